@@ -1,0 +1,57 @@
+// A member drive opened for direct IO: a regular file or a block device.
+//
+// MemberFile owns the file descriptor and knows the facts the engine and
+// the volume format need: usable size, logical block size (the O_DIRECT
+// alignment), queue depth and NUMA node (read from sysfs for block devices).
+// Opening never writes. A MemberFile is immutable after open() and may be
+// read from any thread; the descriptor is used by one drive thread for IO.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "peregrine/util/result.h"
+
+namespace peregrine {
+
+struct MemberInfo {
+  std::string path;
+  bool is_block_device = false;
+  uint64_t size_bytes = 0;           // file size or device capacity
+  uint32_t logical_block_size = 4096;  // O_DIRECT alignment for offsets, lengths, buffers
+  uint32_t queue_depth = 0;          // from sysfs nr_requests; 0 = unknown
+  int numa_node = -1;                // from sysfs; -1 = unknown
+  uint64_t dev = 0;                  // st_dev of a file, st_rdev of a block device
+  uint64_t ino = 0;                  // st_ino (identifies a file member)
+};
+
+class MemberFile {
+ public:
+  enum class Mode { read_only, read_write };
+
+  // Opens `path` with O_DIRECT. A block device is opened O_EXCL so that a
+  // mounted or otherwise claimed device is refused.
+  static Expected<MemberFile> open(const std::string& path, Mode mode);
+
+  MemberFile(MemberFile&& other) noexcept;
+  MemberFile& operator=(MemberFile&& other) noexcept;
+  MemberFile(const MemberFile&) = delete;
+  MemberFile& operator=(const MemberFile&) = delete;
+  ~MemberFile();
+
+  int fd() const { return fd_; }
+  const MemberInfo& info() const { return info_; }
+
+  // Synchronous, aligned IO for setup paths (mkfs, assembly) that run before
+  // the engine starts. Retries short transfers; returns -errno or 0.
+  int pread_full(void* buf, uint64_t len, uint64_t offset) const;
+  int pwrite_full(const void* buf, uint64_t len, uint64_t offset) const;
+  int sync() const;
+
+ private:
+  MemberFile(int fd, MemberInfo info) : fd_(fd), info_(std::move(info)) {}
+  int fd_ = -1;
+  MemberInfo info_;
+};
+
+}  // namespace peregrine

@@ -1,0 +1,136 @@
+#include "peregrine/backend/member_file.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace peregrine {
+namespace {
+
+// Reads one integer from a sysfs attribute; returns `fallback` when absent.
+long read_sysfs_long(const std::string& path, long fallback) {
+  std::ifstream in(path);
+  long v = fallback;
+  if (!(in >> v)) return fallback;
+  return v;
+}
+
+std::string sysfs_block_dir(dev_t rdev) {
+  return "/sys/dev/block/" + std::to_string(major(rdev)) + ":" + std::to_string(minor(rdev));
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+}  // namespace
+
+Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int e = errno;
+    return Status::error(e, "member " + path + ": " + errno_text(e));
+  }
+  MemberInfo info;
+  info.path = path;
+  int flags = O_DIRECT | O_CLOEXEC | (mode == Mode::read_write ? O_RDWR : O_RDONLY);
+  if (S_ISBLK(st.st_mode)) {
+    info.is_block_device = true;
+    flags |= O_EXCL;  // refuses a device that is mounted or claimed by another holder
+  } else if (!S_ISREG(st.st_mode)) {
+    return Status::error(EINVAL, "member " + path + ": not a regular file or block device");
+  }
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    int e = errno;
+    if (e == EBUSY)
+      return Status::error(e, "member " + path + ": device is busy (mounted or in use by another program)");
+    if (e == EINVAL)
+      return Status::error(e, "member " + path + ": the filesystem holding it does not support O_DIRECT");
+    return Status::error(e, "member " + path + ": " + errno_text(e));
+  }
+  if (info.is_block_device) {
+    uint64_t bytes = 0;
+    int lbs = 0;
+    if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0 || ::ioctl(fd, BLKSSZGET, &lbs) != 0) {
+      int e = errno;
+      ::close(fd);
+      return Status::error(e, "member " + path + ": cannot read device geometry: " + errno_text(e));
+    }
+    info.size_bytes = bytes;
+    info.logical_block_size = static_cast<uint32_t>(lbs);
+    info.dev = st.st_rdev;
+    std::string dir = sysfs_block_dir(st.st_rdev);
+    // A partition's queue attributes live in its parent device's directory.
+    long nr = read_sysfs_long(dir + "/queue/nr_requests", -1);
+    if (nr < 0) nr = read_sysfs_long(dir + "/../queue/nr_requests", 0);
+    info.queue_depth = static_cast<uint32_t>(nr);
+    long node = read_sysfs_long(dir + "/device/numa_node", -1);
+    if (node < 0) node = read_sysfs_long(dir + "/../device/numa_node", -1);
+    info.numa_node = static_cast<int>(node);
+  } else {
+    info.size_bytes = static_cast<uint64_t>(st.st_size);
+    info.dev = st.st_dev;
+    info.logical_block_size = 4096;
+  }
+  info.ino = st.st_ino;
+  return MemberFile(fd, std::move(info));
+}
+
+MemberFile::MemberFile(MemberFile&& other) noexcept : fd_(other.fd_), info_(std::move(other.info_)) {
+  other.fd_ = -1;
+}
+
+MemberFile& MemberFile::operator=(MemberFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    info_ = std::move(other.info_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+MemberFile::~MemberFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int MemberFile::pread_full(void* buf, uint64_t len, uint64_t offset) const {
+  auto* p = static_cast<char*>(buf);
+  while (len > 0) {
+    ssize_t n = ::pread(fd_, p, len, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return -EIO;  // past the end of the member
+    p += n;
+    len -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
+int MemberFile::pwrite_full(const void* buf, uint64_t len, uint64_t offset) const {
+  auto* p = static_cast<const char*>(buf);
+  while (len > 0) {
+    ssize_t n = ::pwrite(fd_, p, len, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    p += n;
+    len -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return 0;
+}
+
+int MemberFile::sync() const { return ::fdatasync(fd_) == 0 ? 0 : -errno; }
+
+}  // namespace peregrine

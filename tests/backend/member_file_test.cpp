@@ -1,0 +1,67 @@
+// MemberFile: opening members, refusing what cannot be a member, aligned IO.
+#include "peregrine/backend/member_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "peregrine/util/aligned_buffer.h"
+
+namespace peregrine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class MemberFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/peregrine-member-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(MemberFileTest, ReportsSizeOfRegularFile) {
+  std::string path = dir_ + "/m0";
+  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fclose(f); }
+  fs::resize_file(path, 1 << 20);
+  auto m = MemberFile::open(path, MemberFile::Mode::read_write);
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_EQ(m->info().size_bytes, 1u << 20);
+  EXPECT_FALSE(m->info().is_block_device);
+  EXPECT_EQ(m->info().logical_block_size, 4096u);
+}
+
+TEST_F(MemberFileTest, MissingMemberIsNamedInTheError) {
+  auto m = MemberFile::open(dir_ + "/absent", MemberFile::Mode::read_only);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.status().message().find(dir_ + "/absent"), std::string::npos);
+  EXPECT_EQ(m.status().errnum(), ENOENT);
+}
+
+TEST_F(MemberFileTest, DirectoryIsRefused) {
+  auto m = MemberFile::open(dir_, MemberFile::Mode::read_only);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.status().message().find("not a regular file or block device"), std::string::npos);
+}
+
+TEST_F(MemberFileTest, AlignedWriteReadsBack) {
+  std::string path = dir_ + "/m0";
+  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fclose(f); }
+  fs::resize_file(path, 1 << 20);
+  auto m = MemberFile::open(path, MemberFile::Mode::read_write);
+  ASSERT_TRUE(m);
+  AlignedBuffer out(8192), in(8192);
+  for (size_t i = 0; i < out.size(); ++i) out.data()[i] = std::byte(i * 7 + 3);
+  ASSERT_EQ(m->pwrite_full(out.data(), out.size(), 65536), 0);
+  ASSERT_EQ(m->pread_full(in.data(), in.size(), 65536), 0);
+  EXPECT_EQ(std::memcmp(in.data(), out.data(), out.size()), 0);
+  // Reading past the end is an error, not silent zeros.
+  EXPECT_EQ(m->pread_full(in.data(), 4096, 1 << 20), -EIO);
+}
+
+}  // namespace
+}  // namespace peregrine
