@@ -1,0 +1,33 @@
+// Assembly: turning a set of member paths (in any order) into one verified
+// volume, or refusing with a message that names the member and the problem.
+//
+// assemble() never writes. It opens every member in the requested mode,
+// locks it (exclusive for read_write, shared for read_only; see
+// member_lock.h), reads both superblock copies, and checks that the members
+// form exactly one complete volume: same volume UUID, every index present
+// once, identical geometry, supported versions and features, each member
+// large enough. A torn or corrupt primary superblock falls back to the
+// backup and adds a warning. Call from one thread; the result is then owned
+// by its caller and the locks last as long as its MemberFiles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "peregrine/backend/member_file.h"
+#include "peregrine/util/result.h"
+#include "peregrine/volume/geometry.h"
+#include "peregrine/volume/superblock.h"
+
+namespace peregrine {
+
+struct AssembledVolume {
+  Superblock superblock;            // member 0's; the shared fields hold for every member
+  VolumeGeometry geometry;
+  std::vector<MemberFile> members;  // members[i] is member index i, open and locked
+  std::vector<std::string> warnings;  // e.g. "member X: primary superblock corrupt (...), using backup"
+};
+
+Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode);
+
+}  // namespace peregrine

@@ -1,0 +1,36 @@
+// Reading and writing the two superblock copies of one member.
+//
+// Setup-time, synchronous IO through MemberFile (mkfs, assembly, fsck), run
+// before the engine owns the member. One thread per MemberFile at a time.
+#pragma once
+
+#include <optional>
+
+#include "peregrine/backend/member_file.h"
+#include "peregrine/util/result.h"
+#include "peregrine/volume/superblock.h"
+
+namespace peregrine {
+
+// What one copy of the superblock on a member holds.
+struct SuperblockCopy {
+  std::optional<Superblock> superblock;  // set when the copy decoded
+  std::string problem;                   // why it did not decode, else empty
+  bool has_magic = false;                // the magic is there (even if the rest is bad)
+};
+
+struct MemberSuperblocks {
+  SuperblockCopy primary;
+  SuperblockCopy backup;
+  bool any_magic() const { return primary.has_magic || backup.has_magic; }
+};
+
+// Reads and decodes both copies. Fails only on an IO error; a copy beyond
+// the member's end is reported as a problem of that copy.
+Expected<MemberSuperblocks> read_member_superblocks(const MemberFile& member);
+
+// Encodes `sb` and writes it at `offset` (kPrimarySuperblockOffset or
+// kBackupSuperblockOffset). Does not sync. Errors name the member.
+Status write_superblock_copy(const MemberFile& member, const Superblock& sb, uint64_t offset);
+
+}  // namespace peregrine

@@ -1,0 +1,181 @@
+#include "peregrine/volume/assembly.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "member_identity.h"
+#include "peregrine/volume/member_lock.h"
+#include "peregrine/volume/member_superblocks.h"
+#include "peregrine/volume/size_text.h"
+
+namespace peregrine {
+namespace {
+
+struct Found {
+  std::string path;
+  MemberFile file;
+  Superblock sb;
+};
+
+Status refuse(const std::string& path, const std::string& why) {
+  return Status::error(EINVAL, "member " + path + ": " + why);
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+template <typename T>
+std::string text(const T& v) {
+  if constexpr (std::is_same_v<T, Uuid>)
+    return v.to_string();
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "'" + v + "'";
+  else
+    return std::to_string(v);
+}
+
+// The first field, other than the member's own index/UUID and the rewrite
+// generation, in which two members of one volume disagree; empty if none.
+// Generation is left out: rewriting N superblocks is not atomic, and any
+// complete generation describes the same geometry.
+std::string first_difference(const Superblock& a, const Superblock& b) {
+#define PEREGRINE_CMP(field) \
+  if (a.field != b.field) return std::string(#field) + " " + text(a.field) + " vs " + text(b.field)
+  PEREGRINE_CMP(format_version);
+  PEREGRINE_CMP(layout_version);
+  PEREGRINE_CMP(features_compat);
+  PEREGRINE_CMP(features_ro_compat);
+  PEREGRINE_CMP(features_incompat);
+  PEREGRINE_CMP(member_count());
+  PEREGRINE_CMP(block_size);
+  PEREGRINE_CMP(stripe_unit);
+  PEREGRINE_CMP(data_start);
+  PEREGRINE_CMP(member_data_size);
+  PEREGRINE_CMP(meta_offset);
+  PEREGRINE_CMP(meta_size);
+  PEREGRINE_CMP(creation_time);
+  PEREGRINE_CMP(label);
+#undef PEREGRINE_CMP
+  for (uint32_t i = 0; i < a.member_count(); ++i)
+    if (a.member_uuids[i] != b.member_uuids[i])
+      return "member list entry " + std::to_string(i) + " " + a.member_uuids[i].to_string() + " vs " +
+             b.member_uuids[i].to_string();
+  return {};
+}
+
+// Picks the superblock copy to trust on one member.
+Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs,
+                                 std::vector<std::string>& warnings) {
+  if (sbs.primary.superblock) {
+    const Superblock& p = *sbs.primary.superblock;
+    if (!sbs.backup.superblock) {
+      warnings.push_back("member " + path + ": backup superblock corrupt (" + sbs.backup.problem +
+                         "), primary is intact");
+    } else {
+      const Superblock& b = *sbs.backup.superblock;
+      if (b.volume_uuid != p.volume_uuid || b.member_uuid != p.member_uuid || b.member_index != p.member_index ||
+          !first_difference(p, b).empty() || b.generation != p.generation)
+        warnings.push_back("member " + path + ": backup superblock (generation " + std::to_string(b.generation) +
+                           ") differs from the primary (generation " + std::to_string(p.generation) +
+                           "), using the primary");
+    }
+    return std::move(*sbs.primary.superblock);
+  }
+  if (sbs.backup.superblock) {
+    warnings.push_back("member " + path + ": primary superblock corrupt (" + sbs.primary.problem +
+                       "), using backup");
+    return std::move(*sbs.backup.superblock);
+  }
+  if (!sbs.any_magic()) return refuse(path, "not a peregrine member (no superblock found)");
+  return refuse(path, "superblock corrupt and no valid backup (primary: " + sbs.primary.problem +
+                          "; backup: " + sbs.backup.problem + ")");
+}
+
+}  // namespace
+
+Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode) {
+  if (paths.empty()) return Status::error(EINVAL, "no members given");
+  auto ids = identify_members(paths, /*allow_missing=*/false);
+  if (!ids) return ids.status();
+
+  AssembledVolume vol;
+  std::vector<Found> found;
+  found.reserve(paths.size());
+  for (const std::string& path : paths) {
+    auto file = MemberFile::open(path, mode);
+    if (!file) return file.status();
+    if (Status s = lock_member(*file, lock_mode_for(mode)); !s) return s;
+    auto sbs = read_member_superblocks(*file);
+    if (!sbs) return sbs.status();
+    auto sb = choose_copy(path, *sbs, vol.warnings);
+    if (!sb) return sb.status();
+    found.push_back(Found{path, std::move(*file), std::move(*sb)});
+  }
+
+  // The volume is the UUID most members carry (the first member's on a
+  // tie); every other member is foreign.
+  std::map<Uuid, size_t> votes;
+  for (const Found& f : found) ++votes[f.sb.volume_uuid];
+  const Found* ref = &found[0];
+  for (const Found& f : found)
+    if (votes[f.sb.volume_uuid] > votes[ref->sb.volume_uuid]) ref = &f;
+  const Uuid volume = ref->sb.volume_uuid;
+  for (const Found& f : found) {
+    if (f.sb.volume_uuid != volume)
+      return refuse(f.path, "belongs to another volume (volume UUID " + f.sb.volume_uuid.to_string() +
+                                ", member UUID " + f.sb.member_uuid.to_string() +
+                                "), not to the volume of the other members (volume UUID " + volume.to_string() +
+                                ")");
+  }
+  for (const Found& f : found) {
+    if (std::string diff = first_difference(ref->sb, f.sb); !diff.empty())
+      return refuse(f.path, "geometry differs from member " + ref->path + " (" + diff + ")");
+  }
+
+  const Superblock& shared = ref->sb;
+  const uint32_t n = shared.member_count();
+  std::vector<Found*> slot(n, nullptr);
+  for (Found& f : found) {
+    Found*& s = slot[f.sb.member_index];
+    if (s != nullptr)
+      return refuse(f.path, "duplicated member: claims index " + std::to_string(f.sb.member_index) +
+                                " (member UUID " + f.sb.member_uuid.to_string() + "), as does member " + s->path);
+    s = &f;
+  }
+  std::string missing;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (slot[i] == nullptr)
+      missing += (missing.empty() ? "" : ", ") + std::string("index ") + std::to_string(i) + " (member UUID " +
+                 shared.member_uuids[i].to_string() + ")";
+  }
+  if (!missing.empty())
+    return Status::error(ENODEV, "volume " + volume.to_string() + ": " + std::to_string(n - found.size()) +
+                                     " of " + std::to_string(n) + " members missing: " + missing);
+
+  for (const Found& f : found) {
+    uint64_t have = f.file.info().size_bytes;
+    if (have < shared.member_bytes_needed())
+      return refuse(f.path, "smaller than its recorded size (" + std::to_string(have) + " bytes, the volume needs " +
+                                std::to_string(shared.member_bytes_needed()) + ")");
+    if (f.file.info().logical_block_size > shared.block_size)
+      return refuse(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
+                                " is larger than the volume block size " + std::to_string(shared.block_size));
+  }
+  if (mode == MemberFile::Mode::read_write) {
+    if (uint64_t unknown = shared.features_ro_compat & ~kKnownRoCompatFeatures; unknown != 0)
+      return Status::error(EROFS, "volume " + volume.to_string() + ": read-only-compatible features " +
+                                      hex(unknown) + " unknown to this build; assemble read-only");
+  }
+
+  vol.superblock = slot[0]->sb;
+  vol.geometry = vol.superblock.geometry();
+  for (uint32_t i = 0; i < n; ++i) vol.members.push_back(std::move(slot[i]->file));
+  return vol;
+}
+
+}  // namespace peregrine

@@ -1,0 +1,231 @@
+#include "peregrine/volume/mkfs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "member_identity.h"
+#include "peregrine/backend/member_file.h"
+#include "peregrine/util/aligned_buffer.h"
+#include "peregrine/volume/member_lock.h"
+#include "peregrine/volume/member_superblocks.h"
+#include "peregrine/volume/size_text.h"
+#include "signature_probe.h"
+
+namespace peregrine {
+namespace {
+
+constexpr uint64_t kZeroChunk = 1024 * 1024;
+// Zeroed at the end of every member: GPT keeps its backup header there, md
+// 0.90/1.0 and ZFS keep labels there; libblkid would still report them.
+constexpr uint64_t kTailWipe = 1024 * 1024;
+
+uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+uint64_t round_down(uint64_t v, uint64_t m) { return v / m * m; }
+
+Status refuse(const std::string& path, const std::string& why) {
+  return Status::error(EINVAL, "member " + path + ": " + why);
+}
+
+Status check_options(const MkfsOptions& o) {
+  if (o.members.empty()) return Status::error(EINVAL, "no members given");
+  if (o.members.size() > kMaxMembers)
+    return Status::error(EINVAL, std::to_string(o.members.size()) + " members given; a volume holds at most " +
+                                     std::to_string(kMaxMembers));
+  uint32_t u = o.stripe_unit;
+  if (u < kMinStripeUnit || u > kMaxStripeUnit || (u & (u - 1)) != 0)
+    return Status::error(EINVAL, "stripe unit " + format_size(u) + " is not a power of two between 4 KiB and 1 MiB");
+  if (o.label.size() > kMaxLabelBytes)
+    return Status::error(EINVAL, "label is " + std::to_string(o.label.size()) + " bytes; at most " +
+                                     std::to_string(kMaxLabelBytes) + " allowed");
+  if (o.label.find('\0') != std::string::npos) return Status::error(EINVAL, "label contains a NUL byte");
+  if (o.meta_size && *o.meta_size < kMinMetaSize)
+    return Status::error(EINVAL, "metadata size " + format_size(*o.meta_size) + " is below the minimum of " +
+                                     format_size(kMinMetaSize));
+  return Status::ok();
+}
+
+// Everything mkfs learns about one member before it writes anything.
+struct Candidate {
+  MemberIdentity id;
+  std::optional<MemberFile> file;  // open and locked, when the path exists
+  uint64_t final_size = 0;         // after --size is applied
+};
+
+// Refuses a member that holds anything worth keeping, unless forced.
+Status check_contents(const Candidate& c, bool force) {
+  auto sbs = read_member_superblocks(*c.file);
+  if (!sbs) return sbs.status();
+  if (force) return Status::ok();
+  if (sbs->any_magic()) {
+    const auto& copy = sbs->primary.superblock ? sbs->primary : sbs->backup;
+    if (copy.superblock) {
+      const Superblock& sb = *copy.superblock;
+      return refuse(c.id.path, "already member " + std::to_string(sb.member_index) + " of " +
+                                   std::to_string(sb.member_count()) + " of peregrine volume " +
+                                   sb.volume_uuid.to_string() + " (use --force to overwrite)");
+    }
+    return refuse(c.id.path, "holds a damaged peregrine superblock (use --force to overwrite)");
+  }
+  auto found = probe_foreign_signature(c.id.path);
+  if (!found) return found.status();
+  if (*found) return refuse(c.id.path, "holds " + **found + " (use --force to overwrite)");
+  return Status::ok();
+}
+
+Status open_and_lock(Candidate& c) {
+  auto f = MemberFile::open(c.id.path, MemberFile::Mode::read_write);
+  if (!f) return f.status();
+  if (f->info().logical_block_size > kBlockSize)
+    return refuse(c.id.path, "logical block size " + std::to_string(f->info().logical_block_size) +
+                                 " is larger than the volume block size " + std::to_string(kBlockSize));
+  if (Status s = lock_member(*f, LockMode::exclusive); !s) return s;
+  c.file = std::move(*f);
+  return Status::ok();
+}
+
+// Creates or grows a regular-file member to `size` (never shrinks it).
+Status grow_file(const std::string& path, uint64_t size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return refuse(path, std::string("cannot create: ") + std::strerror(errno));
+  struct stat st {};
+  int rc = ::fstat(fd, &st);
+  if (rc == 0 && static_cast<uint64_t>(st.st_size) < size) rc = ::ftruncate(fd, static_cast<off_t>(size));
+  int e = errno;
+  ::close(fd);
+  if (rc != 0) return refuse(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
+  return Status::ok();
+}
+
+Status zero_range(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros) {
+  for (uint64_t off = begin; off < end;) {
+    uint64_t len = std::min<uint64_t>(zeros.size(), end - off);
+    if (int rc = m.pwrite_full(zeros.data(), len, off); rc < 0)
+      return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(off) +
+                                    ": " + std::strerror(-rc));
+    off += len;
+  }
+  return Status::ok();
+}
+
+Status sync_all(const std::vector<Candidate>& cs) {
+  for (const Candidate& c : cs)
+    if (int rc = c.file->sync(); rc < 0)
+      return Status::error(-rc, "member " + c.id.path + ": cannot sync: " + std::strerror(-rc));
+  return Status::ok();
+}
+
+}  // namespace
+
+uint64_t default_meta_size(uint64_t volume_size, uint64_t row) {
+  return round_up(std::clamp(volume_size / 16, kMinMetaSize, kMaxDefaultMetaSize), row);
+}
+
+Expected<MkfsResult> make_volume(const MkfsOptions& o) {
+  if (Status s = check_options(o); !s) return s;
+
+  // Phase 1: look at every member; nothing is written.
+  auto ids = identify_members(o.members, o.size.has_value());
+  if (!ids) return ids.status();
+  std::vector<Candidate> cs;
+  cs.reserve(ids->size());
+  for (MemberIdentity& id : *ids) {
+    Candidate c;
+    c.id = std::move(id);
+    if (o.size && c.id.is_block_device)
+      return refuse(c.id.path, "--size applies to regular files, not block devices");
+    if (c.id.exists) {
+      if (Status s = open_and_lock(c); !s) return s;
+      if (Status s = check_contents(c, o.force); !s) return s;
+      c.final_size = c.file->info().size_bytes;
+    }
+    if (o.size) c.final_size = std::max(c.final_size, *o.size);
+    cs.push_back(std::move(c));
+  }
+
+  const uint32_t n = static_cast<uint32_t>(cs.size());
+  const uint64_t unit = o.stripe_unit;
+  const uint64_t row = unit * n;
+  const Candidate& smallest =
+      *std::min_element(cs.begin(), cs.end(), [](auto& a, auto& b) { return a.final_size < b.final_size; });
+  uint64_t member_data = smallest.final_size > kDefaultDataStart
+                             ? round_down(smallest.final_size - kDefaultDataStart, unit)
+                             : 0;
+  uint64_t meta = o.meta_size ? round_up(*o.meta_size, row) : default_meta_size(member_data * n, row);
+  // The data area must be at least as large as the metadata area.
+  if (member_data == 0 || meta > member_data * n / 2) {
+    uint64_t need = kDefaultDataStart + round_up((2 * meta + n - 1) / n, unit);
+    return refuse(smallest.id.path, "too small (" + format_size(smallest.final_size) + "); " + std::to_string(n) +
+                                        " member(s) with a " + format_size(meta) +
+                                        " metadata area need at least " + format_size(need) + " each");
+  }
+
+  Superblock sb;
+  auto vol = Uuid::random();
+  if (!vol) return vol.status();
+  sb.volume_uuid = *vol;
+  for (uint32_t i = 0; i < n; ++i) {
+    auto m = Uuid::random();
+    if (!m) return m.status();
+    sb.member_uuids.push_back(*m);
+  }
+  sb.stripe_unit = o.stripe_unit;
+  sb.data_start = kDefaultDataStart;
+  sb.member_data_size = member_data;
+  sb.meta_offset = 0;
+  sb.meta_size = meta;
+  sb.creation_time = static_cast<uint64_t>(std::time(nullptr));
+  sb.label = o.label;
+  sb.member_uuid = sb.member_uuids[0];
+  if (Status s = validate_superblock(sb); !s) return Status::error(EINVAL, "internal: " + s.message());
+
+  // Phase 2: every member passed; create/grow files, then open the new ones.
+  for (Candidate& c : cs) {
+    if (o.size)
+      if (Status s = grow_file(c.id.path, *o.size); !s) return s;
+    // A member that existed keeps its descriptor and lock; growing it
+    // through another descriptor is visible to ours.
+    if (!c.file)
+      if (Status s = open_and_lock(c); !s) return s;
+  }
+
+  // Phase 3: wipe the header region, the metadata area's share of each
+  // member (meta_offset is 0 and meta_size a whole number of stripe rows, so
+  // that share is one contiguous range after data_start) and the tail.
+  AlignedBuffer zeros(kZeroChunk);
+  const uint64_t meta_per_member = meta / n;
+  for (const Candidate& c : cs) {
+    const MemberFile& m = *c.file;
+    uint64_t size = round_down(c.final_size, kBlockSize);
+    if (Status s = zero_range(m, 0, sb.data_start + meta_per_member, zeros); !s) return s;
+    uint64_t tail = std::max(sb.data_start + meta_per_member, size > kTailWipe ? size - kTailWipe : 0);
+    if (Status s = zero_range(m, tail, size, zeros); !s) return s;
+  }
+  if (Status s = sync_all(cs); !s) return s;
+  for (uint32_t i = 0; i < n; ++i) {
+    Superblock own = sb;
+    own.member_index = i;
+    own.member_uuid = sb.member_uuids[i];
+    if (Status s = write_superblock_copy(*cs[i].file, own, kPrimarySuperblockOffset); !s) return s;
+  }
+  if (Status s = sync_all(cs); !s) return s;
+  for (uint32_t i = 0; i < n; ++i) {
+    Superblock own = sb;
+    own.member_index = i;
+    own.member_uuid = sb.member_uuids[i];
+    if (Status s = write_superblock_copy(*cs[i].file, own, kBackupSuperblockOffset); !s) return s;
+  }
+  if (Status s = sync_all(cs); !s) return s;
+
+  MkfsResult result;
+  result.superblock = sb;
+  for (const Candidate& c : cs) result.members.push_back(c.id.path);
+  return result;
+}
+
+}  // namespace peregrine
