@@ -1,0 +1,60 @@
+// DeviceQueue: one member drive as its drive thread sees it — start IOs,
+// submit them in one go, reap completions, sleep until something happens.
+//
+// Implementations stack: UringDevice does real io_uring IO on the member;
+// ShapedDevice (tests, benchmarks) wraps it to behave like an SSD with a
+// given latency, internal queue depth, IOPS and bandwidth; FaultInjecting-
+// Device (tests) wraps either to fail or shorten chosen IOs.
+//
+// Thread rules: a DeviceQueue is not thread-safe. Every call except sleep()
+// must be made by the holder of the owning drive's dispatch lock (the drive
+// thread, or a submitting thread dispatching inline). sleep() is called by
+// the drive thread alone, without the lock: it only waits on the completion
+// side, so another thread may start() and submit() meanwhile.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace peregrine {
+
+enum class IoOp : uint8_t { read, write, flush };
+
+// One IO on the member. `tag` comes back in its completion.
+struct DeviceIo {
+  uint32_t tag = 0;
+  IoOp op = IoOp::read;
+  uint64_t offset = 0;  // member byte offset
+  const iovec* iov = nullptr;
+  uint32_t iovcnt = 0;
+};
+
+struct DeviceCompletion {
+  uint32_t tag = 0;
+  int32_t result = 0;  // bytes transferred (may be short), or -errno
+};
+
+class DeviceQueue {
+ public:
+  virtual ~DeviceQueue() = default;
+
+  // Queues one IO for the next submit(). iov must stay valid until the IO
+  // completes. At most `capacity()` IOs may be outstanding.
+  virtual void start(const DeviceIo& io) = 0;
+  // Hands every started IO to the kernel in one system call.
+  virtual void submit() = 0;
+  // Moves finished IOs into `out`; returns how many. Never blocks.
+  virtual size_t reap(std::span<DeviceCompletion> out) = 0;
+  // Called before sleep(): arms whatever timer the device needs and returns
+  // false if reap() already has something to report (then do not sleep).
+  virtual bool prepare_sleep() = 0;
+  // Blocks until the kernel posts any completion: an IO, a timer, a wake-up.
+  virtual void sleep() = 0;
+  // Makes a wake() from another thread end sleep(). Safe from any thread.
+  virtual void wake() = 0;
+};
+
+}  // namespace peregrine

@@ -1,0 +1,66 @@
+// ShapedDevice: makes a member (typically a tmpfs file) behave like an SSD
+// with a given latency, internal queue depth, IOPS cap and bandwidth cap,
+// for tests and benchmarks. Every IO still goes to the real member through
+// the wrapped UringDevice; the shaper only holds each completion back until
+// the modelled device would have finished it, using ring timers, so it
+// burns no CPU while waiting.
+//
+// Model: an IO enters the device when fewer than `queue_depth` are inside
+// (otherwise it waits in the device's FIFO). It starts no earlier than the
+// IOPS cap allows, transfers after the IOs before it at `bandwidth`, and
+// completes at max(start + latency, end of transfer).
+//
+// Thread rules: see DeviceQueue.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "peregrine/backend/device_queue.h"
+#include "peregrine/backend/uring_device.h"
+
+namespace peregrine {
+
+struct ShapeParams {
+  uint64_t latency_ns = 0;      // per-IO service latency
+  uint32_t queue_depth = 0;     // IOs served at once; 0 = unlimited
+  uint64_t iops = 0;            // IO starts per second; 0 = unlimited
+  uint64_t bytes_per_sec = 0;   // transfer rate; 0 = unlimited
+};
+
+class ShapedDevice final : public DeviceQueue {
+ public:
+  ShapedDevice(std::unique_ptr<UringDevice> inner, ShapeParams shape, uint32_t capacity);
+
+  void start(const DeviceIo& io) override;
+  void submit() override { inner_->submit(); }
+  size_t reap(std::span<DeviceCompletion> out) override;
+  bool prepare_sleep() override;
+  void sleep() override { inner_->sleep(); }
+  void wake() override { inner_->wake(); }
+
+ private:
+  struct Held {
+    uint64_t release_ns;
+    DeviceCompletion completion;
+    bool operator>(const Held& o) const { return release_ns > o.release_ns; }
+  };
+
+  void admit(const DeviceIo& io, uint64_t now);
+  void admit_waiting(uint64_t now);
+
+  std::unique_ptr<UringDevice> inner_;
+  ShapeParams shape_;
+  uint32_t inside_ = 0;                   // IOs admitted and not yet released
+  uint64_t next_start_ns_ = 0;            // IOPS pacing
+  uint64_t transfer_free_ns_ = 0;         // bandwidth pacing
+  std::vector<uint64_t> release_by_tag_;  // modelled completion time per tag
+  std::deque<DeviceIo> waiting_;          // device-internal FIFO when full
+  std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
+  std::vector<DeviceCompletion> scratch_;
+};
+
+}  // namespace peregrine

@@ -1,0 +1,52 @@
+// UringDevice: real IO on one member file or block device through its own
+// io_uring. The member's fd is registered with the ring; each IO's
+// user_data is its tag, so a completion maps straight back to its slot.
+// Wake-ups from other threads arrive as a completed read on an eventfd
+// that the ring always has posted; timers (for shaping) are ring timeouts,
+// so one io_uring_enter waits for all three.
+//
+// Thread rules: see DeviceQueue. wake() may be called from any thread.
+#pragma once
+
+#include <liburing.h>
+
+#include <cstdint>
+
+#include "peregrine/backend/device_queue.h"
+#include "peregrine/util/result.h"
+
+namespace peregrine {
+
+class UringDevice final : public DeviceQueue {
+ public:
+  // `capacity`: the most IOs that will be outstanding at once.
+  static Expected<UringDevice*> create(int fd, uint32_t capacity);
+  ~UringDevice() override;
+  UringDevice(const UringDevice&) = delete;
+  UringDevice& operator=(const UringDevice&) = delete;
+
+  void start(const DeviceIo& io) override;
+  void submit() override;
+  size_t reap(std::span<DeviceCompletion> out) override;
+  bool prepare_sleep() override { return true; }
+  void sleep() override;
+  void wake() override;
+
+  // Arms a one-shot timer that fires at CLOCK_MONOTONIC `deadline_ns`, to
+  // end a sleep(); it produces no DeviceCompletion. Submits at once.
+  void arm_timer(uint64_t deadline_ns);
+
+ private:
+  UringDevice() = default;
+  io_uring_sqe* get_sqe();
+  void post_wake_read();
+
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  int event_fd_ = -1;
+  uint64_t wake_value_ = 0;
+  __kernel_timespec timer_ts_{};
+  uint64_t armed_deadline_ns_ = 0;  // earliest timer in flight, 0 = none
+};
+
+}  // namespace peregrine

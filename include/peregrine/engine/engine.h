@@ -1,0 +1,115 @@
+// Engine: serves volume Requests on N member drives, per drive.
+//
+// Data path (per_drive scheduler, DESIGN.md section 2): a submitting thread
+// owns a Submitter. add() splits each request at stripe-unit boundaries into
+// sub-IOs and sorts them into per-drive plug lists; unplug() (explicit, or
+// when the batch reaches the high watermark) pushes each drive's share into
+// the lock-free SPSC queue of that (submitter, drive) pair and wakes the
+// drive thread only if it sleeps. One pinned thread per drive drains its
+// queues, sorts by member offset, merges neighbours, takes a tag only at
+// dispatch, submits with io_uring, reaps completions and runs the requests'
+// callbacks. A small batch on an idle volume is dispatched inline by the
+// submitting thread instead. A drive above its high pressure point blocks
+// submitters until it drains below the low one.
+//
+// Thread rules: Engine methods are thread-safe. A Submitter belongs to one
+// thread at a time. Destroy every Submitter before the Engine; destroying
+// the Engine completes all IO still queued or in flight, then stops the
+// drive threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peregrine/backend/faulty_device.h"
+#include "peregrine/backend/shaped_device.h"
+#include "peregrine/engine/drive_stats.h"
+#include "peregrine/engine/engine_config.h"
+#include "peregrine/engine/request.h"
+#include "peregrine/engine/stripe_map.h"
+#include "peregrine/util/result.h"
+
+namespace peregrine {
+
+class Drive;
+struct SubmitterSlot;
+
+// One member drive as the engine needs it. The fd stays owned by the caller
+// (a MemberFile) and must outlive the Engine.
+struct DriveSpec {
+  std::string name;             // for messages, e.g. the member's path
+  int fd = -1;                  // opened with O_DIRECT
+  uint32_t queue_depth = 32;    // tags: IOs the engine keeps on the device
+  int numa_node = -1;
+  std::optional<ShapeParams> shape;  // tests and benchmarks only
+  std::optional<FaultPlan> faults;   // tests only
+};
+
+class Submitter;
+
+class Engine {
+ public:
+  static Expected<std::unique_ptr<Engine>> create(const EngineConfig& config, const StripeMap& map,
+                                                  std::vector<DriveSpec> drives);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const StripeMap& map() const { return map_; }
+  const EngineConfig& config() const { return config_; }
+  uint32_t drive_count() const { return static_cast<uint32_t>(drives_.size()); }
+
+  // A Submitter for the calling thread; fails when max_submitters are open.
+  Expected<std::unique_ptr<Submitter>> open_submitter();
+
+  DriveStats stats(uint32_t drive) const;
+
+ private:
+  friend class Submitter;
+  Engine(const EngineConfig& config, const StripeMap& map);
+
+  EngineConfig config_;
+  StripeMap map_;
+  std::vector<std::unique_ptr<Drive>> drives_;
+  std::mutex slots_mutex_;
+  std::vector<std::unique_ptr<SubmitterSlot>> slots_;  // GUARDED_BY(slots_mutex_), only grows
+};
+
+class Submitter {
+ public:
+  ~Submitter();  // unplugs what is batched and releases the slot
+  Submitter(const Submitter&) = delete;
+  Submitter& operator=(const Submitter&) = delete;
+
+  // Adds a request to this thread's batch. Returns 0, or -EINVAL if the
+  // range is outside the volume or offset, length or buffer is not
+  // 4096-aligned (then on_complete is not called). A zero-length read or
+  // write completes at once. May unplug, and may block at a pressure point.
+  int add(Request& request);
+
+  // Hands the batch to the drives (or dispatches it inline).
+  void unplug();
+
+  // add() + unplug().
+  int submit(Request& request) {
+    int rc = add(request);
+    unplug();
+    return rc;
+  }
+
+ private:
+  friend class Engine;
+  Submitter(Engine& engine, SubmitterSlot& slot);
+  void add_per_volume(Request& request);
+  void unplug_per_volume();
+
+  Engine& engine_;
+  SubmitterSlot& slot_;
+};
+
+}  // namespace peregrine

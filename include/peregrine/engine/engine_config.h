@@ -1,0 +1,48 @@
+// EngineConfig: the engine's tunables, fixed when the engine is created.
+// Units: sub-IOs (one per member per stripe unit touched) unless named.
+// The config file layer maps peregrine.conf onto this struct.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace peregrine {
+
+enum class Scheduler {
+  per_drive,   // Falcon: submitters batch, one pinned thread per drive serves
+  per_volume,  // baseline: the submitting thread does it all, like md/LVM
+};
+
+struct EngineConfig {
+  Scheduler scheduler = Scheduler::per_drive;
+
+  // Batching watermarks, volume-wide (sub-IOs in one submitter's batch).
+  // A batch whose drive share, plus everything the volume has outstanding,
+  // is below `low_watermark` is dispatched inline by the submitting thread;
+  // a batch reaching `high_watermark` is handed off (unplugged) at once.
+  // 0 = default: 1 per drive (low) and 16 per drive (high).
+  uint32_t low_watermark = 0;
+  uint32_t high_watermark = 0;
+  bool inline_dispatch = true;
+
+  // Pressure points, per drive (sub-IOs queued and not yet dispatched).
+  // A submitter that would add to a drive above `pressure_high` blocks
+  // until the drive has fallen below `pressure_low`.
+  uint32_t pressure_low = 768;
+  uint32_t pressure_high = 1024;
+
+  // Neighbour merging limits for one dispatched IO.
+  uint32_t max_io_bytes = 1 << 20;
+  uint32_t max_iovecs = 64;
+
+  // Submitting threads that may hold a Submitter at once.
+  uint32_t max_submitters = 64;
+  // Sub-IO slots per submitter; 0 = default (max(4096, 4 * high_watermark)).
+  uint32_t subios_per_submitter = 0;
+
+  // CPU for each drive thread; empty = spread over the allowed CPUs,
+  // preferring the member's NUMA node when sysfs names one.
+  std::vector<int> drive_cpus;
+};
+
+}  // namespace peregrine

@@ -1,0 +1,35 @@
+// Request: one read, write or flush of the volume, as handed to the engine.
+//
+// The caller owns the Request and its buffer and keeps both alive until
+// on_complete runs. The engine splits the request at stripe-unit
+// boundaries into sub-IOs, one per (member, stripe unit) piece, and calls
+// on_complete exactly once, when the last piece has finished, with 0 or the
+// first -errno any piece hit. on_complete runs on a drive thread; it must
+// be short and must not block (reply, signal, enqueue — nothing more).
+//
+// A Request may be reused once on_complete has started.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "peregrine/backend/device_queue.h"  // IoOp
+
+namespace peregrine {
+
+struct Request {
+  IoOp op = IoOp::read;
+  uint64_t offset = 0;  // volume byte offset; ignored for flush
+  uint64_t length = 0;  // bytes; ignored for flush
+  std::byte* buffer = nullptr;
+  void (*on_complete)(Request& request, int result) = nullptr;
+  void* context = nullptr;  // the caller's, untouched by the engine
+
+  // Engine-private state: the caller does not read or write these.
+  std::atomic<uint32_t> pending{0};
+  std::atomic<int> error{0};
+  uint64_t arrival_ns = 0;
+};
+
+}  // namespace peregrine

@@ -1,0 +1,71 @@
+// StripeMap: RAID-0 geometry of the volume. The logical space is cut into
+// stripe units; unit s lives on member s mod N at member offset
+// data_start + (s div N) * unit. Immutable, callable from any thread.
+#pragma once
+
+#include <cstdint>
+
+namespace peregrine {
+
+struct StripePiece {
+  uint32_t member;
+  uint64_t member_offset;  // absolute byte offset in the member
+  uint64_t volume_offset;
+  uint64_t length;
+};
+
+class StripeMap {
+ public:
+  // REQUIRES: members >= 1, stripe_unit a power of two,
+  // member_data_size a multiple of stripe_unit.
+  StripeMap(uint32_t members, uint32_t stripe_unit, uint64_t data_start, uint64_t member_data_size);
+
+  uint32_t members() const { return members_; }
+  uint32_t stripe_unit() const { return unit_; }
+  uint64_t data_start() const { return data_start_; }
+  uint64_t member_data_size() const { return member_data_size_; }
+  uint64_t volume_size() const { return member_data_size_ * members_; }
+
+  // Number of pieces [offset, offset + length) splits into. REQUIRES length > 0.
+  uint64_t piece_count(uint64_t offset, uint64_t length) const {
+    return ((offset + length - 1) >> shift_) - (offset >> shift_) + 1;
+  }
+
+  // The piece that starts at `offset` and runs at most `length` bytes,
+  // ending at the stripe-unit boundary.
+  StripePiece piece_at(uint64_t offset, uint64_t length) const {
+    uint64_t s = offset >> shift_;
+    uint64_t within = offset & (unit_ - 1);
+    uint64_t len = unit_ - within;
+    if (len > length) len = length;
+    return StripePiece{static_cast<uint32_t>(s % members_),
+                       data_start_ + (s / members_) * unit_ + within, offset, len};
+  }
+
+  // Calls f(piece) for each piece of the range, in volume order.
+  template <typename F>
+  void split(uint64_t offset, uint64_t length, F&& f) const {
+    while (length > 0) {
+      StripePiece p = piece_at(offset, length);
+      f(p);
+      offset += p.length;
+      length -= p.length;
+    }
+  }
+
+  // Inverse of piece_at: the volume offset held at a member offset.
+  uint64_t volume_offset(uint32_t member, uint64_t member_offset) const {
+    uint64_t rel = member_offset - data_start_;
+    uint64_t row = rel >> shift_;
+    return ((row * members_ + member) << shift_) + (rel & (unit_ - 1));
+  }
+
+ private:
+  uint32_t members_;
+  uint32_t unit_;
+  uint32_t shift_;
+  uint64_t data_start_;
+  uint64_t member_data_size_;
+};
+
+}  // namespace peregrine

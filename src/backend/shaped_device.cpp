@@ -1,0 +1,75 @@
+#include "peregrine/backend/shaped_device.h"
+
+#include <algorithm>
+
+#include "peregrine/util/clock.h"
+
+namespace peregrine {
+namespace {
+
+uint64_t io_bytes(const DeviceIo& io) {
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < io.iovcnt; ++i) bytes += io.iov[i].iov_len;
+  return bytes;
+}
+
+}  // namespace
+
+ShapedDevice::ShapedDevice(std::unique_ptr<UringDevice> inner, ShapeParams shape, uint32_t capacity)
+    : inner_(std::move(inner)), shape_(shape), release_by_tag_(capacity, 0), scratch_(capacity) {}
+
+void ShapedDevice::start(const DeviceIo& io) {
+  if (shape_.queue_depth != 0 && inside_ >= shape_.queue_depth) {
+    waiting_.push_back(io);
+    return;
+  }
+  admit(io, monotonic_ns());
+}
+
+void ShapedDevice::admit(const DeviceIo& io, uint64_t now) {
+  ++inside_;
+  uint64_t start = std::max(now, next_start_ns_);
+  if (shape_.iops != 0) next_start_ns_ = start + 1000000000ull / shape_.iops;
+  uint64_t done = start + shape_.latency_ns;
+  if (shape_.bytes_per_sec != 0) {
+    uint64_t transfer = io_bytes(io) * 1000000000ull / shape_.bytes_per_sec;
+    transfer_free_ns_ = std::max(start, transfer_free_ns_) + transfer;
+    done = std::max(done, transfer_free_ns_);
+  }
+  release_by_tag_[io.tag] = done;
+  // The real IO runs now; only its completion is held back.
+  inner_->start(io);
+}
+
+void ShapedDevice::admit_waiting(uint64_t now) {
+  while (!waiting_.empty() && (shape_.queue_depth == 0 || inside_ < shape_.queue_depth)) {
+    admit(waiting_.front(), now);
+    waiting_.pop_front();
+  }
+}
+
+size_t ShapedDevice::reap(std::span<DeviceCompletion> out) {
+  size_t got = inner_->reap(scratch_);
+  for (size_t i = 0; i < got; ++i) {
+    held_.push(Held{release_by_tag_[scratch_[i].tag], scratch_[i]});
+  }
+  uint64_t now = monotonic_ns();
+  size_t n = 0;
+  while (n < out.size() && !held_.empty() && held_.top().release_ns <= now) {
+    out[n++] = held_.top().completion;
+    held_.pop();
+    --inside_;
+  }
+  admit_waiting(now);
+  return n;
+}
+
+bool ShapedDevice::prepare_sleep() {
+  if (held_.empty()) return true;
+  uint64_t due = held_.top().release_ns;
+  if (due <= monotonic_ns()) return false;
+  inner_->arm_timer(due);
+  return true;
+}
+
+}  // namespace peregrine

@@ -1,0 +1,394 @@
+#include "drive.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "peregrine/util/clock.h"
+
+namespace peregrine {
+namespace {
+
+constexpr uint64_t kPublishIntervalNs = 1000000;  // stats snapshot at most every 1 ms while busy
+
+}  // namespace
+
+Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
+             uint32_t queue_depth, int cpu)
+    : index_(index), config_(config), queue_depth_(queue_depth), cpu_(cpu), device_(std::move(device)) {
+  size_t inbox_capacity = config.pressure_high + config.high_watermark + 1;
+  inbox_.reserve(config.max_submitters);
+  for (uint32_t i = 0; i < config.max_submitters; ++i) inbox_.push_back(std::make_unique<SubIoQueue>(inbox_capacity));
+  tags_.resize(queue_depth);
+  for (TagSlot& t : tags_) t.iov.resize(config.max_iovecs);
+  free_tags_.reserve(queue_depth);
+  for (uint32_t t = queue_depth; t > 0; --t) free_tags_.push_back(t - 1);
+  incoming_.reserve(inbox_capacity * 4);
+  completions_.resize(queue_depth + 16);
+  counters_.queue_depth = queue_depth;
+  published_.queue_depth = queue_depth;
+}
+
+Drive::~Drive() { stop(); }
+
+void Drive::start() { thread_ = std::thread([this] { run(); }); }
+
+void Drive::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  device_->wake();
+  thread_.join();
+}
+
+void Drive::pin_to_cpu() {
+  if (cpu_ < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu_, &set);
+  // Pinning is a performance hint: a refusal (e.g. a restricted cpuset)
+  // leaves the thread where the scheduler puts it.
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+// ---- submitter side, per-drive scheduler ----
+
+void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
+  if (queued_.load() >= config_.pressure_high) {
+    pressure_waits_.fetch_add(1, std::memory_order_relaxed);
+    pressure_waiters_.fetch_add(1);
+    {
+      std::unique_lock<std::mutex> lock(pressure_mutex_);
+      pressure_cv_.wait(lock, [&] { return queued_.load() < config_.pressure_low || stopping_.load(); });
+    }
+    pressure_waiters_.fetch_sub(1);
+  }
+  uint32_t seen = inbox_count_.load();
+  while (seen <= slot && !inbox_count_.compare_exchange_weak(seen, slot + 1)) {
+  }
+  queued_.fetch_add(n);
+  outstanding_.fetch_add(n);
+  SubIoQueue& q = *inbox_[slot];
+  size_t pushed = 0;
+  while (pushed < n) {
+    pushed += q.push(items + pushed, n - pushed);
+    if (pushed < n) {
+      // Only when the drive thread has fallen a whole queue behind.
+      device_->wake();
+      std::this_thread::yield();
+    }
+  }
+  // Pairs with the fence in run() before it re-checks the inboxes: either
+  // it sees our items, or we see it asleep and wake it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+}
+
+bool Drive::try_dispatch_inline(SubIo* const* items, size_t n) {
+  if (queued_.load() != 0) return false;
+  std::unique_lock<std::mutex> lock(dispatch_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (backlog_head_ != nullptr || free_tags_.size() < n) return false;
+  outstanding_.fetch_add(n);
+  queued_.fetch_add(n);
+  merge_into_backlog(items, n);
+  dispatch_backlog(monotonic_ns());
+  device_->submit();
+  ++counters_.inline_batches;
+  dirty_ = true;
+  return true;
+}
+
+// ---- submitter side, per-volume scheduler ----
+
+bool Drive::try_acquire_tag(uint32_t* tag) {
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
+  if (free_tags_.empty()) {
+    ++counters_.tag_waits;
+    dirty_ = true;
+    return false;
+  }
+  *tag = free_tags_.back();
+  free_tags_.pop_back();
+  return true;
+}
+
+void Drive::wait_for_tag() {
+  std::unique_lock<std::mutex> lock(dispatch_mutex_);
+  tag_waiters_.fetch_add(1);
+  tag_cv_.wait(lock, [&] { return !free_tags_.empty(); });
+  tag_waiters_.fetch_sub(1);
+}
+
+void Drive::bind_tag(uint32_t tag, SubIo* head) {
+  // The tag is the caller's until dispatch_tags(); no lock needed.
+  tags_[tag].head = head;
+}
+
+SubIo* Drive::tag_chain(uint32_t tag) { return tags_[tag].head; }
+
+void Drive::dispatch_tags(const uint32_t* tags, size_t n) {
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
+  uint64_t now = monotonic_ns();
+  for (size_t i = 0; i < n; ++i) {
+    SubIo* head = tags_[tags[i]].head;
+    counters_.subios += head->chain_count;
+    counters_.merged += head->chain_count - 1;
+    outstanding_.fetch_add(head->chain_count);
+    for (SubIo* s = head; s != nullptr; s = s->next) counters_.stack_latency.record(now - s->arrival_ns);
+    start_io(tags[i], head, now);
+  }
+  device_->submit();
+  dirty_ = true;
+}
+
+// ---- drive thread ----
+
+void Drive::run() {
+  pin_to_cpu();
+  std::unique_lock<std::mutex> lock(dispatch_mutex_);
+  for (;;) {
+    reap_and_complete();
+    size_t drained = drain_inboxes();
+    if (drained > 0) merge_into_backlog(incoming_.data(), drained);
+    dispatch_backlog(monotonic_ns());
+    device_->submit();
+    release_pressure();
+    if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
+    publish_stats(false);
+
+    if (stopping_.load() && outstanding_.load() == 0 && inboxes_empty()) break;
+
+    // Sleep until a completion, a timer or a wake-up — but only after
+    // telling submitters we sleep and finding the inboxes still empty.
+    sleeping_.store(true);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!inboxes_empty() || !device_->prepare_sleep()) {
+      sleeping_.store(false);
+      continue;
+    }
+    publish_stats(true);
+    lock.unlock();
+    device_->sleep();
+    lock.lock();
+    sleeping_.store(false);
+  }
+  publish_stats(true);
+}
+
+bool Drive::inboxes_empty() const {
+  uint32_t n = inbox_count_.load();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (inbox_[i]->read_available() != 0) return false;
+  }
+  return true;
+}
+
+size_t Drive::drain_inboxes() {
+  incoming_.clear();
+  uint32_t n = inbox_count_.load();
+  for (uint32_t i = 0; i < n; ++i) {
+    SubIoQueue& q = *inbox_[i];
+    size_t avail = q.read_available();
+    if (avail == 0) continue;
+    size_t at = incoming_.size();
+    incoming_.resize(at + avail);
+    size_t got = q.pop(incoming_.data() + at, avail);
+    incoming_.resize(at + got);
+  }
+  return incoming_.size();
+}
+
+void Drive::merge_into_backlog(SubIo* const* items, size_t n) {
+  if (n == 0) return;
+  counters_.subios += n;
+  // Sort a copy of the pointers in place: the callers' arrays are ours
+  // (incoming_) or the submitter's plug list, which it clears afterwards.
+  SubIo** v = const_cast<SubIo**>(items);
+  for (size_t i = 0; i < n; ++i) v[i]->seq = seq_++;
+  // Flushes sort last so that a batch's reads and writes go out first.
+  auto key = [](const SubIo* s) { return s->op == IoOp::flush ? ~uint64_t{0} : s->member_offset; };
+  std::sort(v, v + n, [&](const SubIo* a, const SubIo* b) {
+    uint64_t ka = key(a), kb = key(b);
+    return ka != kb ? ka < kb : a->seq < b->seq;
+  });
+  SubIo* head = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    SubIo* s = v[i];
+    s->next = nullptr;
+    bool joins = head != nullptr && s->op != IoOp::flush && s->op == head->op &&
+                 head->member_offset + head->chain_bytes == s->member_offset &&
+                 head->chain_bytes + s->length <= config_.max_io_bytes &&
+                 head->chain_count + 1 <= config_.max_iovecs;
+    if (joins) {
+      head->chain_tail->next = s;
+      head->chain_tail = s;
+      head->chain_bytes += s->length;
+      ++head->chain_count;
+      ++counters_.merged;
+      continue;
+    }
+    head = s;
+    head->chain_tail = s;
+    head->chain_bytes = s->length;
+    head->chain_count = 1;
+    head->backlog_next = nullptr;
+    if (backlog_tail_ != nullptr) {
+      backlog_tail_->backlog_next = head;
+    } else {
+      backlog_head_ = head;
+    }
+    backlog_tail_ = head;
+    ++backlog_ios_;
+  }
+  dirty_ = true;
+}
+
+void Drive::dispatch_backlog(uint64_t now) {
+  while (backlog_head_ != nullptr && !free_tags_.empty()) {
+    SubIo* head = backlog_head_;
+    backlog_head_ = head->backlog_next;
+    if (backlog_head_ == nullptr) backlog_tail_ = nullptr;
+    --backlog_ios_;
+    uint32_t tag = free_tags_.back();
+    free_tags_.pop_back();
+    queued_.fetch_sub(head->chain_count);
+    for (SubIo* s = head; s != nullptr; s = s->next) counters_.stack_latency.record(now - s->arrival_ns);
+    start_io(tag, head, now);
+  }
+  if (backlog_head_ != nullptr) {
+    ++counters_.tag_waits;
+    dirty_ = true;
+  }
+}
+
+void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
+  TagSlot& t = tags_[tag];
+  t.head = head;
+  t.op = head->op;
+  t.offset = head->member_offset;
+  t.remaining = head->chain_bytes;
+  t.dispatch_ns = now;
+  t.iov_first = 0;
+  t.iovcnt = 0;
+  for (SubIo* s = head; s != nullptr; s = s->next) {
+    t.iov[t.iovcnt++] = iovec{s->buffer, s->length};
+  }
+  ++in_flight_ios_;
+  ++counters_.ios;
+  if (t.op == IoOp::read) counters_.bytes_read += t.remaining;
+  if (t.op == IoOp::write) counters_.bytes_written += t.remaining;
+  if (t.op == IoOp::flush) ++counters_.flushes;
+  device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt});
+}
+
+size_t Drive::reap_and_complete() {
+  size_t total = 0;
+  for (;;) {
+    size_t n = device_->reap(completions_);
+    if (n == 0) break;
+    uint64_t now = monotonic_ns();
+    for (size_t i = 0; i < n; ++i) complete(completions_[i], now);
+    total += n;
+  }
+  return total;
+}
+
+void Drive::complete(const DeviceCompletion& c, uint64_t now) {
+  TagSlot& t = tags_[c.tag];
+  int error = 0;
+  if (c.result < 0) {
+    error = c.result;
+  } else if (t.op != IoOp::flush && static_cast<uint64_t>(c.result) < t.remaining) {
+    if (c.result == 0) {
+      error = -EIO;  // the member ended before the volume said it would
+    } else {
+      // Short transfer: send the rest with the same tag.
+      uint64_t done = static_cast<uint64_t>(c.result);
+      t.offset += done;
+      t.remaining -= done;
+      while (done > 0) {
+        iovec& v = t.iov[t.iov_first];
+        if (done >= v.iov_len) {
+          done -= v.iov_len;
+          ++t.iov_first;
+        } else {
+          v.iov_base = static_cast<char*>(v.iov_base) + done;
+          v.iov_len -= done;
+          done = 0;
+        }
+      }
+      ++counters_.short_ios;
+      device_->start(DeviceIo{c.tag, t.op, t.offset, t.iov.data() + t.iov_first, t.iovcnt - t.iov_first});
+      return;
+    }
+  }
+  if (error != 0) ++counters_.errors;
+  counters_.device_latency.record(now - t.dispatch_ns);
+  SubIo* head = t.head;
+  t.head = nullptr;
+  --in_flight_ios_;
+  free_tags_.push_back(c.tag);
+  dirty_ = true;
+  finish_chain(head, error);
+}
+
+void Drive::finish_chain(SubIo* head, int error) {
+  SubIo* s = head;
+  while (s != nullptr) {
+    SubIo* next = s->next;
+    Request* r = s->parent;
+    SubmitterSlot* owner = s->owner;
+    uint32_t id = s->id;
+    if (error != 0) {
+      int expected = 0;
+      r->error.compare_exchange_strong(expected, error);
+    }
+    // Hand the SubIo back before the callback: the callback may reuse the
+    // request, but never this SubIo.
+    owner->returns[index_]->push(id);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (owner->waiting_for_returns.load()) {
+      owner->return_epoch.fetch_add(1);
+      owner->return_epoch.notify_all();
+    }
+    outstanding_.fetch_sub(1);
+    if (r->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      r->on_complete(*r, r->error.load(std::memory_order_relaxed));
+    }
+    s = next;
+  }
+}
+
+void Drive::release_pressure() {
+  if (pressure_waiters_.load() == 0) return;
+  if (queued_.load() >= config_.pressure_low && !stopping_.load()) return;
+  std::lock_guard<std::mutex> lock(pressure_mutex_);
+  pressure_cv_.notify_all();
+}
+
+void Drive::publish_stats(bool force) {
+  if (!dirty_) return;
+  uint64_t now = monotonic_ns();
+  if (!force && now - last_publish_ns_ < kPublishIntervalNs) return;
+  last_publish_ns_ = now;
+  dirty_ = false;
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  published_ = counters_;
+  published_.backlog = backlog_ios_;
+  published_.in_flight = in_flight_ios_;
+}
+
+DriveStats Drive::stats() const {
+  DriveStats s;
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    s = published_;
+  }
+  s.queued = queued_.load();
+  s.pressure_waits = pressure_waits_.load();
+  return s;
+}
+
+}  // namespace peregrine

@@ -1,0 +1,129 @@
+// Drive: everything the engine keeps for one member drive — its inboxes
+// (one SPSC queue per submitter slot), its thread, its tag space, backlog,
+// device queue and counters. Internal to the engine.
+//
+// Thread rules:
+// - push(), try_dispatch_inline(), the tag calls and stats() are called by
+//   submitting threads; run() is the drive thread.
+// - dispatch_mutex_ guards the tag space, the backlog, the device queue and
+//   the counters. The drive thread holds it for a whole round and drops it
+//   only to sleep; a submitter takes it (try_lock) to dispatch inline, and
+//   (per-volume scheduler) to take tags and dispatch its own batch.
+// - queued_, outstanding_ and sleeping_ are atomics shared by all.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "peregrine/backend/device_queue.h"
+#include "peregrine/engine/drive_stats.h"
+#include "peregrine/engine/engine_config.h"
+#include "sub_io.h"
+
+namespace peregrine {
+
+class Drive {
+ public:
+  Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
+        uint32_t queue_depth, int cpu);
+  ~Drive();
+  Drive(const Drive&) = delete;
+  Drive& operator=(const Drive&) = delete;
+
+  uint32_t index() const { return index_; }
+  uint32_t queue_depth() const { return queue_depth_; }
+  uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
+  uint64_t queued() const { return queued_.load(std::memory_order_relaxed); }
+
+  void start();
+  // Finishes all queued and in-flight IO, then joins the thread.
+  void stop();
+
+  // Submitter side, per-drive scheduler. Blocks at the high pressure point.
+  void push(uint32_t slot, SubIo* const* items, size_t n);
+  // Dispatches the batch on the calling thread if the drive is idle and has
+  // the tags for it; returns false (and does nothing) otherwise.
+  bool try_dispatch_inline(SubIo* const* items, size_t n);
+
+  // Submitter side, per-volume scheduler: tags taken at plug time.
+  bool try_acquire_tag(uint32_t* tag);
+  void wait_for_tag();
+  void bind_tag(uint32_t tag, SubIo* chain_head);
+  SubIo* tag_chain(uint32_t tag);
+  void dispatch_tags(const uint32_t* tags, size_t n);
+
+  DriveStats stats() const;
+
+ private:
+  struct TagSlot {
+    SubIo* head = nullptr;
+    IoOp op = IoOp::read;
+    uint64_t offset = 0;     // member offset of the next byte to transfer
+    uint64_t remaining = 0;  // bytes still to transfer
+    uint64_t dispatch_ns = 0;
+    uint32_t iov_first = 0;  // first iovec not yet fully transferred
+    uint32_t iovcnt = 0;
+    std::vector<iovec> iov;
+  };
+
+  void run();
+  void pin_to_cpu();
+  // All below: REQUIRES dispatch_mutex_ held.
+  size_t drain_inboxes();
+  void merge_into_backlog(SubIo* const* items, size_t n);
+  void dispatch_backlog(uint64_t now);
+  void start_io(uint32_t tag, SubIo* head, uint64_t now);
+  size_t reap_and_complete();
+  void complete(const DeviceCompletion& c, uint64_t now);
+  void finish_chain(SubIo* head, int error);
+  void publish_stats(bool force);
+  bool inboxes_empty() const;
+  void release_pressure();
+
+  const uint32_t index_;
+  const EngineConfig& config_;
+  const uint32_t queue_depth_;
+  const int cpu_;
+  std::unique_ptr<DeviceQueue> device_;
+
+  // Hand-off: inbox_[slot] is written by that slot's submitter only.
+  std::vector<std::unique_ptr<SubIoQueue>> inbox_;
+  std::atomic<uint32_t> inbox_count_{0};  // slots ever opened: drain bound
+  std::atomic<bool> sleeping_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> queued_{0};       // sub-IOs in inboxes or backlog
+  std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device
+  std::atomic<uint64_t> pressure_waits_{0};
+  std::atomic<uint32_t> pressure_waiters_{0};
+  std::mutex pressure_mutex_;
+  std::condition_variable pressure_cv_;
+  std::atomic<uint32_t> tag_waiters_{0};
+  std::condition_variable tag_cv_;  // with dispatch_mutex_
+
+  std::mutex dispatch_mutex_;
+  // GUARDED_BY(dispatch_mutex_):
+  std::vector<TagSlot> tags_;
+  std::vector<uint32_t> free_tags_;
+  SubIo* backlog_head_ = nullptr;
+  SubIo* backlog_tail_ = nullptr;
+  uint64_t backlog_ios_ = 0;
+  uint64_t seq_ = 0;
+  uint64_t in_flight_ios_ = 0;
+  std::vector<SubIo*> incoming_;
+  std::vector<DeviceCompletion> completions_;
+  DriveStats counters_;
+  uint64_t last_publish_ns_ = 0;
+  bool dirty_ = false;
+
+  mutable std::mutex stats_mutex_;
+  DriveStats published_;  // GUARDED_BY(stats_mutex_)
+
+  std::thread thread_;
+};
+
+}  // namespace peregrine

@@ -1,0 +1,115 @@
+#include "peregrine/engine/engine.h"
+
+#include <cerrno>
+#include <string>
+
+#include "cpu_placement.h"
+#include "drive.h"
+#include "peregrine/backend/uring_device.h"
+
+namespace peregrine {
+namespace {
+
+Status check_config(const EngineConfig& c, const StripeMap& map, const std::vector<DriveSpec>& drives) {
+  auto bad = [](const std::string& what) { return Status::error(EINVAL, "engine: " + what); };
+  if (drives.empty()) return bad("no member drives");
+  if (drives.size() != map.members()) return bad("drive count does not match the stripe map");
+  uint32_t unit = map.stripe_unit();
+  if (unit < 4096 || unit > (1u << 20) || (unit & (unit - 1)) != 0)
+    return bad("stripe unit " + std::to_string(unit) + " is not a power of two between 4 KiB and 1 MiB");
+  if (c.low_watermark > c.high_watermark)
+    return bad("low watermark " + std::to_string(c.low_watermark) + " is above high watermark " +
+               std::to_string(c.high_watermark));
+  if (c.high_watermark == 0) return bad("high watermark must be at least 1");
+  if (c.pressure_low > c.pressure_high || c.pressure_high == 0)
+    return bad("pressure points inverted: low " + std::to_string(c.pressure_low) + ", high " +
+               std::to_string(c.pressure_high));
+  if (c.max_iovecs == 0 || c.max_iovecs > 1024) return bad("max iovecs must be 1..1024");
+  if (c.max_io_bytes < unit) return bad("max IO bytes is below the stripe unit");
+  if (c.max_submitters == 0 || c.max_submitters > 65535) return bad("max submitters must be 1..65535");
+  for (const DriveSpec& d : drives) {
+    if (d.fd < 0) return bad("drive " + d.name + " has no open file");
+    if (d.queue_depth == 0 || d.queue_depth > 65536) return bad("drive " + d.name + ": queue depth must be 1..65536");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Engine::Engine(const EngineConfig& config, const StripeMap& map) : config_(config), map_(map) {}
+
+Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, const StripeMap& map,
+                                                  std::vector<DriveSpec> drives) {
+  EngineConfig config = config_in;
+  uint32_t n = static_cast<uint32_t>(drives.size());
+  if (config.low_watermark == 0) config.low_watermark = n;
+  if (config.high_watermark == 0) config.high_watermark = 16 * n;
+  if (config.subios_per_submitter == 0)
+    config.subios_per_submitter = std::max<uint32_t>(4096, 4 * config.high_watermark);
+  if (config.subios_per_submitter <= config.high_watermark) config.subios_per_submitter = config.high_watermark + 1;
+  if (Status s = check_config(config, map, drives); !s) return s;
+
+  std::unique_ptr<Engine> engine(new Engine(config, map));
+  std::vector<int> nodes;
+  for (const DriveSpec& d : drives) nodes.push_back(d.numa_node);
+  std::vector<int> cpus = place_drive_threads(nodes, config.drive_cpus);
+
+  for (uint32_t i = 0; i < n; ++i) {
+    DriveSpec& spec = drives[i];
+    auto uring = UringDevice::create(spec.fd, spec.queue_depth);
+    if (!uring) return Status::error(uring.status().errnum(), "member " + spec.name + ": " + uring.status().message());
+    std::unique_ptr<UringDevice> base(*uring);
+    std::unique_ptr<DeviceQueue> device;
+    if (spec.shape) {
+      device = std::make_unique<ShapedDevice>(std::move(base), *spec.shape, spec.queue_depth);
+    } else {
+      device = std::move(base);
+    }
+    if (spec.faults) device = std::make_unique<FaultInjectingDevice>(std::move(device), *spec.faults);
+    engine->drives_.push_back(
+        std::make_unique<Drive>(i, engine->config_, std::move(device), spec.queue_depth, cpus[i]));
+  }
+  for (auto& d : engine->drives_) d->start();
+  return engine;
+}
+
+Engine::~Engine() {
+  for (auto& d : drives_) d->stop();
+}
+
+Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
+  std::lock_guard<std::mutex> lock(slots_mutex_);
+  for (auto& slot : slots_) {
+    bool expected = false;
+    if (slot->in_use.compare_exchange_strong(expected, true)) {
+      return std::unique_ptr<Submitter>(new Submitter(*this, *slot));
+    }
+  }
+  if (slots_.size() >= config_.max_submitters) {
+    return Status::error(EBUSY, "engine: all " + std::to_string(config_.max_submitters) +
+                                    " submitter slots are in use");
+  }
+  auto slot = std::make_unique<SubmitterSlot>();
+  slot->index = static_cast<uint32_t>(slots_.size());
+  slot->in_use.store(true);
+  uint32_t pool = config_.subios_per_submitter;
+  slot->pool.resize(pool);
+  slot->free.reserve(pool);
+  for (uint32_t i = pool; i > 0; --i) {
+    slot->pool[i - 1].id = i - 1;
+    slot->pool[i - 1].owner = slot.get();
+    slot->free.push_back(i - 1);
+  }
+  uint32_t n = drive_count();
+  for (uint32_t d = 0; d < n; ++d) slot->returns.push_back(std::make_unique<SubIoReturnQueue>(pool));
+  slot->plug.resize(n);
+  slot->plug_tags.resize(n);
+  for (auto& p : slot->plug) p.reserve(config_.high_watermark);
+  for (auto& p : slot->plug_tags) p.reserve(config_.high_watermark);
+  slots_.push_back(std::move(slot));
+  return std::unique_ptr<Submitter>(new Submitter(*this, *slots_.back()));
+}
+
+DriveStats Engine::stats(uint32_t drive) const { return drives_.at(drive)->stats(); }
+
+}  // namespace peregrine
