@@ -1,0 +1,50 @@
+#include "options.h"
+
+#include <charconv>
+#include <iostream>
+
+#include "commands.h"
+
+namespace peregrine::graph::cli {
+
+std::optional<int> parse_command(int argc, char** argv, const std::string& synopsis,
+                                 const po::options_description& opts, po::variables_map& vm) {
+  po::options_description all(opts);
+  all.add_options()("help,h", "show this help");
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: " << synopsis << "\n\n" << all << "\n";
+      return kExitOk;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "peregrine-graph " << argv[0] << ": " << e.what() << "\nusage: " << synopsis << "\n"
+              << "(--help for the options)\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parse_size(const std::string& text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr == text.data()) return std::nullopt;
+  uint64_t mult = 1;
+  if (ptr != end) {
+    std::string suffix(ptr, end);
+    if (suffix == "K" || suffix == "k" || suffix == "KiB")
+      mult = 1ULL << 10;
+    else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+      mult = 1ULL << 20;
+    else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+      mult = 1ULL << 30;
+    else
+      return std::nullopt;
+  }
+  if (value > UINT64_MAX / mult) return std::nullopt;
+  return value * mult;
+}
+
+}  // namespace peregrine::graph::cli

@@ -1,0 +1,23 @@
+// Command-line helpers shared by the subcommands: parsing with
+// Boost.ProgramOptions into a variables_map (usage errors become exit 2),
+// and byte sizes with binary suffixes ("64K", "1G"). Single-threaded.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace peregrine::graph::cli {
+
+namespace po = boost::program_options;
+
+// Parses argv into vm and handles --help. Returns an exit code to return
+// with (help printed, or usage error), or nullopt to go on.
+std::optional<int> parse_command(int argc, char** argv, const std::string& synopsis, const po::options_description& opts,
+                                 po::variables_map& vm);
+
+// "4096", "64K", "16M", "1G" (powers of 1024); nullopt if malformed.
+std::optional<uint64_t> parse_size(const std::string& text);
+
+}  // namespace peregrine::graph::cli

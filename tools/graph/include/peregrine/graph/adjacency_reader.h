@@ -1,0 +1,77 @@
+// The semi-external IO path: reads adjacency lists from adjacency.u32 with
+// O_DIRECT through one io_uring, for a batch of vertices at a time.
+//
+// read_lists() takes a whole frontier, sorts it by vertex (= by file
+// offset), and walks it building extents: nearby lists (gap at most
+// coalesce_gap_bytes) share one 4 KiB-aligned read of at most max_io_bytes;
+// a list longer than that is split over several reads. Up to queue_depth
+// reads are in flight at once. As each read completes, the callback runs for
+// every list piece in it, so a vertex's neighbours may arrive in several
+// calls (in order); algorithms must treat each call as a subset.
+//
+// Thread rules: the thread that calls read_lists()/read_all() is the one IO
+// thread. It owns the ring, submits, reaps and runs the callbacks between
+// completions while the other reads stay in flight. An AdjacencyReader is
+// not shareable between threads. Neighbour ids are range-checked before a
+// callback sees them, so a corrupt file gives an error, not a wild write.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "peregrine/graph/csr_format.h"
+#include "peregrine/util/result.h"
+
+namespace peregrine::graph {
+
+struct ReaderOptions {
+  unsigned queue_depth = 64;
+  uint32_t max_io_bytes = 256 * 1024;       // multiple of 4096
+  uint32_t coalesce_gap_bytes = 16 * 1024;  // read through gaps up to this size
+  bool direct = true;                       // O_DIRECT; falls back if the filesystem refuses it
+};
+
+struct IoStats {
+  uint64_t reads = 0;       // read requests completed (each resubmission counts)
+  uint64_t bytes = 0;       // bytes the reads returned
+  uint64_t list_bytes = 0;  // of which adjacency the algorithm asked for
+};
+
+using NeighbourFn = std::function<void(Vertex v, std::span<const Vertex> neighbours)>;
+
+class AdjacencyReader {
+ public:
+  static Expected<std::unique_ptr<AdjacencyReader>> open(const Graph& graph, const ReaderOptions& options);
+  ~AdjacencyReader();
+  AdjacencyReader(const AdjacencyReader&) = delete;
+  AdjacencyReader& operator=(const AdjacencyReader&) = delete;
+
+  // Sorts and deduplicates `vertices` in place, then delivers their lists.
+  Status read_lists(std::vector<Vertex>& vertices, const NeighbourFn& fn);
+  // Delivers every non-empty list in vertex order: one sequential sweep.
+  Status read_all(const NeighbourFn& fn);
+
+  const IoStats& stats() const { return stats_; }
+  bool direct() const { return direct_; }
+
+  class Source;  // a stream of vertices in ascending order (internal)
+
+ private:
+  struct Slot;
+  AdjacencyReader(const Graph& graph, const ReaderOptions& options, int fd, bool direct);
+  Status run(Source& source, const NeighbourFn& fn);
+
+  const Graph& graph_;
+  ReaderOptions options_;
+  int fd_;
+  bool direct_;
+  IoStats stats_;
+  struct Ring;
+  std::unique_ptr<Ring> ring_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+}  // namespace peregrine::graph

@@ -1,0 +1,32 @@
+// Semi-external breadth-first search: parent array in memory, adjacency
+// through one AdjacencyReader. Level-synchronous and top-down: each level's
+// whole frontier is one read_lists() batch, so its reads are sorted and
+// coalesced and keep the queue deep. Runs on the calling (IO) thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "peregrine/graph/adjacency_reader.h"
+#include "peregrine/graph/csr_format.h"
+
+namespace peregrine::graph {
+
+struct BfsResult {
+  Vertex root = 0;
+  std::vector<int64_t> parent;  // -1 = not reached; parent[root] == root
+  uint64_t reached = 0;         // vertices reached, root included
+  uint64_t levels = 0;          // frontiers expanded
+  // Undirected edges of the root's component (sum of reached degrees / 2):
+  // the Graph500 edge count for TEPS.
+  uint64_t component_edges = 0;
+};
+
+// REQUIRES: root < graph.num_vertices() (checked: error otherwise).
+Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root);
+
+// The default root: the vertex of highest degree (lowest id on ties), so the
+// search covers the giant component whatever the seed.
+Vertex default_bfs_root(const Graph& graph);
+
+}  // namespace peregrine::graph

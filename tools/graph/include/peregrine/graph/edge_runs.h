@@ -1,0 +1,54 @@
+// External sort of directed edges, the generator's bounded-memory core.
+//
+// An edge u->v is packed as the key (u << 32) | v, so sorting keys sorts by
+// source, then neighbour: exactly CSR order. write_run() sorts one
+// memory-sized batch, drops duplicates and writes it as a run file; merge()
+// streams the k-way merge of all runs, again without duplicates, to a sink
+// in batches. Memory: the caller's batch plus one read buffer per run during
+// the merge. Owned by one thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "peregrine/util/result.h"
+
+namespace peregrine::graph {
+
+inline uint64_t pack_edge(uint64_t u, uint64_t v) { return (u << 32) | v; }
+inline uint32_t edge_source(uint64_t key) { return static_cast<uint32_t>(key >> 32); }
+inline uint32_t edge_target(uint64_t key) { return static_cast<uint32_t>(key); }
+
+class EdgeRuns {
+ public:
+  // Run files go to DIR (created; removed with its runs by remove()).
+  explicit EdgeRuns(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  EdgeRuns(const EdgeRuns&) = delete;
+  EdgeRuns& operator=(const EdgeRuns&) = delete;
+  ~EdgeRuns() { remove(); }
+
+  // Sorts `keys`, removes duplicates and keys equal to `drop`, writes a run.
+  Status write_run(std::vector<uint64_t>& keys, uint64_t drop);
+
+  // Calls sink with ascending, globally unique keys, in batches.
+  Status merge(const std::function<Status(std::span<const uint64_t>)>& sink,
+               const std::function<void(uint64_t done, uint64_t total)>& progress = {}) const;
+
+  size_t run_count() const { return runs_.size(); }
+  uint64_t total_keys() const { return total_keys_; }
+  void remove();
+
+ private:
+  struct Run {
+    std::filesystem::path path;
+    uint64_t keys;
+  };
+  std::filesystem::path dir_;
+  std::vector<Run> runs_;
+  uint64_t total_keys_ = 0;
+};
+
+}  // namespace peregrine::graph

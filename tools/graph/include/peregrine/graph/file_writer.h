@@ -1,0 +1,45 @@
+// Sequential output file for the generator: appends through a user-space
+// buffer, keeps a running CRC32C and a byte count, and fsyncs on finish() so
+// that a graph reported as written is on stable storage (on a peregrine
+// mount as much as on a local disk). Move-only, owned by one thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "peregrine/util/result.h"
+
+namespace peregrine::graph {
+
+class FileWriter {
+ public:
+  static Expected<FileWriter> create(const std::filesystem::path& path, size_t buffer_bytes = 1 << 20);
+  FileWriter(FileWriter&& o) noexcept;
+  FileWriter& operator=(FileWriter&&) = delete;
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+  ~FileWriter();
+
+  Status append(const void* data, size_t len);
+  // Flushes, fsyncs and closes. REQUIRES: called once, before destruction to keep the data.
+  Status finish();
+
+  uint32_t crc() const { return crc_; }
+  uint64_t bytes() const { return bytes_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  FileWriter(int fd, std::filesystem::path path, size_t buffer_bytes);
+  Status flush();
+
+  int fd_ = -1;
+  std::filesystem::path path_;
+  std::vector<char> buf_;
+  size_t used_ = 0;
+  uint32_t crc_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace peregrine::graph

@@ -1,0 +1,27 @@
+// In-memory reference algorithms, written independently of the
+// semi-external ones so that --validate compares two implementations:
+// union-find components, Batagelj-Zaversnik bucket peeling for core
+// numbers, and PageRank power iteration over the in-memory CSR. Pure
+// functions; any thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "peregrine/graph/memory_graph.h"
+
+namespace peregrine::graph {
+
+// Component labels: the smallest vertex id of each component.
+std::vector<Vertex> reference_components(const MemoryGraph& g);
+
+// Core number of every vertex.
+std::vector<uint32_t> reference_core_numbers(const MemoryGraph& g);
+
+// Exactly `iterations` power iterations with the formula of pagerank.h.
+std::vector<double> reference_pagerank(const MemoryGraph& g, double damping, uint32_t iterations);
+
+// BFS levels from root (-1 = unreachable).
+std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root);
+
+}  // namespace peregrine::graph

@@ -1,0 +1,47 @@
+#include "peregrine/graph/bfs.h"
+
+#include <cerrno>
+
+namespace peregrine::graph {
+
+Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root) {
+  const uint64_t n = graph.num_vertices();
+  if (root >= n)
+    return Status::error(EINVAL, "root " + std::to_string(root) + " out of range: graph " + graph.dir.string() +
+                                     " has " + std::to_string(n) + " vertices (0.." + std::to_string(n - 1) + ")");
+  BfsResult r;
+  r.root = static_cast<Vertex>(root);
+  r.parent.assign(n, -1);
+  r.parent[root] = static_cast<int64_t>(root);
+  std::vector<Vertex> frontier{r.root};
+  std::vector<Vertex> next;
+  uint64_t degree_sum = graph.degree(root);
+  r.reached = 1;
+  while (!frontier.empty()) {
+    next.clear();
+    Status st = reader.read_lists(frontier, [&](Vertex v, std::span<const Vertex> nbrs) {
+      for (Vertex w : nbrs) {
+        if (r.parent[w] < 0) {
+          r.parent[w] = v;
+          next.push_back(w);
+        }
+      }
+    });
+    if (!st) return st;
+    ++r.levels;
+    for (Vertex w : next) degree_sum += graph.degree(w);
+    r.reached += next.size();
+    frontier.swap(next);
+  }
+  r.component_edges = degree_sum / 2;
+  return r;
+}
+
+Vertex default_bfs_root(const Graph& graph) {
+  uint64_t best = 0;
+  for (uint64_t v = 1; v < graph.num_vertices(); ++v)
+    if (graph.degree(v) > graph.degree(best)) best = v;
+  return static_cast<Vertex>(best);
+}
+
+}  // namespace peregrine::graph

@@ -1,0 +1,67 @@
+#include "peregrine/graph/csr_writer.h"
+
+#include <cerrno>
+
+#include "peregrine/graph/edge_runs.h"
+
+namespace peregrine::graph {
+
+Expected<CsrWriter> CsrWriter::create(const std::filesystem::path& dir, uint64_t vertices) {
+  auto index = FileWriter::create(dir / kIndexFile);
+  if (!index) return index.status();
+  auto adjacency = FileWriter::create(dir / kAdjacencyFile);
+  if (!adjacency) return adjacency.status();
+  return CsrWriter(vertices, std::move(*index), std::move(*adjacency));
+}
+
+Status CsrWriter::emit_offsets_through(uint64_t vertex) {
+  // Vertices up to `vertex` start where the adjacency stands now.
+  while (next_vertex_ <= vertex) {
+    offset_buf_.push_back(entries_);
+    ++next_vertex_;
+    if (offset_buf_.size() == 8192) {
+      Status st = index_.append(offset_buf_.data(), offset_buf_.size() * sizeof(uint64_t));
+      if (!st) return st;
+      offset_buf_.clear();
+    }
+  }
+  return Status::ok();
+}
+
+Status CsrWriter::add(std::span<const uint64_t> keys) {
+  adj_buf_.clear();
+  for (uint64_t k : keys) {
+    uint64_t u = edge_source(k);
+    if (u >= vertices_) return Status::error(EINVAL, "edge source out of range");
+    if (u >= next_vertex_) {
+      // Flush neighbours of earlier vertices before their successors' offsets
+      // are counted; entries_ already includes them.
+      Status st = emit_offsets_through(u);
+      if (!st) return st;
+    }
+    adj_buf_.push_back(edge_target(k));
+    ++entries_;
+  }
+  return adjacency_.append(adj_buf_.data(), adj_buf_.size() * sizeof(uint32_t));
+}
+
+Status CsrWriter::finish(GraphMeta* meta) {
+  Status st = emit_offsets_through(vertices_);  // offsets of the remaining vertices and the n+1-th
+  if (!st) return st;
+  if (!offset_buf_.empty()) {
+    st = index_.append(offset_buf_.data(), offset_buf_.size() * sizeof(uint64_t));
+    if (!st) return st;
+    offset_buf_.clear();
+  }
+  st = index_.finish();
+  if (!st) return st;
+  st = adjacency_.finish();
+  if (!st) return st;
+  meta->adjacency_entries = entries_;
+  meta->edges = entries_ / 2;
+  meta->index_crc32c = index_.crc();
+  meta->adjacency_crc32c = adjacency_.crc();
+  return Status::ok();
+}
+
+}  // namespace peregrine::graph

@@ -1,0 +1,169 @@
+#include "peregrine/graph/edge_runs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <queue>
+
+#include "peregrine/graph/file_writer.h"
+
+namespace peregrine::graph {
+namespace {
+
+// Sequential reader of one run file.
+class RunReader {
+ public:
+  RunReader(std::filesystem::path path, size_t buffer_keys) : path_(std::move(path)), buf_(buffer_keys) {}
+  RunReader(RunReader&& o) noexcept
+      : path_(std::move(o.path_)), fd_(o.fd_), buf_(std::move(o.buf_)), pos_(o.pos_), end_(o.end_), eof_(o.eof_) {
+    o.fd_ = -1;
+  }
+  RunReader(const RunReader&) = delete;
+  ~RunReader() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status open() {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return Status::error(errno, path_.string() + ": cannot open run: " + std::strerror(errno));
+    return Status::ok();
+  }
+  // Sets *has to false at the end of the run.
+  Status next(uint64_t* key, bool* has) {
+    if (pos_ == end_) {
+      Status st = refill();
+      if (!st) return st;
+      if (pos_ == end_) {
+        *has = false;
+        return Status::ok();
+      }
+    }
+    *key = buf_[pos_++];
+    *has = true;
+    return Status::ok();
+  }
+
+ private:
+  Status refill() {
+    pos_ = end_ = 0;
+    if (eof_) return Status::ok();
+    size_t want = buf_.size() * sizeof(uint64_t);
+    size_t got = 0;
+    char* p = reinterpret_cast<char*>(buf_.data());
+    while (got < want) {
+      ssize_t r = ::read(fd_, p + got, want - got);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
+      }
+      if (r == 0) {
+        eof_ = true;
+        break;
+      }
+      got += static_cast<size_t>(r);
+    }
+    if (got % sizeof(uint64_t) != 0) return Status::error(EIO, path_.string() + ": run file truncated");
+    end_ = got / sizeof(uint64_t);
+    return Status::ok();
+  }
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::vector<uint64_t> buf_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  bool eof_ = false;
+};
+
+}  // namespace
+
+Status EdgeRuns::write_run(std::vector<uint64_t>& keys, uint64_t drop) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // `drop` marks self-loops; it is the largest key, so it sits at the end.
+  if (!keys.empty() && keys.back() == drop) keys.pop_back();
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
+  auto path = dir_ / ("run-" + std::to_string(runs_.size()) + ".bin");
+  auto w = FileWriter::create(path);
+  if (!w) return w.status();
+  Status st = w->append(keys.data(), keys.size() * sizeof(uint64_t));
+  if (!st) return st;
+  st = w->finish();
+  if (!st) return st;
+  runs_.push_back({path, keys.size()});
+  total_keys_ += keys.size();
+  keys.clear();
+  return Status::ok();
+}
+
+Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& sink,
+                       const std::function<void(uint64_t, uint64_t)>& progress) const {
+  // 256 KiB per run keeps the merge's memory small and its reads large.
+  constexpr size_t kReadKeys = 32 * 1024;
+  std::vector<RunReader> readers;
+  readers.reserve(runs_.size());
+  for (const auto& r : runs_) {
+    readers.emplace_back(r.path, kReadKeys);
+    Status st = readers.back().open();
+    if (!st) return st;
+  }
+  using Head = std::pair<uint64_t, size_t>;  // (key, run)
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heap;
+  for (size_t i = 0; i < readers.size(); ++i) {
+    uint64_t k;
+    bool has;
+    Status st = readers[i].next(&k, &has);
+    if (!st) return st;
+    if (has) heap.push({k, i});
+  }
+  std::vector<uint64_t> out;
+  out.reserve(kReadKeys);
+  bool have_last = false;
+  uint64_t last = 0;
+  uint64_t consumed = 0;
+  while (!heap.empty()) {
+    auto [k, i] = heap.top();
+    heap.pop();
+    ++consumed;
+    if (!have_last || k != last) {
+      out.push_back(k);
+      last = k;
+      have_last = true;
+      if (out.size() == kReadKeys) {
+        Status st = sink(out);
+        if (!st) return st;
+        out.clear();
+        if (progress) progress(consumed, total_keys_);
+      }
+    }
+    uint64_t nk;
+    bool has;
+    Status st = readers[i].next(&nk, &has);
+    if (!st) return st;
+    if (has) heap.push({nk, i});
+  }
+  if (!out.empty()) {
+    Status st = sink(out);
+    if (!st) return st;
+  }
+  if (progress) progress(total_keys_, total_keys_);
+  return Status::ok();
+}
+
+void EdgeRuns::remove() {
+  for (const auto& r : runs_) {
+    std::error_code ec;
+    std::filesystem::remove(r.path, ec);
+  }
+  runs_.clear();
+  total_keys_ = 0;
+  std::error_code ec;
+  std::filesystem::remove(dir_, ec);  // only if empty: never someone else's files
+}
+
+}  // namespace peregrine::graph

@@ -1,0 +1,103 @@
+#include "peregrine/graph/generator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <thread>
+#include <vector>
+
+#include "peregrine/graph/csr_writer.h"
+#include "peregrine/graph/edge_runs.h"
+#include "peregrine/graph/kronecker.h"
+
+namespace peregrine::graph {
+namespace {
+
+// Marks a self-loop; never a real key since u == v there.
+constexpr uint64_t kDropKey = ~0ULL;
+
+Status check_options(const GenOptions& o) {
+  if (o.scale < 1 || o.scale > kMaxScale)
+    return Status::error(EINVAL, "scale must be between 1 and 32, not " + std::to_string(o.scale));
+  if (o.edgefactor < 1) return Status::error(EINVAL, "edgefactor must be at least 1");
+  if (o.memory_bytes < kMinMemoryBytes)
+    return Status::error(EINVAL, "memory budget must be at least " + std::to_string(kMinMemoryBytes) + " bytes");
+  return Status::ok();
+}
+
+// Fills keys[2*(i-first)], keys[2*(i-first)+1] with both directions of edge i.
+void sample_range(const KroneckerSampler& s, uint64_t first, uint64_t last, uint64_t* keys) {
+  for (uint64_t i = first; i < last; ++i) {
+    auto [u, v] = s.edge(i);
+    uint64_t* k = keys + 2 * (i - first);
+    if (u == v) {
+      k[0] = k[1] = kDropKey;
+    } else {
+      k[0] = pack_edge(u, v);
+      k[1] = pack_edge(v, u);
+    }
+  }
+}
+
+}  // namespace
+
+Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesystem::path& out,
+                                   const ProgressFn& progress) {
+  Status st = check_options(options);
+  if (!st) return st;
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
+  // An old graph.meta must not vouch for the half-written files that follow.
+  std::filesystem::remove(out / kMetaFile, ec);
+
+  GraphMeta meta;
+  meta.scale = options.scale;
+  meta.edgefactor = options.edgefactor;
+  meta.seed = options.seed;
+  meta.vertices = 1ULL << options.scale;
+  meta.sampled_edges = meta.vertices * options.edgefactor;
+
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t batch_keys = std::max<uint64_t>(2, options.memory_bytes / sizeof(uint64_t)) & ~1ULL;
+  const uint64_t batch_edges = batch_keys / 2;
+  KroneckerSampler sampler(options.scale, options.seed);
+  EdgeRuns runs(out / (".gen-runs-" + std::to_string(::getpid())));
+
+  std::vector<uint64_t> keys;
+  for (uint64_t first = 0; first < meta.sampled_edges; first += batch_edges) {
+    uint64_t last = std::min(meta.sampled_edges, first + batch_edges);
+    keys.resize(2 * (last - first));
+    uint64_t per = (last - first + threads - 1) / threads;
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      uint64_t a = first + t * per;
+      uint64_t b = std::min(last, a + per);
+      if (a >= b) break;
+      pool.emplace_back(sample_range, std::cref(sampler), a, b, keys.data() + 2 * (a - first));
+    }
+    for (auto& th : pool) th.join();
+    st = runs.write_run(keys, kDropKey);
+    if (!st) return st;
+    if (progress) progress("sample", last, meta.sampled_edges);
+  }
+  keys.clear();
+  keys.shrink_to_fit();  // give the batch back before the merge
+
+  auto writer = CsrWriter::create(out, meta.vertices);
+  if (!writer) return writer.status();
+  st = runs.merge([&](std::span<const uint64_t> batch) { return writer->add(batch); },
+                  [&](uint64_t done, uint64_t total) {
+                    if (progress) progress("merge", done, total);
+                  });
+  if (!st) return st;
+  st = writer->finish(&meta);
+  if (!st) return st;
+  runs.remove();
+  st = write_meta(out, meta);
+  if (!st) return st;
+  return meta;
+}
+
+}  // namespace peregrine::graph

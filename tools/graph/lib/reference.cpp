@@ -1,0 +1,134 @@
+#include "peregrine/graph/reference.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace peregrine::graph {
+namespace {
+
+// Union-find with union by size and path halving.
+class DisjointSets {
+ public:
+  explicit DisjointSets(uint64_t n) : parent_(n), size_(n, 1) { std::iota(parent_.begin(), parent_.end(), 0); }
+  uint64_t find(uint64_t x) {
+    while (parent_[x] != x) {
+      parent_[x] = parent_[parent_[x]];
+      x = parent_[x];
+    }
+    return x;
+  }
+  void unite(uint64_t a, uint64_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (size_[a] < size_[b]) std::swap(a, b);
+    parent_[b] = a;
+    size_[a] += size_[b];
+  }
+
+ private:
+  std::vector<uint64_t> parent_;
+  std::vector<uint64_t> size_;
+};
+
+}  // namespace
+
+std::vector<Vertex> reference_components(const MemoryGraph& g) {
+  const uint64_t n = g.num_vertices();
+  DisjointSets ds(n);
+  for (uint64_t u = 0; u < n; ++u)
+    for (Vertex v : g.neighbours(u)) ds.unite(u, v);
+  std::vector<Vertex> min_of_root(n, ~Vertex{0});
+  for (uint64_t v = 0; v < n; ++v) {
+    uint64_t r = ds.find(v);
+    min_of_root[r] = std::min(min_of_root[r], static_cast<Vertex>(v));
+  }
+  std::vector<Vertex> label(n);
+  for (uint64_t v = 0; v < n; ++v) label[v] = min_of_root[ds.find(v)];
+  return label;
+}
+
+std::vector<uint32_t> reference_core_numbers(const MemoryGraph& g) {
+  // Batagelj & Zaversnik (2003): vertices kept sorted by current degree in
+  // buckets; always remove a vertex of minimum degree.
+  const uint64_t n = g.num_vertices();
+  std::vector<uint32_t> deg(n);
+  uint32_t md = 0;
+  for (uint64_t v = 0; v < n; ++v) {
+    deg[v] = static_cast<uint32_t>(g.neighbours(v).size());
+    md = std::max(md, deg[v]);
+  }
+  std::vector<uint64_t> bin(md + 1, 0);
+  for (uint64_t v = 0; v < n; ++v) ++bin[deg[v]];
+  uint64_t start = 0;
+  for (uint32_t d = 0; d <= md; ++d) {
+    uint64_t num = bin[d];
+    bin[d] = start;
+    start += num;
+  }
+  std::vector<uint64_t> pos(n), vert(n);
+  for (uint64_t v = 0; v < n; ++v) {
+    pos[v] = bin[deg[v]];
+    vert[pos[v]] = v;
+    ++bin[deg[v]];
+  }
+  for (uint32_t d = md; d >= 1; --d) bin[d] = bin[d - 1];
+  bin[0] = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t v = vert[i];
+    for (Vertex u : g.neighbours(v)) {
+      if (deg[u] > deg[v]) {
+        uint32_t du = deg[u];
+        uint64_t pu = pos[u];
+        uint64_t pw = bin[du];
+        uint64_t w = vert[pw];
+        if (u != w) {
+          pos[u] = pw;
+          vert[pu] = w;
+          pos[w] = pu;
+          vert[pw] = u;
+        }
+        ++bin[du];
+        --deg[u];
+      }
+    }
+  }
+  return deg;
+}
+
+std::vector<double> reference_pagerank(const MemoryGraph& g, double damping, uint32_t iterations) {
+  const uint64_t n = g.num_vertices();
+  const double dn = static_cast<double>(n);
+  std::vector<double> rank(n, 1.0 / dn), next(n);
+  for (uint32_t it = 0; it < iterations; ++it) {
+    double dangling = 0;
+    for (uint64_t v = 0; v < n; ++v)
+      if (g.neighbours(v).empty()) dangling += rank[v];
+    const double base = (1.0 - damping) / dn + damping * dangling / dn;
+    for (uint64_t v = 0; v < n; ++v) {
+      double sum = 0;
+      for (Vertex u : g.neighbours(v)) sum += rank[u] / static_cast<double>(g.neighbours(u).size());
+      next[v] = base + damping * sum;
+    }
+    rank.swap(next);
+  }
+  return rank;
+}
+
+std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root) {
+  std::vector<int64_t> level(g.num_vertices(), -1);
+  std::vector<uint64_t> queue{root};
+  level[root] = 0;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    uint64_t v = queue[i];
+    for (Vertex w : g.neighbours(v)) {
+      if (level[w] < 0) {
+        level[w] = level[v] + 1;
+        queue.push_back(w);
+      }
+    }
+  }
+  return level;
+}
+
+}  // namespace peregrine::graph
