@@ -1,13 +1,147 @@
-// Placeholder until the 'config' command lands; replaced by its implementation.
+// peregrine config: validate a config file and print the effective
+// configuration, or print the defaults (the generator of conf/peregrine.conf
+// and of the option reference in docs/configuration.md).
+#include <cerrno>
 #include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
+#include "peregrine/config/load.h"
+#include "peregrine/config/overrides.h"
+#include "peregrine/config/render.h"
 
 namespace peregrine::cli {
 
-int cmd_config(int, char**) {
-  std::fprintf(stderr, "peregrine: 'config' is not available in this build yet\n");
+namespace {
+
+namespace cfg = peregrine::config;
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: peregrine config check [FILE] [-o KEY=VALUE[,KEY=VALUE...]]... [--volume NAME]\n"
+               "       peregrine config defaults [--format=toml|markdown]\n"
+               "\n"
+               "check     Validate FILE (default %s) and print the effective\n"
+               "          configuration as TOML, each value annotated with where it was set.\n"
+               "          Without FILE, a missing default file means the built-in defaults.\n"
+               "          -o applies overrides as 'peregrine mount -o' does; --volume NAME\n"
+               "          applies that [volume.NAME] section's options first.\n"
+               "          Exit status: 0 valid, 1 refused (the message names file, line,\n"
+               "          key, value and what is allowed), 2 usage error.\n"
+               "defaults  Print every option at its built-in default: as the commented\n"
+               "          conf file (toml, the default) or as the Markdown option reference.\n",
+               std::string(cfg::kDefaultConfigPath).c_str());
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "peregrine config: %s\n\n", message.c_str());
+  usage(stderr);
   return 2;
+}
+
+int check(int argc, char** argv) {
+  std::string file;
+  std::string volume;
+  std::vector<std::string> assignments;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      return 0;
+    }
+    if (arg == "-o" || arg == "--volume") {
+      if (i + 1 >= argc) return usage_error(std::string(arg) + " needs a value");
+      std::string value = argv[++i];
+      if (arg == "--volume") {
+        volume = value;
+        continue;
+      }
+      cfg::MountOptions split = cfg::split_mount_options(value);
+      for (const std::string& flag : split.other)
+        std::fprintf(stderr, "peregrine config: -o %s is not a peregrine setting (those have dotted names); ignored\n", flag.c_str());
+      assignments.insert(assignments.end(), split.settings.begin(), split.settings.end());
+    } else if (arg.starts_with("-o")) {
+      cfg::MountOptions split = cfg::split_mount_options(arg.substr(2));
+      assignments.insert(assignments.end(), split.settings.begin(), split.settings.end());
+    } else if (arg.starts_with("--volume=")) {
+      volume = std::string(arg.substr(9));
+    } else if (arg.starts_with("-") && arg != "-") {
+      return usage_error("unknown option '" + std::string(arg) + "'");
+    } else if (file.empty()) {
+      file = std::string(arg);
+    } else {
+      return usage_error("only one FILE may be checked");
+    }
+  }
+
+  bool explicit_file = !file.empty();
+  if (!explicit_file) file = std::string(cfg::kDefaultConfigPath);
+  cfg::Config config;
+  auto loaded = cfg::load_file(file == "-" ? "/dev/stdin" : file);
+  if (loaded) {
+    config = std::move(*loaded);
+  } else if (!explicit_file && loaded.status().errnum() == ENOENT) {
+    std::fprintf(stderr, "peregrine config: %s does not exist; using the built-in defaults\n", file.c_str());
+  } else {
+    std::fprintf(stderr, "peregrine config: %s\n", loaded.status().message().c_str());
+    return 1;
+  }
+
+  if (!volume.empty()) {
+    auto selected = cfg::for_volume(config, volume, assignments);
+    if (!selected) {
+      std::fprintf(stderr, "peregrine config: %s\n", selected.status().message().c_str());
+      return 1;
+    }
+    config = std::move(*selected);
+  } else if (Status s = cfg::apply_overrides(config, assignments); !s) {
+    std::fprintf(stderr, "peregrine config: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::fputs(cfg::render_effective(config).c_str(), stdout);
+  return 0;
+}
+
+int defaults(int argc, char** argv) {
+  std::string format = "toml";
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      return 0;
+    }
+    if (arg.starts_with("--format=")) {
+      format = std::string(arg.substr(9));
+    } else if (arg == "--format" && i + 1 < argc) {
+      format = argv[++i];
+    } else {
+      return usage_error("unknown argument '" + std::string(arg) + "'");
+    }
+  }
+  if (format == "toml") {
+    std::fputs(cfg::render_default_conf().c_str(), stdout);
+  } else if (format == "markdown") {
+    std::fputs(cfg::render_markdown_reference().c_str(), stdout);
+  } else {
+    return usage_error("--format must be toml or markdown, not '" + format + "'");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_config(int argc, char** argv) {
+  if (argc < 2) return usage_error("missing subcommand");
+  std::string_view sub = argv[1];
+  if (sub == "--help" || sub == "-h" || sub == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (sub == "check") return check(argc - 1, argv + 1);
+  if (sub == "defaults") return defaults(argc - 1, argv + 1);
+  return usage_error("unknown subcommand '" + std::string(sub) + "'");
 }
 
 }  // namespace peregrine::cli

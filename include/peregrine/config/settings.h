@@ -1,0 +1,97 @@
+// The runtime tunables of a peregrine mount, as typed values.
+//
+// Settings is what the daemon reads: one plain struct per config-file table
+// ([engine], [drive], [io_uring], [fuse], [stats], [log]). The members carry
+// no defaults of their own on purpose: every default, unit, range and doc
+// text lives in ONE table (options.h), and Settings::defaults() is built
+// from it, so the code, the shipped conf file and docs/configuration.md
+// cannot disagree.
+//
+// Threads: built once on the main thread before anything is mounted, then
+// only read (copy it or share it const); nothing here synchronises.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "peregrine/config/cpu_list.h"
+
+namespace peregrine::config {
+
+// Which scheduler serves the members (DESIGN.md section 2 and 6).
+enum class Scheduler { kPerDrive, kPerVolume };
+// How the kernel caches file data: every read/write reaches the daemon
+// (direct), or the kernel page cache absorbs writes (writeback).
+enum class CacheMode { kDirect, kWriteback };
+enum class LogLevel { kError, kWarn, kInfo, kDebug };
+enum class LogTarget { kStderr, kSyslog };
+
+// Staging layer: batching (watermarks) and back-pressure (pressure points).
+struct EngineSettings {
+  Scheduler scheduler;
+  // Watermarks are per member drive; the batch thresholds a worker uses are
+  // these times the member count (Falcon section 4.3). Use the helpers.
+  uint32_t low_watermark_per_drive;
+  uint32_t high_watermark_per_drive;
+  bool inline_dispatch;  // serve a batch below the low watermark inline
+  // Pressure points count sub-IOs queued but not yet dispatched on ONE
+  // drive; each drive compares its own count, so N drives hold at most
+  // N x high_pressure_per_drive queued sub-IOs in total.
+  uint32_t low_pressure_per_drive;
+  uint32_t high_pressure_per_drive;
+
+  uint64_t low_watermark(uint32_t members) const { return uint64_t{low_watermark_per_drive} * members; }
+  uint64_t high_watermark(uint32_t members) const { return uint64_t{high_watermark_per_drive} * members; }
+};
+
+// Drive layer: one pinned thread per member drive.
+struct DriveSettings {
+  std::optional<uint32_t> queue_depth;  // nullopt = auto (sysfs nr_requests, else 32)
+  CpuAffinity cpus;                     // where drive threads run
+  uint32_t max_merge_bytes;             // power of two
+  uint32_t max_merge_iovecs;
+};
+
+struct IoUringSettings {
+  std::optional<uint32_t> sq_entries;  // nullopt = auto (the member's queue depth)
+  bool sqpoll;
+  uint32_t sqpoll_idle_ms;
+};
+
+struct FuseSettings {
+  uint32_t workers;
+  uint32_t max_background;
+  std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
+  uint32_t max_request_bytes;                    // power of two
+  CacheMode cache;
+  bool allow_other;
+
+  uint32_t effective_congestion_threshold() const {
+    return congestion_threshold ? *congestion_threshold : max_background * 3 / 4;
+  }
+};
+
+struct StatsSettings {
+  bool enabled;
+  uint32_t log_interval_s;  // 0 = no periodic stats line in the log
+};
+
+struct LogSettings {
+  LogLevel level;
+  LogTarget target;
+};
+
+struct Settings {
+  EngineSettings engine;
+  DriveSettings drive;
+  IoUringSettings io_uring;
+  FuseSettings fuse;
+  StatsSettings stats;
+  LogSettings log;
+
+  // Every option at its built-in default, from the option table.
+  static Settings defaults();
+};
+
+}  // namespace peregrine::config

@@ -1,0 +1,459 @@
+// THE option table. Every runtime tunable is declared here once, with its
+// default, unit, range and doc text; conf/peregrine.conf and the option list
+// in docs/configuration.md are generated from it (see render.h).
+//
+// Defaults and why (more in docs/configuration.md, "Tuning"):
+// - watermarks follow Falcon section 4.3 (per-drive value x drive count),
+//   except the low watermark, see its doc text;
+// - pressure points bound the per-drive backlog (Falcon section 5);
+// - FUSE worker count and max_background come from the facts measured on
+//   these machines in DESIGN.md section 6.
+#include <string>
+
+#include "peregrine/config/options.h"
+
+namespace peregrine::config {
+
+namespace {
+
+uint32_t u32(const Value& v) { return static_cast<uint32_t>(std::get<int64_t>(v)); }
+bool flag(const Value& v) { return std::get<bool>(v); }
+const std::string& text(const Value& v) { return std::get<std::string>(v); }
+
+// "auto" <-> nullopt for integer options that allow it.
+std::optional<uint32_t> auto_u32(const Value& v) {
+  if (std::holds_alternative<std::string>(v)) return std::nullopt;
+  return u32(v);
+}
+Value from_auto(const std::optional<uint32_t>& v) {
+  if (!v) return std::string("auto");
+  return int64_t{*v};
+}
+
+// Choices are listed in the same order as the enum's enumerators.
+template <typename E>
+E choice(const Value& v, std::initializer_list<std::string_view> names) {
+  int i = 0;
+  for (std::string_view n : names) {
+    if (n == text(v)) return static_cast<E>(i);
+    ++i;
+  }
+  return static_cast<E>(0);  // unreachable: values are validated before store()
+}
+template <typename E>
+Value choice_name(E e, std::initializer_list<std::string_view> names) {
+  return std::string(names.begin()[static_cast<int>(e)]);
+}
+
+#define PEREGRINE_CHOICES_SCHEDULER {"per-drive", "per-volume"}
+#define PEREGRINE_CHOICES_CACHE {"direct", "writeback"}
+#define PEREGRINE_CHOICES_LEVEL {"error", "warn", "info", "debug"}
+#define PEREGRINE_CHOICES_TARGET {"stderr", "syslog"}
+
+std::vector<Option> build_options() {
+  constexpr int64_t KiB = 1024;
+  constexpr int64_t MiB = 1024 * KiB;
+  return {
+      // ---------------------------------------------------------------- engine
+      {
+          .key = "engine.scheduler",
+          .kind = Kind::kChoice,
+          .default_value = std::string("per-drive"),
+          .choices = PEREGRINE_CHOICES_SCHEDULER,
+          .doc = "Who serves the member drives. per-drive: each member has its own pinned "
+                 "thread that sorts, merges, allocates tags and dispatches (the Falcon design). "
+                 "per-volume: the FUSE worker that issued a request serves every drive itself, "
+                 "round-robin, with tags taken at plug time, the way md RAID-0 and LVM do; "
+                 "it exists as the baseline for benchmarks, not for production.",
+          .store = [](Settings& s, const Value& v) {
+            s.engine.scheduler = choice<Scheduler>(v, PEREGRINE_CHOICES_SCHEDULER);
+          },
+          .load = [](const Settings& s) { return choice_name(s.engine.scheduler, PEREGRINE_CHOICES_SCHEDULER); },
+      },
+      {
+          .key = "engine.low_watermark_per_drive",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{1},
+          .unit = "sub-IOs per member drive",
+          .min = 0,
+          .max = 4096,
+          .doc = "Inline threshold. While the volume is idle, a FUSE worker whose batch holds "
+                 "at most this times the member count of sub-IOs serves it itself instead of "
+                 "handing it to the drive threads, saving two thread hand-offs at queue depth 1. "
+                 "0 never serves inline. Falcon used 16 per drive inside the kernel, where plug "
+                 "lists are long; a FUSE worker's batch is usually one request, so 1 per drive "
+                 "keeps inline serving to the lone small request it is meant for. Raise it for "
+                 "light, latency-bound loads; it must not exceed high_watermark_per_drive.",
+          .store = [](Settings& s, const Value& v) { s.engine.low_watermark_per_drive = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.engine.low_watermark_per_drive}); },
+      },
+      {
+          .key = "engine.high_watermark_per_drive",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{32},
+          .unit = "sub-IOs per member drive",
+          .min = 1,
+          .max = 4096,
+          .doc = "Batch limit. A FUSE worker stops batching and pushes its per-drive lists to "
+                 "the drive threads once its batch holds this times the member count (it also "
+                 "pushes as soon as no further request is waiting). 32 is the typical internal "
+                 "queue size of an SSD, Falcon's choice (256 for an 8-drive volume). Lower it "
+                 "when per-request latency at depth matters more than merging; raise it for "
+                 "drives with deeper internal queues.",
+          .store = [](Settings& s, const Value& v) { s.engine.high_watermark_per_drive = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.engine.high_watermark_per_drive}); },
+      },
+      {
+          .key = "engine.inline_dispatch",
+          .kind = Kind::kBool,
+          .default_value = true,
+          .doc = "Allow the inline serving described under low_watermark_per_drive. Turn it off "
+                 "to force every sub-IO through the drive threads (useful to measure the "
+                 "hand-off cost, or when workers must never touch io_uring).",
+          .store = [](Settings& s, const Value& v) { s.engine.inline_dispatch = flag(v); },
+          .load = [](const Settings& s) { return Value(s.engine.inline_dispatch); },
+      },
+      {
+          .key = "engine.low_pressure_per_drive",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{768},
+          .unit = "sub-IOs queued on one drive",
+          .min = 1,
+          .max = 1048576,
+          .doc = "Workers blocked by high_pressure_per_drive resume once the drive's count of "
+                 "queued-but-not-dispatched sub-IOs falls below this. Must be below "
+                 "high_pressure_per_drive: the gap keeps workers from waking and blocking again "
+                 "on every completion.",
+          .store = [](Settings& s, const Value& v) { s.engine.low_pressure_per_drive = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.engine.low_pressure_per_drive}); },
+      },
+      {
+          .key = "engine.high_pressure_per_drive",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{1024},
+          .unit = "sub-IOs queued on one drive",
+          .min = 1,
+          .max = 1048576,
+          .doc = "Back-pressure. When a drive's count of queued-but-not-dispatched sub-IOs passes "
+                 "this, workers that want to add to that drive block (the kernel FUSE queue then "
+                 "throttles the application). Each drive compares its own count, so a volume of "
+                 "N drives queues at most N times this: Falcon's volume-wide pressure point is "
+                 "exactly the per-drive value times the drive count. Lower it to bound memory "
+                 "(each queued sub-IO pins its buffer); raise it only if drives go idle while "
+                 "workers are blocked.",
+          .store = [](Settings& s, const Value& v) { s.engine.high_pressure_per_drive = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.engine.high_pressure_per_drive}); },
+      },
+      // ----------------------------------------------------------------- drive
+      {
+          .key = "drive.queue_depth",
+          .kind = Kind::kInteger,
+          .default_value = std::string("auto"),
+          .unit = "IOs in flight per member",
+          .min = 1,
+          .max = 4096,
+          .allows_auto = true,
+          .auto_means = "the block device's /sys/block/DEV/queue/nr_requests; 32 for member files",
+          .doc = "Tags per member drive: a drive thread never has more IOs outstanding on its "
+                 "member; the rest waits in the drive's backlog. Lower it to leave room on a "
+                 "device shared with other users; raise it for member files on storage that "
+                 "gains from more parallelism.",
+          .store = [](Settings& s, const Value& v) { s.drive.queue_depth = auto_u32(v); },
+          .load = [](const Settings& s) { return from_auto(s.drive.queue_depth); },
+      },
+      {
+          .key = "drive.cpus",
+          .kind = Kind::kCpuList,
+          .default_value = std::string("auto"),
+          .doc = "Where the drive threads run. \"auto\": pin one thread per member, spread over "
+                 "the CPUs, preferring the member's NUMA node. \"none\": do not pin. A CPU list "
+                 "such as \"0,2-3\" pins the threads round-robin over those CPUs. Set a list to "
+                 "keep drive threads off CPUs reserved for the application.",
+          .store = [](Settings& s, const Value& v) { s.drive.cpus = *parse_cpu_affinity(text(v)); },
+          .load = [](const Settings& s) { return Value(s.drive.cpus.to_string()); },
+      },
+      {
+          .key = "drive.max_merge_bytes",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{1 * MiB},
+          .unit = "bytes",
+          .min = 4 * KiB,
+          .max = 8 * MiB,
+          .power_of_two = true,
+          .doc = "Largest IO a drive thread builds by merging adjacent same-direction sub-IOs. "
+                 "Lower it if a member's max_sectors_kb is smaller (bigger IOs get split by the "
+                 "kernel anyway); raise it for member files on storage that likes big IOs.",
+          .store = [](Settings& s, const Value& v) { s.drive.max_merge_bytes = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.drive.max_merge_bytes}); },
+      },
+      {
+          .key = "drive.max_merge_iovecs",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{64},
+          .unit = "iovecs per merged IO",
+          .min = 1,
+          .max = 1024,
+          .doc = "Most buffers one merged readv/writev may gather (1024 is the kernel's IOV_MAX). "
+                 "1 turns merging off.",
+          .store = [](Settings& s, const Value& v) { s.drive.max_merge_iovecs = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.drive.max_merge_iovecs}); },
+      },
+      // -------------------------------------------------------------- io_uring
+      {
+          .key = "io_uring.sq_entries",
+          .kind = Kind::kInteger,
+          .default_value = std::string("auto"),
+          .unit = "entries per ring",
+          .min = 1,
+          .max = 32768,
+          .allows_auto = true,
+          .auto_means = "the member's queue depth (the kernel rounds up to a power of two)",
+          .doc = "Submission queue size of each member's ring. Only worth setting above the "
+                 "queue depth when one round submits more than queue_depth SQEs (it cannot with "
+                 "the default tag scheme).",
+          .store = [](Settings& s, const Value& v) { s.io_uring.sq_entries = auto_u32(v); },
+          .load = [](const Settings& s) { return from_auto(s.io_uring.sq_entries); },
+      },
+      {
+          .key = "io_uring.sqpoll",
+          .kind = Kind::kBool,
+          .default_value = false,
+          .doc = "Let a kernel thread poll each ring's submission queue (IORING_SETUP_SQPOLL): "
+                 "saves the submit system call but keeps a CPU busy per ring. Off by default: "
+                 "on a machine with few cores the poller steals the CPU the drive threads need.",
+          .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll = flag(v); },
+          .load = [](const Settings& s) { return Value(s.io_uring.sqpoll); },
+      },
+      {
+          .key = "io_uring.sqpoll_idle_ms",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{1000},
+          .unit = "milliseconds",
+          .min = 1,
+          .max = 60000,
+          .doc = "With sqpoll: how long the kernel poller spins without work before it sleeps.",
+          .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll_idle_ms = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.io_uring.sqpoll_idle_ms}); },
+      },
+      // ------------------------------------------------------------------ fuse
+      {
+          .key = "fuse.workers",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{4},
+          .unit = "threads",
+          .min = 1,
+          .max = 256,
+          .doc = "FUSE worker threads, each with its own cloned /dev/fuse descriptor. Measured on "
+                 "these machines: with no device wait a handful of workers beat dozens, since "
+                 "workers never wait for IO (the drive threads do). Raise it only if workers "
+                 "show up busy in peregrine stats while drives are idle.",
+          .store = [](Settings& s, const Value& v) { s.fuse.workers = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.workers}); },
+      },
+      {
+          .key = "fuse.max_background",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{256},
+          .unit = "requests",
+          .min = 1,
+          .max = 65535,
+          .doc = "Most asynchronous requests (async direct IO, readahead) the kernel keeps "
+                 "outstanding to the daemon. The kernel's default of 12 costs about 20% at depth "
+                 "(measured, DESIGN.md section 6); 256 covers an application at queue depth 256.",
+          .store = [](Settings& s, const Value& v) { s.fuse.max_background = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.max_background}); },
+      },
+      {
+          .key = "fuse.congestion_threshold",
+          .kind = Kind::kInteger,
+          .default_value = std::string("auto"),
+          .unit = "requests",
+          .min = 1,
+          .max = 65535,
+          .allows_auto = true,
+          .auto_means = "3/4 of max_background, as the kernel does",
+          .doc = "Outstanding asynchronous requests at which the kernel marks the filesystem "
+                 "congested and slows writeback and readahead. Must not exceed max_background.",
+          .store = [](Settings& s, const Value& v) { s.fuse.congestion_threshold = auto_u32(v); },
+          .load = [](const Settings& s) { return from_auto(s.fuse.congestion_threshold); },
+      },
+      {
+          .key = "fuse.max_request_bytes",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{1 * MiB},
+          .unit = "bytes",
+          .min = 4 * KiB,
+          .max = 1 * MiB,
+          .power_of_two = true,
+          .doc = "Largest read or write one FUSE request carries (max_read/max_write). 1 MiB is "
+                 "the kernel's default cap of 256 pages per FUSE request. Lower it only to test "
+                 "how the engine handles many small requests.",
+          .store = [](Settings& s, const Value& v) { s.fuse.max_request_bytes = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.max_request_bytes}); },
+      },
+      {
+          .key = "fuse.cache",
+          .kind = Kind::kChoice,
+          .default_value = std::string("direct"),
+          .choices = PEREGRINE_CHOICES_CACHE,
+          .doc = "direct: every read and write goes to the daemon (what O_DIRECT applications and "
+                 "benchmarks want, and what keeps data paths measurable). writeback: the kernel "
+                 "page cache absorbs buffered writes and serves repeated reads; better for many "
+                 "small buffered writes, at the price of memory and of writes reaching the "
+                 "drives later (until fsync).",
+          .store = [](Settings& s, const Value& v) { s.fuse.cache = choice<CacheMode>(v, PEREGRINE_CHOICES_CACHE); },
+          .load = [](const Settings& s) { return choice_name(s.fuse.cache, PEREGRINE_CHOICES_CACHE); },
+      },
+      {
+          .key = "fuse.allow_other",
+          .kind = Kind::kBool,
+          .default_value = false,
+          .doc = "Let users other than the one who mounted access the filesystem. A mount by a "
+                 "non-root user needs user_allow_other in /etc/fuse.conf for this.",
+          .store = [](Settings& s, const Value& v) { s.fuse.allow_other = flag(v); },
+          .load = [](const Settings& s) { return Value(s.fuse.allow_other); },
+      },
+      // ----------------------------------------------------------------- stats
+      {
+          .key = "stats.enabled",
+          .kind = Kind::kBool,
+          .default_value = true,
+          .doc = "Keep per-drive counters (IOs, bytes, merges, backlog, blocked workers) for "
+                 "peregrine stats. They are per-thread and cheap; turn them off only to measure "
+                 "their cost.",
+          .store = [](Settings& s, const Value& v) { s.stats.enabled = flag(v); },
+          .load = [](const Settings& s) { return Value(s.stats.enabled); },
+      },
+      {
+          .key = "stats.log_interval_s",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{0},
+          .unit = "seconds",
+          .min = 0,
+          .max = 86400,
+          .doc = "Write a one-line summary of the counters to the log this often; 0 never does.",
+          .store = [](Settings& s, const Value& v) { s.stats.log_interval_s = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.stats.log_interval_s}); },
+      },
+      // ------------------------------------------------------------------- log
+      {
+          .key = "log.level",
+          .kind = Kind::kChoice,
+          .default_value = std::string("info"),
+          .choices = PEREGRINE_CHOICES_LEVEL,
+          .doc = "Least severe message written. debug is verbose but never logs per IO.",
+          .store = [](Settings& s, const Value& v) { s.log.level = choice<LogLevel>(v, PEREGRINE_CHOICES_LEVEL); },
+          .load = [](const Settings& s) { return choice_name(s.log.level, PEREGRINE_CHOICES_LEVEL); },
+      },
+      {
+          .key = "log.target",
+          .kind = Kind::kChoice,
+          .default_value = std::string("stderr"),
+          .choices = PEREGRINE_CHOICES_TARGET,
+          .doc = "Where messages go. Under systemd (peregrine@NAME.service) stderr already lands "
+                 "in the journal; choose syslog for a daemon started by mount(8) in the "
+                 "background, whose stderr is closed.",
+          .store = [](Settings& s, const Value& v) { s.log.target = choice<LogTarget>(v, PEREGRINE_CHOICES_TARGET); },
+          .load = [](const Settings& s) { return choice_name(s.log.target, PEREGRINE_CHOICES_TARGET); },
+      },
+  };
+}
+
+}  // namespace
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> table = build_options();
+  return table;
+}
+
+const std::vector<std::string_view>& tables() {
+  static const std::vector<std::string_view> names = {"engine", "drive", "io_uring", "fuse", "stats", "log"};
+  return names;
+}
+
+std::string_view table_doc(std::string_view table) {
+  if (table == "engine") return "Staging: how FUSE workers batch sub-IOs and when they must wait.";
+  if (table == "drive") return "Drive threads: one per member drive; tags, merging, CPU placement.";
+  if (table == "io_uring") return "The io_uring instance of each member drive.";
+  if (table == "fuse") return "The FUSE session: worker threads and what the kernel is told.";
+  if (table == "stats") return "Counters read by peregrine stats.";
+  if (table == "log") return "Messages of the daemon.";
+  return "";
+}
+
+const std::vector<OrderRule>& order_rules() {
+  static const std::vector<OrderRule> rules = {
+      {"engine.low_watermark_per_drive", "engine.high_watermark_per_drive", false,
+       "a batch cannot be served inline above the size at which it is pushed anyway"},
+      {"engine.low_pressure_per_drive", "engine.high_pressure_per_drive", true,
+       "blocked workers resume below the low point, so it must lie under the high point"},
+      {"fuse.congestion_threshold", "fuse.max_background", false,
+       "the kernel cannot be congested above the number of requests it may send"},
+  };
+  return rules;
+}
+
+const std::vector<VolumeKey>& volume_keys() {
+  static const std::vector<VolumeKey> keys = {
+      {"members", "array of strings", true,
+       "The member block devices or files, in volume order (the order mkfs.peregrine was given). "
+       "Prefer stable names such as /dev/disk/by-id/...: the superblocks are checked at mount, "
+       "so a wrong or missing member is refused, never written to."},
+      {"mountpoint", "string", false,
+       "Absolute path where peregrine mount NAME and peregrine@NAME.service mount the volume."},
+      {"options", "string", false,
+       "Settings for this volume only, in -o syntax: comma-separated key=value pairs with the "
+       "dotted names of this file, e.g. \"engine.high_watermark_per_drive=64,fuse.allow_other=true\". "
+       "They override the tables above; -o on the command line overrides them."},
+  };
+  return keys;
+}
+
+const Option* find_option(std::string_view key) {
+  for (const Option& o : options())
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
+std::string Option::allowed() const {
+  switch (kind) {
+    case Kind::kBool:
+      return "true or false";
+    case Kind::kCpuList:
+      return "\"auto\", \"none\" or a CPU list such as \"0,2-3\" (CPUs 0.." + std::to_string(kMaxCpu) + ")";
+    case Kind::kChoice: {
+      std::string out;
+      for (size_t i = 0; i < choices.size(); ++i) {
+        if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
+        out += '"' + std::string(choices[i]) + '"';
+      }
+      return out;
+    }
+    case Kind::kInteger: {
+      std::string out = allows_auto ? "\"auto\" or " : "";
+      if (power_of_two) out += "a power of two, ";
+      out += std::to_string(min) + ".." + std::to_string(max);
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string format_value(const Value& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const int64_t* n = std::get_if<int64_t>(&v)) return std::to_string(*n);
+  std::string out = "\"";
+  for (char c : std::get<std::string>(v)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+Settings Settings::defaults() {
+  Settings s{};
+  for (const Option& o : options()) o.store(s, o.default_value);
+  return s;
+}
+
+}  // namespace peregrine::config

@@ -1,0 +1,80 @@
+// The committed conf/peregrine.conf and the option reference in
+// docs/configuration.md must equal what the option table generates, so the
+// shipped defaults and the documentation cannot drift from the code.
+// To regenerate after changing src/config/options.cpp:
+//   PEREGRINE_UPDATE_GENERATED=1 ctest -R config_generated_files
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "peregrine/config/load.h"
+#include "peregrine/config/render.h"
+#include "test_util.h"
+
+namespace peregrine::config {
+namespace {
+
+const std::string kConf = std::string(PEREGRINE_SOURCE_DIR) + "/conf/peregrine.conf";
+const std::string kDoc = std::string(PEREGRINE_SOURCE_DIR) + "/docs/configuration.md";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+bool updating() { return std::getenv("PEREGRINE_UPDATE_GENERATED") != nullptr; }
+
+const char* kHowToFix = "regenerate: PEREGRINE_UPDATE_GENERATED=1 ctest -R config_generated_files";
+
+TEST(GeneratedFiles, ShippedConfEqualsTheOptionTable) {
+  std::string expected = render_default_conf();
+  if (updating()) write(kConf, expected);
+  EXPECT_EQ(read(kConf), expected) << kConf << " differs from the option table; " << kHowToFix;
+}
+
+TEST(GeneratedFiles, DocReferenceEqualsTheOptionTable) {
+  std::string doc = read(kDoc);
+  size_t begin = doc.find(kDocBeginMarker);
+  size_t end = doc.find(kDocEndMarker);
+  ASSERT_NE(begin, std::string::npos) << kDoc << " lacks the begin marker";
+  ASSERT_NE(end, std::string::npos) << kDoc << " lacks the end marker";
+  end = doc.find('\n', end) + 1;
+  std::string expected = render_markdown_reference();
+  if (updating()) {
+    doc.replace(begin, end - begin, expected);
+    write(kDoc, doc);
+  }
+  EXPECT_EQ(doc.substr(begin, end - begin), expected) << kDoc << " option reference differs; " << kHowToFix;
+}
+
+TEST(GeneratedFiles, ShippedConfLoadsToTheDefaults) {
+  auto c = load_file(kConf);
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(testing::values(c->settings), testing::values(Settings::defaults()));
+  EXPECT_TRUE(c->origins.empty()) << "the shipped file should set nothing (all commented out)";
+  EXPECT_TRUE(c->volumes.empty());
+}
+
+TEST(GeneratedFiles, ExampleVolumeInTheConfIsValid) {
+  // Uncommenting the example volume must give a loadable file.
+  std::string text = read(kConf);
+  size_t at = text.find("#[volume.data]");
+  ASSERT_NE(at, std::string::npos);
+  std::string tail = text.substr(at);
+  std::string uncommented;
+  std::istringstream lines(tail);
+  for (std::string line; std::getline(lines, line);) uncommented += line.substr(1) + "\n";
+  auto c = parse_text(text.substr(0, at) + uncommented, "uncommented.conf");
+  ASSERT_TRUE(c) << c.status().message();
+  ASSERT_EQ(c->volumes.size(), 1u);
+  EXPECT_EQ(c->volumes[0].name, "data");
+}
+
+}  // namespace
+}  // namespace peregrine::config
