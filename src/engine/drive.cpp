@@ -324,14 +324,48 @@ void Drive::complete(const DeviceCompletion& c, uint64_t now) {
       return;
     }
   }
-  if (error != 0) ++counters_.errors;
   counters_.device_latency.record(now - t.dispatch_ns);
   SubIo* head = t.head;
   t.head = nullptr;
   --in_flight_ios_;
   free_tags_.push_back(c.tag);
   dirty_ = true;
+  if (error != 0 && head->chain_count > 1) {
+    retry_unmerged(head);
+    return;
+  }
+  if (error != 0) ++counters_.errors;
   finish_chain(head, error);
+}
+
+void Drive::retry_unmerged(SubIo* head) {
+  // A merged IO failed. Send each piece again on its own, ahead of the
+  // backlog, so that only the requests whose own bytes fail see the error.
+  SubIo* first = nullptr;
+  SubIo* last = nullptr;
+  uint32_t count = 0;
+  for (SubIo* s = head; s != nullptr;) {
+    SubIo* next = s->next;
+    s->next = nullptr;
+    s->chain_tail = s;
+    s->chain_bytes = s->length;
+    s->chain_count = 1;
+    s->backlog_next = nullptr;
+    if (last != nullptr) {
+      last->backlog_next = s;
+    } else {
+      first = s;
+    }
+    last = s;
+    ++count;
+    s = next;
+  }
+  last->backlog_next = backlog_head_;
+  backlog_head_ = first;
+  if (backlog_tail_ == nullptr) backlog_tail_ = last;
+  backlog_ios_ += count;
+  queued_.fetch_add(count);  // dispatch_backlog() takes them off again
+  ++counters_.retried_unmerged;
 }
 
 void Drive::finish_chain(SubIo* head, int error) {

@@ -81,6 +81,7 @@ class Drive {
   size_t reap_and_complete();
   void complete(const DeviceCompletion& c, uint64_t now);
   void finish_chain(SubIo* head, int error);
+  void retry_unmerged(SubIo* head);
   void publish_stats(bool force);
   bool inboxes_empty() const;
   void release_pressure();

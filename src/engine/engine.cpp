@@ -66,6 +66,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
       device = std::move(base);
     }
     if (spec.faults) device = std::make_unique<FaultInjectingDevice>(std::move(device), *spec.faults);
+    if (spec.wrap_device) device = spec.wrap_device(std::move(device));
     engine->drives_.push_back(
         std::make_unique<Drive>(i, engine->config_, std::move(device), spec.queue_depth, cpus[i]));
   }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,8 @@ struct DriveSpec {
   int numa_node = -1;
   std::optional<ShapeParams> shape;  // tests and benchmarks only
   std::optional<FaultPlan> faults;   // tests only
+  // Tests only: wraps the finished device stack (e.g. to hold completions).
+  std::function<std::unique_ptr<DeviceQueue>(std::unique_ptr<DeviceQueue>)> wrap_device;
 };
 
 class Submitter;

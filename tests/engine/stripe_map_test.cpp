@@ -1,0 +1,63 @@
+// Striping map: pieces cover a range exactly once, in order, never cross a
+// stripe unit, land where RAID-0 puts them, and map back.
+#include "peregrine/engine/stripe_map.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace peregrine {
+namespace {
+
+TEST(StripeMap, PlacesUnitsRoundRobin) {
+  StripeMap map(4, 4096, 8192, 4096 * 100);
+  StripePiece p = map.piece_at(5 * 4096 + 10, 100);
+  EXPECT_EQ(p.member, 1u);                        // unit 5 -> member 5 mod 4
+  EXPECT_EQ(p.member_offset, 8192u + 4096 + 10);  // row 5 div 4 = 1
+  EXPECT_EQ(p.length, 100u);
+  EXPECT_EQ(map.volume_size(), 4u * 4096 * 100);
+}
+
+TEST(StripeMap, RandomGeometriesCoverRangesExactlyOnceAndMapBack) {
+  std::mt19937_64 rng(42);
+  for (int g = 0; g < 200; ++g) {
+    uint32_t members = 1 + rng() % 16;
+    uint32_t unit = 4096u << (rng() % 9);  // 4 KiB .. 1 MiB
+    uint64_t rows = 1 + rng() % 64;
+    uint64_t data_start = (rng() % 4) * 4096;
+    StripeMap map(members, unit, data_start, rows * unit);
+    for (int r = 0; r < 50; ++r) {
+      uint64_t off = rng() % map.volume_size();
+      uint64_t len = 1 + rng() % (map.volume_size() - off);
+      uint64_t expect_off = off;
+      uint64_t count = 0;
+      map.split(off, len, [&](const StripePiece& p) {
+        ASSERT_EQ(p.volume_offset, expect_off) << "pieces out of order or overlapping";
+        ASSERT_GT(p.length, 0u);
+        // A piece never crosses a stripe-unit boundary.
+        ASSERT_EQ(p.volume_offset / unit, (p.volume_offset + p.length - 1) / unit);
+        ASSERT_LT(p.member, members);
+        ASSERT_GE(p.member_offset, data_start);
+        ASSERT_LE(p.member_offset + p.length, data_start + rows * unit);
+        ASSERT_EQ(map.volume_offset(p.member, p.member_offset), p.volume_offset);
+        expect_off += p.length;
+        ++count;
+      });
+      ASSERT_EQ(expect_off, off + len) << "pieces do not cover the range";
+      ASSERT_EQ(count, map.piece_count(off, len));
+    }
+  }
+}
+
+TEST(StripeMap, DistinctVolumeOffsetsNeverShareAMemberByte) {
+  StripeMap map(3, 4096, 0, 4096 * 8);
+  std::vector<std::vector<bool>> used(3, std::vector<bool>(4096 * 8 / 512, false));
+  for (uint64_t off = 0; off < map.volume_size(); off += 512) {
+    StripePiece p = map.piece_at(off, 512);
+    ASSERT_FALSE(used[p.member][p.member_offset / 512]);
+    used[p.member][p.member_offset / 512] = true;
+  }
+}
+
+}  // namespace
+}  // namespace peregrine
