@@ -1,6 +1,7 @@
-// The committed conf/peregrine.conf and the option reference in
-// docs/configuration.md must equal what the option table generates, so the
-// shipped defaults and the documentation cannot drift from the code.
+// The committed conf/peregrine.conf and the option references in
+// docs/configuration.md and packaging/man/peregrine.conf.5 must equal what
+// the option table generates, so the shipped defaults and the documentation
+// cannot drift from the code.
 // To regenerate after changing src/config/options.cpp:
 //   PEREGRINE_UPDATE_GENERATED=1 ctest -R config_generated_files
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@ namespace {
 
 const std::string kConf = std::string(PEREGRINE_SOURCE_DIR) + "/conf/peregrine.conf";
 const std::string kDoc = std::string(PEREGRINE_SOURCE_DIR) + "/docs/configuration.md";
+const std::string kMan = std::string(PEREGRINE_SOURCE_DIR) + "/packaging/man/peregrine.conf.5";
 
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -38,19 +40,30 @@ TEST(GeneratedFiles, ShippedConfEqualsTheOptionTable) {
   EXPECT_EQ(read(kConf), expected) << kConf << " differs from the option table; " << kHowToFix;
 }
 
-TEST(GeneratedFiles, DocReferenceEqualsTheOptionTable) {
-  std::string doc = read(kDoc);
-  size_t begin = doc.find(kDocBeginMarker);
-  size_t end = doc.find(kDocEndMarker);
-  ASSERT_NE(begin, std::string::npos) << kDoc << " lacks the begin marker";
-  ASSERT_NE(end, std::string::npos) << kDoc << " lacks the end marker";
-  end = doc.find('\n', end) + 1;
-  std::string expected = render_markdown_reference();
+// Checks (or, when updating, rewrites) the lines of `path` from the line
+// holding `begin` through the line holding `end`.
+void expect_generated_region(const std::string& path, std::string_view begin_marker, std::string_view end_marker,
+                             const std::string& expected) {
+  std::string text = read(path);
+  size_t begin = text.find(begin_marker);
+  size_t end = text.find(end_marker);
+  ASSERT_NE(begin, std::string::npos) << path << " lacks the line " << begin_marker;
+  ASSERT_NE(end, std::string::npos) << path << " lacks the line " << end_marker;
+  end = text.find('\n', end) + 1;
   if (updating()) {
-    doc.replace(begin, end - begin, expected);
-    write(kDoc, doc);
+    text.replace(begin, end - begin, expected);
+    write(path, text);
+    end = begin + expected.size();
   }
-  EXPECT_EQ(doc.substr(begin, end - begin), expected) << kDoc << " option reference differs; " << kHowToFix;
+  EXPECT_EQ(text.substr(begin, end - begin), expected) << path << ": generated part differs; " << kHowToFix;
+}
+
+TEST(GeneratedFiles, DocReferenceEqualsTheOptionTable) {
+  expect_generated_region(kDoc, kDocBeginMarker, kDocEndMarker, render_markdown_reference());
+}
+
+TEST(GeneratedFiles, ManPageReferenceEqualsTheOptionTable) {
+  expect_generated_region(kMan, kManBeginMarker, kManEndMarker, render_man_reference());
 }
 
 TEST(GeneratedFiles, ShippedConfLoadsToTheDefaults) {

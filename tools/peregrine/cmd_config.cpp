@@ -21,7 +21,7 @@ namespace cfg = peregrine::config;
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: peregrine config check [FILE] [-o KEY=VALUE[,KEY=VALUE...]]... [--volume NAME]\n"
-               "       peregrine config defaults [--format=toml|markdown]\n"
+               "       peregrine config defaults [--format=toml|markdown|man]\n"
                "\n"
                "check     Validate FILE (default %s) and print the effective\n"
                "          configuration as TOML, each value annotated with where it was set.\n"
@@ -31,7 +31,8 @@ void usage(FILE* out) {
                "          Exit status: 0 valid, 1 refused (the message names file, line,\n"
                "          key, value and what is allowed), 2 usage error.\n"
                "defaults  Print every option at its built-in default: as the commented\n"
-               "          conf file (toml, the default) or as the Markdown option reference.\n",
+               "          conf file (toml, the default), or as the option reference of\n"
+               "          docs/configuration.md (markdown) or of peregrine.conf(5) (man).\n",
                std::string(cfg::kDefaultConfigPath).c_str());
 }
 
@@ -124,8 +125,10 @@ int defaults(int argc, char** argv) {
     std::fputs(cfg::render_default_conf().c_str(), stdout);
   } else if (format == "markdown") {
     std::fputs(cfg::render_markdown_reference().c_str(), stdout);
+  } else if (format == "man") {
+    std::fputs(cfg::render_man_reference().c_str(), stdout);
   } else {
-    return usage_error("--format must be toml or markdown, not '" + format + "'");
+    return usage_error("--format must be toml, markdown or man, not '" + format + "'");
   }
   return 0;
 }
