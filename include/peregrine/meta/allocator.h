@@ -1,0 +1,86 @@
+// Free-space allocator over the volume's data area.
+//
+// Free space is a map by offset (merging neighbours) plus a set by size
+// (best fit). Sequential writers get large contiguous, stripe-aligned
+// allocations: the first allocation of a file carves a window (a multiple
+// of stripe_unit x member_count, at least Options::alloc_window) starting on
+// a full-stripe boundary, hands out what was asked, and keeps the rest as
+// the file's in-memory reservation, from which the file's next allocations
+// continue contiguously. Reservations are never persisted (a crash simply
+// forgets them) and are given back at close, at delete, or when the volume
+// would otherwise be full.
+//
+// Space freed by an operation is "deferred" until the journal record that
+// freed it is durable: reusing it earlier could let a crash revive the old
+// owner pointing at another file's new bytes.
+//
+// The free map is never persisted: mount rebuilds it from the extent maps.
+//
+// Thread rules: every method takes the allocator's own mutex, so it may be
+// called from the namespace (under Metadata's lock) and from the journal
+// commit path (release_durable) at once. Lock order: namespace -> allocator.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "peregrine/meta/extent_map.h"
+#include "peregrine/meta/types.h"
+
+namespace peregrine::meta {
+
+class Allocator {
+ public:
+  Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window);
+
+  // Rebuild: marks [off, off + len) in use. false when part of it is not
+  // free (two extents overlap, or outside the data area).
+  bool mark_used(uint64_t off, uint64_t len);
+  // Allocates `len` bytes (multiple of 4096) for `owner`, continuing at
+  // `goal` (volume offset, 0 = none) when possible. Appends the ranges in
+  // order to *out. 0, or -ENOSPC with nothing allocated.
+  int allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolRange>* out);
+  // Gives space back now (allocation undone before anything referenced it).
+  void free_now(VolRange r);
+  // Gives space back once journal sequence `lsn` is durable.
+  void free_deferred(uint64_t lsn, VolRange r);
+  void release_durable(uint64_t durable_lsn);
+  void drop_reservation(Ino owner);
+  void drop_all_reservations();
+
+  uint64_t total_bytes() const { return data_size_; }
+  // Free for statfs: includes reservations and deferred frees.
+  uint64_t free_bytes() const;
+  uint64_t deferred_bytes() const;
+  // Copy of the free map (offset -> length), reservations and deferred
+  // frees counted as free. For fsck and tests.
+  std::map<uint64_t, uint64_t> free_map() const;
+
+ private:
+  void insert_free(uint64_t off, uint64_t len);   // merges neighbours
+  void take(uint64_t off, uint64_t len);          // must lie in one free extent
+  // Finds a free region of at least `want` bytes, stripe-aligned if it can.
+  bool find_region(uint64_t want, uint64_t* off, uint64_t* len);
+  void drop_reservation_locked(Ino owner);
+
+  const uint64_t data_offset_;
+  const uint64_t data_size_;
+  const uint64_t stripe_width_;
+  const uint64_t window_;
+
+  mutable std::mutex mu_;
+  std::map<uint64_t, uint64_t> by_off_;
+  std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, off)
+  uint64_t free_ = 0;                                // bytes in by_off_
+  std::unordered_map<Ino, VolRange> reserved_;
+  uint64_t reserved_bytes_ = 0;
+  std::deque<std::pair<uint64_t, VolRange>> deferred_;
+  uint64_t deferred_bytes_ = 0;
+};
+
+}  // namespace peregrine::meta

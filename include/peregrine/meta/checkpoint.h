@@ -1,0 +1,70 @@
+// Checkpoints: a full serialisation of the Model written into one of two
+// slots, alternately (slot = seq % 2), so the previous checkpoint stays
+// valid while the next one is being written. A checkpoint records the
+// journal position and sequence number from which replay continues.
+//
+// Write order: body blocks, flush, header block (one 4 KiB write, so it
+// lands whole or not at all), flush. A slot whose header is all zeros has
+// never been written; if both are, the area is fresh (mkfs zeroed it).
+// Byte layout in docs/metadata-format.md.
+//
+// Thread rules: pure functions plus blocking VolumeIo calls; the caller
+// serialises writers (Metadata writes checkpoints only from the journal
+// commit leader).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "peregrine/meta/layout.h"
+#include "peregrine/meta/model.h"
+#include "peregrine/util/result.h"
+#include "peregrine/volume/volume_io.h"
+
+namespace peregrine::meta {
+
+inline constexpr uint32_t kCheckpointMagic = 0x4B434750;  // "PGCK"
+inline constexpr uint16_t kCheckpointVersion = 1;
+
+struct CheckpointHeader {
+  uint64_t seq = 0;           // 1, 2, 3, ... ; slot = seq % 2
+  uint64_t next_lsn = 1;      // first journal sequence not covered
+  uint64_t journal_tail = 0;  // logical journal position where replay starts
+  uint64_t journal_size = 0;  // ring size it was written with
+  uint64_t body_len = 0;
+  uint32_t body_crc = 0;
+  uint64_t next_ino = 0;
+  uint64_t inode_count = 0;
+  uint64_t data_offset = 0;
+  uint64_t data_size = 0;
+  bool operator==(const CheckpointHeader&) const = default;
+};
+
+// Header block <-> struct (block is 4096 bytes). decode false when the magic,
+// version, or header checksum is wrong.
+void encode_checkpoint_header(const CheckpointHeader& h, std::span<std::byte> block);
+bool decode_checkpoint_header(std::span<const std::byte> block, CheckpointHeader* h);
+
+std::string encode_checkpoint_body(const Model& m);
+// Checked decode: refuses malformed bodies, duplicate inodes, entries that
+// name missing inodes, overlapping extents within a file, directories with
+// two parents. `next_ino` from the header is applied.
+Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t next_ino);
+
+// Writes body then header into slot h.seq % 2 (see write order above).
+// ENOSPC with a message when the body does not fit the slot.
+Status write_checkpoint(VolumeIo& io, const MetaLayout& l, CheckpointHeader h, const std::string& body);
+
+// What a slot holds.
+struct SlotState {
+  bool empty = false;  // header block all zeros
+  bool valid = false;  // header and body checksums good
+  std::string problem;  // why not valid (for fsck / mount messages)
+  CheckpointHeader header;
+  std::string body;    // when valid
+};
+SlotState read_checkpoint_slot(VolumeIo& io, const MetaLayout& l, int slot);
+
+}  // namespace peregrine::meta

@@ -1,0 +1,38 @@
+// One inode of the in-memory model: attributes, symlink target, xattrs,
+// the extent map (regular files) and the entries (directories).
+//
+// Thread rules: none inside; every Inode is owned by the Model and guarded
+// by Metadata's namespace lock (shared to read, exclusive to change).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "peregrine/meta/directory.h"
+#include "peregrine/meta/extent_map.h"
+#include "peregrine/meta/types.h"
+
+namespace peregrine::meta {
+
+struct Inode {
+  InodeAttr attr;  // attr.blocks is derived from `extents` on getattr
+  std::string symlink;                         // S_IFLNK only
+  std::map<std::string, std::string> xattrs;   // name -> value
+  ExtentMap extents;                           // S_IFREG only
+  std::unique_ptr<Directory> dir;              // S_IFDIR only
+
+  // Derived / volatile state (not persisted as such):
+  Ino parent = 0;           // directories: the one directory holding them
+  uint32_t open_count = 0;  // open handles (unlinked-but-open files)
+  uint64_t last_lsn = 0;    // journal sequence of the last change (fsync)
+
+  bool is_dir() const { return S_ISDIR(attr.mode); }
+  bool is_reg() const { return S_ISREG(attr.mode); }
+  bool is_symlink() const { return S_ISLNK(attr.mode); }
+};
+
+}  // namespace peregrine::meta

@@ -1,0 +1,148 @@
+// The metadata journal: a ring of checksummed, sequence-numbered batches of
+// records in the metadata area, with group commit.
+//
+// Every operation appends one record (an encoded Txn) to an in-memory
+// pending buffer and gets a journal sequence number (lsn). commit(lsn)
+// makes everything up to lsn durable: the first waiting thread becomes the
+// commit leader, takes ALL pending records (other threads' too) and writes
+// them as one batch: flush (so data writes completed before their
+// "written" records are durable first), write batch, flush. Threads that
+// arrive meanwhile wait on a condition variable and are usually covered by
+// the next batch: many fsyncs share one journal write.
+//
+// Positions are logical byte offsets that only grow; the physical offset is
+// logical % ring size. A batch never straddles the ring end (the rest of the
+// ring is skipped). When the ring would fill past checkpoint_percent, the
+// leader writes a checkpoint instead of the batch (the checkpoint covers the
+// pending records), which moves the replay start (tail) up to the head.
+//
+// Thread rules: append() takes the journal mutex briefly and never blocks
+// on IO; callers hold Metadata's namespace lock exclusively while appending,
+// so lsn order equals apply order. commit() must be called WITHOUT the
+// namespace lock: the leader may call the checkpoint function, which takes
+// the namespace lock shared. Lock order: namespace -> journal -> allocator.
+// A background thread commits every commit_interval_ms and when pending
+// records exceed pending_commit_bytes.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "peregrine/meta/layout.h"
+#include "peregrine/meta/records.h"
+#include "peregrine/util/result.h"
+#include "peregrine/volume/volume_io.h"
+
+namespace peregrine::meta {
+
+inline constexpr uint32_t kBatchMagic = 0x424A4750;  // "PGJB"
+inline constexpr uint16_t kBatchVersion = 1;
+inline constexpr size_t kBatchHeaderBytes = 64;
+
+struct JournalPosition {
+  uint64_t head = 0;      // logical position of the next batch
+  uint64_t tail = 0;      // logical replay start of the newest checkpoint
+  uint64_t next_lsn = 1;  // sequence number of the next record
+};
+
+struct BatchHeader {
+  uint64_t logical_pos = 0;
+  uint64_t first_lsn = 0;
+  uint32_t record_count = 0;
+  uint32_t payload_len = 0;
+  uint64_t batch_len = 0;  // header + payload rounded up to 4096
+  uint32_t payload_crc = 0;
+};
+
+// Encodes a whole batch (header + payload, zero padded to 4 KiB).
+std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload);
+// Checks the header in the first 64 bytes (magic, version, header crc).
+bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h);
+// Checks a whole batch (header, payload crc) and decodes its records.
+bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns);
+
+struct ReplayResult {
+  JournalPosition end;      // where the next batch goes
+  uint64_t batches = 0;
+  uint64_t records = 0;
+  std::string stop_reason;  // why replay stopped (torn tail, end, ...)
+};
+// Replays batches from `start` (tail, next_lsn) in order, calling apply on
+// every record, until the first batch that is missing, torn or out of
+// sequence. An apply error or an undecodable batch whose checksum is valid
+// is an error (EUCLEAN).
+Expected<ReplayResult> replay_journal(VolumeIo& io, const MetaLayout& l, JournalPosition start,
+                                      const std::function<int(const Txn&)>& apply);
+
+class Journal {
+ public:
+  using CheckpointFn = std::function<int()>;
+
+  Journal(VolumeIo& io, const MetaLayout& l, JournalPosition start, uint32_t checkpoint_percent,
+          uint64_t pending_commit_bytes);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Set once before use. The checkpoint function runs on the commit leader:
+  // it takes the namespace lock shared, calls take_for_checkpoint(),
+  // serialises the model, releases the lock, writes the checkpoint and
+  // calls checkpoint_done(). Returns 0 or -errno.
+  void set_checkpoint_fn(CheckpointFn fn) { checkpoint_fn_ = std::move(fn); }
+  // Called (under the journal mutex) whenever the durable lsn advances.
+  void set_durable_hook(std::function<void(uint64_t)> fn) { durable_hook_ = std::move(fn); }
+  void start_background(uint32_t interval_ms);
+  void stop_background();
+
+  uint64_t append(const Txn& txn);
+  // Blocks until lsn <= target is durable. 0, or -errno once the journal has
+  // failed (every later commit fails too: the volume needs a remount).
+  int commit(uint64_t target);
+  int commit_all() { return commit(last_lsn()); }
+  // Commits everything and writes a checkpoint.
+  int checkpoint();
+
+  // For the checkpoint function (commit leader only).
+  JournalPosition take_for_checkpoint();
+  void checkpoint_done(const JournalPosition& covered);
+
+  uint64_t last_lsn() const;
+  uint64_t durable_lsn() const;
+  int error() const;
+  JournalPosition position() const;
+  uint64_t batches_written() const;
+
+ private:
+  int commit_impl(uint64_t target, bool force_checkpoint);
+  int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload);
+  void background_loop(uint32_t interval_ms);
+
+  VolumeIo& io_;
+  const MetaLayout layout_;
+  const uint32_t checkpoint_percent_;
+  const uint64_t pending_commit_bytes_;
+  CheckpointFn checkpoint_fn_;
+  std::function<void(uint64_t)> durable_hook_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;     // commit finished
+  std::condition_variable bg_cv_;  // work for the background committer
+  std::string pending_;
+  uint32_t pending_count_ = 0;
+  uint64_t pending_first_lsn_ = 1;
+  JournalPosition pos_;
+  uint64_t durable_lsn_ = 0;
+  bool committing_ = false;
+  int failed_ = 0;
+  bool stop_ = false;
+  uint64_t batches_ = 0;
+  std::thread bg_;
+};
+
+}  // namespace peregrine::meta

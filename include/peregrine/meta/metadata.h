@@ -1,0 +1,251 @@
+// The metadata layer's operations API, called by the FUSE daemon.
+//
+// Metadata owns the in-memory Model (inodes, directories, extent maps,
+// xattrs, orphans), the Allocator over the data area, and the Journal. Every
+// changing operation applies a transaction (records.h) to the Model and
+// appends it to the journal before returning; it becomes durable at the
+// next group commit (background, every Options::commit_interval_ms), or
+// when fsync()/sync() is called, or at unmount. See docs/metadata-format.md
+// for the durability contract.
+//
+// Errors: every int-returning call returns 0 or -errno. Common ones:
+// ENOENT (no such inode or entry), ENOTDIR, EISDIR, EEXIST, ENOTEMPTY,
+// ENAMETOOLONG (name > 255 bytes), EINVAL (bad argument), ENOSPC, EIO (the
+// journal failed earlier; the volume must be remounted).
+//
+// Not done here (the caller's job): permission checks (the kernel's
+// default_permissions), umask (pass mode & ~umask), clearing suid/sgid on
+// write/chown (pass the new mode in setattr), "." and ".." in readdir
+// (cookies 1 and 2 are free for them), sub-block IO (read-modify-write of
+// partial 4 KiB blocks, see prepare_write), zeroing the tail of a partial
+// last block before a file is extended past it, and zeroing partial blocks
+// at the edges of punch_hole / zero-range.
+//
+// Special files: FIFOs, sockets, character and block devices are supported
+// by mknod (an inode with rdev; no data).
+//
+// Thread rules: any number of threads may call any method at once.
+// - ns_mu_ (std::shared_mutex) guards the Model: lookups, getattr, readdir,
+//   readlink, getxattr/listxattr, map_read, seek and statfs take it shared;
+//   everything that changes state (including open/release and
+//   complete_write from IO completion threads) takes it exclusively. It is
+//   never held while waiting for IO.
+// - The Journal has its own mutex/condvars; fsync/sync wait there, without
+//   ns_mu_. The Allocator has its own mutex.
+// - Lock order: ns_mu_ -> journal -> allocator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "peregrine/meta/allocator.h"
+#include "peregrine/meta/journal.h"
+#include "peregrine/meta/layout.h"
+#include "peregrine/meta/model.h"
+#include "peregrine/meta/types.h"
+#include "peregrine/util/result.h"
+#include "peregrine/volume/volume_io.h"
+
+namespace peregrine::meta {
+
+struct DirEntry {
+  std::string name;
+  Ino ino = 0;
+  uint32_t type = 0;    // S_IF* bits of the child
+  uint64_t cookie = 0;  // pass back to readdir to continue after this entry
+};
+
+struct StatFs {
+  uint64_t block_size = kBlockSize;
+  uint64_t total_blocks = 0;
+  uint64_t free_blocks = 0;
+  uint64_t files = 0;
+  uint64_t files_free = 0;
+  uint32_t name_max = kNameMax;
+};
+
+// One piece of a read: `len` bytes of the file at file_off either come from
+// the volume at vol_off (kData) or are zeros (kZero: hole or unwritten).
+struct Segment {
+  enum Kind : uint8_t { kData, kZero };
+  uint64_t file_off = 0;
+  uint64_t vol_off = 0;
+  uint64_t len = 0;
+  Kind kind = kZero;
+  bool operator==(const Segment&) const = default;
+};
+
+// A block-aligned piece of a write: write file bytes [file_off, +len) to the
+// volume at vol_off. `written` false = the blocks are freshly allocated or
+// unwritten: a partial-block write must fill the rest of the block with
+// zeros, not with what the volume holds there.
+struct WriteRange {
+  uint64_t file_off = 0;
+  uint64_t vol_off = 0;
+  uint64_t len = 0;
+  bool written = false;
+  bool operator==(const WriteRange&) const = default;
+};
+
+struct SetAttrIn {
+  enum : uint32_t {
+    kMode = 1, kUid = 2, kGid = 4, kSize = 8,
+    kAtime = 16, kMtime = 32, kAtimeNow = 64, kMtimeNow = 128, kCtime = 256,
+  };
+  uint32_t valid = 0;
+  uint32_t mode = 0;  // permission bits (07777); the type is kept
+  uint32_t uid = 0, gid = 0;
+  uint64_t size = 0;
+  int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
+};
+
+struct MountReport {
+  bool fresh = false;             // empty filesystem created
+  uint64_t checkpoint_seq = 0;    // checkpoint loaded
+  uint64_t replayed_batches = 0;
+  uint64_t replayed_records = 0;
+  uint64_t orphans_freed = 0;
+  std::string journal_stop;       // why replay stopped
+};
+
+class Metadata {
+ public:
+  // Loads the newest valid checkpoint, replays the journal, rebuilds the
+  // allocator, frees orphans, and checkpoints if anything was replayed.
+  // An all-zero metadata area becomes a fresh filesystem (root = ino 1,
+  // 0755 root:root). Fails with a message when no checkpoint is valid in a
+  // used area, when the journal is inconsistent, or when extents overlap
+  // (run fsck).
+  static Expected<std::unique_ptr<Metadata>> mount(VolumeIo& io, const Geometry& g, Options opt = {});
+  // Stops the background committer. Does NOT checkpoint: call unmount().
+  ~Metadata();
+  Metadata(const Metadata&) = delete;
+  Metadata& operator=(const Metadata&) = delete;
+
+  // Commit everything, write a checkpoint, flush. After it returns ok the
+  // whole state is durable and the next mount replays nothing.
+  Status unmount();
+  const MountReport& mount_report() const { return report_; }
+
+  // ---- namespace ----
+  // Attributes of the entry `name` in directory `parent`.
+  int lookup(Ino parent, std::string_view name, InodeAttr* out);
+  int getattr(Ino ino, InodeAttr* out);
+  // Regular file (S_IFREG or type 0), FIFO, socket, char/block device.
+  // EINVAL for S_IFDIR/S_IFLNK. New inode owned by cred (group of a setgid
+  // parent); parent mtime/ctime updated.
+  int mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, const Cred& cred, InodeAttr* out);
+  // mknod(S_IFREG) + open(): the returned inode is counted as open.
+  int create(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out);
+  // Child of a setgid directory inherits S_ISGID. EMLINK past 65000 subdirs.
+  int mkdir(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out);
+  // ENOENT for an empty target, ENAMETOOLONG past 4095 bytes.
+  int symlink(Ino parent, std::string_view name, std::string_view target, const Cred& cred, InodeAttr* out);
+  int readlink(Ino ino, std::string* target);  // EINVAL: not a symlink
+  // EPERM for directories, EMLINK past 65000 links, ENOENT for nlink 0.
+  int link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out);
+  // EISDIR for directories. An open file keeps existing (orphan) until its
+  // last release(); a crash frees it at the next mount.
+  int unlink(Ino parent, std::string_view name);
+  // ENOTDIR, ENOTEMPTY, EBUSY for the root.
+  int rmdir(Ino parent, std::string_view name);
+  // flags: 0, RENAME_NOREPLACE (EEXIST if the target exists) or
+  // RENAME_EXCHANGE (ENOENT if it does not); both: EINVAL. POSIX rules:
+  // a dir may replace only an empty dir (ENOTEMPTY / ENOTDIR), a non-dir
+  // only a non-dir (EISDIR); moving a dir into its own subtree is EINVAL;
+  // two links to the same inode: nothing happens, 0.
+  int rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags);
+  // chmod/chown/truncate/utimens. ctime becomes now (or in.ctime_ns with
+  // kCtime). kSize on a directory: EISDIR; on other non-regular: EINVAL.
+  // Truncating frees the blocks past the new size (whole blocks).
+  int setattr(Ino ino, const SetAttrIn& in, InodeAttr* out);
+  // Entries with cookie > `cookie` (0 = from the start), at most `max`,
+  // in stable order. An empty result means the end.
+  int readdir(Ino dir, uint64_t cookie, size_t max, std::vector<DirEntry>* out);
+
+  // ---- xattrs ----  flags: XATTR_CREATE (EEXIST if present),
+  // XATTR_REPLACE (ENODATA if absent). Name > 255: ERANGE; value > 64 KiB:
+  // E2BIG. The caller handles the size-0 probe and ERANGE for short buffers.
+  int getxattr(Ino ino, std::string_view name, std::string* value);  // ENODATA
+  int setxattr(Ino ino, std::string_view name, std::string_view value, int flags);
+  int listxattr(Ino ino, std::vector<std::string>* names);
+  int removexattr(Ino ino, std::string_view name);  // ENODATA
+
+  int statfs(StatFs* out);
+
+  // ---- open files ----
+  int open(Ino ino);     // counts an open handle
+  int release(Ino ino);  // last release of an unlinked inode frees it
+
+  // ---- data mapping (block granularity, 4096) ----
+  // Where to read file bytes [off, off + len), clipped to the file size.
+  int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out);
+  // Allocates (unwritten) whatever is unmapped in the blocks covering
+  // [off, off + len) and returns the block-aligned ranges to write. Does not
+  // change the size. EFBIG past 2^60, ENOSPC when the volume is full.
+  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out);
+  // After the data writes of `ranges` completed: marks them written (only
+  // where the file still maps them to the same volume bytes), raises the
+  // size to new_size if larger, updates mtime/ctime. Called from IO
+  // completion threads.
+  int complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size);
+  // mode: 0 or FALLOC_FL_KEEP_SIZE (allocate unwritten), FALLOC_FL_PUNCH_HOLE
+  // | FALLOC_FL_KEEP_SIZE, FALLOC_FL_ZERO_RANGE [| KEEP_SIZE]. Others:
+  // EOPNOTSUPP. Punch/zero act on whole blocks inside the range.
+  int fallocate(Ino ino, int mode, uint64_t off, uint64_t len);
+  // whence SEEK_DATA / SEEK_HOLE (unwritten extents count as holes). ENXIO
+  // past EOF.
+  int seek(Ino ino, uint64_t off, int whence, uint64_t* result);
+
+  // ---- durability ----
+  // Waits until the journal is durable up to this inode's last change (and
+  // so every earlier change of any inode). Call after the file's data
+  // writes completed (and their complete_write).
+  int fsync(Ino ino);
+  int sync();        // everything so far
+  int checkpoint();  // sync + write a checkpoint now
+
+  // ---- for fsck, tools and tests ----
+  std::string dump() const;  // Model::dump() under the shared lock
+  std::map<uint64_t, uint64_t> free_map() const { return alloc_->free_map(); }
+  uint64_t journal_batches() const { return journal_->batches_written(); }
+  const MetaLayout& layout() const { return layout_; }
+  // Last error message of a failed checkpoint (e.g. "does not fit").
+  std::string last_error() const;
+
+ private:
+  struct TxnBuilder;
+  Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout);
+
+  int64_t now() const { return opt_.clock(); }
+  // Applies and journals a transaction; caller holds ns_mu_ exclusively.
+  int commit_txn(Txn&& txn);
+  int do_checkpoint();
+  int create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
+                  const Cred& cred, bool open_it, InodeAttr* out);
+  void drop_link(TxnBuilder& b, Inode* in);
+  bool is_ancestor(Ino maybe_ancestor, Ino ino) const;
+  InodeAttr attr_of(const Inode& in) const;
+  int allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be);
+
+  VolumeIo& io_;
+  const Geometry geo_;
+  Options opt_;
+  const MetaLayout layout_;
+
+  mutable std::shared_mutex ns_mu_;
+  Model model_;
+  std::unique_ptr<Allocator> alloc_;
+  std::unique_ptr<Journal> journal_;
+  uint64_t ckpt_seq_ = 0;  // commit leader only
+  MountReport report_;
+  mutable std::mutex err_mu_;
+  std::string last_error_;
+};
+
+}  // namespace peregrine::meta

@@ -1,0 +1,83 @@
+// Plain value types shared by the metadata layer: the volume geometry the
+// layer is given, tuning options, inode attributes, caller credentials, and
+// the limits the layer enforces. No locking: these are values owned by
+// whoever holds them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace peregrine::meta {
+
+using Ino = uint64_t;
+
+// Mapping granularity: extents, holes and allocation are in whole 4 KiB
+// blocks. Sub-block writes are the caller's read-modify-write.
+inline constexpr uint64_t kBlockSize = 4096;
+inline constexpr Ino kRootIno = 1;
+inline constexpr size_t kNameMax = 255;        // NAME_MAX
+inline constexpr size_t kSymlinkMax = 4095;    // PATH_MAX - 1
+inline constexpr size_t kXattrNameMax = 255;   // XATTR_NAME_MAX
+inline constexpr size_t kXattrValueMax = 65536;  // XATTR_SIZE_MAX
+// readdir cookies 1 and 2 are left to the FUSE layer for "." and "..";
+// real entries get cookies from 3 upwards, never reused within a directory.
+inline constexpr uint64_t kFirstDirCookie = 3;
+
+// Where the metadata lives and what the data area looks like, all in bytes
+// of the volume's logical space (see VolumeIo). Given by the volume layer.
+struct Geometry {
+  uint64_t meta_offset = 0;
+  uint64_t meta_size = 0;    // multiple of 4096, >= 16 MiB in production
+  uint64_t data_offset = 0;  // first byte of the data area (4096-aligned)
+  uint64_t data_size = 0;    // bytes of data area (rounded down to 4096)
+  uint64_t stripe_unit = 0;  // bytes per member per stripe
+  uint32_t member_count = 1;
+  uint64_t stripe_width() const { return stripe_unit * member_count; }
+};
+
+struct Options {
+  // Nanoseconds since the epoch; tests install a deterministic clock.
+  std::function<int64_t()> clock;
+  // Background group commit: every interval the journal is committed if
+  // anything is pending. 0 = only on fsync/sync/pressure (tests use this).
+  uint32_t commit_interval_ms = 1000;
+  // A checkpoint is written when the journal ring is this full (percent).
+  uint32_t checkpoint_percent = 50;
+  // In-memory records that force a background commit (bytes).
+  uint64_t pending_commit_bytes = 4 << 20;
+  // Allocation window for a file's sequential writes; rounded up to a
+  // multiple of the stripe width so a file spreads over every member.
+  uint64_t alloc_window = 8 << 20;
+  // Journal ring size; 0 = default split (see layout.h).
+  uint64_t journal_size = 0;
+};
+
+// Attributes of one inode, as getattr reports them. mode holds the S_IF*
+// type bits and the 07777 permission bits.
+struct InodeAttr {
+  Ino ino = 0;
+  uint64_t generation = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t nlink = 0;
+  uint64_t size = 0;
+  uint64_t rdev = 0;
+  int64_t atime_ns = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t blocks = 0;  // 512-byte units of allocated extents (st_blocks)
+  bool operator==(const InodeAttr&) const = default;
+};
+
+// The caller of an operation (from fuse_ctx). Permission checks are the
+// kernel's (default_permissions); this is used for ownership only.
+struct Cred {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+}  // namespace peregrine::meta

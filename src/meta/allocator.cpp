@@ -1,0 +1,266 @@
+// Allocator: best-fit, stripe-aligned windows, per-file reservations.
+#include "peregrine/meta/allocator.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <iterator>
+
+namespace peregrine::meta {
+
+namespace {
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+Allocator::Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window)
+    : data_offset_(data_offset),
+      data_size_(data_size / kBlockSize * kBlockSize),
+      stripe_width_(std::max<uint64_t>(stripe_width / kBlockSize * kBlockSize, kBlockSize)),
+      window_(round_up(std::max<uint64_t>(window, kBlockSize), std::max<uint64_t>(stripe_width_, kBlockSize))) {
+  if (data_size_ > 0) insert_free(data_offset_, data_size_);
+}
+
+void Allocator::insert_free(uint64_t off, uint64_t len) {
+  if (len == 0) return;
+  auto next = by_off_.lower_bound(off);
+  if (next != by_off_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      by_size_.erase({prev->second, prev->first});
+      off = prev->first;
+      len += prev->second;
+      free_ -= prev->second;
+      by_off_.erase(prev);
+    }
+  }
+  if (next != by_off_.end() && off + len == next->first) {
+    by_size_.erase({next->second, next->first});
+    len += next->second;
+    free_ -= next->second;
+    by_off_.erase(next);
+  }
+  by_off_[off] = len;
+  by_size_.insert({len, off});
+  free_ += len;
+}
+
+void Allocator::take(uint64_t off, uint64_t len) {
+  auto it = std::prev(by_off_.upper_bound(off));
+  const uint64_t fo = it->first, fl = it->second;
+  by_size_.erase({fl, fo});
+  by_off_.erase(it);
+  free_ -= fl;
+  if (off > fo) {
+    by_off_[fo] = off - fo;
+    by_size_.insert({off - fo, fo});
+    free_ += off - fo;
+  }
+  if (off + len < fo + fl) {
+    by_off_[off + len] = fo + fl - off - len;
+    by_size_.insert({fo + fl - off - len, off + len});
+    free_ += fo + fl - off - len;
+  }
+}
+
+bool Allocator::mark_used(uint64_t off, uint64_t len) {
+  std::lock_guard lk(mu_);
+  if (len == 0) return true;
+  auto it = by_off_.upper_bound(off);
+  if (it == by_off_.begin()) return false;
+  --it;
+  if (it->first + it->second < off + len) return false;
+  take(off, len);
+  return true;
+}
+
+bool Allocator::find_region(uint64_t want, uint64_t* off, uint64_t* len) {
+  // Smallest free extent that holds `want` starting on a full stripe.
+  for (auto it = by_size_.lower_bound({want, 0}); it != by_size_.end(); ++it) {
+    const uint64_t fo = it->second, fl = it->first;
+    const uint64_t aligned = round_up(fo, stripe_width_);
+    if (aligned + want <= fo + fl) {
+      *off = aligned;
+      *len = want;
+      return true;
+    }
+    // Extents much larger than asked always fit once aligned; stop scanning
+    // after a few near-misses to keep this O(log n) in practice.
+    if (fl >= want + stripe_width_) break;
+  }
+  auto it = by_size_.lower_bound({want, 0});
+  if (it != by_size_.end()) {
+    *off = it->second;
+    *len = want;
+    return true;
+  }
+  if (by_size_.empty()) return false;
+  // Fragmented: the largest piece there is.
+  auto last = std::prev(by_size_.end());
+  *off = last->second;
+  *len = last->first;
+  return true;
+}
+
+void Allocator::drop_reservation_locked(Ino owner) {
+  auto it = reserved_.find(owner);
+  if (it == reserved_.end()) return;
+  reserved_bytes_ -= it->second.len;
+  insert_free(it->second.off, it->second.len);
+  reserved_.erase(it);
+}
+
+int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolRange>* out) {
+  std::lock_guard lk(mu_);
+  len = round_up(len, kBlockSize);
+  if (len == 0) return 0;
+  uint64_t own = 0;
+  if (auto it = reserved_.find(owner); it != reserved_.end()) own = it->second.len;
+  if (free_ + own < len) {
+    // Take back everyone's reservations before saying no.
+    for (auto it = reserved_.begin(); it != reserved_.end();) {
+      if (it->first == owner) {
+        ++it;
+        continue;
+      }
+      reserved_bytes_ -= it->second.len;
+      insert_free(it->second.off, it->second.len);
+      it = reserved_.erase(it);
+    }
+    if (free_ + own < len) return -ENOSPC;
+  }
+  auto emit = [out](uint64_t off, uint64_t l) {
+    if (!out->empty() && out->back().off + out->back().len == off) {
+      out->back().len += l;
+    } else {
+      out->push_back({off, l});
+    }
+  };
+  uint64_t remaining = len;
+  // 1. Continue in this file's reservation when it follows the goal (or
+  //    there is no goal): a sequential writer stays contiguous.
+  if (auto it = reserved_.find(owner); it != reserved_.end()) {
+    VolRange& r = it->second;
+    if (goal == 0 || goal == r.off) {
+      const uint64_t n = std::min(remaining, r.len);
+      emit(r.off, n);
+      r.off += n;
+      r.len -= n;
+      reserved_bytes_ -= n;
+      remaining -= n;
+      if (r.len == 0) reserved_.erase(it);
+    }
+    if (remaining == 0) return 0;
+    if (!out->empty()) goal = out->back().off + out->back().len;
+    drop_reservation_locked(owner);  // used up, or the goal moved elsewhere
+  }
+  // 2. Extend in place right after the goal if that space is free.
+  if (goal != 0) {
+    auto it = by_off_.find(goal);
+    if (it != by_off_.end()) {
+      const uint64_t fl = it->second;
+      const uint64_t n = std::min(remaining, fl);
+      const uint64_t win = std::min(fl, round_up(n, window_));
+      take(goal, win);
+      emit(goal, n);
+      remaining -= n;
+      if (win > n) {
+        reserved_[owner] = {goal + n, win - n};
+        reserved_bytes_ += win - n;
+      }
+    }
+  }
+  // 3. Carve new windows.
+  while (remaining > 0) {
+    uint64_t off = 0, rlen = 0;
+    const uint64_t want = round_up(remaining, window_);
+    if (!find_region(want, &off, &rlen)) break;
+    if (rlen < want) {
+      // Only smaller pieces left: take a free extent (maybe all of it).
+      auto fit = by_size_.lower_bound({remaining, 0});
+      if (fit != by_size_.end()) {
+        off = fit->second;
+        rlen = std::min(fit->first, want);
+      }
+    }
+    take(off, rlen);
+    const uint64_t n = std::min(remaining, rlen);
+    emit(off, n);
+    remaining -= n;
+    if (rlen > n) {
+      drop_reservation_locked(owner);
+      reserved_[owner] = {off + n, rlen - n};
+      reserved_bytes_ += rlen - n;
+    }
+  }
+  if (remaining > 0) {  // cannot happen after the free_ check; be safe
+    for (const VolRange& r : *out) insert_free(r.off, r.len);
+    out->clear();
+    return -ENOSPC;
+  }
+  return 0;
+}
+
+void Allocator::free_now(VolRange r) {
+  std::lock_guard lk(mu_);
+  insert_free(r.off, r.len);
+}
+
+void Allocator::free_deferred(uint64_t lsn, VolRange r) {
+  std::lock_guard lk(mu_);
+  deferred_.push_back({lsn, r});
+  deferred_bytes_ += r.len;
+}
+
+void Allocator::release_durable(uint64_t durable_lsn) {
+  std::lock_guard lk(mu_);
+  while (!deferred_.empty() && deferred_.front().first <= durable_lsn) {
+    insert_free(deferred_.front().second.off, deferred_.front().second.len);
+    deferred_bytes_ -= deferred_.front().second.len;
+    deferred_.pop_front();
+  }
+}
+
+void Allocator::drop_reservation(Ino owner) {
+  std::lock_guard lk(mu_);
+  drop_reservation_locked(owner);
+}
+
+void Allocator::drop_all_reservations() {
+  std::lock_guard lk(mu_);
+  while (!reserved_.empty()) drop_reservation_locked(reserved_.begin()->first);
+}
+
+uint64_t Allocator::free_bytes() const {
+  std::lock_guard lk(mu_);
+  return free_ + reserved_bytes_ + deferred_bytes_;
+}
+
+uint64_t Allocator::deferred_bytes() const {
+  std::lock_guard lk(mu_);
+  return deferred_bytes_;
+}
+
+std::map<uint64_t, uint64_t> Allocator::free_map() const {
+  std::lock_guard lk(mu_);
+  std::map<uint64_t, uint64_t> m = by_off_;
+  auto add = [&m](uint64_t off, uint64_t len) {
+    auto next = m.lower_bound(off);
+    if (next != m.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        off = prev->first;
+        len += prev->second;
+        m.erase(prev);
+      }
+    }
+    if (next != m.end() && off + len == next->first) {
+      len += next->second;
+      m.erase(next);
+    }
+    m[off] = len;
+  };
+  for (const auto& [o, r] : reserved_) add(r.off, r.len);
+  for (const auto& [l, r] : deferred_) add(r.off, r.len);
+  return m;
+}
+
+}  // namespace peregrine::meta

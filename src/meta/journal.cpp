@@ -1,0 +1,306 @@
+// Journal: batch encoding, replay, and the group-commit ring writer.
+#include "peregrine/meta/journal.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "codec.h"
+#include "peregrine/util/aligned_buffer.h"
+#include "peregrine/util/crc32c.h"
+
+namespace peregrine::meta {
+
+namespace {
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload) {
+  const uint64_t total = round_up(kBatchHeaderBytes + payload.size(), kBlockSize);
+  std::string s;
+  s.reserve(total);
+  codec::Writer w(&s);
+  w.u32(kBatchMagic);
+  w.u16(kBatchVersion);
+  w.u16(0);
+  w.u32(0);  // header crc, patched
+  w.u32(crc32c(payload.data(), payload.size()));
+  w.u64(logical_pos);
+  w.u64(first_lsn);
+  w.u32(count);
+  w.u32(static_cast<uint32_t>(payload.size()));
+  w.u64(total);
+  s.resize(kBatchHeaderBytes, '\0');
+  const uint32_t hcrc = crc32c(s.data(), kBatchHeaderBytes);
+  codec::put_le32(reinterpret_cast<std::byte*>(s.data() + 8), hcrc);
+  s += payload;
+  s.resize(total, '\0');
+  return s;
+}
+
+bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h) {
+  if (bytes.size() < kBatchHeaderBytes) return false;
+  std::byte tmp[kBatchHeaderBytes];
+  std::memcpy(tmp, bytes.data(), kBatchHeaderBytes);
+  const uint32_t stored = codec::get_le32(tmp + 8);
+  codec::put_le32(tmp + 8, 0);
+  if (crc32c(tmp, kBatchHeaderBytes) != stored) return false;
+  codec::Reader r(std::span<const std::byte>(tmp, kBatchHeaderBytes));
+  if (r.u32() != kBatchMagic || r.u16() != kBatchVersion) return false;
+  r.u16();
+  r.u32();
+  h->payload_crc = r.u32();
+  h->logical_pos = r.u64();
+  h->first_lsn = r.u64();
+  h->record_count = r.u32();
+  h->payload_len = r.u32();
+  h->batch_len = r.u64();
+  return r.ok() && h->logical_pos % kBlockSize == 0 &&
+         h->batch_len == round_up(kBatchHeaderBytes + uint64_t{h->payload_len}, kBlockSize);
+}
+
+bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns) {
+  if (!decode_batch_header(bytes, h)) return false;
+  if (bytes.size() < kBatchHeaderBytes + uint64_t{h->payload_len}) return false;
+  auto payload = bytes.subspan(kBatchHeaderBytes, h->payload_len);
+  if (crc32c(payload) != h->payload_crc) return false;
+  if (h->record_count > h->payload_len / 8) return false;
+  txns->clear();
+  size_t pos = 0;
+  for (uint32_t i = 0; i < h->record_count; ++i) {
+    Txn t;
+    if (!decode_txn(payload, &pos, &t)) return false;
+    txns->push_back(std::move(t));
+  }
+  return pos == payload.size();
+}
+
+Expected<ReplayResult> replay_journal(VolumeIo& io, const MetaLayout& l, JournalPosition start,
+                                      const std::function<int(const Txn&)>& apply) {
+  ReplayResult res;
+  res.end = start;
+  const uint64_t ring = l.journal_size;
+  AlignedBuffer first(kBlockSize);
+  // Reads the batch whose header sits at logical `pos`; true when it is a
+  // complete, valid batch for this position and the expected lsn.
+  auto try_read = [&](uint64_t pos, AlignedBuffer* out, BatchHeader* h, std::vector<Txn>* txns,
+                      std::string* why) -> bool {
+    const uint64_t phys = pos % ring;
+    if (io.read(l.journal_off + phys, first.span()) != 0) {
+      *why = "read error";
+      return false;
+    }
+    if (!decode_batch_header(first.span(), h)) {
+      *why = "no valid batch header";
+      return false;
+    }
+    if (h->logical_pos != pos || h->first_lsn != res.end.next_lsn) {
+      *why = "stale batch (position or sequence does not follow)";
+      return false;
+    }
+    if (phys + h->batch_len > ring || pos + h->batch_len - start.tail > ring) {
+      *why = "batch length out of range";
+      return false;
+    }
+    *out = AlignedBuffer(h->batch_len);
+    if (io.read(l.journal_off + phys, out->span()) != 0) {
+      *why = "read error";
+      return false;
+    }
+    if (!decode_batch_header(out->span(), h) || crc32c(out->span().subspan(kBatchHeaderBytes, h->payload_len)) !=
+                                                     h->payload_crc) {
+      *why = "torn batch (payload checksum)";
+      return false;
+    }
+    if (!decode_batch(out->span(), h, txns)) {
+      *why = "undecodable";
+      return false;
+    }
+    return true;
+  };
+  for (;;) {
+    AlignedBuffer buf;
+    BatchHeader h;
+    std::vector<Txn> txns;
+    std::string why;
+    uint64_t pos = res.end.head;
+    bool ok = try_read(pos, &buf, &h, &txns, &why);
+    if (!ok && why == "undecodable")
+      return Status::error(EUCLEAN, "journal batch at " + std::to_string(pos) + " has a valid checksum but bad records");
+    if (!ok && pos % ring != 0) {
+      // The writer skips the end of the ring when a batch does not fit.
+      std::string why2;
+      const uint64_t wrapped = round_up(pos, ring);
+      if (wrapped - start.tail < ring && try_read(wrapped, &buf, &h, &txns, &why2)) {
+        ok = true;
+        pos = wrapped;
+      } else if (why2 == "undecodable") {
+        return Status::error(EUCLEAN, "journal batch at " + std::to_string(wrapped) + " has bad records");
+      }
+    }
+    if (!ok) {
+      res.stop_reason = why;
+      break;
+    }
+    for (const Txn& t : txns) {
+      if (int rc = apply(t); rc != 0)
+        return Status::error(-rc, "journal record " + std::to_string(res.end.next_lsn) + " does not apply");
+      ++res.end.next_lsn;
+      ++res.records;
+    }
+    ++res.batches;
+    res.end.head = pos + h.batch_len;
+  }
+  return res;
+}
+
+Journal::Journal(VolumeIo& io, const MetaLayout& l, JournalPosition start, uint32_t checkpoint_percent,
+                 uint64_t pending_commit_bytes)
+    : io_(io),
+      layout_(l),
+      checkpoint_percent_(checkpoint_percent ? checkpoint_percent : 50),
+      pending_commit_bytes_(pending_commit_bytes),
+      pending_first_lsn_(start.next_lsn),
+      pos_(start),
+      durable_lsn_(start.next_lsn - 1) {}
+
+Journal::~Journal() { stop_background(); }
+
+void Journal::start_background(uint32_t interval_ms) {
+  bg_ = std::thread([this, interval_ms] { background_loop(interval_ms); });
+}
+
+void Journal::stop_background() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_.joinable()) bg_.join();
+}
+
+void Journal::background_loop(uint32_t interval_ms) {
+  std::unique_lock lk(mu_);
+  while (!stop_) {
+    auto want = [this] { return stop_ || (pending_.size() >= pending_commit_bytes_ && !committing_); };
+    if (interval_ms) {
+      bg_cv_.wait_for(lk, std::chrono::milliseconds(interval_ms), want);
+    } else {
+      bg_cv_.wait(lk, want);
+    }
+    if (stop_) break;
+    if (pending_count_ == 0 || failed_) continue;
+    const uint64_t target = pos_.next_lsn - 1;
+    lk.unlock();
+    commit(target);
+    lk.lock();
+  }
+}
+
+uint64_t Journal::append(const Txn& txn) {
+  std::lock_guard lk(mu_);
+  encode_txn(txn, &pending_);
+  ++pending_count_;
+  const uint64_t lsn = pos_.next_lsn++;
+  if (pending_.size() >= pending_commit_bytes_) bg_cv_.notify_one();
+  return lsn;
+}
+
+int Journal::commit(uint64_t target) { return commit_impl(target, false); }
+int Journal::checkpoint() { return commit_impl(last_lsn(), true); }
+
+int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    if (failed_) return failed_;
+    if (durable_lsn_ >= target && !force_checkpoint) return 0;
+    if (committing_) {
+      cv_.wait(lk);
+      continue;
+    }
+    committing_ = true;
+    std::string payload = std::move(pending_);
+    pending_.clear();
+    const uint32_t count = pending_count_;
+    const uint64_t first = pending_first_lsn_;
+    const uint64_t last = pos_.next_lsn - 1;
+    pending_count_ = 0;
+    pending_first_lsn_ = pos_.next_lsn;
+    const uint64_t ring = layout_.journal_size;
+    const uint64_t blen = round_up(kBatchHeaderBytes + payload.size(), kBlockSize);
+    uint64_t at = pos_.head;
+    if (at % ring + blen > ring) at = round_up(at + 1, ring);
+    const bool ckpt =
+        force_checkpoint || (count > 0 && (at + blen - pos_.tail) * 100 > ring * checkpoint_percent_);
+    lk.unlock();
+    int rc = 0;
+    if (ckpt) {
+      rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
+    } else if (count > 0) {
+      rc = write_batch(at, first, count, payload);
+    }
+    lk.lock();
+    committing_ = false;
+    force_checkpoint = false;
+    if (rc != 0) {
+      failed_ = rc;
+    } else if (!ckpt) {
+      if (count > 0) {
+        pos_.head = at + blen;
+        ++batches_;
+      }
+      durable_lsn_ = std::max(durable_lsn_, last);
+    }
+    if (durable_hook_) durable_hook_(durable_lsn_);
+    cv_.notify_all();
+    if (rc != 0) return rc;
+  }
+}
+
+int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload) {
+  const std::string bytes = encode_batch(pos, first_lsn, count, payload);
+  AlignedBuffer buf(bytes.size());
+  std::memcpy(buf.data(), bytes.data(), bytes.size());
+  // Data writes that completed before their records were appended must be
+  // durable before the records that mark them written.
+  if (int rc = io_.flush(); rc != 0) return rc;
+  if (int rc = io_.write(layout_.journal_off + pos % layout_.journal_size, buf.span()); rc != 0) return rc;
+  return io_.flush();
+}
+
+JournalPosition Journal::take_for_checkpoint() {
+  std::lock_guard lk(mu_);
+  pending_.clear();
+  pending_count_ = 0;
+  pending_first_lsn_ = pos_.next_lsn;
+  return pos_;
+}
+
+void Journal::checkpoint_done(const JournalPosition& covered) {
+  std::lock_guard lk(mu_);
+  pos_.tail = covered.head;
+  durable_lsn_ = std::max(durable_lsn_, covered.next_lsn - 1);
+}
+
+uint64_t Journal::last_lsn() const {
+  std::lock_guard lk(mu_);
+  return pos_.next_lsn - 1;
+}
+uint64_t Journal::durable_lsn() const {
+  std::lock_guard lk(mu_);
+  return durable_lsn_;
+}
+int Journal::error() const {
+  std::lock_guard lk(mu_);
+  return failed_;
+}
+JournalPosition Journal::position() const {
+  std::lock_guard lk(mu_);
+  return pos_;
+}
+uint64_t Journal::batches_written() const {
+  std::lock_guard lk(mu_);
+  return batches_;
+}
+
+}  // namespace peregrine::meta

@@ -1,0 +1,195 @@
+// Metadata: mount (checkpoint + replay + rebuild), transactions, group
+// commit entry points, checkpoints, unmount.
+#include "peregrine/meta/metadata.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <mutex>
+
+#include "peregrine/meta/checkpoint.h"
+#include "txn_builder.h"
+
+namespace peregrine::meta {
+
+namespace {
+int64_t realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+Metadata::Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout)
+    : io_(io), geo_(g), opt_(std::move(opt)), layout_(layout) {
+  if (!opt_.clock) opt_.clock = realtime_ns;
+}
+
+Metadata::~Metadata() {
+  if (journal_) journal_->stop_background();
+}
+
+Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g, Options opt) {
+  auto layout = MetaLayout::compute(g, opt.journal_size);
+  if (!layout) return layout.status();
+  if (g.data_offset + g.data_size > io.size() || g.meta_offset + g.meta_size > io.size())
+    return Status::error(EINVAL, "metadata or data area extends past the end of the volume");
+  std::unique_ptr<Metadata> md(new Metadata(io, g, std::move(opt), *layout));
+  MountReport& rep = md->report_;
+
+  SlotState slots[2] = {read_checkpoint_slot(io, *layout, 0), read_checkpoint_slot(io, *layout, 1)};
+  int best = -1;
+  for (int s = 0; s < 2; ++s) {
+    if (slots[s].valid && (best < 0 || slots[s].header.seq > slots[best].header.seq)) best = s;
+  }
+  JournalPosition start;
+  if (best < 0) {
+    if (!(slots[0].empty && slots[1].empty))
+      return Status::error(EUCLEAN, "metadata: no valid checkpoint (slot 0: " + slots[0].problem +
+                                        "; slot 1: " + slots[1].problem + "); run fsck");
+    rep.fresh = true;
+    md->model_ = Model::make_fresh(md->now());
+  } else {
+    const CheckpointHeader& h = slots[best].header;
+    if (h.journal_size != layout->journal_size || h.data_offset != g.data_offset || h.data_size != g.data_size)
+      return Status::error(EUCLEAN, "metadata: checkpoint was written for another geometry (journal " +
+                                        std::to_string(h.journal_size) + ", data " + std::to_string(h.data_offset) +
+                                        "+" + std::to_string(h.data_size) + ")");
+    auto body = std::as_bytes(std::span(slots[best].body.data(), slots[best].body.size()));
+    auto model = decode_checkpoint_body(body, h.next_ino);
+    if (!model) return model.status();
+    md->model_ = std::move(*model);
+    slots[0].body.clear();
+    slots[1].body.clear();
+    md->ckpt_seq_ = h.seq;
+    rep.checkpoint_seq = h.seq;
+    start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn};
+    Model& m = md->model_;
+    auto replay = replay_journal(io, *layout, start, [&m](const Txn& t) { return m.apply(t, nullptr); });
+    if (!replay) return replay.status();
+    rep.replayed_batches = replay->batches;
+    rep.replayed_records = replay->records;
+    rep.journal_stop = replay->stop_reason;
+    start = replay->end;
+    start.tail = h.journal_tail;
+  }
+
+  md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window);
+  for (const auto& [ino, in] : md->model_.inodes) {
+    for (const auto& [off, e] : in->extents.extents()) {
+      if (!md->alloc_->mark_used(e.vol_off, e.len))
+        return Status::error(EUCLEAN, "metadata: extent of inode " + std::to_string(ino) + " at volume offset " +
+                                          std::to_string(e.vol_off) +
+                                          " overlaps another extent or leaves the data area; run fsck");
+    }
+  }
+
+  md->journal_ = std::make_unique<Journal>(io, *layout, start, md->opt_.checkpoint_percent,
+                                           md->opt_.pending_commit_bytes);
+  Metadata* self = md.get();
+  md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
+  md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });
+
+  {
+    std::unique_lock lk(md->ns_mu_);
+    std::vector<Ino> orphans(md->model_.orphans.begin(), md->model_.orphans.end());
+    for (Ino o : orphans) {
+      Delta d;
+      d.type = DeltaType::kInodeDel;
+      d.ino = o;
+      if (md->commit_txn(Txn{d}) == 0) ++rep.orphans_freed;
+    }
+  }
+  if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0) {
+    if (int rc = md->journal_->checkpoint(); rc != 0)
+      return Status::error(-rc, "metadata: checkpoint at mount failed: " + md->last_error());
+  }
+  md->journal_->start_background(md->opt_.commit_interval_ms);
+  return md;
+}
+
+Status Metadata::unmount() {
+  journal_->stop_background();
+  if (int rc = journal_->checkpoint(); rc != 0)
+    return Status::error(-rc, "metadata: checkpoint at unmount failed: " + last_error());
+  if (int rc = io_.flush(); rc != 0) return Status::error(-rc, "metadata: flush at unmount failed");
+  return Status::ok();
+}
+
+std::string Metadata::last_error() const {
+  std::lock_guard lk(err_mu_);
+  return last_error_;
+}
+
+int Metadata::commit_txn(Txn&& txn) {
+  if (int err = journal_->error(); err != 0) return -EIO;
+  std::vector<VolRange> freed;
+  if (int rc = model_.apply(txn, &freed); rc != 0) return -EIO;  // a bug: the op built a bad txn
+  const uint64_t lsn = journal_->append(txn);
+  for (const Delta& d : txn) {
+    if (Inode* in = model_.find(d.ino)) in->last_lsn = lsn;
+    if (d.type == DeltaType::kDirentPut) {
+      if (Inode* c = model_.find(d.child)) c->last_lsn = lsn;
+    }
+    if (d.type == DeltaType::kInodeDel) alloc_->drop_reservation(d.ino);
+  }
+  for (const VolRange& r : freed) alloc_->free_deferred(lsn, r);
+  return 0;
+}
+
+int Metadata::do_checkpoint() {
+  CheckpointHeader h;
+  JournalPosition covered;
+  std::string body;
+  {
+    std::shared_lock lk(ns_mu_);
+    covered = journal_->take_for_checkpoint();
+    body = encode_checkpoint_body(model_);
+    h.next_lsn = covered.next_lsn;
+    h.journal_tail = covered.head;
+    h.next_ino = model_.next_ino;
+    h.inode_count = model_.inodes.size();
+  }
+  h.seq = ckpt_seq_ + 1;
+  h.data_offset = geo_.data_offset;
+  h.data_size = geo_.data_size;
+  Status st = write_checkpoint(io_, layout_, h, body);
+  if (!st) {
+    std::lock_guard lk(err_mu_);
+    last_error_ = st.message();
+    return -st.errnum();
+  }
+  ckpt_seq_ = h.seq;
+  journal_->checkpoint_done(covered);
+  return 0;
+}
+
+int Metadata::fsync(Ino ino) {
+  uint64_t lsn;
+  {
+    std::shared_lock lk(ns_mu_);
+    const Inode* in = model_.find(ino);
+    lsn = in ? in->last_lsn : journal_->last_lsn();
+  }
+  return journal_->commit(lsn) == 0 ? 0 : -EIO;
+}
+
+int Metadata::sync() { return journal_->commit_all() == 0 ? 0 : -EIO; }
+
+int Metadata::checkpoint() {
+  const int rc = journal_->checkpoint();
+  return rc == 0 ? 0 : (rc == -ENOSPC ? -ENOSPC : -EIO);
+}
+
+std::string Metadata::dump() const {
+  std::shared_lock lk(ns_mu_);
+  return model_.dump();
+}
+
+InodeAttr Metadata::attr_of(const Inode& in) const {
+  InodeAttr a = in.attr;
+  a.blocks = in.extents.allocated_bytes() / 512;
+  return a;
+}
+
+}  // namespace peregrine::meta

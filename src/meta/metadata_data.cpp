@@ -1,0 +1,230 @@
+// Metadata: data mapping for the IO path (map_read, prepare_write,
+// complete_write, fallocate, seek).
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <mutex>
+#include <shared_mutex>
+
+#include "peregrine/meta/metadata.h"
+#include "txn_builder.h"
+
+namespace peregrine::meta {
+
+namespace {
+constexpr uint64_t kMaxFileSize = uint64_t{1} << 60;
+uint64_t down(uint64_t v) { return v / kBlockSize * kBlockSize; }
+uint64_t up(uint64_t v) { return (v + kBlockSize - 1) / kBlockSize * kBlockSize; }
+
+int check_regular(const Inode* in) {
+  if (!in) return -ENOENT;
+  if (in->is_dir()) return -EISDIR;
+  if (!in->is_reg()) return -EINVAL;
+  return 0;
+}
+}  // namespace
+
+int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (int rc = check_regular(in); rc != 0) return rc;
+  if (off >= in->attr.size || len == 0) return 0;
+  const uint64_t end = std::min(in->attr.size, off + std::min(len, kMaxFileSize));
+  std::vector<MapPiece> pieces;
+  in->extents.lookup(off, end - off, &pieces);
+  for (const MapPiece& p : pieces) {
+    Segment s{p.file_off, 0, p.len, Segment::kZero};
+    if (p.mapped && p.written) {
+      s.kind = Segment::kData;
+      s.vol_off = p.vol_off;
+    }
+    if (!out->empty() && out->back().kind == Segment::kZero && s.kind == Segment::kZero) {
+      out->back().len += s.len;
+    } else {
+      out->push_back(s);
+    }
+  }
+  return 0;
+}
+
+// Maps unwritten extents over every hole in the block range [bs, be).
+int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be) {
+  std::vector<MapPiece> pieces;
+  in->extents.lookup(bs, be - bs, &pieces);
+  std::vector<std::pair<uint64_t, VolRange>> got;  // file_off -> volume range
+  for (const MapPiece& p : pieces) {
+    if (p.mapped) continue;
+    std::vector<VolRange> ranges;
+    uint64_t goal = in->extents.goal_for(p.file_off);
+    if (!got.empty()) goal = got.back().second.off + got.back().second.len;
+    int rc = alloc_->allocate(in->attr.ino, goal, p.len, &ranges);
+    if (rc != 0) {
+      for (const auto& [f, r] : got) alloc_->free_now(r);
+      return rc;
+    }
+    uint64_t f = p.file_off;
+    for (const VolRange& r : ranges) {
+      got.push_back({f, r});
+      f += r.len;
+    }
+  }
+  for (const auto& [f, r] : got) {
+    Delta d;
+    d.type = DeltaType::kExtentMap;
+    d.ino = in->attr.ino;
+    d.a = f;
+    d.b = r.off;
+    d.c = r.len;
+    d.written = false;
+    b.add(d);
+  }
+  return 0;
+}
+
+int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out) {
+  if (len == 0) return 0;
+  if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
+  const uint64_t bs = down(off), be = up(off + len);
+  for (int attempt = 0;; ++attempt) {
+    std::unique_lock lk(ns_mu_);
+    Inode* in = model_.find(ino);
+    if (int rc = check_regular(in); rc != 0) return rc;
+    TxnBuilder b;
+    int rc = allocate_holes(b, in, bs, be);
+    if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
+      // Space freed by records not yet durable: commit them and retry.
+      lk.unlock();
+      if (journal_->commit_all() != 0) return -EIO;
+      continue;
+    }
+    if (rc != 0) return rc;
+    if (!b.txn.empty()) {
+      if (int crc = commit_txn(b.finish()); crc != 0) return crc;
+    }
+    std::vector<MapPiece> pieces;
+    in->extents.lookup(bs, be - bs, &pieces);
+    for (const MapPiece& p : pieces) out->push_back({p.file_off, p.vol_off, p.len, p.written});
+    return 0;
+  }
+}
+
+int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size) {
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  if (int rc = check_regular(in); rc != 0) return rc;
+  TxnBuilder b;
+  for (const WriteRange& r : ranges) {
+    if (r.len == 0 || r.file_off % kBlockSize || r.vol_off % kBlockSize || r.len % kBlockSize) return -EINVAL;
+    // Journal only a real state change (rewrites of written data need none).
+    std::vector<MapPiece> pieces;
+    in->extents.lookup(r.file_off, r.len, &pieces);
+    const bool changes = std::any_of(pieces.begin(), pieces.end(), [&](const MapPiece& p) {
+      return p.mapped && !p.written && p.vol_off - p.file_off == r.vol_off - r.file_off;
+    });
+    if (!changes) continue;
+    Delta d;
+    d.type = DeltaType::kExtentWritten;
+    d.ino = ino;
+    d.a = r.file_off;
+    d.b = r.vol_off;
+    d.c = r.len;
+    b.add(d);
+  }
+  InodeAttr& a = b.attr(in);
+  a.size = std::max(a.size, std::min(new_size, kMaxFileSize));
+  a.mtime_ns = a.ctime_ns = now();
+  return commit_txn(b.finish());
+}
+
+int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
+  if (len == 0) return -EINVAL;
+  if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
+  const bool keep = mode & FALLOC_FL_KEEP_SIZE;
+  const int op = mode & ~FALLOC_FL_KEEP_SIZE;
+  if (op == FALLOC_FL_PUNCH_HOLE && !keep) return -EOPNOTSUPP;
+  if (op != 0 && op != FALLOC_FL_PUNCH_HOLE && op != FALLOC_FL_ZERO_RANGE) return -EOPNOTSUPP;
+  for (int attempt = 0;; ++attempt) {
+    std::unique_lock lk(ns_mu_);
+    Inode* in = model_.find(ino);
+    if (int rc = check_regular(in); rc != 0) return rc;
+    TxnBuilder b;
+    InodeAttr& a = b.attr(in);
+    const int64_t t = now();
+    if (op == FALLOC_FL_PUNCH_HOLE || op == FALLOC_FL_ZERO_RANGE) {
+      // Whole blocks inside the range; partial edge blocks are the caller's.
+      const uint64_t s = up(off), e = down(off + len);
+      if (e > s) {
+        Delta d;
+        d.type = DeltaType::kExtentUnmap;
+        d.ino = ino;
+        d.a = s;
+        d.c = e - s;
+        b.add(d);
+        if (op == FALLOC_FL_ZERO_RANGE) {
+          // Unmap first so allocate_holes sees holes: apply on a scratch
+          // lookup is not possible, so allocate the whole block range.
+          std::vector<VolRange> ranges;
+          int rc = alloc_->allocate(ino, 0, e - s, &ranges);
+          if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
+            lk.unlock();
+            if (journal_->commit_all() != 0) return -EIO;
+            continue;
+          }
+          if (rc != 0) return rc;
+          uint64_t f = s;
+          for (const VolRange& r : ranges) {
+            Delta m;
+            m.type = DeltaType::kExtentMap;
+            m.ino = ino;
+            m.a = f;
+            m.b = r.off;
+            m.c = r.len;
+            b.add(m);
+            f += r.len;
+          }
+        }
+      }
+      a.mtime_ns = a.ctime_ns = t;
+    } else {
+      int rc = allocate_holes(b, in, down(off), up(off + len));
+      if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
+        lk.unlock();
+        if (journal_->commit_all() != 0) return -EIO;
+        continue;
+      }
+      if (rc != 0) return rc;
+    }
+    if (!keep && off + len > a.size) {
+      a.size = off + len;
+      a.mtime_ns = a.ctime_ns = t;
+    }
+    return commit_txn(b.finish());
+  }
+}
+
+int Metadata::seek(Ino ino, uint64_t off, int whence, uint64_t* result) {
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) return -EINVAL;
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (int rc = check_regular(in); rc != 0) return rc;
+  const uint64_t size = in->attr.size;
+  if (off >= size) return -ENXIO;
+  std::vector<MapPiece> pieces;
+  in->extents.lookup(off, size - off, &pieces);
+  for (const MapPiece& p : pieces) {
+    const bool data = p.mapped && p.written;
+    if (data == (whence == SEEK_DATA)) {
+      *result = p.file_off;
+      return 0;
+    }
+  }
+  if (whence == SEEK_DATA) return -ENXIO;
+  *result = size;  // the implicit hole at EOF
+  return 0;
+}
+
+}  // namespace peregrine::meta

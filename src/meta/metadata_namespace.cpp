@@ -1,0 +1,435 @@
+// Metadata: namespace operations (lookup, create, link, unlink, rename,
+// setattr, readdir, xattrs, statfs, open/release).
+#include <linux/fs.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <mutex>
+#include <shared_mutex>
+
+#include "peregrine/meta/metadata.h"
+#include "txn_builder.h"
+
+namespace peregrine::meta {
+
+namespace {
+constexpr uint32_t kLinkMax = 65000;
+
+int check_name(std::string_view name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
+      name.find('\0') != std::string_view::npos)
+    return -EINVAL;
+  if (name.size() > kNameMax) return -ENAMETOOLONG;
+  return 0;
+}
+}  // namespace
+
+int Metadata::lookup(Ino parent, std::string_view name, InodeAttr* out) {
+  if (name.size() > kNameMax) return -ENAMETOOLONG;
+  std::shared_lock lk(ns_mu_);
+  const Inode* p = model_.find(parent);
+  if (!p) return -ENOENT;
+  if (!p->dir) return -ENOTDIR;
+  const DirEntryRef* e = p->dir->find(name);
+  if (!e) return -ENOENT;
+  const Inode* c = model_.find(e->ino);
+  if (!c) return -EIO;
+  *out = attr_of(*c);
+  return 0;
+}
+
+int Metadata::getattr(Ino ino, InodeAttr* out) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  *out = attr_of(*in);
+  return 0;
+}
+
+int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
+                          const Cred& cred, bool open_it, InodeAttr* out) {
+  if (int rc = check_name(name); rc != 0) return rc;
+  std::unique_lock lk(ns_mu_);
+  Inode* p = model_.find(parent);
+  if (!p) return -ENOENT;
+  if (!p->dir) return -ENOTDIR;
+  if (p->attr.nlink == 0) return -ENOENT;  // removed directory still open
+  if (p->dir->find(name)) return -EEXIST;
+  const bool is_dir = S_ISDIR(mode);
+  if (is_dir && p->attr.nlink >= kLinkMax) return -EMLINK;
+  const int64_t t = now();
+  InodeAttr a;
+  a.ino = model_.next_ino;
+  a.generation = 1;
+  a.mode = mode;
+  a.uid = cred.uid;
+  a.gid = cred.gid;
+  if (p->attr.mode & S_ISGID) {
+    a.gid = p->attr.gid;
+    if (is_dir) a.mode |= S_ISGID;
+  }
+  a.nlink = is_dir ? 2 : 1;
+  a.rdev = rdev;
+  a.size = S_ISLNK(mode) ? target.size() : 0;
+  a.atime_ns = a.mtime_ns = a.ctime_ns = t;
+  TxnBuilder b;
+  b.add(inode_put(a, target));
+  b.put_dirent(parent, a.ino, p->dir->next_cookie(), name);
+  InodeAttr& pa = b.attr(p);
+  pa.mtime_ns = pa.ctime_ns = t;
+  if (is_dir) ++pa.nlink;
+  if (int rc = commit_txn(b.finish()); rc != 0) return rc;
+  Inode* c = model_.find(a.ino);
+  if (open_it) ++c->open_count;
+  *out = attr_of(*c);
+  return 0;
+}
+
+int Metadata::mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, const Cred& cred,
+                    InodeAttr* out) {
+  uint32_t type = mode & S_IFMT;
+  if (type == 0) type = S_IFREG;
+  switch (type) {
+    case S_IFREG: case S_IFIFO: case S_IFSOCK: rdev = 0; break;
+    case S_IFCHR: case S_IFBLK: break;
+    default: return -EINVAL;
+  }
+  return create_node(parent, name, type | (mode & 07777), rdev, {}, cred, false, out);
+}
+
+int Metadata::create(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out) {
+  return create_node(parent, name, S_IFREG | (mode & 07777), 0, {}, cred, true, out);
+}
+
+int Metadata::mkdir(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out) {
+  return create_node(parent, name, S_IFDIR | (mode & 07777), 0, {}, cred, false, out);
+}
+
+int Metadata::symlink(Ino parent, std::string_view name, std::string_view target, const Cred& cred,
+                      InodeAttr* out) {
+  if (target.empty()) return -ENOENT;
+  if (target.size() > kSymlinkMax) return -ENAMETOOLONG;
+  return create_node(parent, name, S_IFLNK | 0777, 0, target, cred, false, out);
+}
+
+int Metadata::readlink(Ino ino, std::string* target) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  if (!in->is_symlink()) return -EINVAL;
+  *target = in->symlink;
+  return 0;
+}
+
+int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out) {
+  if (int rc = check_name(newname); rc != 0) return rc;
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  Inode* p = model_.find(newparent);
+  if (!in || !p) return -ENOENT;
+  if (in->is_dir()) return -EPERM;
+  if (!p->dir) return -ENOTDIR;
+  if (p->attr.nlink == 0 || in->attr.nlink == 0) return -ENOENT;
+  if (in->attr.nlink >= kLinkMax) return -EMLINK;
+  if (p->dir->find(newname)) return -EEXIST;
+  const int64_t t = now();
+  TxnBuilder b;
+  b.put_dirent(newparent, ino, p->dir->next_cookie(), newname);
+  InodeAttr& a = b.attr(in);
+  ++a.nlink;
+  a.ctime_ns = t;
+  InodeAttr& pa = b.attr(p);
+  pa.mtime_ns = pa.ctime_ns = t;
+  if (int rc = commit_txn(b.finish()); rc != 0) return rc;
+  *out = attr_of(*in);
+  return 0;
+}
+
+// One name of `in` is going away: drop a link (all for a directory); at
+// zero the inode is deleted, or becomes an orphan while it is open.
+void Metadata::drop_link(TxnBuilder& b, Inode* in) {
+  InodeAttr& a = b.attr(in);
+  a.nlink = in->is_dir() || a.nlink == 0 ? 0 : a.nlink - 1;
+  a.ctime_ns = now();
+  if (a.nlink == 0) {
+    if (in->open_count > 0) {
+      b.orphan_adds.push_back(in->attr.ino);
+    } else {
+      b.dels.insert(in->attr.ino);
+    }
+  }
+}
+
+int Metadata::unlink(Ino parent, std::string_view name) {
+  if (name.size() > kNameMax) return -ENAMETOOLONG;
+  std::unique_lock lk(ns_mu_);
+  Inode* p = model_.find(parent);
+  if (!p) return -ENOENT;
+  if (!p->dir) return -ENOTDIR;
+  const DirEntryRef* e = p->dir->find(name);
+  if (!e) return -ENOENT;
+  Inode* c = model_.find(e->ino);
+  if (!c) return -EIO;
+  if (c->is_dir()) return -EISDIR;
+  TxnBuilder b;
+  b.del_dirent(parent, name);
+  InodeAttr& pa = b.attr(p);
+  pa.mtime_ns = pa.ctime_ns = now();
+  drop_link(b, c);
+  return commit_txn(b.finish());
+}
+
+int Metadata::rmdir(Ino parent, std::string_view name) {
+  if (name == ".") return -EINVAL;
+  if (name == "..") return -ENOTEMPTY;
+  if (name.size() > kNameMax) return -ENAMETOOLONG;
+  std::unique_lock lk(ns_mu_);
+  Inode* p = model_.find(parent);
+  if (!p) return -ENOENT;
+  if (!p->dir) return -ENOTDIR;
+  const DirEntryRef* e = p->dir->find(name);
+  if (!e) return -ENOENT;
+  Inode* c = model_.find(e->ino);
+  if (!c) return -EIO;
+  if (!c->is_dir()) return -ENOTDIR;
+  if (c->attr.ino == kRootIno) return -EBUSY;
+  if (!c->dir->empty()) return -ENOTEMPTY;
+  TxnBuilder b;
+  b.del_dirent(parent, name);
+  InodeAttr& pa = b.attr(p);
+  pa.mtime_ns = pa.ctime_ns = now();
+  --pa.nlink;
+  drop_link(b, c);
+  return commit_txn(b.finish());
+}
+
+// True when `ino` is `maybe_ancestor` or lies below it.
+bool Metadata::is_ancestor(Ino maybe_ancestor, Ino ino) const {
+  for (;;) {
+    if (ino == maybe_ancestor) return true;
+    if (ino == kRootIno) return false;
+    const Inode* in = model_.find(ino);
+    if (!in || in->parent == 0 || in->parent == ino) return false;
+    ino = in->parent;
+  }
+}
+
+int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags) {
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return -EINVAL;
+  if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE)) return -EINVAL;
+  if (name.size() > kNameMax) return -ENAMETOOLONG;
+  if (int rc = check_name(newname); rc != 0) return rc;
+  if (name.empty() || name == "." || name == "..") return -EINVAL;
+  std::unique_lock lk(ns_mu_);
+  Inode* p = model_.find(parent);
+  Inode* np = model_.find(newparent);
+  if (!p || !np) return -ENOENT;
+  if (!p->dir || !np->dir) return -ENOTDIR;
+  const DirEntryRef* se = p->dir->find(name);
+  if (!se) return -ENOENT;
+  const DirEntryRef src = *se;
+  const DirEntryRef* de = np->dir->find(newname);
+  const bool has_dst = de != nullptr;
+  const DirEntryRef dst = has_dst ? *de : DirEntryRef{};
+  Inode* s = model_.find(src.ino);
+  Inode* d = has_dst ? model_.find(dst.ino) : nullptr;
+  if (!s || (has_dst && !d)) return -EIO;
+  const int64_t t = now();
+  TxnBuilder b;
+  if (flags & RENAME_EXCHANGE) {
+    if (!has_dst) return -ENOENT;
+    if (src.ino == dst.ino) return 0;
+    if (s->is_dir() && is_ancestor(src.ino, newparent)) return -EINVAL;
+    if (d->is_dir() && is_ancestor(dst.ino, parent)) return -EINVAL;
+    b.put_dirent(parent, dst.ino, src.cookie, name);
+    b.put_dirent(newparent, src.ino, dst.cookie, newname);
+    if (parent != newparent && s->is_dir() != d->is_dir()) {
+      // The directory among the two changes parent: move one ".." link.
+      InodeAttr& pa = b.attr(p);
+      InodeAttr& npa = b.attr(np);
+      if (s->is_dir()) {
+        --pa.nlink;
+        ++npa.nlink;
+      } else {
+        ++pa.nlink;
+        --npa.nlink;
+      }
+    }
+    b.attr(s).ctime_ns = t;
+    b.attr(d).ctime_ns = t;
+  } else {
+    if (has_dst && (flags & RENAME_NOREPLACE)) return -EEXIST;
+    if (has_dst && src.ino == dst.ino) return 0;
+    if (s->is_dir() && is_ancestor(src.ino, newparent)) return -EINVAL;
+    if (has_dst) {
+      if (s->is_dir()) {
+        if (!d->is_dir()) return -ENOTDIR;
+        if (!d->dir->empty()) return -ENOTEMPTY;
+      } else if (d->is_dir()) {
+        return -EISDIR;
+      }
+      // A non-directory replacing a directory that is our ancestor cannot
+      // happen (ancestors are never empty of us).
+    }
+    if (s->is_dir() && !has_dst && np->attr.nlink >= kLinkMax && parent != newparent) return -EMLINK;
+    b.del_dirent(parent, name);
+    b.put_dirent(newparent, src.ino, np->dir->next_cookie(), newname);
+    if (has_dst) {
+      drop_link(b, d);
+      if (d->is_dir()) --b.attr(np).nlink;  // its ".." is gone
+    }
+    if (s->is_dir() && parent != newparent) {
+      --b.attr(p).nlink;
+      ++b.attr(np).nlink;
+    }
+    b.attr(s).ctime_ns = t;
+  }
+  InodeAttr& pa = b.attr(p);
+  pa.mtime_ns = pa.ctime_ns = t;
+  InodeAttr& npa = b.attr(np);
+  npa.mtime_ns = npa.ctime_ns = t;
+  return commit_txn(b.finish());
+}
+
+int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
+  std::unique_lock lk(ns_mu_);
+  Inode* node = model_.find(ino);
+  if (!node) return -ENOENT;
+  const int64_t t = now();
+  TxnBuilder b;
+  InodeAttr& a = b.attr(node);
+  if (in.valid & SetAttrIn::kSize) {
+    if (node->is_dir()) return -EISDIR;
+    if (!node->is_reg()) return -EINVAL;
+    if (in.size > (uint64_t{1} << 60)) return -EFBIG;
+    const uint64_t keep = (in.size + kBlockSize - 1) / kBlockSize * kBlockSize;
+    const auto& ext = node->extents.extents();
+    if (!ext.empty()) {
+      const uint64_t end = std::prev(ext.end())->first + std::prev(ext.end())->second.len;
+      if (end > keep) {
+        Delta d;
+        d.type = DeltaType::kExtentUnmap;
+        d.ino = ino;
+        d.a = keep;
+        d.c = end - keep;
+        b.add(d);
+      }
+    }
+    a.size = in.size;
+    a.mtime_ns = t;
+  }
+  if (in.valid & SetAttrIn::kMode) a.mode = (a.mode & S_IFMT) | (in.mode & 07777);
+  if (in.valid & SetAttrIn::kUid) a.uid = in.uid;
+  if (in.valid & SetAttrIn::kGid) a.gid = in.gid;
+  if (in.valid & SetAttrIn::kAtimeNow) a.atime_ns = t;
+  else if (in.valid & SetAttrIn::kAtime) a.atime_ns = in.atime_ns;
+  if (in.valid & SetAttrIn::kMtimeNow) a.mtime_ns = t;
+  else if (in.valid & SetAttrIn::kMtime) a.mtime_ns = in.mtime_ns;
+  a.ctime_ns = (in.valid & SetAttrIn::kCtime) ? in.ctime_ns : t;
+  if (int rc = commit_txn(b.finish()); rc != 0) return rc;
+  *out = attr_of(*node);
+  return 0;
+}
+
+int Metadata::readdir(Ino ino, uint64_t cookie, size_t max, std::vector<DirEntry>* out) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  if (!in->dir) return -ENOTDIR;
+  for (auto it = in->dir->after(cookie); it != in->dir->end() && out->size() < max; ++it) {
+    const Inode* c = model_.find(it->second->second.ino);
+    out->push_back({it->second->first, it->second->second.ino, c ? (c->attr.mode & S_IFMT) : 0, it->first});
+  }
+  return 0;
+}
+
+int Metadata::getxattr(Ino ino, std::string_view name, std::string* value) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  auto it = in->xattrs.find(std::string(name));
+  if (it == in->xattrs.end()) return -ENODATA;
+  *value = it->second;
+  return 0;
+}
+
+int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, int flags) {
+  if (name.empty()) return -EINVAL;
+  if (name.size() > kXattrNameMax) return -ERANGE;
+  if (value.size() > kXattrValueMax) return -E2BIG;
+  if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return -EINVAL;
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  const bool exists = in->xattrs.count(std::string(name)) > 0;
+  if ((flags & XATTR_CREATE) && exists) return -EEXIST;
+  if ((flags & XATTR_REPLACE) && !exists) return -ENODATA;
+  TxnBuilder b;
+  Delta d;
+  d.type = DeltaType::kXattrPut;
+  d.ino = ino;
+  d.name = std::string(name);
+  d.value = std::string(value);
+  b.add(std::move(d));
+  b.attr(in).ctime_ns = now();
+  return commit_txn(b.finish());
+}
+
+int Metadata::listxattr(Ino ino, std::vector<std::string>* names) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  for (const auto& [k, v] : in->xattrs) names->push_back(k);
+  return 0;
+}
+
+int Metadata::removexattr(Ino ino, std::string_view name) {
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  if (!in->xattrs.count(std::string(name))) return -ENODATA;
+  TxnBuilder b;
+  Delta d;
+  d.type = DeltaType::kXattrDel;
+  d.ino = ino;
+  d.name = std::string(name);
+  b.add(std::move(d));
+  b.attr(in).ctime_ns = now();
+  return commit_txn(b.finish());
+}
+
+int Metadata::statfs(StatFs* out) {
+  std::shared_lock lk(ns_mu_);
+  out->total_blocks = alloc_->total_bytes() / kBlockSize;
+  out->free_blocks = alloc_->free_bytes() / kBlockSize;
+  out->files = model_.inodes.size();
+  out->files_free = uint64_t{1} << 32;
+  return 0;
+}
+
+int Metadata::open(Ino ino) {
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  ++in->open_count;
+  return 0;
+}
+
+int Metadata::release(Ino ino) {
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  if (in->open_count > 0) --in->open_count;
+  if (in->open_count > 0) return 0;
+  alloc_->drop_reservation(ino);
+  if (in->attr.nlink == 0 && ino != kRootIno) {
+    Delta d;
+    d.type = DeltaType::kInodeDel;
+    d.ino = ino;
+    return commit_txn(Txn{d});
+  }
+  return 0;
+}
+
+}  // namespace peregrine::meta

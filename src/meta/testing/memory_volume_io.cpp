@@ -1,0 +1,121 @@
+// MemoryVolumeIo: sparse two-image (current / durable) block store.
+#include "peregrine/meta/memory_volume_io.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace peregrine::meta {
+
+MemoryVolumeIo::MemoryVolumeIo(uint64_t size, bool track_durability) : size_(size), track_(track_durability) {}
+
+void MemoryVolumeIo::put(Image& img, uint64_t block, const std::byte* src) {
+  auto& slot = img[block];
+  if (!slot) slot = std::make_unique<Block>();
+  std::memcpy(slot->data(), src, 4096);
+}
+
+void MemoryVolumeIo::copy_image(const Image& from, Image* to) {
+  for (const auto& [b, data] : from) put(*to, b, data->data());
+}
+
+int MemoryVolumeIo::read(uint64_t offset, std::span<std::byte> out) {
+  if (offset % 4096 || out.size() % 4096 || offset + out.size() > size_) return -EINVAL;
+  std::lock_guard lk(mu_);
+  for (size_t i = 0; i < out.size(); i += 4096) {
+    auto it = current_.find((offset + i) / 4096);
+    if (it == current_.end()) {
+      std::memset(out.data() + i, 0, 4096);
+    } else {
+      std::memcpy(out.data() + i, it->second->data(), 4096);
+    }
+  }
+  return 0;
+}
+
+int MemoryVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
+  if (offset % 4096 || data.size() % 4096 || offset + data.size() > size_) return -EINVAL;
+  std::lock_guard lk(mu_);
+  const uint64_t n = ++writes_;
+  const bool tearing = crash_at_ != UINT64_MAX && n == crash_at_ + 1;
+  if (crashed_ || (n > crash_at_ && !tearing)) {
+    crashed_ = true;
+    return 0;
+  }
+  const size_t blocks = data.size() / 4096;
+  for (size_t i = 0; i < blocks; ++i) {
+    if (tearing) {
+      bool lands = false;
+      switch (torn_) {
+        case TornMode::kNone: lands = false; break;
+        case TornMode::kFirstHalf: lands = i < blocks / 2; break;
+        case TornMode::kEvenBlocks: lands = i % 2 == 0; break;
+        case TornMode::kAllButFirst: lands = i > 0; break;
+      }
+      if (!lands) continue;
+    }
+    const uint64_t b = offset / 4096 + i;
+    put(current_, b, data.data() + i * 4096);
+    if (track_) dirty_.push_back(b);
+  }
+  if (tearing) crashed_ = true;
+  return 0;
+}
+
+int MemoryVolumeIo::flush() {
+  std::lock_guard lk(mu_);
+  ++flushes_;
+  if (crashed_ || !track_) return 0;
+  for (uint64_t b : dirty_) put(durable_, b, current_.at(b)->data());
+  dirty_.clear();
+  return 0;
+}
+
+void MemoryVolumeIo::crash_after_writes(uint64_t k, TornMode torn) {
+  std::lock_guard lk(mu_);
+  crash_at_ = k;
+  torn_ = torn;
+  if (writes_ > k) crashed_ = true;
+}
+
+bool MemoryVolumeIo::crashed() const {
+  std::lock_guard lk(mu_);
+  return crashed_;
+}
+
+uint64_t MemoryVolumeIo::write_count() const {
+  std::lock_guard lk(mu_);
+  return writes_;
+}
+
+uint64_t MemoryVolumeIo::flush_count() const {
+  std::lock_guard lk(mu_);
+  return flushes_;
+}
+
+std::unique_ptr<MemoryVolumeIo> MemoryVolumeIo::crash_image(CrashPolicy policy) const {
+  std::lock_guard lk(mu_);
+  auto img = std::make_unique<MemoryVolumeIo>(size_, track_);
+  const Image& src = (policy == CrashPolicy::kAllLanded || !track_) ? current_ : durable_;
+  copy_image(src, &img->current_);
+  if (track_) copy_image(src, &img->durable_);
+  return img;
+}
+
+void MemoryVolumeIo::poke(uint64_t offset, std::span<const std::byte> data) {
+  std::lock_guard lk(mu_);
+  for (size_t i = 0; i < data.size(); ++i) {
+    const uint64_t b = (offset + i) / 4096;
+    for (Image* img : {&current_, &durable_}) {
+      auto& slot = (*img)[b];
+      if (!slot) slot = std::make_unique<Block>();
+      (*slot)[(offset + i) % 4096] = data[i];
+    }
+  }
+}
+
+uint64_t MemoryVolumeIo::memory_bytes() const {
+  std::lock_guard lk(mu_);
+  return (current_.size() + durable_.size()) * 4096;
+}
+
+}  // namespace peregrine::meta

@@ -1,0 +1,386 @@
+// Namespace operations against expected POSIX results: create/lookup,
+// link counts, unlink/rmdir errors, rename cases, setgid, symlinks,
+// xattrs, readdir cookies, timestamps, unlink of open files.
+#include <linux/fs.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <set>
+
+#include "meta_test_util.h"
+
+namespace peregrine::meta {
+namespace {
+
+using test::mount_ok;
+using test::new_volume;
+using test::small_geometry;
+
+class NamespaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    io = new_volume(g);
+    md = mount_ok(*io, g);
+    ASSERT_NE(md, nullptr);
+  }
+  Ino mk(Ino parent, const char* name, uint32_t mode = S_IFREG | 0644) {
+    InodeAttr a;
+    int rc = S_ISDIR(mode) ? md->mkdir(parent, name, mode & 07777, cred, &a)
+                           : md->mknod(parent, name, mode, 0, cred, &a);
+    EXPECT_EQ(rc, 0) << name;
+    return a.ino;
+  }
+  InodeAttr attr(Ino ino) {
+    InodeAttr a;
+    EXPECT_EQ(md->getattr(ino, &a), 0);
+    return a;
+  }
+  Geometry g = small_geometry();
+  std::unique_ptr<MemoryVolumeIo> io;
+  std::unique_ptr<Metadata> md;
+  Cred cred{1000, 1000};
+};
+
+TEST_F(NamespaceTest, FreshRoot) {
+  InodeAttr a = attr(kRootIno);
+  EXPECT_EQ(a.mode, S_IFDIR | 0755u);
+  EXPECT_EQ(a.uid, 0u);
+  EXPECT_EQ(a.gid, 0u);
+  EXPECT_EQ(a.nlink, 2u);
+  EXPECT_TRUE(md->mount_report().fresh);
+}
+
+TEST_F(NamespaceTest, CreateLookupAndErrors) {
+  Ino f = mk(kRootIno, "a");
+  InodeAttr a;
+  ASSERT_EQ(md->lookup(kRootIno, "a", &a), 0);
+  EXPECT_EQ(a.ino, f);
+  EXPECT_EQ(a.uid, 1000u);
+  EXPECT_EQ(a.nlink, 1u);
+  EXPECT_EQ(md->lookup(kRootIno, "b", &a), -ENOENT);
+  EXPECT_EQ(md->mknod(kRootIno, "a", S_IFREG | 0644, 0, cred, &a), -EEXIST);
+  EXPECT_EQ(md->mknod(f, "x", S_IFREG | 0644, 0, cred, &a), -ENOTDIR);
+  EXPECT_EQ(md->mknod(kRootIno, std::string(256, 'n'), S_IFREG, 0, cred, &a), -ENAMETOOLONG);
+  EXPECT_EQ(md->mknod(kRootIno, std::string(255, 'n'), S_IFREG, 0, cred, &a), 0);
+  EXPECT_EQ(md->mknod(kRootIno, "d", S_IFDIR | 0755, 0, cred, &a), -EINVAL);
+  EXPECT_EQ(md->mknod(kRootIno, "fifo", S_IFIFO | 0600, 0, cred, &a), 0);
+  EXPECT_EQ(a.mode, S_IFIFO | 0600u);
+  EXPECT_EQ(md->mknod(kRootIno, "dev", S_IFCHR | 0600, 0x0103, cred, &a), 0);
+  EXPECT_EQ(a.rdev, 0x0103u);
+  EXPECT_EQ(md->getattr(999, &a), -ENOENT);
+}
+
+TEST_F(NamespaceTest, InodeNumbersAreNeverReused) {
+  Ino a = mk(kRootIno, "a");
+  ASSERT_EQ(md->unlink(kRootIno, "a"), 0);
+  Ino b = mk(kRootIno, "a");
+  EXPECT_NE(a, b);
+}
+
+TEST_F(NamespaceTest, DirectoryLinkCountsAndRmdir) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  EXPECT_EQ(attr(kRootIno).nlink, 3u);
+  EXPECT_EQ(attr(d).nlink, 2u);
+  Ino sub = mk(d, "sub", S_IFDIR | 0755);
+  EXPECT_EQ(attr(d).nlink, 3u);
+  mk(d, "f");
+  EXPECT_EQ(md->rmdir(kRootIno, "d"), -ENOTEMPTY);
+  EXPECT_EQ(md->unlink(kRootIno, "d"), -EISDIR);
+  EXPECT_EQ(md->rmdir(d, "f"), -ENOTDIR);
+  ASSERT_EQ(md->unlink(d, "f"), 0);
+  ASSERT_EQ(md->rmdir(d, "sub"), 0);
+  InodeAttr gone;
+  EXPECT_EQ(md->getattr(sub, &gone), -ENOENT);
+  EXPECT_EQ(attr(d).nlink, 2u);
+  ASSERT_EQ(md->rmdir(kRootIno, "d"), 0);
+  EXPECT_EQ(attr(kRootIno).nlink, 2u);
+}
+
+TEST_F(NamespaceTest, HardLinks) {
+  Ino f = mk(kRootIno, "f");
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  InodeAttr a;
+  ASSERT_EQ(md->link(f, d, "g", &a), 0);
+  EXPECT_EQ(a.nlink, 2u);
+  EXPECT_EQ(md->link(f, d, "g", &a), -EEXIST);
+  EXPECT_EQ(md->link(d, kRootIno, "dd", &a), -EPERM);
+  ASSERT_EQ(md->unlink(kRootIno, "f"), 0);
+  EXPECT_EQ(attr(f).nlink, 1u);
+  ASSERT_EQ(md->unlink(d, "g"), 0);
+  EXPECT_EQ(md->getattr(f, &a), -ENOENT);
+}
+
+TEST_F(NamespaceTest, RenameReplacesFileAndFreesIt) {
+  Ino a = mk(kRootIno, "a");
+  Ino b = mk(kRootIno, "b");
+  ASSERT_EQ(md->rename(kRootIno, "a", kRootIno, "b", 0), 0);
+  InodeAttr x;
+  ASSERT_EQ(md->lookup(kRootIno, "b", &x), 0);
+  EXPECT_EQ(x.ino, a);
+  EXPECT_EQ(md->lookup(kRootIno, "a", &x), -ENOENT);
+  EXPECT_EQ(md->getattr(b, &x), -ENOENT);
+  EXPECT_EQ(md->rename(kRootIno, "zz", kRootIno, "b", 0), -ENOENT);
+}
+
+TEST_F(NamespaceTest, RenameDirectoryRules) {
+  Ino d1 = mk(kRootIno, "d1", S_IFDIR | 0755);
+  Ino d2 = mk(kRootIno, "d2", S_IFDIR | 0755);
+  Ino e = mk(kRootIno, "empty", S_IFDIR | 0755);
+  mk(kRootIno, "f");
+  Ino inner = mk(d1, "inner", S_IFDIR | 0755);
+  mk(d2, "x");
+  EXPECT_EQ(md->rename(kRootIno, "d1", kRootIno, "d2", 0), -ENOTEMPTY);
+  EXPECT_EQ(md->rename(kRootIno, "d1", kRootIno, "f", 0), -ENOTDIR);
+  EXPECT_EQ(md->rename(kRootIno, "f", kRootIno, "empty", 0), -EISDIR);
+  EXPECT_EQ(md->rename(kRootIno, "d1", inner, "loop", 0), -EINVAL);
+  EXPECT_EQ(md->rename(kRootIno, "d1", d1, "self", 0), -EINVAL);
+  // Directory over an empty directory, across parents: link counts follow.
+  const uint32_t root_links = attr(kRootIno).nlink;  // 2 + d1 d2 empty
+  ASSERT_EQ(md->rename(d1, "inner", kRootIno, "empty", 0), 0);
+  InodeAttr x;
+  EXPECT_EQ(md->getattr(e, &x), -ENOENT);
+  EXPECT_EQ(attr(d1).nlink, 2u);
+  EXPECT_EQ(attr(kRootIno).nlink, root_links);  // lost "empty", gained "inner"
+  ASSERT_EQ(md->lookup(kRootIno, "empty", &x), 0);
+  EXPECT_EQ(x.ino, inner);
+  // Moving a directory re-parents it: moving it back under d1 is fine now.
+  ASSERT_EQ(md->rename(kRootIno, "empty", d1, "back", 0), 0);
+  EXPECT_EQ(attr(d1).nlink, 3u);
+  EXPECT_EQ(attr(kRootIno).nlink, root_links - 1);
+}
+
+TEST_F(NamespaceTest, RenameNoreplaceAndExchange) {
+  Ino a = mk(kRootIno, "a");
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  Ino sub = mk(kRootIno, "sub", S_IFDIR | 0755);
+  EXPECT_EQ(md->rename(kRootIno, "a", kRootIno, "d", RENAME_NOREPLACE), -EEXIST);
+  EXPECT_EQ(md->rename(kRootIno, "a", kRootIno, "nope", RENAME_EXCHANGE), -ENOENT);
+  EXPECT_EQ(md->rename(kRootIno, "a", kRootIno, "d", RENAME_EXCHANGE | RENAME_NOREPLACE), -EINVAL);
+  EXPECT_EQ(md->rename(kRootIno, "a", kRootIno, "d", 0x80), -EINVAL);
+  Ino b = mk(d, "b");
+  // Exchange a file in root with a directory... in d: d's subtree check.
+  EXPECT_EQ(md->rename(kRootIno, "d", d, "b", RENAME_EXCHANGE), -EINVAL);
+  // Exchange file a (in root) with dir sub's place: a <-> sub, same parent.
+  ASSERT_EQ(md->rename(kRootIno, "a", kRootIno, "sub", RENAME_EXCHANGE), 0);
+  InodeAttr x;
+  ASSERT_EQ(md->lookup(kRootIno, "a", &x), 0);
+  EXPECT_EQ(x.ino, sub);
+  ASSERT_EQ(md->lookup(kRootIno, "sub", &x), 0);
+  EXPECT_EQ(x.ino, a);
+  // Across parents: dir "a" (=sub) <-> file d/b moves one ".." link.
+  const uint32_t root_links = attr(kRootIno).nlink;
+  ASSERT_EQ(md->rename(kRootIno, "a", d, "b", RENAME_EXCHANGE), 0);
+  EXPECT_EQ(attr(kRootIno).nlink, root_links - 1);
+  EXPECT_EQ(attr(d).nlink, 3u);
+  ASSERT_EQ(md->lookup(d, "b", &x), 0);
+  EXPECT_EQ(x.ino, sub);
+  ASSERT_EQ(md->lookup(kRootIno, "a", &x), 0);
+  EXPECT_EQ(x.ino, b);
+  ASSERT_EQ(md->rename(d, "b", kRootIno, "new", RENAME_NOREPLACE), 0);
+}
+
+TEST_F(NamespaceTest, RenameOfTwoLinksToSameInodeDoesNothing) {
+  Ino f = mk(kRootIno, "f");
+  InodeAttr a;
+  ASSERT_EQ(md->link(f, kRootIno, "g", &a), 0);
+  ASSERT_EQ(md->rename(kRootIno, "f", kRootIno, "g", 0), 0);
+  EXPECT_EQ(md->lookup(kRootIno, "f", &a), 0);
+  EXPECT_EQ(a.nlink, 2u);
+}
+
+TEST_F(NamespaceTest, SetgidDirectoryRules) {
+  Cred root{0, 0};
+  InodeAttr d;
+  ASSERT_EQ(md->mkdir(kRootIno, "shared", 02775, root, &d), 0);
+  SetAttrIn s;
+  s.valid = SetAttrIn::kGid;
+  s.gid = 500;
+  ASSERT_EQ(md->setattr(d.ino, s, &d), 0);
+  InodeAttr f, sub;
+  ASSERT_EQ(md->mknod(d.ino, "f", S_IFREG | 0644, 0, cred, &f), 0);
+  EXPECT_EQ(f.gid, 500u);
+  EXPECT_EQ(f.uid, 1000u);
+  EXPECT_EQ(f.mode & S_ISGID, 0u);
+  ASSERT_EQ(md->mkdir(d.ino, "sub", 0755, cred, &sub), 0);
+  EXPECT_EQ(sub.gid, 500u);
+  EXPECT_NE(sub.mode & S_ISGID, 0u);
+  InodeAttr plain;
+  ASSERT_EQ(md->mknod(kRootIno, "p", S_IFREG | 0644, 0, cred, &plain), 0);
+  EXPECT_EQ(plain.gid, 1000u);
+}
+
+TEST_F(NamespaceTest, Symlinks) {
+  InodeAttr a;
+  ASSERT_EQ(md->symlink(kRootIno, "l", "../target/x", cred, &a), 0);
+  EXPECT_EQ(a.mode, S_IFLNK | 0777u);
+  EXPECT_EQ(a.size, 11u);
+  std::string t;
+  ASSERT_EQ(md->readlink(a.ino, &t), 0);
+  EXPECT_EQ(t, "../target/x");
+  EXPECT_EQ(md->readlink(kRootIno, &t), -EINVAL);
+  EXPECT_EQ(md->symlink(kRootIno, "e", "", cred, &a), -ENOENT);
+  EXPECT_EQ(md->symlink(kRootIno, "long", std::string(4096, 'x'), cred, &a), -ENAMETOOLONG);
+  EXPECT_EQ(md->symlink(kRootIno, "max", std::string(4095, 'x'), cred, &a), 0);
+}
+
+TEST_F(NamespaceTest, Xattrs) {
+  Ino f = mk(kRootIno, "f");
+  std::string v;
+  EXPECT_EQ(md->getxattr(f, "user.a", &v), -ENODATA);
+  EXPECT_EQ(md->setxattr(f, "user.a", "1", XATTR_REPLACE), -ENODATA);
+  ASSERT_EQ(md->setxattr(f, "user.a", "1", XATTR_CREATE), 0);
+  EXPECT_EQ(md->setxattr(f, "user.a", "2", XATTR_CREATE), -EEXIST);
+  ASSERT_EQ(md->setxattr(f, "user.a", "2", XATTR_REPLACE), 0);
+  ASSERT_EQ(md->setxattr(f, "user.b", std::string(1000, '\0'), 0), 0);
+  ASSERT_EQ(md->getxattr(f, "user.a", &v), 0);
+  EXPECT_EQ(v, "2");
+  ASSERT_EQ(md->getxattr(f, "user.b", &v), 0);
+  EXPECT_EQ(v, std::string(1000, '\0'));
+  std::vector<std::string> names;
+  ASSERT_EQ(md->listxattr(f, &names), 0);
+  EXPECT_EQ(names, (std::vector<std::string>{"user.a", "user.b"}));
+  EXPECT_EQ(md->setxattr(f, std::string(256, 'x'), "v", 0), -ERANGE);
+  EXPECT_EQ(md->setxattr(f, "user.big", std::string(65537, 'v'), 0), -E2BIG);
+  ASSERT_EQ(md->removexattr(f, "user.a"), 0);
+  EXPECT_EQ(md->removexattr(f, "user.a"), -ENODATA);
+}
+
+TEST_F(NamespaceTest, ReaddirCookiesResumeAndStayStable) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  std::set<std::string> expect;
+  for (int i = 0; i < 1000; ++i) {
+    std::string n = "f" + std::to_string(i);
+    mk(d, n.c_str());
+    expect.insert(n);
+  }
+  std::set<std::string> seen;
+  uint64_t cookie = 0;
+  bool removed = false;
+  for (;;) {
+    std::vector<DirEntry> page;
+    ASSERT_EQ(md->readdir(d, cookie, 100, &page), 0);
+    if (page.empty()) break;
+    EXPECT_LE(page.size(), 100u);
+    for (const auto& e : page) {
+      EXPECT_GT(e.cookie, cookie);
+      EXPECT_TRUE(seen.insert(e.name).second) << "duplicate " << e.name;
+      EXPECT_EQ(e.type, static_cast<uint32_t>(S_IFREG));
+      cookie = e.cookie;
+    }
+    if (!removed) {  // entries removed mid-listing do not disturb it
+      ASSERT_EQ(md->unlink(d, "f999"), 0);
+      expect.erase("f999");
+      removed = true;
+    }
+  }
+  EXPECT_EQ(seen, expect);
+  std::vector<DirEntry> none;
+  EXPECT_EQ(md->readdir(d + 100000, 0, 10, &none), -ENOENT);
+  Ino f = mk(kRootIno, "plain");
+  EXPECT_EQ(md->readdir(f, 0, 10, &none), -ENOTDIR);
+}
+
+TEST_F(NamespaceTest, TimestampsFollowPosix) {
+  const InodeAttr r0 = attr(kRootIno);
+  Ino f = mk(kRootIno, "f");
+  const InodeAttr r1 = attr(kRootIno);
+  const InodeAttr f1 = attr(f);
+  EXPECT_GT(r1.mtime_ns, r0.mtime_ns);
+  EXPECT_GT(r1.ctime_ns, r0.ctime_ns);
+  EXPECT_EQ(f1.mtime_ns, f1.ctime_ns);
+  InodeAttr a;
+  ASSERT_EQ(md->link(f, kRootIno, "g", &a), 0);
+  EXPECT_GT(a.ctime_ns, f1.ctime_ns);
+  EXPECT_EQ(a.mtime_ns, f1.mtime_ns);  // link changes ctime only
+  SetAttrIn s;
+  s.valid = SetAttrIn::kMode;
+  s.mode = 0600;
+  ASSERT_EQ(md->setattr(f, s, &a), 0);
+  EXPECT_EQ(a.mode, S_IFREG | 0600u);
+  EXPECT_EQ(a.mtime_ns, f1.mtime_ns);
+  s.valid = SetAttrIn::kAtime | SetAttrIn::kMtime;
+  s.atime_ns = 5;
+  s.mtime_ns = 7;
+  ASSERT_EQ(md->setattr(f, s, &a), 0);
+  EXPECT_EQ(a.atime_ns, 5);
+  EXPECT_EQ(a.mtime_ns, 7);
+  EXPECT_GT(a.ctime_ns, f1.ctime_ns);
+  const InodeAttr before = attr(f);
+  ASSERT_EQ(md->setxattr(f, "user.x", "y", 0), 0);
+  EXPECT_GT(attr(f).ctime_ns, before.ctime_ns);
+  EXPECT_EQ(attr(f).mtime_ns, before.mtime_ns);
+}
+
+TEST_F(NamespaceTest, UnlinkOfOpenFileKeepsItUntilLastRelease) {
+  InodeAttr a;
+  ASSERT_EQ(md->create(kRootIno, "f", 0644, cred, &a), 0);  // open #1
+  ASSERT_EQ(md->open(a.ino), 0);                             // open #2
+  ASSERT_EQ(md->unlink(kRootIno, "f"), 0);
+  InodeAttr b;
+  ASSERT_EQ(md->getattr(a.ino, &b), 0);
+  EXPECT_EQ(b.nlink, 0u);
+  EXPECT_NE(md->dump().find("orphan " + std::to_string(a.ino)), std::string::npos);
+  EXPECT_EQ(md->link(a.ino, kRootIno, "again", &b), -ENOENT);
+  ASSERT_EQ(md->release(a.ino), 0);
+  EXPECT_EQ(md->getattr(a.ino, &b), 0);
+  ASSERT_EQ(md->release(a.ino), 0);
+  EXPECT_EQ(md->getattr(a.ino, &b), -ENOENT);
+  EXPECT_EQ(md->dump().find("orphan"), std::string::npos);
+}
+
+TEST_F(NamespaceTest, OrphanIsFreedAtMountAfterCrash) {
+  InodeAttr a;
+  ASSERT_EQ(md->create(kRootIno, "f", 0644, cred, &a), 0);
+  std::vector<WriteRange> w;
+  ASSERT_EQ(md->prepare_write(a.ino, 0, 1 << 20, &w), 0);
+  ASSERT_EQ(md->complete_write(a.ino, w, 1 << 20), 0);
+  ASSERT_EQ(md->unlink(kRootIno, "f"), 0);
+  ASSERT_EQ(md->sync(), 0);
+  StatFs before;
+  ASSERT_EQ(md->statfs(&before), 0);
+  // "Crash" with the file still open: the next mount frees it.
+  auto img = io->crash_image(MemoryVolumeIo::CrashPolicy::kUnflushedLost);
+  md.reset();
+  auto md2 = mount_ok(*img, g);
+  ASSERT_NE(md2, nullptr);
+  EXPECT_EQ(md2->mount_report().orphans_freed, 1u);
+  InodeAttr b;
+  EXPECT_EQ(md2->getattr(a.ino, &b), -ENOENT);
+  StatFs after;
+  ASSERT_EQ(md2->statfs(&after), 0);
+  EXPECT_EQ(after.free_blocks, after.total_blocks);
+}
+
+TEST_F(NamespaceTest, StatePersistsAcrossUnmount) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  mk(d, "f");
+  InodeAttr a;
+  ASSERT_EQ(md->symlink(d, "l", "f", cred, &a), 0);
+  ASSERT_EQ(md->setxattr(d, "user.k", "v", 0), 0);
+  const std::string before = md->dump();
+  ASSERT_TRUE(md->unmount().is_ok());
+  md.reset();
+  auto md2 = mount_ok(*io, g);
+  ASSERT_NE(md2, nullptr);
+  EXPECT_EQ(md2->dump(), before);
+  EXPECT_EQ(md2->mount_report().replayed_records, 0u);
+  // Cookies continue after a remount (no reuse).
+  ASSERT_EQ(md2->mknod(d, "g", S_IFREG | 0644, 0, cred, &a), 0);
+  std::vector<DirEntry> all;
+  ASSERT_EQ(md2->readdir(d, 0, 100, &all), 0);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all.back().name, "g");
+}
+
+TEST_F(NamespaceTest, StatfsReflectsAllocator) {
+  StatFs s;
+  ASSERT_EQ(md->statfs(&s), 0);
+  EXPECT_EQ(s.total_blocks, g.data_size / 4096);
+  EXPECT_EQ(s.free_blocks, s.total_blocks);
+  EXPECT_EQ(s.files, 1u);
+  EXPECT_EQ(s.name_max, 255u);
+}
+
+}  // namespace
+}  // namespace peregrine::meta
