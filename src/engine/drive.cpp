@@ -79,9 +79,9 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
       std::this_thread::yield();
     }
   }
-  // Pairs with the fence in run() before it re-checks the inboxes: either
-  // it sees our items, or we see it asleep and wake it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Pairs with run()'s check before sleeping: either the drive thread sees
+  // the epoch move (and so our items), or we see it asleep and wake it.
+  inbox_epoch_.fetch_add(1);
   if (sleeping_.load() && sleeping_.exchange(false)) device_->wake();
 }
 
@@ -149,6 +149,7 @@ void Drive::run() {
   pin_to_cpu();
   std::unique_lock<std::mutex> lock(dispatch_mutex_);
   for (;;) {
+    uint64_t epoch = inbox_epoch_.load();
     reap_and_complete();
     size_t drained = drain_inboxes();
     if (drained > 0) merge_into_backlog(incoming_.data(), drained);
@@ -163,8 +164,7 @@ void Drive::run() {
     // Sleep until a completion, a timer or a wake-up — but only after
     // telling submitters we sleep and finding the inboxes still empty.
     sleeping_.store(true);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!inboxes_empty() || !device_->prepare_sleep()) {
+    if (inbox_epoch_.load() != epoch || !device_->prepare_sleep()) {
       sleeping_.store(false);
       continue;
     }
@@ -368,8 +368,19 @@ void Drive::retry_unmerged(SubIo* head) {
   ++counters_.retried_unmerged;
 }
 
+namespace {
+
+// Tells a submitter that SubIos came back (see take_subio's wait).
+void announce_returns(SubmitterSlot* owner) {
+  owner->return_epoch.fetch_add(1);
+  if (owner->waiting_for_returns.load()) owner->return_epoch.notify_all();
+}
+
+}  // namespace
+
 void Drive::finish_chain(SubIo* head, int error) {
   SubIo* s = head;
+  SubmitterSlot* announce = nullptr;
   while (s != nullptr) {
     SubIo* next = s->next;
     Request* r = s->parent;
@@ -380,19 +391,18 @@ void Drive::finish_chain(SubIo* head, int error) {
       r->error.compare_exchange_strong(expected, error);
     }
     // Hand the SubIo back before the callback: the callback may reuse the
-    // request, but never this SubIo.
+    // request, but never this SubIo. One announcement per run of SubIos
+    // from the same submitter.
     owner->returns[index_]->push(id);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (owner->waiting_for_returns.load()) {
-      owner->return_epoch.fetch_add(1);
-      owner->return_epoch.notify_all();
-    }
+    if (announce != nullptr && announce != owner) announce_returns(announce);
+    announce = owner;
     outstanding_.fetch_sub(1);
     if (r->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       r->on_complete(*r, r->error.load(std::memory_order_relaxed));
     }
     s = next;
   }
+  if (announce != nullptr) announce_returns(announce);
 }
 
 void Drive::release_pressure() {

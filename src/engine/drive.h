@@ -96,6 +96,7 @@ class Drive {
   std::vector<std::unique_ptr<SubIoQueue>> inbox_;
   std::atomic<uint32_t> inbox_count_{0};  // slots ever opened: drain bound
   std::atomic<bool> sleeping_{false};
+  std::atomic<uint64_t> inbox_epoch_{0};  // bumped after every push
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> queued_{0};       // sub-IOs in inboxes or backlog
   std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device

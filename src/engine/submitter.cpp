@@ -26,9 +26,11 @@ SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress) {
     }
     if (!slot.free.empty()) continue;
     make_progress();
+    // A drive bumps the epoch after each batch of returns. Either it does so
+    // after our load (then wait() returns at once), or its returns are
+    // visible to the check below.
     uint32_t epoch = slot.return_epoch.load();
     slot.waiting_for_returns.store(true);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     bool any = false;
     for (auto& q : slot.returns) any = any || q->read_available() != 0;
     if (!any) slot.return_epoch.wait(epoch);
