@@ -1,0 +1,215 @@
+// Journal record, batch and checkpoint encode/decode: round trips, and
+// refusal of truncated, corrupted and out-of-limit input.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "peregrine/meta/checkpoint.h"
+#include "peregrine/meta/journal.h"
+#include "peregrine/meta/records.h"
+
+namespace peregrine::meta {
+namespace {
+
+std::span<const std::byte> bytes(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+Txn sample_txn() {
+  Txn t;
+  Delta d;
+  d.type = DeltaType::kInodePut;
+  d.ino = 7;
+  d.attr = InodeAttr{7, 1, S_IFLNK | 0777, 1, 2, 1, 3, 0, 10, 11, 12, 0};
+  d.name = "abc";
+  t.push_back(d);
+  Delta e;
+  e.type = DeltaType::kDirentPut;
+  e.ino = 1;
+  e.child = 7;
+  e.a = 3;
+  e.name = "link";
+  t.push_back(e);
+  Delta x;
+  x.type = DeltaType::kXattrPut;
+  x.ino = 7;
+  x.name = "user.k";
+  x.value = std::string("v\0w", 3);
+  t.push_back(x);
+  Delta m;
+  m.type = DeltaType::kExtentMap;
+  m.ino = 9;
+  m.a = 4096;
+  m.b = 1 << 20;
+  m.c = 8192;
+  m.written = true;
+  t.push_back(m);
+  for (DeltaType ty : {DeltaType::kInodeDel, DeltaType::kOrphanAdd, DeltaType::kOrphanDel}) {
+    Delta o;
+    o.type = ty;
+    o.ino = 5;
+    t.push_back(o);
+  }
+  Delta u;
+  u.type = DeltaType::kExtentUnmap;
+  u.ino = 9;
+  u.a = 0;
+  u.c = 4096;
+  t.push_back(u);
+  Delta w;
+  w.type = DeltaType::kExtentWritten;
+  w.ino = 9;
+  w.a = 0;
+  w.b = 8192;
+  w.c = 4096;
+  t.push_back(w);
+  Delta dd;
+  dd.type = DeltaType::kDirentDel;
+  dd.ino = 1;
+  dd.name = "old";
+  t.push_back(dd);
+  Delta xd;
+  xd.type = DeltaType::kXattrDel;
+  xd.ino = 7;
+  xd.name = "user.k";
+  t.push_back(xd);
+  return t;
+}
+
+TEST(Records, RoundTripEveryDeltaType) {
+  std::string enc;
+  const Txn t = sample_txn();
+  encode_txn(t, &enc);
+  encode_txn(t, &enc);
+  size_t pos = 0;
+  Txn back;
+  ASSERT_TRUE(decode_txn(bytes(enc), &pos, &back));
+  EXPECT_EQ(back, t);
+  ASSERT_TRUE(decode_txn(bytes(enc), &pos, &back));
+  EXPECT_EQ(pos, enc.size());
+}
+
+TEST(Records, RefusesEveryTruncation) {
+  std::string enc;
+  encode_txn(sample_txn(), &enc);
+  for (size_t n = 0; n < enc.size(); ++n) {
+    size_t pos = 0;
+    Txn back;
+    EXPECT_FALSE(decode_txn(bytes(enc.substr(0, n)), &pos, &back)) << n;
+  }
+}
+
+TEST(Records, RefusesBadValues) {
+  Txn t(1);
+  t[0].type = DeltaType::kExtentMap;
+  t[0].ino = 1;
+  t[0].a = 100;  // not block aligned
+  t[0].c = 4096;
+  std::string enc;
+  encode_txn(t, &enc);
+  size_t pos = 0;
+  Txn back;
+  EXPECT_FALSE(decode_txn(bytes(enc), &pos, &back));
+  enc.clear();
+  t[0].a = 0;
+  encode_txn(t, &enc);
+  enc[8] = 99;  // unknown delta type
+  pos = 0;
+  EXPECT_FALSE(decode_txn(bytes(enc), &pos, &back));
+}
+
+TEST(Batch, RoundTripAndChecksums) {
+  std::string payload;
+  encode_txn(sample_txn(), &payload);
+  encode_txn(sample_txn(), &payload);
+  const std::string b = encode_batch(8192, 42, 2, payload);
+  EXPECT_EQ(b.size() % 4096, 0u);
+  BatchHeader h;
+  std::vector<Txn> txns;
+  ASSERT_TRUE(decode_batch(bytes(b), &h, &txns));
+  EXPECT_EQ(h.logical_pos, 8192u);
+  EXPECT_EQ(h.first_lsn, 42u);
+  ASSERT_EQ(txns.size(), 2u);
+  EXPECT_EQ(txns[1], sample_txn());
+  for (size_t i : {size_t{0}, size_t{9}, size_t{30}, size_t{70}, payload.size() + 63}) {
+    std::string bad = b;
+    bad[i] ^= 1;
+    EXPECT_FALSE(decode_batch(bytes(bad), &h, &txns)) << i;
+  }
+  // Record count claiming more than the payload holds.
+  std::string lying = encode_batch(0, 1, 3, payload);
+  EXPECT_FALSE(decode_batch(bytes(lying), &h, &txns));
+}
+
+TEST(Checkpoint, HeaderRoundTripAndCorruption) {
+  CheckpointHeader h{5, 77, 12288, 1 << 20, 333, 0xabcdef, 9, 4, 1 << 22, 1 << 26};
+  std::vector<std::byte> block(4096);
+  encode_checkpoint_header(h, block);
+  CheckpointHeader back;
+  ASSERT_TRUE(decode_checkpoint_header(block, &back));
+  EXPECT_EQ(back, h);
+  block[20] ^= std::byte{1};
+  EXPECT_FALSE(decode_checkpoint_header(block, &back));
+}
+
+TEST(Checkpoint, BodyRoundTrip) {
+  Model m = Model::make_fresh(5);
+  std::vector<VolRange> freed;
+  Txn t;
+  Delta dir;
+  dir.type = DeltaType::kInodePut;
+  dir.ino = 2;
+  dir.attr = InodeAttr{2, 1, S_IFDIR | 0755, 0, 0, 2, 0, 0, 1, 2, 3, 0};
+  t.push_back(dir);
+  Delta e;
+  e.type = DeltaType::kDirentPut;
+  e.ino = 1;
+  e.child = 2;
+  e.a = 3;
+  e.name = "d";
+  t.push_back(e);
+  Delta f;
+  f.type = DeltaType::kInodePut;
+  f.ino = 3;
+  f.attr = InodeAttr{3, 1, S_IFREG | 0644, 0, 0, 1, 8192, 0, 1, 2, 3, 0};
+  t.push_back(f);
+  Delta fe = e;
+  fe.ino = 2;
+  fe.child = 3;
+  fe.a = 3;
+  fe.name = "f";
+  t.push_back(fe);
+  Delta x;
+  x.type = DeltaType::kExtentMap;
+  x.ino = 3;
+  x.a = 0;
+  x.b = 1 << 22;
+  x.c = 8192;
+  t.push_back(x);
+  Delta xa;
+  xa.type = DeltaType::kXattrPut;
+  xa.ino = 3;
+  xa.name = "user.a";
+  xa.value = "b";
+  t.push_back(xa);
+  Delta o;
+  o.type = DeltaType::kOrphanAdd;
+  o.ino = 3;
+  t.push_back(o);
+  ASSERT_EQ(m.apply(t, &freed), 0);
+  const std::string body = encode_checkpoint_body(m);
+  auto back = decode_checkpoint_body(bytes(body), m.next_ino);
+  ASSERT_TRUE(back.has_value()) << back.status().message();
+  EXPECT_EQ(back->dump(), m.dump());
+  EXPECT_EQ(back->find(2)->parent, kRootIno);
+  for (size_t n = 0; n < body.size(); ++n) {
+    EXPECT_FALSE(decode_checkpoint_body(bytes(body.substr(0, n)), m.next_ino).has_value()) << n;
+  }
+  // An entry naming a missing inode is refused.
+  Model broken = Model::make_fresh(5);
+  broken.find(kRootIno)->dir->add("ghost", 99);
+  EXPECT_FALSE(decode_checkpoint_body(bytes(encode_checkpoint_body(broken)), 100).has_value());
+}
+
+}  // namespace
+}  // namespace peregrine::meta
