@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,7 +66,9 @@ class VolumeTest : public ::testing::Test {
 
 inline std::string read_file(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string s(std::filesystem::file_size(p), '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  return s;
 }
 
 inline std::map<std::string, std::string> snapshot(const std::vector<std::string>& paths) {
