@@ -107,8 +107,10 @@ std::string encode_checkpoint_body(const Model& m) {
   return s;
 }
 
-Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t next_ino) {
-  auto bad = [](const std::string& why) { return Status::error(EUCLEAN, "checkpoint body: " + why); };
+Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t next_ino, bool strict) {
+  auto bad = [strict](const std::string& why) {
+    return Status::error(EUCLEAN, "checkpoint body: " + why + (strict ? "; run fsck" : ""));
+  };
   codec::Reader r(body);
   Model m;
   const uint64_t count = r.u64();
@@ -177,20 +179,29 @@ Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t
   const Inode* root = m.find(kRootIno);
   if (!root || !root->is_dir()) return bad("no root directory");
   for (auto& [ino, in] : m.inodes) {
-    if (ino >= next_ino) return bad("inode " + std::to_string(ino) + " beyond next_ino");
+    if (ino >= next_ino && strict) return bad("inode " + std::to_string(ino) + " beyond next_ino");
     if (!in->dir) continue;
     for (const auto& [name, ref] : in->dir->names()) {
       Inode* c = m.find(ref.ino);
-      if (!c || ref.ino == kRootIno) return bad("entry " + name + " names a missing inode");
+      if (!c || ref.ino == kRootIno) {
+        if (strict) return bad("entry " + name + " names a missing inode");
+        continue;
+      }
       if (c->dir) {
-        if (c->parent != 0) return bad("directory " + std::to_string(ref.ino) + " has two parents");
-        c->parent = ino;
+        if (c->parent != 0 && strict) return bad("directory " + std::to_string(ref.ino) + " has two parents");
+        if (c->parent == 0) c->parent = ino;
       }
     }
   }
   m.find(kRootIno)->parent = kRootIno;
-  for (Ino o : m.orphans) {
-    if (!m.find(o)) return bad("orphan " + std::to_string(o) + " is missing");
+  for (auto it = m.orphans.begin(); it != m.orphans.end();) {
+    if (m.find(*it)) {
+      ++it;
+    } else if (strict) {
+      return bad("orphan " + std::to_string(*it) + " is missing");
+    } else {
+      it = m.orphans.erase(it);
+    }
   }
   m.next_ino = next_ino;
   return m;

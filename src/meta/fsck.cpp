@@ -1,1 +1,418 @@
-// placeholder
+// fsck: load state, check invariants, repair, store a new checkpoint.
+#include "peregrine/meta/fsck.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "peregrine/meta/allocator.h"
+
+namespace peregrine::meta {
+
+Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g) {
+  LoadedMetadata lm;
+  auto layout = MetaLayout::compute(g);
+  if (!layout) return layout.status();
+  lm.layout = *layout;
+  SlotState slots[2] = {read_checkpoint_slot(io, lm.layout, 0), read_checkpoint_slot(io, lm.layout, 1)};
+  for (int s = 0; s < 2; ++s) {
+    if (slots[s].valid) {
+      lm.notes.push_back("checkpoint slot " + std::to_string(s) + ": valid, sequence " +
+                         std::to_string(slots[s].header.seq));
+    } else {
+      lm.notes.push_back("checkpoint slot " + std::to_string(s) + ": " + slots[s].problem);
+    }
+  }
+  if (slots[0].empty && slots[1].empty) {
+    lm.fresh = true;
+    return lm;
+  }
+  // Newest first; fall back to the older one if the newest does not decode.
+  std::vector<int> order;
+  for (int s = 0; s < 2; ++s) {
+    if (slots[s].valid) order.push_back(s);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return slots[a].header.seq > slots[b].header.seq; });
+  if (order.empty()) return Status::error(EUCLEAN, "no valid checkpoint in either slot");
+  std::string why;
+  for (int s : order) {
+    const CheckpointHeader& h = slots[s].header;
+    if (h.journal_size != lm.layout.journal_size) {
+      why = "checkpoint slot " + std::to_string(s) + " written for another journal size";
+      continue;
+    }
+    auto model = decode_checkpoint_body(std::as_bytes(std::span(slots[s].body.data(), slots[s].body.size())),
+                                        h.next_ino, /*strict=*/false);
+    if (!model) {
+      why = "checkpoint slot " + std::to_string(s) + ": " + model.status().message();
+      lm.notes.push_back(why);
+      continue;
+    }
+    lm.header = h;
+    lm.model = std::move(*model);
+    Model& m = lm.model;
+    auto replay = replay_journal(io, lm.layout, JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn},
+                                 [&m](const Txn& t) { return m.apply(t, nullptr); });
+    if (!replay) return replay.status();
+    lm.replay = *replay;
+    lm.notes.push_back("journal: " + std::to_string(replay->records) + " records in " +
+                       std::to_string(replay->batches) + " batches replayed; stopped: " + replay->stop_reason);
+    return lm;
+  }
+  return Status::error(EUCLEAN, why);
+}
+
+Status store_metadata(VolumeIo& io, const Geometry& g, LoadedMetadata& lm) {
+  CheckpointHeader h;
+  h.seq = lm.header.seq + 1;
+  h.next_lsn = lm.fresh ? 1 : lm.replay.end.next_lsn;
+  h.journal_tail = lm.fresh ? 0 : lm.replay.end.head;
+  h.next_ino = lm.model.next_ino;
+  h.inode_count = lm.model.inodes.size();
+  h.data_offset = g.data_offset;
+  h.data_size = g.data_size;
+  Status st = write_checkpoint(io, lm.layout, h, encode_checkpoint_body(lm.model));
+  if (st) lm.header = h;
+  return st;
+}
+
+namespace {
+
+struct Ctx {
+  Model& m;
+  const Geometry& g;
+  bool repair;
+  FsckReport* r;
+  void problem(const std::string& msg, bool fixable) {
+    ++r->problems;
+    if (repair && fixable) {
+      ++r->fixed;
+      r->messages.push_back(msg + " (fixed)");
+    } else {
+      r->messages.push_back(msg);
+    }
+  }
+  void apply(const Delta& d) { m.apply(d, nullptr); }
+  void put_attr(const InodeAttr& a) {
+    Delta d;
+    d.type = DeltaType::kInodePut;
+    d.ino = a.ino;
+    d.attr = a;
+    apply(d);
+  }
+  void del_inode(Ino ino) {
+    Delta d;
+    d.type = DeltaType::kInodeDel;
+    d.ino = ino;
+    apply(d);
+  }
+};
+
+std::string ino_s(Ino i) { return "inode " + std::to_string(i); }
+
+}  // namespace
+
+void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
+  Ctx c{m, g, repair, report};
+
+  // 0. The inode counter must be past every inode (new inodes, including
+  //    lost+found below, take their number from it).
+  if (!m.inodes.empty()) {
+    const Ino max_ino = m.sorted_inos().back();
+    if (max_ino >= m.next_ino) {
+      c.problem("inode counter " + std::to_string(m.next_ino) + " is not past " + ino_s(max_ino), true);
+      m.next_ino = max_ino + 1;
+    }
+  }
+
+  // 1. Entries that name missing inodes; directories with several names.
+  std::map<Ino, uint32_t> refs;  // names per inode
+  std::map<Ino, Ino> dir_parent;
+  for (Ino ino : m.sorted_inos()) {
+    Inode* in = m.find(ino);
+    if (!in->dir) continue;
+    std::vector<std::pair<std::string, Ino>> entries;
+    for (const auto& [name, e] : in->dir->names()) entries.push_back({name, e.ino});
+    std::sort(entries.begin(), entries.end());
+    for (const auto& [name, child] : entries) {
+      Inode* cin = m.find(child);
+      bool drop = false;
+      if (!cin || child == kRootIno) {
+        c.problem("entry '" + name + "' in directory " + std::to_string(ino) + " names missing " + ino_s(child), true);
+        drop = true;
+      } else if (cin->dir && dir_parent.count(child)) {
+        c.problem("directory " + std::to_string(child) + " has a second name '" + name + "' in directory " +
+                      std::to_string(ino),
+                  true);
+        drop = true;
+      }
+      if (drop) {
+        if (repair) {
+          Delta d;
+          d.type = DeltaType::kDirentDel;
+          d.ino = ino;
+          d.name = name;
+          c.apply(d);
+        }
+        continue;
+      }
+      ++refs[child];
+      if (cin->dir) dir_parent[child] = ino;
+    }
+  }
+
+  // 2. Orphan list: unlinked-while-open inodes (normal after a crash).
+  for (Ino o : std::vector<Ino>(m.orphans.begin(), m.orphans.end())) {
+    const Inode* in = m.find(o);
+    if (in && in->attr.nlink == 0 && !refs.count(o)) {
+      report->messages.push_back("orphan " + ino_s(o) + " (unlinked while open) is freed" +
+                                 std::string(repair ? "" : " at next mount or repair"));
+      if (repair) c.del_inode(o);
+    } else {
+      c.problem(ino_s(o) + " is on the orphan list but still linked", true);
+      if (repair) {
+        Delta d;
+        d.type = DeltaType::kOrphanDel;
+        d.ino = o;
+        c.apply(d);
+      }
+    }
+  }
+
+  // 3. Reachability from the root.
+  std::set<Ino> reached{kRootIno};
+  std::deque<Ino> todo{kRootIno};
+  while (!todo.empty()) {
+    const Inode* in = m.find(todo.front());
+    todo.pop_front();
+    if (!in || !in->dir) continue;
+    for (const auto& [name, e] : in->dir->names()) {
+      if (dir_parent.count(e.ino) && dir_parent[e.ino] != in->attr.ino) continue;  // dropped link
+      if (m.find(e.ino) && reached.insert(e.ino).second) todo.push_back(e.ino);
+    }
+  }
+  Ino lost_found = 0;
+  for (Ino ino : m.sorted_inos()) {
+    if (reached.count(ino) || m.orphans.count(ino)) continue;
+    Inode* in = m.find(ino);
+    const uint64_t bytes = in->extents.allocated_bytes();
+    const std::string leak = bytes ? " holding " + std::to_string(bytes) + " bytes of leaked space" : "";
+    if (in->attr.nlink == 0) {
+      c.problem("unreachable " + ino_s(ino) + " with no links" + leak, true);
+      if (repair) c.del_inode(ino);
+      continue;
+    }
+    c.problem("unreachable " + ino_s(ino) + leak + "; moved to /lost+found", true);
+    if (!repair) continue;
+    if (!lost_found) {
+      Inode* root = m.find(kRootIno);
+      if (const DirEntryRef* e = root->dir->find("lost+found"); e && m.find(e->ino) && m.find(e->ino)->dir) {
+        lost_found = e->ino;
+      } else {
+        InodeAttr a;
+        a.ino = m.next_ino;
+        a.generation = 1;
+        a.mode = S_IFDIR | 0700;
+        a.nlink = 2;
+        a.atime_ns = a.mtime_ns = a.ctime_ns = root->attr.mtime_ns;
+        c.put_attr(a);
+        InodeAttr ra = root->attr;
+        ++ra.nlink;
+        c.put_attr(ra);
+        if (root->dir->find("lost+found")) {
+          Delta d;
+          d.type = DeltaType::kDirentDel;
+          d.ino = kRootIno;
+          d.name = "lost+found";
+          c.apply(d);
+        }
+        Delta d;
+        d.type = DeltaType::kDirentPut;
+        d.ino = kRootIno;
+        d.child = a.ino;
+        d.a = root->dir->next_cookie();
+        d.name = "lost+found";
+        c.apply(d);
+        lost_found = a.ino;
+        reached.insert(a.ino);
+      }
+    }
+    // Directories moved here may be the top of an unreachable subtree: its
+    // inner nodes become reachable with it.
+    Delta d;
+    d.type = DeltaType::kDirentPut;
+    d.ino = lost_found;
+    d.child = ino;
+    d.a = m.find(lost_found)->dir->next_cookie();
+    d.name = "#" + std::to_string(ino);
+    c.apply(d);
+    if (in->dir) {
+      InodeAttr la = m.find(lost_found)->attr;
+      ++la.nlink;
+      c.put_attr(la);
+    }
+    std::deque<Ino> sub{ino};
+    reached.insert(ino);
+    while (!sub.empty()) {
+      const Inode* s = m.find(sub.front());
+      sub.pop_front();
+      if (!s || !s->dir) continue;
+      for (const auto& [n, e] : s->dir->names()) {
+        if (reached.insert(e.ino).second) sub.push_back(e.ino);
+      }
+    }
+  }
+
+  // 4. Link counts (recount after the repairs above).
+  std::map<Ino, uint32_t> names, subdirs;
+  for (const auto& [ino, in] : m.inodes) {
+    if (!in->dir) continue;
+    for (const auto& [n, e] : in->dir->names()) {
+      const Inode* cin = m.find(e.ino);
+      if (!cin) continue;
+      ++names[e.ino];
+      if (cin->dir) ++subdirs[ino];
+    }
+  }
+  for (Ino ino : m.sorted_inos()) {
+    Inode* in = m.find(ino);
+    if (m.orphans.count(ino)) continue;
+    const uint32_t want = in->dir ? 2 + subdirs[ino] : names[ino];
+    if (want == 0) continue;  // unreachable, reported above
+    if (in->attr.nlink != want) {
+      c.problem(ino_s(ino) + " has link count " + std::to_string(in->attr.nlink) + ", should be " +
+                    std::to_string(want),
+                true);
+      if (repair) {
+        InodeAttr a = in->attr;
+        a.nlink = want;
+        c.put_attr(a);
+      }
+    }
+    if (in->is_symlink() && in->attr.size != in->symlink.size()) {
+      c.problem(ino_s(ino) + " symlink size " + std::to_string(in->attr.size) + " differs from its target length",
+                true);
+      if (repair) {
+        InodeAttr a = in->attr;
+        a.size = in->symlink.size();
+        c.put_attr(a);
+      }
+    }
+  }
+
+  // 5. Extents: inside the data area, no overlaps (the later inode loses
+  //    the overlapping part).
+  struct Ext {
+    uint64_t vol, len;
+    Ino ino;
+    uint64_t file_off;
+  };
+  std::vector<Ext> all;
+  const uint64_t area_end = g.data_offset + g.data_size;
+  for (Ino ino : m.sorted_inos()) {
+    Inode* in = m.find(ino);
+    std::vector<std::pair<uint64_t, uint64_t>> outside;
+    for (const auto& [off, e] : in->extents.extents()) {
+      if (e.vol_off < g.data_offset || e.vol_off + e.len > area_end) {
+        outside.push_back({off, e.len});
+        continue;
+      }
+      all.push_back({e.vol_off, e.len, ino, off});
+    }
+    for (const auto& [off, len] : outside) {
+      c.problem(ino_s(ino) + " maps file offset " + std::to_string(off) + " outside the data area", true);
+      if (repair) in->extents.remove(off, len, nullptr);
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Ext& a, const Ext& b) { return a.vol < b.vol; });
+  uint64_t prev_end = 0;
+  Ino prev_ino = 0;
+  uint64_t used = 0;
+  for (const Ext& e : all) {
+    const uint64_t end = e.vol + e.len;
+    if (e.vol < prev_end) {
+      const uint64_t ov_end = std::min(end, prev_end);
+      c.problem("extent of " + ino_s(e.ino) + " at volume offset " + std::to_string(e.vol) + " overlaps " +
+                    ino_s(prev_ino) + " for " + std::to_string(ov_end - e.vol) + " bytes",
+                true);
+      if (repair) m.find(e.ino)->extents.remove(e.file_off, ov_end - e.vol, nullptr);
+      used += end > prev_end ? end - prev_end : 0;
+    } else {
+      used += e.len;
+    }
+    if (end > prev_end) {
+      prev_end = end;
+      prev_ino = e.ino;
+    }
+  }
+
+  // 6. Free-space accounting: rebuilding the allocator from the extents
+  //    must account for every byte exactly once.
+  Allocator alloc(g.data_offset, g.data_size, std::max<uint64_t>(g.stripe_width(), kBlockSize), kBlockSize);
+  uint64_t marked = 0;
+  bool clash = false;
+  for (const auto& [ino, in] : m.inodes) {
+    for (const auto& [off, e] : in->extents.extents()) {
+      if (alloc.mark_used(e.vol_off, e.len)) {
+        marked += e.len;
+      } else {
+        clash = true;
+      }
+    }
+  }
+  if (clash && repair) {
+    c.problem("free-space map still inconsistent after repair", false);
+  }
+  report->messages.push_back("space: " + std::to_string(marked) + " bytes in use, " +
+                             std::to_string(alloc.free_bytes()) + " free of " + std::to_string(g.data_size) +
+                             (clash && !repair ? " (extents overlap: counts are approximate)" : ""));
+  (void)used;
+}
+
+FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt) {
+  FsckReport r;
+  auto lm = load_metadata(io, g);
+  if (!lm) {
+    r.messages.push_back("metadata: " + lm.status().message());
+    r.problems = 1;
+    r.exit_code = 4;
+    return r;
+  }
+  for (const auto& n : lm->notes) r.messages.push_back(n);
+  if (lm->fresh) {
+    r.messages.push_back("metadata area is empty (fresh volume, never mounted)");
+    return r;
+  }
+  const size_t orphans_before = lm->model.orphans.size();
+  check_model(lm->model, g, opt.repair, &r);
+  const bool changed = r.fixed > 0 || (opt.repair && orphans_before > 0);
+  if (opt.repair && changed) {
+    Status st = store_metadata(io, g, *lm);
+    if (!st) {
+      r.messages.push_back("writing the repaired checkpoint failed: " + st.message());
+      r.exit_code = 8;
+      return r;
+    }
+    if (int rc = io.flush(); rc != 0) {
+      r.messages.push_back("flush failed");
+      r.exit_code = 8;
+      return r;
+    }
+    r.messages.push_back("repaired state written as checkpoint " + std::to_string(lm->header.seq));
+  }
+  if (r.problems == 0) {
+    r.exit_code = 0;
+  } else if (r.fixed == r.problems) {
+    r.exit_code = 1;
+  } else {
+    r.exit_code = 4;
+  }
+  return r;
+}
+
+}  // namespace peregrine::meta

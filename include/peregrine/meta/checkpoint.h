@@ -50,8 +50,10 @@ bool decode_checkpoint_header(std::span<const std::byte> block, CheckpointHeader
 std::string encode_checkpoint_body(const Model& m);
 // Checked decode: refuses malformed bodies, duplicate inodes, entries that
 // name missing inodes, overlapping extents within a file, directories with
-// two parents. `next_ino` from the header is applied.
-Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t next_ino);
+// two parents. `next_ino` from the header is applied. strict=false (fsck)
+// keeps cross-reference damage (dangling entries, second parents, inodes
+// past next_ino) for check_model to report and repair.
+Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t next_ino, bool strict = true);
 
 // Writes body then header into slot h.seq % 2 (see write order above).
 // ENOSPC with a message when the body does not fit the slot.
