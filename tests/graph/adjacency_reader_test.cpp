@@ -1,0 +1,134 @@
+// The io_uring reader delivers every requested list exactly once, complete
+// and in order, whatever the queue depth, read size and coalescing gap.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "graph_test_dir.h"
+#include "peregrine/graph/adjacency_reader.h"
+#include "peregrine/graph/memory_graph.h"
+
+namespace peregrine::graph {
+namespace {
+
+using test::TestDir;
+
+struct Shape {
+  unsigned qd;
+  uint32_t max_io;
+  uint32_t gap;
+};
+
+class AdjacencyReaderTest : public ::testing::TestWithParam<Shape> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TestDir;
+    auto path = test::generate(*dir_, "g", 12, 21);
+    graph_ = new Graph(std::move(*open_graph(path)));
+    mem_ = new MemoryGraph(std::move(*load_memory_graph(*graph_)));
+    mem_->graph = graph_;
+  }
+  static void TearDownTestSuite() {
+    delete mem_;
+    delete graph_;
+    delete dir_;
+  }
+  std::unique_ptr<AdjacencyReader> open_reader() {
+    ReaderOptions o;
+    o.queue_depth = GetParam().qd;
+    o.max_io_bytes = GetParam().max_io;
+    o.coalesce_gap_bytes = GetParam().gap;
+    auto r = AdjacencyReader::open(*graph_, o);
+    EXPECT_TRUE(r) << r.status().message();
+    return std::move(*r);
+  }
+  // Concatenates the pieces per vertex, checking the callback contract.
+  static NeighbourFn collect(std::map<Vertex, std::vector<Vertex>>* got) {
+    return [got](Vertex v, std::span<const Vertex> nb) {
+      auto& l = (*got)[v];
+      l.insert(l.end(), nb.begin(), nb.end());
+    };
+  }
+
+  static TestDir* dir_;
+  static Graph* graph_;
+  static MemoryGraph* mem_;
+};
+TestDir* AdjacencyReaderTest::dir_;
+Graph* AdjacencyReaderTest::graph_;
+MemoryGraph* AdjacencyReaderTest::mem_;
+
+TEST_P(AdjacencyReaderTest, ReadAllDeliversEveryList) {
+  auto r = open_reader();
+  std::map<Vertex, std::vector<Vertex>> got;
+  ASSERT_TRUE(r->read_all(collect(&got)));
+  uint64_t nonempty = 0;
+  for (uint64_t v = 0; v < graph_->num_vertices(); ++v) {
+    auto nb = mem_->neighbours(v);
+    if (nb.empty()) {
+      EXPECT_EQ(got.count(v), 0u) << "empty list of " << v << " delivered";
+      continue;
+    }
+    ++nonempty;
+    ASSERT_EQ(got[v], std::vector<Vertex>(nb.begin(), nb.end())) << "vertex " << v;
+  }
+  EXPECT_EQ(got.size(), nonempty);
+  EXPECT_EQ(r->stats().list_bytes, graph_->meta.adjacency_entries * 4);
+  EXPECT_GE(r->stats().bytes, r->stats().list_bytes);
+  EXPECT_GE(r->stats().reads, 1u);
+}
+
+TEST_P(AdjacencyReaderTest, ReadListsDeliversOnlyTheBatch) {
+  auto r = open_reader();
+  // A scattered batch with duplicates, out of order, including the hub.
+  std::vector<Vertex> batch;
+  uint64_t hub = 0;
+  for (uint64_t v = 0; v < graph_->num_vertices(); ++v)
+    if (graph_->degree(v) > graph_->degree(hub)) hub = v;
+  if (GetParam().max_io == 4096) {
+    ASSERT_GT(graph_->degree(hub) * 4, 4096u) << "the hub must need a split read";
+  }
+  batch.push_back(static_cast<Vertex>(hub));
+  for (int v = 4000; v > 0; v -= 37) batch.push_back(static_cast<Vertex>(v));
+  batch.push_back(4000);
+  std::map<Vertex, std::vector<Vertex>> got;
+  ASSERT_TRUE(r->read_lists(batch, collect(&got)));
+  std::set<Vertex> want(batch.begin(), batch.end());
+  for (Vertex v : want) {
+    auto nb = mem_->neighbours(v);
+    if (nb.empty()) {
+      EXPECT_EQ(got.count(v), 0u);
+    } else {
+      EXPECT_EQ(got[v], std::vector<Vertex>(nb.begin(), nb.end())) << "vertex " << v;
+    }
+  }
+  for (auto& [v, _] : got) EXPECT_TRUE(want.count(v)) << "vertex " << v << " was not asked for";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AdjacencyReaderTest,
+                         ::testing::Values(Shape{64, 256 * 1024, 16 * 1024},  // defaults
+                                           Shape{1, 4096, 0},                  // one 4K read at a time, no coalescing
+                                           Shape{8, 8192, 1 << 20},            // hub lists split over many reads
+                                           Shape{256, 1 << 20, 0}),
+                         [](const auto& info) {
+                           return "qd" + std::to_string(info.param.qd) + "_io" + std::to_string(info.param.max_io) +
+                                  "_gap" + std::to_string(info.param.gap);
+                         });
+
+TEST(AdjacencyReader, RejectsBadOptions) {
+  TestDir d;
+  auto g = open_graph(test::generate(d, "g", 10));
+  ASSERT_TRUE(g);
+  ReaderOptions o;
+  o.max_io_bytes = 5000;
+  auto r = AdjacencyReader::open(*g, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("multiple of 4096"), std::string::npos);
+  o = ReaderOptions{};
+  o.queue_depth = 0;
+  EXPECT_FALSE(AdjacencyReader::open(*g, o));
+}
+
+}  // namespace
+}  // namespace peregrine::graph

@@ -1,0 +1,121 @@
+// Bad graph directories fail with an error naming the file and the problem.
+#include <fcntl.h>
+#include <unistd.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "graph_test_dir.h"
+#include "peregrine/graph/adjacency_reader.h"
+#include "peregrine/graph/bfs.h"
+
+namespace peregrine::graph {
+namespace {
+
+using test::TestDir;
+
+class GraphBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test::generate(tmp_, "g", 10); }
+
+  std::string open_error() {
+    auto g = open_graph(dir_);
+    EXPECT_FALSE(g) << "opened a bad graph";
+    return g ? "" : g.status().message();
+  }
+  void replace_in_meta(const std::string& from, const std::string& to) {
+    auto path = dir_ / kMetaFile;
+    auto bytes = test::read_file(path);
+    std::string text(bytes.begin(), bytes.end());
+    auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, from.size(), to);
+    std::ofstream(path, std::ios::trunc) << text;
+  }
+  void truncate_file(const char* name, uint64_t by) {
+    auto path = dir_ / name;
+    ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(std::filesystem::file_size(path) - by)), 0);
+  }
+
+  TestDir tmp_;
+  std::filesystem::path dir_;
+};
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message: " << (haystack)
+
+TEST_F(GraphBadInput, MissingDirectory) {
+  auto g = open_graph(tmp_.path() / "nope");
+  ASSERT_FALSE(g);
+  EXPECT_CONTAINS(g.status().message(), "nope: not a graph directory");
+}
+
+TEST_F(GraphBadInput, MissingMeta) {
+  std::filesystem::remove(dir_ / kMetaFile);
+  EXPECT_CONTAINS(open_error(), "graph.meta: missing");
+}
+
+TEST_F(GraphBadInput, MissingAdjacency) {
+  std::filesystem::remove(dir_ / kAdjacencyFile);
+  EXPECT_CONTAINS(open_error(), "adjacency.u32: missing");
+}
+
+TEST_F(GraphBadInput, WrongFormatVersion) {
+  replace_in_meta("format_version 1", "format_version 2");
+  EXPECT_CONTAINS(open_error(), "graph.meta: format version 2 is not supported (this build reads version 1)");
+}
+
+TEST_F(GraphBadInput, MissingMetaKey) {
+  replace_in_meta("\nedges ", "\nedgez ");
+  EXPECT_CONTAINS(open_error(), "graph.meta: missing key 'edges'");
+}
+
+TEST_F(GraphBadInput, TruncatedIndex) {
+  truncate_file(kIndexFile, 8);
+  std::string e = open_error();
+  EXPECT_CONTAINS(e, "index.u64: truncated: 8192 bytes, expected 8200");
+}
+
+TEST_F(GraphBadInput, TruncatedAdjacency) {
+  truncate_file(kAdjacencyFile, 4);
+  EXPECT_CONTAINS(open_error(), "adjacency.u32: truncated");
+}
+
+TEST_F(GraphBadInput, DecreasingOffsets) {
+  int fd = ::open((dir_ / kIndexFile).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  uint64_t huge = ~0ULL >> 1;
+  ASSERT_EQ(::pwrite(fd, &huge, 8, 8 * 100), 8);
+  ::close(fd);
+  EXPECT_CONTAINS(open_error(), "index.u64: corrupt: offsets decrease at vertex 100");
+}
+
+TEST_F(GraphBadInput, NeighbourOutOfRangeIsAnErrorNotACrash) {
+  auto g = open_graph(dir_);
+  ASSERT_TRUE(g);
+  int fd = ::open((dir_ / kAdjacencyFile).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  uint32_t bad = 5000000;
+  ASSERT_EQ(::pwrite(fd, &bad, 4, 4 * 10), 4);
+  ::close(fd);
+  auto r = AdjacencyReader::open(*g, {});
+  ASSERT_TRUE(r);
+  Status st = (*r)->read_all([](Vertex, std::span<const Vertex>) {});
+  ASSERT_FALSE(st);
+  EXPECT_CONTAINS(st.message(), "adjacency.u32: corrupt: vertex");
+  EXPECT_CONTAINS(st.message(), "has neighbour 5000000 >= 1024 vertices");
+}
+
+TEST_F(GraphBadInput, RootOutOfRange) {
+  auto g = open_graph(dir_);
+  ASSERT_TRUE(g);
+  auto r = AdjacencyReader::open(*g, {});
+  ASSERT_TRUE(r);
+  auto b = run_bfs(*g, **r, 1024);
+  ASSERT_FALSE(b);
+  EXPECT_CONTAINS(b.status().message(), "root 1024 out of range");
+  EXPECT_CONTAINS(b.status().message(), "has 1024 vertices (0..1023)");
+}
+
+}  // namespace
+}  // namespace peregrine::graph

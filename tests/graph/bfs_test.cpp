@@ -1,0 +1,91 @@
+// Semi-external BFS against the Graph500 validation rules.
+#include "peregrine/graph/bfs.h"
+
+#include "algorithm_fixture.h"
+#include "peregrine/graph/validate.h"
+
+namespace peregrine::graph {
+namespace {
+
+using test::TestDir;
+
+TEST(GraphBfs, ValidOnKroneckerGraphs) {
+  TestDir d;
+  for (uint32_t scale : {10u, 14u}) {
+    auto l = test::load(test::generate(d, "g" + std::to_string(scale), scale, scale));
+    Vertex root = default_bfs_root(l->graph);
+    auto r = run_bfs(l->graph, *l->reader, root);
+    ASSERT_TRUE(r) << r.status().message();
+    Status st = validate_bfs(l->mem, *r);
+    EXPECT_TRUE(st) << st.message();
+    EXPECT_GT(r->reached, l->graph.num_vertices() / 2) << "the hub's component is the giant one";
+    EXPECT_GT(r->levels, 2u);
+    EXPECT_GT(l->reader->stats().reads, 0u);
+  }
+}
+
+TEST(GraphBfs, ValidFromSeveralRootsWithTinyReads) {
+  TestDir d;
+  ReaderOptions o;
+  o.queue_depth = 3;
+  o.max_io_bytes = 4096;
+  o.coalesce_gap_bytes = 0;
+  auto l = test::load(test::generate(d, "g", 12, 2), o);
+  for (Vertex root : {0u, 1u, 77u, 4095u}) {
+    auto r = run_bfs(l->graph, *l->reader, root);
+    ASSERT_TRUE(r) << r.status().message();
+    Status st = validate_bfs(l->mem, *r);
+    EXPECT_TRUE(st) << "root " << root << ": " << st.message();
+  }
+}
+
+TEST(GraphBfs, ExactOnPath) {
+  TestDir d;
+  // 0-1-2-3 and a separate edge 5-6.
+  auto l = test::load(test::write_graph(d, "p", 3, {{0, 1}, {1, 2}, {2, 3}, {5, 6}}));
+  auto r = run_bfs(l->graph, *l->reader, 0);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->parent, (std::vector<int64_t>{0, 0, 1, 2, -1, -1, -1, -1}));
+  EXPECT_EQ(r->reached, 4u);
+  EXPECT_EQ(r->component_edges, 3u);
+  EXPECT_TRUE(validate_bfs(l->mem, *r));
+}
+
+TEST(GraphBfs, ValidatorRejectsBrokenTrees) {
+  TestDir d;
+  auto l = test::load(test::write_graph(d, "p", 3, {{0, 1}, {1, 2}, {2, 3}, {0, 3}, {5, 6}}));
+  auto good = run_bfs(l->graph, *l->reader, 0);
+  ASSERT_TRUE(good);
+  ASSERT_TRUE(validate_bfs(l->mem, *good));
+
+  auto wrong_level = *good;  // 3's parent 2 is a real edge, but 3 is at level 1
+  wrong_level.parent[3] = 2;
+  wrong_level.parent[2] = 1;
+  Status st = validate_bfs(l->mem, wrong_level);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("tree depth"), std::string::npos) << st.message();
+
+  auto non_edge = *good;
+  non_edge.parent[2] = 0;  // 0-2 is not an edge
+  st = validate_bfs(l->mem, non_edge);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("not in the graph"), std::string::npos) << st.message();
+
+  auto extra = *good;
+  extra.parent[5] = 6;
+  extra.parent[6] = 5;
+  extra.reached += 2;
+  st = validate_bfs(l->mem, extra);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("cycle"), std::string::npos) << st.message();
+
+  auto missed = *good;
+  missed.parent[3] = -1;
+  missed.reached -= 1;
+  st = validate_bfs(l->mem, missed);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("not reached"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace peregrine::graph

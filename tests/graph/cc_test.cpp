@@ -1,0 +1,67 @@
+// Semi-external connected components against union-find.
+#include "peregrine/graph/cc.h"
+
+#include "algorithm_fixture.h"
+#include "peregrine/graph/reference.h"
+#include "peregrine/graph/validate.h"
+
+namespace peregrine::graph {
+namespace {
+
+using test::TestDir;
+
+TEST(GraphCc, MatchesUnionFindOnKroneckerGraphs) {
+  TestDir d;
+  for (uint32_t scale : {10u, 14u}) {
+    auto l = test::load(test::generate(d, "g" + std::to_string(scale), scale, 200 + scale));
+    auto r = run_cc(l->graph, *l->reader);
+    ASSERT_TRUE(r) << r.status().message();
+    Status st = validate_cc(l->mem, *r);
+    EXPECT_TRUE(st) << st.message();
+    EXPECT_GT(r->largest, l->graph.num_vertices() / 2);
+    EXPECT_GT(r->components, 1u);  // isolated vertices are components
+  }
+}
+
+TEST(GraphCc, ExactOnSmallGraph) {
+  TestDir d;
+  // Components {0,3,7}, {1,6}, {2}, {4,5}.
+  auto l = test::load(test::write_graph(d, "c", 3, {{7, 3}, {3, 0}, {6, 1}, {5, 4}}));
+  auto r = run_cc(l->graph, *l->reader);
+  ASSERT_TRUE(r) << r.status().message();
+  std::vector<Vertex> want = {0, 1, 2, 0, 4, 4, 1, 0};
+  EXPECT_EQ(r->label, want);
+  EXPECT_EQ(reference_components(l->mem), want);
+  EXPECT_EQ(r->components, 4u);
+  EXPECT_EQ(r->largest, 3u);
+}
+
+TEST(GraphCc, LongPathNeedsManyRounds) {
+  TestDir d;
+  // A path whose smallest id sits at one end must carry that label along
+  // the whole path: checks the active-set rounds, not just the first sweep.
+  std::vector<std::pair<Vertex, Vertex>> edges;
+  for (Vertex v = 1; v < 64; ++v) edges.push_back({static_cast<Vertex>(64 - v), static_cast<Vertex>(64 - v + 1)});
+  edges.push_back({0, 64});
+  auto l = test::load(test::write_graph(d, "path", 7, edges));
+  auto r = run_cc(l->graph, *l->reader);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_TRUE(validate_cc(l->mem, *r));
+  for (Vertex v = 0; v <= 64; ++v) EXPECT_EQ(r->label[v], 0u) << v;
+  EXPECT_EQ(r->label[65], 65u);
+}
+
+TEST(GraphCc, ValidatorRejectsWrongLabel) {
+  TestDir d;
+  auto l = test::load(test::write_graph(d, "c", 3, {{7, 3}, {3, 0}}));
+  auto r = run_cc(l->graph, *l->reader);
+  ASSERT_TRUE(r);
+  r->label[7] = 7;
+  Status st = validate_cc(l->mem, *r);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("vertex 7 has component label 7, union-find says 0"), std::string::npos)
+      << st.message();
+}
+
+}  // namespace
+}  // namespace peregrine::graph
