@@ -77,8 +77,8 @@ std::vector<Option> build_options() {
           .unit = "sub-IOs per member drive",
           .min = 0,
           .max = 4096,
-          .doc = "Inline threshold. While the volume is idle, a FUSE worker whose batch holds "
-                 "at most this times the member count of sub-IOs serves it itself instead of "
+          .doc = "Inline threshold. A FUSE worker whose batch, plus everything the volume has "
+                 "outstanding, is below this times the member count serves it itself instead of "
                  "handing it to the drive threads, saving two thread hand-offs at queue depth 1. "
                  "0 never serves inline. Falcon used 16 per drive inside the kernel, where plug "
                  "lists are long; a FUSE worker's batch is usually one request, so 1 per drive "
