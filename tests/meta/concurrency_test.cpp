@@ -28,7 +28,7 @@ TEST(Concurrency, ParallelOpsFsyncAndCompletionsStayConsistent) {
   constexpr int kFiles = 60;
   std::vector<InodeAttr> dirs(kThreads);
   for (int t = 0; t < kThreads; ++t) {
-    ASSERT_EQ(md->mkdir(kRootIno, "t" + std::to_string(t), 0755, Cred{}, &dirs[t]), 0);
+    ASSERT_EQ(md->mkdir(kRootIno, test::cat("t", t), 0755, Cred{}, &dirs[t]), 0);
   }
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -37,7 +37,7 @@ TEST(Concurrency, ParallelOpsFsyncAndCompletionsStayConsistent) {
       const Ino dir = dirs[t].ino;
       for (int i = 0; i < kFiles; ++i) {
         InodeAttr a;
-        const std::string name = "f" + std::to_string(i);
+        const std::string name = test::cat("f", i);
         if (md->create(dir, name, 0644, Cred{}, &a) != 0) ++failures;
         std::vector<WriteRange> w;
         if (md->prepare_write(a.ino, 0, 3 * 4096, &w) != 0) ++failures;
@@ -50,7 +50,7 @@ TEST(Concurrency, ParallelOpsFsyncAndCompletionsStayConsistent) {
         if (i % 5 == 0) {
           if (md->unlink(dir, name) != 0) ++failures;  // still open: orphan
         } else if (i % 7 == 0) {
-          if (md->rename(dir, name, kRootIno, "moved-" + std::to_string(t) + "-" + name, 0) != 0) ++failures;
+          if (md->rename(dir, name, kRootIno, test::cat("moved-", t) + "-" + name, 0) != 0) ++failures;
         }
         if (md->release(a.ino) != 0) ++failures;
         std::vector<DirEntry> list;

@@ -84,7 +84,7 @@ std::vector<Step> script() {
   for (int i = 0; i < 14; ++i) {
     mk("mknod gN", [c, i](Metadata& m, Ctx&) {
       InodeAttr a;
-      return m.mknod(kRootIno, "g" + std::to_string(i) + std::string(200, 'x'), S_IFREG | 0644, 0, c, &a);
+      return m.mknod(kRootIno, test::cat("g", i) + std::string(200, 'x'), S_IFREG | 0644, 0, c, &a);
     });
     durable("sync", [](Metadata& m, Ctx&) { return m.sync(); });
   }
@@ -155,7 +155,7 @@ TEST(CrashRecovery, EveryCrashPointRecoversAPrefix) {
   size_t checked = 0;
   for (const Mode& mode : modes) {
     for (uint64_t k = 0; k <= full.writes; ++k) {
-      SCOPED_TRACE("crash after write " + std::to_string(k) + " policy " +
+      SCOPED_TRACE(test::cat("crash after write ", k) + " policy " +
                    std::to_string(static_cast<int>(mode.policy)) + " torn " +
                    std::to_string(static_cast<int>(mode.torn)));
       auto io = new_volume(g);
@@ -195,7 +195,7 @@ TEST(CrashRecovery, TornJournalTailStopsCleanly) {
   ASSERT_EQ(md->sync(), 0);
   const std::string durable = md->dump();
   for (int i = 0; i < 100; ++i) {  // a multi-block batch
-    ASSERT_EQ(md->mknod(kRootIno, "lost" + std::to_string(i) + std::string(100, 'y'), S_IFREG | 0644, 0, Cred{}, &a), 0);
+    ASSERT_EQ(md->mknod(kRootIno, test::cat("lost", i) + std::string(100, 'y'), S_IFREG | 0644, 0, Cred{}, &a), 0);
   }
   io->crash_after_writes(io->write_count(), Torn::kFirstHalf);
   ASSERT_EQ(md->sync(), 0);  // the process believes it; the disk got half
@@ -215,7 +215,7 @@ TEST(CrashRecovery, TornCheckpointFallsBackToTheOtherSlot) {
   auto md = mount_ok(*io, g);  // checkpoint seq 1 (slot 1)
   InodeAttr a;
   for (int i = 0; i < 200; ++i) {
-    ASSERT_EQ(md->mknod(kRootIno, "f" + std::to_string(i), S_IFREG | 0644, 0, Cred{}, &a), 0);
+    ASSERT_EQ(md->mknod(kRootIno, test::cat("f", i), S_IFREG | 0644, 0, Cred{}, &a), 0);
   }
   ASSERT_EQ(md->checkpoint(), 0);  // seq 2 (slot 0)
   ASSERT_EQ(md->mknod(kRootIno, "after", S_IFREG | 0644, 0, Cred{}, &a), 0);
@@ -257,7 +257,7 @@ TEST(CrashRecovery, CheckpointThatDoesNotFitIsRefused) {
   auto md = mount_ok(*io, g);
   InodeAttr a;
   for (int i = 0; i < 6000; ++i) {
-    ASSERT_EQ(md->mknod(kRootIno, "file-with-a-long-name-" + std::to_string(i), S_IFREG | 0644, 0, Cred{}, &a), 0);
+    ASSERT_EQ(md->mknod(kRootIno, test::cat("file-with-a-long-name-", i), S_IFREG | 0644, 0, Cred{}, &a), 0);
   }
   EXPECT_EQ(md->checkpoint(), -ENOSPC);
   EXPECT_NE(md->last_error().find("does not fit"), std::string::npos) << md->last_error();

@@ -103,10 +103,10 @@ TEST_F(FsckTest, FindsAndRepairsPlantedDamage) {
   FsckReport r1 = run_fsck(*io, g, {});
   EXPECT_EQ(r1.exit_code, 4) << all(r1);
   EXPECT_TRUE(has(r1, "link count 5, should be 2")) << all(r1);
-  EXPECT_TRUE(has(r1, "unreachable inode " + std::to_string(lost_ino))) << all(r1);
-  EXPECT_TRUE(has(r1, "unreachable inode " + std::to_string(leak_ino) + " with no links holding 16384 bytes of leaked space"))
+  EXPECT_TRUE(has(r1, test::cat("unreachable inode ", lost_ino))) << all(r1);
+  EXPECT_TRUE(has(r1, test::cat("unreachable inode ", leak_ino) + " with no links holding 16384 bytes of leaked space"))
       << all(r1);
-  EXPECT_TRUE(has(r1, "overlaps inode " + std::to_string(a_ino))) << all(r1);
+  EXPECT_TRUE(has(r1, test::cat("overlaps inode ", a_ino))) << all(r1);
   EXPECT_TRUE(has(r1, "names missing inode 424242")) << all(r1);
   FsckReport r1b = run_fsck(*io, g, {});
   EXPECT_EQ(r1b.problems, r1.problems);
@@ -125,7 +125,7 @@ TEST_F(FsckTest, FindsAndRepairsPlantedDamage) {
   EXPECT_EQ(x.nlink, 2u);
   EXPECT_EQ(md->getattr(leak_ino, &x), -ENOENT);
   ASSERT_EQ(md->lookup(kRootIno, "lost+found", &x), 0);
-  ASSERT_EQ(md->lookup(x.ino, "#" + std::to_string(lost_ino), &x), 0);
+  ASSERT_EQ(md->lookup(x.ino, test::cat("#", lost_ino), &x), 0);
   EXPECT_EQ(x.ino, lost_ino);
   ASSERT_EQ(md->lookup(d_ino, "ghost", &x), -ENOENT);
   // b lost the overlapping blocks (reads zeros), a kept its data.
@@ -150,7 +150,7 @@ TEST_F(FsckTest, OrphanListIsFreedByRepair) {
   }
   auto img = io->crash_image(MemoryVolumeIo::CrashPolicy::kUnflushedLost);
   FsckReport r = run_fsck(*img, g, {.repair = true});
-  EXPECT_TRUE(has(r, "orphan inode " + std::to_string(a_ino))) << all(r);
+  EXPECT_TRUE(has(r, test::cat("orphan inode ", a_ino))) << all(r);
   EXPECT_EQ(r.problems, 0) << all(r);
   auto lm = load_metadata(*img, g);
   ASSERT_TRUE(lm.has_value());

@@ -16,6 +16,14 @@ namespace peregrine::meta::test {
 
 inline constexpr uint64_t kMiB = 1 << 20;
 
+// prefix + number. ("x" + std::to_string(i) trips a GCC 12 -Wrestrict
+// false positive in optimised builds.)
+inline std::string cat(const char* prefix, uint64_t n) {
+  std::string s(prefix);
+  s += std::to_string(n);
+  return s;
+}
+
 inline Geometry small_geometry() {
   Geometry g;
   g.meta_offset = 0;

@@ -250,7 +250,7 @@ TEST_F(NamespaceTest, ReaddirCookiesResumeAndStayStable) {
   Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
   std::set<std::string> expect;
   for (int i = 0; i < 1000; ++i) {
-    std::string n = "f" + std::to_string(i);
+    std::string n = test::cat("f", i);
     mk(d, n.c_str());
     expect.insert(n);
   }
@@ -320,7 +320,7 @@ TEST_F(NamespaceTest, UnlinkOfOpenFileKeepsItUntilLastRelease) {
   InodeAttr b;
   ASSERT_EQ(md->getattr(a.ino, &b), 0);
   EXPECT_EQ(b.nlink, 0u);
-  EXPECT_NE(md->dump().find("orphan " + std::to_string(a.ino)), std::string::npos);
+  EXPECT_NE(md->dump().find(test::cat("orphan ", a.ino)), std::string::npos);
   EXPECT_EQ(md->link(a.ino, kRootIno, "again", &b), -ENOENT);
   ASSERT_EQ(md->release(a.ino), 0);
   EXPECT_EQ(md->getattr(a.ino, &b), 0);
