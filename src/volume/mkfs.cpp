@@ -1,6 +1,9 @@
 #include "peregrine/volume/mkfs.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -102,7 +105,20 @@ Status grow_file(const std::string& path, uint64_t size) {
   return Status::ok();
 }
 
+// Asks the storage to zero [begin, end) without moving the bytes: a hole in
+// a file (tmpfs members then do not pin RAM for an unused metadata area),
+// BLKZEROOUT on a device (write-zeroes/unmap on SSDs). False when it cannot.
+bool zero_in_place(const MemberFile& m, uint64_t begin, uint64_t end) {
+  if (m.info().is_block_device) {
+    uint64_t range[2] = {begin, end - begin};
+    return ::ioctl(m.fd(), BLKZEROOUT, range) == 0;
+  }
+  return ::fallocate(m.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(begin),
+                     static_cast<off_t>(end - begin)) == 0;
+}
+
 Status zero_range(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros) {
+  if (begin >= end || zero_in_place(m, begin, end)) return Status::ok();
   for (uint64_t off = begin; off < end;) {
     uint64_t len = std::min<uint64_t>(zeros.size(), end - off);
     if (int rc = m.pwrite_full(zeros.data(), len, off); rc < 0)
