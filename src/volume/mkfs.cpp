@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #include "member_identity.h"
 #include "peregrine/backend/member_file.h"
@@ -47,6 +48,8 @@ Status check_options(const MkfsOptions& o) {
     return Status::error(EINVAL, "label is " + std::to_string(o.label.size()) + " bytes; at most " +
                                      std::to_string(kMaxLabelBytes) + " allowed");
   if (o.label.find('\0') != std::string::npos) return Status::error(EINVAL, "label contains a NUL byte");
+  if (o.meta_size && *o.meta_size > (uint64_t{1} << 62))
+    return Status::error(EINVAL, "metadata size " + format_size(*o.meta_size) + " is too large");
   if (o.meta_size && *o.meta_size < kMinMetaSize)
     return Status::error(EINVAL, "metadata size " + format_size(*o.meta_size) + " is below the minimum of " +
                                      format_size(kMinMetaSize));
@@ -89,6 +92,18 @@ Status open_and_lock(Candidate& c) {
                                  " is larger than the volume block size " + std::to_string(kBlockSize));
   if (Status s = lock_member(*f, LockMode::exclusive); !s) return s;
   c.file = std::move(*f);
+  return Status::ok();
+}
+
+// Phase 2 must not fail half-way over a member that cannot be created, after
+// growing the ones before it: check the directory now.
+Status check_creatable(const MemberIdentity& id) {
+  std::filesystem::path dir = std::filesystem::path(id.absolute).parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return refuse(id.path, "cannot be created: " + dir.string() + " is not a directory");
+  if (::access(dir.c_str(), W_OK) != 0)
+    return refuse(id.path, "cannot be created in " + dir.string() + ": " + std::strerror(errno));
   return Status::ok();
 }
 
@@ -160,6 +175,8 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
       if (Status s = check_contents(c, o.force); !s) return s;
       c.final_size = c.file->info().size_bytes;
     }
+    if (!c.id.exists)
+      if (Status s = check_creatable(c.id); !s) return s;
     if (o.size) c.final_size = std::max(c.final_size, *o.size);
     cs.push_back(std::move(c));
   }

@@ -215,6 +215,16 @@ TEST_F(MkfsTest, RefusesAMissingMemberWithoutSize) {
   EXPECT_FALSE(std::filesystem::exists(path("absent")));
 }
 
+TEST_F(MkfsTest, RefusesAMemberThatCannotBeCreatedBeforeGrowingTheOthers) {
+  std::string small = make_file("small", 2 * kMiB, '\x21');
+  std::string lost = path("no-such-dir/m1");
+  MkfsOptions o = on({small, lost});
+  o.size = 24 * kMiB;
+  Status s = expect_refused(o, lost, {small});
+  EXPECT_MENTIONS(s, "not a directory");
+  EXPECT_EQ(std::filesystem::file_size(small), 2 * kMiB);
+}
+
 TEST_F(MkfsTest, RefusesBadOptionsBeforeTouchingMembers) {
   std::string a = make_file("a", 20 * kMiB, '\x12');
   auto before = snapshot({a});
@@ -233,6 +243,11 @@ TEST_F(MkfsTest, RefusesBadOptionsBeforeTouchingMembers) {
   MkfsOptions tiny_meta = on({a});
   tiny_meta.meta_size = 1 * kMiB;
   r = make_volume(tiny_meta);
+  ASSERT_FALSE(r);
+  EXPECT_MENTIONS(r.status(), "metadata size");
+  MkfsOptions huge_meta = on({a});
+  huge_meta.meta_size = ~uint64_t{0} - 4095;  // would wrap when rounded up to stripe rows
+  r = make_volume(huge_meta);
   ASSERT_FALSE(r);
   EXPECT_MENTIONS(r.status(), "metadata size");
   EXPECT_TRUE(snapshot({a}) == before);
