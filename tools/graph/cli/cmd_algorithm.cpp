@@ -1,6 +1,8 @@
 // `peregrine-graph {bfs,kcore,cc,pagerank}`: open the graph, run one
 // semi-external algorithm, report its IO, optionally validate it against the
 // in-memory reference (not counted in the wall time).
+#include <sys/resource.h>
+
 #include <chrono>
 #include <iostream>
 
@@ -21,6 +23,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// User + system CPU of the whole process, io_uring workers included: with
+// wall time it tells an IO-bound run from a CPU-bound (or CPU-starved) one.
+double cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
 
 }  // namespace
 
@@ -96,6 +107,7 @@ int cmd_algorithm(int argc, char** argv) {
   std::optional<CcResult> cc;
   std::optional<PagerankResult> rank;
   Status st;
+  const double cpu0 = cpu_seconds();
   auto t0 = Clock::now();
   if (alg == "bfs") {
     auto r = run_bfs(g, **reader, root);
@@ -111,12 +123,14 @@ int cmd_algorithm(int argc, char** argv) {
     if (r) rank = std::move(*r); else st = r.status();
   }
   const double secs = since(t0);
+  const double cpu = cpu_seconds() - cpu0;
   if (!st) {
     std::cerr << prefix << st.message() << "\n";
     return kExitError;
   }
   const IoStats& io = (*reader)->stats();
   rep.add("wall_seconds", secs);
+  rep.add("cpu_seconds", cpu);
   rep.add("bytes_read", io.bytes);
   rep.add("list_bytes", io.list_bytes);
   rep.add("ios", io.reads);

@@ -12,27 +12,33 @@ Expected<KcoreResult> run_kcore(const Graph& graph, AdjacencyReader& reader) {
   std::vector<uint32_t> deg(n);
   for (uint64_t v = 0; v < n; ++v) deg[v] = static_cast<uint32_t>(graph.degree(v));
 
-  uint64_t remaining = n;
+  // The vertices not yet peeled, compacted at every scan: most vertices
+  // leave at small k, so later scans are far shorter than n.
+  std::vector<Vertex> alive(n);
+  for (uint64_t v = 0; v < n; ++v) alive[v] = static_cast<Vertex>(v);
   uint32_t k = 0;
   std::vector<Vertex> frontier;
   std::vector<Vertex> next;
-  while (remaining > 0) {
+  while (!alive.empty()) {
     // One scan collects the vertices already at or below k; if there are
     // none, jump k to the smallest remaining degree and collect again.
     frontier.clear();
     uint32_t min_deg = kAlive;
-    for (uint64_t v = 0; v < n; ++v) {
+    size_t kept = 0;
+    for (Vertex v : alive) {
       if (r.core[v] != kAlive) continue;
-      if (deg[v] <= k) frontier.push_back(static_cast<Vertex>(v));
+      alive[kept++] = v;
+      if (deg[v] <= k) frontier.push_back(v);
       min_deg = std::min(min_deg, deg[v]);
     }
+    alive.resize(kept);
+    if (alive.empty()) break;
     if (frontier.empty()) {
       k = min_deg;
       continue;
     }
     while (!frontier.empty()) {
       for (Vertex v : frontier) r.core[v] = k;
-      remaining -= frontier.size();
       next.clear();
       Status st = reader.read_lists(frontier, [&](Vertex, std::span<const Vertex> nbrs) {
         for (Vertex w : nbrs) {
