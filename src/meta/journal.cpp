@@ -201,6 +201,9 @@ uint64_t Journal::append(const Txn& txn) {
   std::lock_guard lk(mu_);
   encode_txn(txn, &pending_);
   ++pending_count_;
+  for (const Delta& d : txn) {
+    if (d.type == DeltaType::kExtentWritten || (d.type == DeltaType::kExtentMap && d.written)) pending_data_ = true;
+  }
   const uint64_t lsn = pos_.next_lsn++;
   if (pending_.size() >= pending_commit_bytes_) bg_cv_.notify_one();
   return lsn;
@@ -222,6 +225,8 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     std::string payload = std::move(pending_);
     pending_.clear();
     const uint32_t count = pending_count_;
+    const bool data = pending_data_;
+    pending_data_ = false;
     const uint64_t first = pending_first_lsn_;
     const uint64_t last = pos_.next_lsn - 1;
     pending_count_ = 0;
@@ -237,7 +242,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     if (ckpt) {
       rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
     } else if (count > 0) {
-      rc = write_batch(at, first, count, payload);
+      rc = write_batch(at, first, count, payload, data);
     }
     lk.lock();
     committing_ = false;
@@ -257,13 +262,16 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
   }
 }
 
-int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload) {
+int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload,
+                         bool data_first) {
   const std::string bytes = encode_batch(pos, first_lsn, count, payload);
   AlignedBuffer buf(bytes.size());
   std::memcpy(buf.data(), bytes.data(), bytes.size());
   // Data writes that completed before their records were appended must be
   // durable before the records that mark them written.
-  if (int rc = io_.flush(); rc != 0) return rc;
+  if (data_first) {
+    if (int rc = io_.flush(); rc != 0) return rc;
+  }
   if (int rc = io_.write(layout_.journal_off + pos % layout_.journal_size, buf.span()); rc != 0) return rc;
   return io_.flush();
 }
@@ -272,6 +280,7 @@ JournalPosition Journal::take_for_checkpoint() {
   std::lock_guard lk(mu_);
   pending_.clear();
   pending_count_ = 0;
+  pending_data_ = false;
   pending_first_lsn_ = pos_.next_lsn;
   return pos_;
 }

@@ -5,8 +5,9 @@
 // pending buffer and gets a journal sequence number (lsn). commit(lsn)
 // makes everything up to lsn durable: the first waiting thread becomes the
 // commit leader, takes ALL pending records (other threads' too) and writes
-// them as one batch: flush (so data writes completed before their
-// "written" records are durable first), write batch, flush. Threads that
+// them as one batch: flush (only when the batch marks extents written, so
+// the data writes completed before those records are durable first), write
+// batch, flush. Threads that
 // arrive meanwhile wait on a condition variable and are usually covered by
 // the next batch: many fsyncs share one journal write.
 //
@@ -120,7 +121,7 @@ class Journal {
 
  private:
   int commit_impl(uint64_t target, bool force_checkpoint);
-  int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload);
+  int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload, bool data_first);
   void background_loop(uint32_t interval_ms);
 
   VolumeIo& io_;
@@ -135,6 +136,7 @@ class Journal {
   std::condition_variable bg_cv_;  // work for the background committer
   std::string pending_;
   uint32_t pending_count_ = 0;
+  bool pending_data_ = false;  // pending records mark data written
   uint64_t pending_first_lsn_ = 1;
   JournalPosition pos_;
   uint64_t durable_lsn_ = 0;

@@ -4,6 +4,9 @@
 //
 //   meta_bench [--ops N] [--files N] [--threads N]
 //
+// The fsync loops also run on a volume whose flush sleeps 100 us (a device
+// cache flush) to show group commit: ops per journal write > 1.
+//
 // Prints one line per measurement. Uses MemoryVolumeIo without durability
 // tracking, so IO costs are memory copies: these numbers are the metadata
 // layer's own CPU cost.
@@ -86,9 +89,27 @@ void ops_loop(uint64_t n) {
   (void)md->unmount();
 }
 
-void fsync_loop(uint64_t n, int threads) {
+// A volume whose flush takes `flush_us` microseconds, like a device cache
+// flush, so that group commit has something to amortise.
+class SlowFlushIo : public peregrine::VolumeIo {
+ public:
+  SlowFlushIo(uint64_t size, uint32_t flush_us) : mem_(size, false), flush_us_(flush_us) {}
+  uint64_t size() const override { return mem_.size(); }
+  int read(uint64_t off, std::span<std::byte> out) override { return mem_.read(off, out); }
+  int write(uint64_t off, std::span<const std::byte> d) override { return mem_.write(off, d); }
+  int flush() override {
+    std::this_thread::sleep_for(std::chrono::microseconds(flush_us_));
+    return mem_.flush();
+  }
+
+ private:
+  MemoryVolumeIo mem_;
+  uint32_t flush_us_;
+};
+
+void fsync_loop(uint64_t n, int threads, uint32_t flush_us) {
   const Geometry g = bench_geometry();
-  MemoryVolumeIo io(g.data_offset + g.data_size, false);
+  SlowFlushIo io(g.data_offset + g.data_size, flush_us);
   auto md = mount_or_die(io, g);
   const uint64_t before = md->journal_batches();
   auto t0 = Clock::now();
@@ -107,8 +128,8 @@ void fsync_loop(uint64_t n, int threads) {
   for (auto& t : ts) t.join();
   auto t1 = Clock::now();
   const uint64_t batches = md->journal_batches() - before;
-  std::printf("create+fsync %9.0f ops/s  (%d threads, %.2f ops per journal write)\n", n / secs(t0, t1), threads,
-              batches ? double(n) / batches : 0.0);
+  std::printf("create+fsync %9.0f ops/s  (%d threads, flush %u us, %.2f ops per journal write)\n", n / secs(t0, t1),
+              threads, flush_us, batches ? double(n) / batches : 0.0);
   (void)md->unmount();
 }
 
@@ -162,8 +183,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
   }
   ops_loop(ops);
-  fsync_loop(ops / 4, 1);
-  fsync_loop(ops / 4, threads);
+  for (uint32_t flush_us : {0u, 100u}) {
+    fsync_loop(ops / 20, 1, flush_us);
+    fsync_loop(ops / 20, threads, flush_us);
+    fsync_loop(ops / 20, threads * 4, flush_us);
+  }
   mount_time(files);
   return 0;
 }
