@@ -14,6 +14,7 @@ namespace peregrine::graph {
 namespace {
 
 constexpr uint64_t kAlign = 4096;  // O_DIRECT alignment good for 512 B and 4 KiB sectors
+constexpr unsigned kSubmitBatch = 8;  // reads prepared before an early io_uring_submit
 uint64_t align_down(uint64_t x) { return x & ~(kAlign - 1); }
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) & ~(kAlign - 1); }
 
@@ -198,10 +199,11 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
   std::vector<Slot*> free_slots;
   for (auto& s : slots_) free_slots.push_back(s.get());
   unsigned inflight = 0;
+  unsigned unsubmitted = 0;  // prepared but not yet handed to the kernel
   bool more = true;
   Status error;
 
-  while (true) {
+  auto refill = [&]() {
     while (error.is_ok() && more && !free_slots.empty()) {
       Slot* s = free_slots.back();
       if (!fill(*s)) {
@@ -211,14 +213,19 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
       free_slots.pop_back();
       submit_read(*s);
       ++inflight;
+      ++unsubmitted;
     }
-    if (inflight == 0) break;
+  };
+
+  refill();
+  while (inflight > 0) {
     int rc = io_uring_submit_and_wait(ring, 1);
     if (rc < 0 && rc != -EINTR) {
       // Without a working ring the in-flight buffers cannot be reclaimed
       // safely; the slots stay owned by the reader until it is destroyed.
       return Status::error(-rc, path + ": io_uring_submit failed: " + std::strerror(-rc));
     }
+    if (rc >= 0) unsubmitted = 0;
     io_uring_cqe* cqe;
     unsigned head;
     unsigned seen = 0;
@@ -229,6 +236,7 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
       ++stats_.reads;
       if (res == -EINTR || res == -EAGAIN) {
         submit_read(s);
+        ++unsubmitted;
         continue;
       }
       if (res < 0) {
@@ -243,6 +251,7 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
         stats_.bytes += static_cast<uint64_t>(res);
         if (s.done < s.needed) {  // short read: ask for the rest
           submit_read(s);
+          ++unsubmitted;
           continue;
         }
         if (error.is_ok()) {
@@ -263,6 +272,11 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
       }
       --inflight;
       free_slots.push_back(&s);
+      // Reuse the slot at once and hand reads to the kernel in small
+      // groups, so the device is not left idle while the callbacks of a
+      // long run of completions execute.
+      refill();
+      if (unsubmitted >= kSubmitBatch && io_uring_submit(ring) >= 0) unsubmitted = 0;
     }
     io_uring_cq_advance(ring, seen);
   }
