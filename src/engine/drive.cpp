@@ -18,7 +18,9 @@ constexpr uint64_t kPublishIntervalNs = 1000000;  // stats snapshot at most ever
 Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
              uint32_t queue_depth, int cpu)
     : index_(index), config_(config), queue_depth_(queue_depth), cpu_(cpu), device_(std::move(device)) {
-  size_t inbox_capacity = config.pressure_high + config.high_watermark + 1;
+  // A submitter pushes only below the high pressure point, at most its
+  // whole SubIo pool at once: its queue never needs more room than that.
+  size_t inbox_capacity = config.pressure_high + config.subios_per_submitter + 1;
   inbox_.reserve(config.max_submitters);
   for (uint32_t i = 0; i < config.max_submitters; ++i) inbox_.push_back(std::make_unique<SubIoQueue>(inbox_capacity));
   tags_.resize(queue_depth);

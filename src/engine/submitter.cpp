@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 
@@ -10,21 +11,20 @@ namespace {
 
 constexpr uint64_t kAlign = 4096;
 
-// Takes a SubIo from the slot's pool, refilling it from what the drives have
-// handed back. If every SubIo is out, `make_progress` unplugs the batch so
-// that the drives can finish some, and the thread waits for a return.
+// Makes sure the slot's pool has `want` free SubIos (capped at the pool
+// size), refilling it from what the drives have handed back. While short,
+// `make_progress` unplugs the batch so that the drives can finish some, and
+// the thread waits for returns. Reserving a whole request's SubIos up front
+// keeps the request in one batch, so it merges whole on each drive.
 template <typename MakeProgress>
-SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress) {
+void reserve_subios(SubmitterSlot& slot, size_t want, MakeProgress&& make_progress) {
+  want = std::min(want, slot.pool.size());
   for (;;) {
-    if (!slot.free.empty()) {
-      SubIo* s = &slot.pool[slot.free.back()];
-      slot.free.pop_back();
-      return s;
-    }
+    if (slot.free.size() >= want) return;
     for (auto& q : slot.returns) {
       q->consume_all([&](uint32_t id) { slot.free.push_back(id); });
     }
-    if (!slot.free.empty()) continue;
+    if (slot.free.size() >= want) return;
     make_progress();
     // A drive bumps the epoch after each batch of returns. Either it does so
     // after our load (then wait() returns at once), or its returns are
@@ -36,6 +36,14 @@ SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress) {
     if (!any) slot.return_epoch.wait(epoch);
     slot.waiting_for_returns.store(false);
   }
+}
+
+template <typename MakeProgress>
+SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress) {
+  reserve_subios(slot, 1, make_progress);
+  SubIo* s = &slot.pool[slot.free.back()];
+  slot.free.pop_back();
+  return s;
 }
 
 }  // namespace
@@ -71,6 +79,7 @@ int Submitter::add(Request& r) {
     return 0;
   }
   auto progress = [this] { unplug(); };
+  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), progress);
   auto stage = [&](uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
     SubIo* s = take_subio(slot_, progress);
     s->parent = &r;
@@ -80,15 +89,19 @@ int Submitter::add(Request& r) {
     s->length = len;
     s->arrival_ns = r.arrival_ns;
     slot_.plug[member].push_back(s);
-    if (++slot_.batch >= engine_.config_.high_watermark) unplug();
+    ++slot_.batch;
   };
   if (r.op == IoOp::flush) {
     for (uint32_t d = 0; d < drives; ++d) stage(d, 0, nullptr, 0);
-    return 0;
+  } else {
+    map.split(r.offset, r.length, [&](const StripePiece& p) {
+      stage(p.member, p.member_offset, r.buffer + (p.volume_offset - r.offset), static_cast<uint32_t>(p.length));
+    });
   }
-  map.split(r.offset, r.length, [&](const StripePiece& p) {
-    stage(p.member, p.member_offset, r.buffer + (p.volume_offset - r.offset), static_cast<uint32_t>(p.length));
-  });
+  // The batch ends at a request boundary, so that a large request reaches
+  // each drive whole and merges into one IO there. (A request larger than
+  // the SubIo pool is unplugged piecewise by take_subio.)
+  if (slot_.batch >= engine_.config_.high_watermark) unplug();
   return 0;
 }
 

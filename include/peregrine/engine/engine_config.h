@@ -19,7 +19,8 @@ struct EngineConfig {
   // Batching watermarks, volume-wide (sub-IOs in one submitter's batch).
   // A batch whose drive share, plus everything the volume has outstanding,
   // is below `low_watermark` is dispatched inline by the submitting thread;
-  // a batch reaching `high_watermark` is handed off (unplugged) at once.
+  // a batch that has reached `high_watermark` at the end of a request is
+  // handed off (unplugged) at once.
   // 0 = default: 1 per drive (low) and 16 per drive (high).
   uint32_t low_watermark = 0;
   uint32_t high_watermark = 0;
