@@ -216,7 +216,7 @@ Status write_checkpoint(VolumeIo& io, const MetaLayout& l, CheckpointHeader h, c
   h.body_len = body.size();
   h.body_crc = crc32c(body.data(), body.size());
   h.journal_size = l.journal_size;
-  AlignedBuffer chunk(kChunk);
+  AlignedBuffer chunk(std::min<uint64_t>(kChunk, (body.size() + kBlockSize - 1) / kBlockSize * kBlockSize));
   for (uint64_t done = 0; done < body.size(); done += kChunk) {
     const uint64_t n = std::min<uint64_t>(kChunk, body.size() - done);
     const uint64_t padded = (n + kBlockSize - 1) / kBlockSize * kBlockSize;

@@ -214,6 +214,7 @@ class Metadata {
   std::string dump() const;  // Model::dump() under the shared lock
   std::map<uint64_t, uint64_t> free_map() const { return alloc_->free_map(); }
   uint64_t journal_batches() const { return journal_->batches_written(); }
+  JournalPosition journal_position() const { return journal_->position(); }
   const MetaLayout& layout() const { return layout_; }
   // Last error message of a failed checkpoint (e.g. "does not fit").
   std::string last_error() const;
