@@ -16,6 +16,8 @@ namespace {
 
 // Marks a self-loop; never a real key since u == v there.
 constexpr uint64_t kDropKey = ~0ULL;
+// Edges sampled between progress reports.
+constexpr uint64_t kSliceEdges = 1ULL << 22;
 
 Status check_options(const GenOptions& o) {
   if (o.scale < 1 || o.scale > kMaxScale)
@@ -69,18 +71,22 @@ Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesys
   for (uint64_t first = 0; first < meta.sampled_edges; first += batch_edges) {
     uint64_t last = std::min(meta.sampled_edges, first + batch_edges);
     keys.resize(2 * (last - first));
-    uint64_t per = (last - first + threads - 1) / threads;
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      uint64_t a = first + t * per;
-      uint64_t b = std::min(last, a + per);
-      if (a >= b) break;
-      pool.emplace_back(sample_range, std::cref(sampler), a, b, keys.data() + 2 * (a - first));
+    // Sample in slices so that progress moves during a big batch.
+    for (uint64_t slice = first; slice < last; slice += kSliceEdges) {
+      const uint64_t slice_end = std::min(last, slice + kSliceEdges);
+      const uint64_t per = (slice_end - slice + threads - 1) / threads;
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads; ++t) {
+        uint64_t a = slice + t * per;
+        uint64_t b = std::min(slice_end, a + per);
+        if (a >= b) break;
+        pool.emplace_back(sample_range, std::cref(sampler), a, b, keys.data() + 2 * (a - first));
+      }
+      for (auto& th : pool) th.join();
+      if (progress) progress("sample", slice_end, meta.sampled_edges);
     }
-    for (auto& th : pool) th.join();
     st = runs.write_run(keys, kDropKey);
     if (!st) return st;
-    if (progress) progress("sample", last, meta.sampled_edges);
   }
   keys.clear();
   keys.shrink_to_fit();  // give the batch back before the merge
