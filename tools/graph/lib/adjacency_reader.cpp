@@ -73,6 +73,10 @@ class AllSource : public AdjacencyReader::Source {
 struct AdjacencyReader::Ring {
   io_uring ring{};
   bool ready = false;
+  // Registered buffers and file save the kernel pinning pages and looking up
+  // the file on every read; both are optional (old kernels, memlock limits).
+  bool fixed_buffers = false;
+  bool fixed_file = false;
   ~Ring() {
     if (ready) io_uring_queue_exit(&ring);
   }
@@ -90,6 +94,7 @@ struct AdjacencyReader::Slot {
   uint32_t needed = 0;  // bytes that must arrive (the end of the last piece)
   uint32_t done = 0;    // bytes arrived so far
   std::vector<Piece> pieces;
+  unsigned index = 0;  // position in slots_ = registered buffer index
 };
 
 Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& graph, const ReaderOptions& o) {
@@ -115,8 +120,14 @@ Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& gr
   for (unsigned i = 0; i < o.queue_depth; ++i) {
     auto s = std::make_unique<Slot>();
     s->buf = AlignedBuffer(o.max_io_bytes, kAlign);
+    s->index = i;
     r->slots_.push_back(std::move(s));
   }
+  std::vector<iovec> iovs;
+  for (auto& s : r->slots_) iovs.push_back({s->buf.data(), o.max_io_bytes});
+  r->ring_->fixed_buffers =
+      io_uring_register_buffers(&r->ring_->ring, iovs.data(), static_cast<unsigned>(iovs.size())) == 0;
+  r->ring_->fixed_file = io_uring_register_files(&r->ring_->ring, &fd, 1) == 0;
   return r;
 }
 
@@ -192,7 +203,13 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
   auto submit_read = [&](Slot& s) {
     io_uring_sqe* sqe = io_uring_get_sqe(ring);
     // The ring has queue_depth entries and at most queue_depth reads exist.
-    io_uring_prep_read(sqe, fd_, s.buf.data() + s.done, s.length - s.done, s.offset + s.done);
+    const int fd = ring_->fixed_file ? 0 : fd_;
+    if (ring_->fixed_buffers)
+      io_uring_prep_read_fixed(sqe, fd, s.buf.data() + s.done, s.length - s.done, s.offset + s.done,
+                               static_cast<int>(s.index));
+    else
+      io_uring_prep_read(sqe, fd, s.buf.data() + s.done, s.length - s.done, s.offset + s.done);
+    if (ring_->fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, &s);
   };
 
