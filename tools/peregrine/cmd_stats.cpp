@@ -1,13 +1,498 @@
-// Placeholder until the 'stats' command lands; replaced by its implementation.
+// `peregrine stats`: per-drive statistics of a mounted volume, once (totals
+// since mount) or every N seconds (deltas between two snapshots).
+//
+// The daemon publishes a JSON snapshot as the extended attribute
+// "user.peregrine.stats" of the mount root (see docs/usage.md for the
+// fields); this command reads it with getxattr(2), so it needs no socket and
+// works for any user who may read the mount root. Exit codes: 0 printed,
+// 1 not a peregrine mount / daemon unreachable / bad document, 2 bad
+// command line.
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
+#include "peregrine/engine/drive_stats.h"
+#include "peregrine/util/result.h"
 
 namespace peregrine::cli {
+namespace {
 
-int cmd_stats(int, char**) {
-  std::fprintf(stderr, "peregrine: 'stats' is not available in this build yet\n");
-  return 2;
+namespace po = boost::program_options;
+using nlohmann::json;
+
+constexpr const char* kXattr = "user.peregrine.stats";
+
+constexpr const char* kUsage =
+    "usage: peregrine stats [--watch SECONDS] [--count N] [--json] MOUNTPOINT\n\n"
+    "Prints per-drive statistics of the peregrine volume mounted at MOUNTPOINT:\n"
+    "IOs and IOPS, MB/s read and written, merged sub-IOs, tag waits, the queue\n"
+    "(in flight / waiting for a tag / not yet dispatched, and the tag count),\n"
+    "and the latency percentiles p50/p99/p99.9 of the software stack (sub-IO\n"
+    "arrival to dispatch) and of the device (dispatch to completion).\n"
+    "Without --watch: one report of the totals since mount. With --watch: a\n"
+    "report every SECONDS of what happened during that interval.\n\n"
+    "options";
+
+// Counters that accumulate since mount (a watch report shows their delta);
+// everything else in a drive is a gauge shown as is.
+constexpr const char* kCounters[] = {"subios",         "ios",       "merged",      "bytes_read",
+                                     "bytes_written",  "flushes",   "tag_waits",   "pressure_waits",
+                                     "inline_batches", "short_ios", "errors",      "retried_unmerged"};
+constexpr const char* kGauges[] = {"backlog", "queued", "in_flight", "queue_depth"};
+
+using Histogram = std::map<int, uint64_t>;  // bucket -> count, non-empty buckets
+
+struct Drive {
+  uint64_t index = 0;
+  std::string name;
+  std::map<std::string, uint64_t> values;  // counters and gauges by JSON name
+  Histogram stack_latency;
+  Histogram device_latency;
+};
+
+struct Snapshot {
+  uint64_t time_ns = 0;
+  std::optional<uint64_t> mount_time_ns;  // "mount_time_ns" when the daemon provides it
+  std::vector<Drive> drives;
+};
+
+// ---- finding the mount ------------------------------------------------------
+
+// Undoes the octal escapes (\040 for a space, ...) of /proc/self/mountinfo.
+std::string unescape_mountinfo(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7') {
+      out += static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+struct MountEntry {
+  std::string mountpoint;
+  std::string fstype;
+};
+
+// The mount that holds `path` (an absolute, resolved path): the entry with
+// the longest mount point that is a prefix of it; the last such line wins
+// (a later mount over the same directory hides the earlier one).
+std::optional<MountEntry> mount_of(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  std::optional<MountEntry> best;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    std::string w;
+    while (fields >> w) f.push_back(w);
+    auto dash = std::find(f.begin(), f.end(), "-");
+    if (f.size() < 5 || dash == f.end() || dash + 1 == f.end()) continue;
+    MountEntry e{unescape_mountinfo(f[4]), *(dash + 1)};
+    bool inside = path == e.mountpoint || e.mountpoint == "/" ||
+                  (path.starts_with(e.mountpoint) && path[e.mountpoint.size()] == '/');
+    if (inside && (!best || e.mountpoint.size() >= best->mountpoint.size())) best = e;
+  }
+  return best;
+}
+
+// The root of the peregrine mount that holds `arg`, or why there is none.
+Expected<std::string> peregrine_root(const std::string& arg) {
+  struct stat st;
+  if (::stat(arg.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOTCONN)
+      return Status::error(e, arg + ": transport endpoint is not connected: the daemon is gone; "
+                                    "unmount it with 'fusermount3 -u " + arg + "'");
+    return Status::error(e, arg + ": " + std::strerror(e));
+  }
+  char* resolved = ::realpath(arg.c_str(), nullptr);
+  if (resolved == nullptr) return Status::error(errno, arg + ": " + std::strerror(errno));
+  std::string path = resolved;
+  std::free(resolved);
+  auto m = mount_of(path);
+  if (!m) return Status::error(EINVAL, arg + ": not a peregrine mount (no mount holds it)");
+  if (m->fstype != "fuse.peregrine")
+    return Status::error(EINVAL, arg + ": not a peregrine mount (" + m->mountpoint + " is a " + m->fstype +
+                                     " filesystem)");
+  return m->mountpoint;
+}
+
+// ---- reading and parsing the snapshot ----------------------------------------
+
+Expected<std::string> read_xattr(const std::string& root) {
+  std::string buf(64 * 1024, '\0');
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    ssize_t n = ::getxattr(root.c_str(), kXattr, buf.data(), buf.size());
+    if (n >= 0) {
+      buf.resize(static_cast<size_t>(n));
+      return buf;
+    }
+    int e = errno;
+    if (e == ERANGE) {  // the document grew: ask for its size and retry
+      ssize_t need = ::getxattr(root.c_str(), kXattr, nullptr, 0);
+      buf.resize(need > 0 ? static_cast<size_t>(need) * 2 : buf.size() * 2);
+      continue;
+    }
+    if (e == ENODATA || e == ENOTSUP)
+      return Status::error(e, root + ": the daemon publishes no statistics (" + kXattr + " " +
+                                  std::strerror(e) + "); is it an older peregrine?");
+    if (e == ENOTCONN)
+      return Status::error(e, root + ": transport endpoint is not connected: the daemon is gone; "
+                                     "unmount it with 'fusermount3 -u " + root + "'");
+    return Status::error(e, root + ": cannot read " + kXattr + ": " + std::strerror(e));
+  }
+  return Status::error(ERANGE, root + ": " + kXattr + " keeps growing; giving up");
+}
+
+Histogram parse_histogram(const json& j) {
+  Histogram h;
+  for (const json& pair : j) {
+    int bucket = pair.at(0).get<int>();
+    if (bucket < 0 || bucket >= LatencyHistogram::kBuckets)
+      throw std::out_of_range("latency bucket " + std::to_string(bucket) + " out of range");
+    h[bucket] += pair.at(1).get<uint64_t>();
+  }
+  return h;
+}
+
+Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& text) {
+  try {
+    json doc = json::parse(text);
+    Snapshot s;
+    s.time_ns = doc.at("time_ns").get<uint64_t>();
+    if (doc.contains("mount_time_ns")) s.mount_time_ns = doc["mount_time_ns"].get<uint64_t>();
+    for (const json& d : doc.at("drives")) {
+      Drive drive;
+      drive.index = d.at("index").get<uint64_t>();
+      drive.name = d.at("name").get<std::string>();
+      for (const char* k : kCounters) drive.values[k] = d.at(k).get<uint64_t>();
+      for (const char* k : kGauges) drive.values[k] = d.at(k).get<uint64_t>();
+      drive.stack_latency = parse_histogram(d.at("stack_latency"));
+      drive.device_latency = parse_histogram(d.at("device_latency"));
+      s.drives.push_back(std::move(drive));
+    }
+    std::sort(s.drives.begin(), s.drives.end(), [](const Drive& a, const Drive& b) { return a.index < b.index; });
+    return s;
+  } catch (const std::exception& e) {
+    return Status::error(EBADMSG, root + ": bad statistics document in " + kXattr + ": " + e.what());
+  }
+}
+
+Expected<Snapshot> take_snapshot(const std::string& root) {
+  auto text = read_xattr(root);
+  if (!text) return text.status();
+  return parse_snapshot(root, *text);
+}
+
+// ---- reports ----------------------------------------------------------------
+
+struct Percentiles {
+  uint64_t count = 0;
+  uint64_t p50 = 0, p99 = 0, p999 = 0;  // bucket upper bounds in ns
+};
+
+// The same rank rule as LatencyHistogram::percentile.
+Percentiles percentiles(const Histogram& h) {
+  Percentiles p;
+  for (const auto& [b, c] : h) p.count += c;
+  if (p.count == 0) return p;
+  auto at = [&](double pct) {
+    uint64_t rank = static_cast<uint64_t>(pct / 100.0 * static_cast<double>(p.count) + 0.5);
+    rank = std::clamp<uint64_t>(rank, 1, p.count);
+    uint64_t seen = 0;
+    for (const auto& [b, c] : h) {
+      seen += c;
+      if (seen >= rank) return LatencyHistogram::bucket_upper(b);
+    }
+    return LatencyHistogram::bucket_upper(h.rbegin()->first);
+  };
+  p.p50 = at(50);
+  p.p99 = at(99);
+  p.p999 = at(99.9);
+  return p;
+}
+
+Histogram minus(const Histogram& now, const Histogram& before) {
+  Histogram d;
+  for (const auto& [b, c] : now) {
+    auto it = before.find(b);
+    uint64_t old = it == before.end() ? 0 : it->second;
+    if (c > old) d[b] = c - old;
+  }
+  return d;
+}
+
+// One drive's line of a report: counters over the interval, rates when the
+// interval is known.
+struct Row {
+  const Drive* drive;
+  std::map<std::string, uint64_t> v;  // counters (deltas) and gauges (current)
+  Percentiles stack, device;
+};
+
+struct Report {
+  std::string mountpoint;
+  bool since_mount = true;
+  std::optional<double> seconds;  // interval length; none when unknown
+  uint64_t time_ns = 0;
+  std::vector<Row> rows;
+};
+
+Report make_report(const std::string& root, const Snapshot& now, const Snapshot* before) {
+  Report r;
+  r.mountpoint = root;
+  r.time_ns = now.time_ns;
+  r.since_mount = before == nullptr;
+  if (before != nullptr) {
+    r.seconds = static_cast<double>(now.time_ns - before->time_ns) / 1e9;
+  } else if (now.mount_time_ns && *now.mount_time_ns < now.time_ns) {
+    r.seconds = static_cast<double>(now.time_ns - *now.mount_time_ns) / 1e9;
+  }
+  for (const Drive& d : now.drives) {
+    const Drive* old = nullptr;
+    if (before != nullptr)
+      for (const Drive& o : before->drives)
+        if (o.index == d.index) old = &o;
+    Row row{&d, d.values, {}, {}};
+    if (old != nullptr)
+      for (const char* k : kCounters) {
+        uint64_t a = d.values.at(k), b = old->values.at(k);
+        row.v[k] = a >= b ? a - b : a;  // a restarted daemon counts from zero
+      }
+    row.stack = percentiles(old ? minus(d.stack_latency, old->stack_latency) : d.stack_latency);
+    row.device = percentiles(old ? minus(d.device_latency, old->device_latency) : d.device_latency);
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+std::string human_ns(uint64_t ns, uint64_t count) {
+  if (count == 0) return "-";
+  char buf[32];
+  if (ns < 10'000)
+    std::snprintf(buf, sizeof buf, "%lluns", static_cast<unsigned long long>(ns));
+  else if (ns < 10'000'000)
+    std::snprintf(buf, sizeof buf, "%.1fus", static_cast<double>(ns) / 1e3);
+  else if (ns < 10'000'000'000ULL)
+    std::snprintf(buf, sizeof buf, "%.1fms", static_cast<double>(ns) / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+std::string rate(uint64_t n, const std::optional<double>& seconds, double unit, const char* fmt) {
+  if (!seconds || *seconds <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, static_cast<double>(n) / unit / *seconds);
+  return buf;
+}
+
+void print_text(const Report& r) {
+  if (r.since_mount && r.seconds)
+    std::printf("%s: since mount (%.1f s)\n", r.mountpoint.c_str(), *r.seconds);
+  else if (r.since_mount)
+    std::printf("%s: since mount\n", r.mountpoint.c_str());
+  else
+    std::printf("%s: last %.2f s\n", r.mountpoint.c_str(), *r.seconds);
+  std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read",
+              "MB/s rd", "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
+  Row total{nullptr, {}, {}, {}};
+  for (const Row& row : r.rows) {
+    const auto& v = row.v;
+    std::string q = std::to_string(v.at("in_flight")) + "/" + std::to_string(v.at("backlog")) + "/" +
+                    std::to_string(v.at("queued"));
+    std::string name = row.drive->name;
+    if (name.size() > 28) name = "..." + name.substr(name.size() - 25);
+    std::printf("%-3llu %-28s %10llu %9s %9.1f %9s %9.1f %9s %9llu %15s %4llu\n",
+                static_cast<unsigned long long>(row.drive->index), name.c_str(),
+                static_cast<unsigned long long>(v.at("ios")), rate(v.at("ios"), r.seconds, 1, "%.0f").c_str(),
+                static_cast<double>(v.at("bytes_read")) / 1e6, rate(v.at("bytes_read"), r.seconds, 1e6, "%.1f").c_str(),
+                static_cast<double>(v.at("bytes_written")) / 1e6,
+                rate(v.at("bytes_written"), r.seconds, 1e6, "%.1f").c_str(),
+                static_cast<unsigned long long>(v.at("merged")), q.c_str(),
+                static_cast<unsigned long long>(v.at("queue_depth")));
+    for (const auto& [k, n] : v) total.v[k] += n;
+  }
+  if (r.rows.size() > 1) {
+    const auto& v = total.v;
+    std::printf("%-3s %-28s %10llu %9s %9.1f %9s %9.1f %9s %9llu\n", "", "all drives",
+                static_cast<unsigned long long>(v.at("ios")), rate(v.at("ios"), r.seconds, 1, "%.0f").c_str(),
+                static_cast<double>(v.at("bytes_read")) / 1e6, rate(v.at("bytes_read"), r.seconds, 1e6, "%.1f").c_str(),
+                static_cast<double>(v.at("bytes_written")) / 1e6,
+                rate(v.at("bytes_written"), r.seconds, 1e6, "%.1f").c_str(),
+                static_cast<unsigned long long>(v.at("merged")));
+  }
+  std::printf("\n%-3s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "#", "sub-IOs", "tag waits", "press.wait",
+              "errors", "stack p50", "p99", "p99.9", "device p50", "p99", "p99.9");
+  for (const Row& row : r.rows) {
+    const auto& v = row.v;
+    std::printf("%-3llu %10llu %10llu %10llu %10llu %10s %10s %10s %10s %10s %10s\n",
+                static_cast<unsigned long long>(row.drive->index), static_cast<unsigned long long>(v.at("subios")),
+                static_cast<unsigned long long>(v.at("tag_waits")),
+                static_cast<unsigned long long>(v.at("pressure_waits")),
+                static_cast<unsigned long long>(v.at("errors")), human_ns(row.stack.p50, row.stack.count).c_str(),
+                human_ns(row.stack.p99, row.stack.count).c_str(), human_ns(row.stack.p999, row.stack.count).c_str(),
+                human_ns(row.device.p50, row.device.count).c_str(), human_ns(row.device.p99, row.device.count).c_str(),
+                human_ns(row.device.p999, row.device.count).c_str());
+  }
+  std::fflush(stdout);
+}
+
+json rate_json(uint64_t n, const std::optional<double>& seconds, double unit) {
+  if (!seconds || *seconds <= 0) return nullptr;
+  return static_cast<double>(n) / unit / *seconds;
+}
+
+json latency_json(const Percentiles& p) {
+  return json{{"count", p.count}, {"p50", p.p50}, {"p99", p.p99}, {"p99.9", p.p999}};
+}
+
+json report_json(const Report& r) {
+  json out;
+  out["mountpoint"] = r.mountpoint;
+  out["since_mount"] = r.since_mount;
+  out["time_ns"] = r.time_ns;
+  out["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
+  out["drives"] = json::array();
+  std::map<std::string, uint64_t> total;
+  for (const Row& row : r.rows) {
+    json d;
+    d["index"] = row.drive->index;
+    d["name"] = row.drive->name;
+    for (const auto& [k, n] : row.v) {
+      d[k] = n;
+      total[k] += n;
+    }
+    d["iops"] = rate_json(row.v.at("ios"), r.seconds, 1);
+    d["read_mb_s"] = rate_json(row.v.at("bytes_read"), r.seconds, 1e6);
+    d["write_mb_s"] = rate_json(row.v.at("bytes_written"), r.seconds, 1e6);
+    d["stack_latency_ns"] = latency_json(row.stack);
+    d["device_latency_ns"] = latency_json(row.device);
+    out["drives"].push_back(std::move(d));
+  }
+  json t;
+  for (const char* k : kCounters) t[k] = total[k];
+  t["iops"] = rate_json(total["ios"], r.seconds, 1);
+  t["read_mb_s"] = rate_json(total["bytes_read"], r.seconds, 1e6);
+  t["write_mb_s"] = rate_json(total["bytes_written"], r.seconds, 1e6);
+  out["total"] = std::move(t);
+  return out;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "peregrine stats: %s\n", s.message().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int cmd_stats(int argc, char** argv) {
+  po::options_description opts(kUsage);
+  opts.add_options()
+      ("help,h", "print this help")
+      ("watch,w", po::value<double>()->value_name("SECONDS"), "report every SECONDS (may be fractional)")
+      ("count,c", po::value<uint64_t>()->value_name("N"), "stop after N reports (with --watch; implies --watch 1)")
+      ("json", "machine-readable output: one JSON document, or one per line with --watch");
+  po::options_description hidden;
+  hidden.add_options()("mountpoint", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("mountpoint", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "peregrine stats: %s\n\n", e.what());
+    std::cerr << opts << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nLatencies are upper bounds of histogram buckets (4 per power of two, at most\n"
+                 "19% high). Without --watch, IOPS and MB/s need the mount time: a daemon that\n"
+                 "does not publish it shows '-' for the rates there.\n";
+    return 0;
+  }
+  if (!vm.count("mountpoint") || vm["mountpoint"].as<std::vector<std::string>>().size() != 1) {
+    std::fprintf(stderr, "peregrine stats: give exactly one MOUNTPOINT\n\n");
+    std::cerr << opts << "\n";
+    return 2;
+  }
+  const std::string arg = vm["mountpoint"].as<std::vector<std::string>>()[0];
+  bool as_json = vm.count("json") > 0;
+  std::optional<double> watch;
+  if (vm.count("watch")) watch = vm["watch"].as<double>();
+  std::optional<uint64_t> count;
+  if (vm.count("count")) {
+    count = vm["count"].as<uint64_t>();
+    if (!watch) watch = 1.0;
+  }
+  if (watch && !(*watch > 0 && *watch <= 86400)) {
+    std::fprintf(stderr, "peregrine stats: --watch must be between 0 and 86400 seconds\n");
+    return 2;
+  }
+  if (count && *count == 0) {
+    std::fprintf(stderr, "peregrine stats: --count must be at least 1\n");
+    return 2;
+  }
+
+  auto root = peregrine_root(arg);
+  if (!root) return fail(root.status());
+  auto first = take_snapshot(*root);
+  if (!first) return fail(first.status());
+
+  auto emit = [&](const Report& r) {
+    if (as_json) {
+      std::printf("%s\n", watch ? report_json(r).dump().c_str() : report_json(r).dump(2).c_str());
+      std::fflush(stdout);
+    } else {
+      print_text(r);
+    }
+  };
+
+  if (!watch) {
+    emit(make_report(*root, *first, nullptr));
+    return 0;
+  }
+  Snapshot before = std::move(*first);
+  for (uint64_t n = 0; !count || n < *count; ++n) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(*watch));
+    auto now = take_snapshot(*root);
+    if (!now) return fail(now.status());
+    if (!as_json && n > 0) std::printf("\n");
+    emit(make_report(*root, *now, &before));
+    before = std::move(*now);
+  }
+  return 0;
 }
 
 }  // namespace peregrine::cli
