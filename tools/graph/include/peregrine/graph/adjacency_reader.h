@@ -9,6 +9,9 @@
 // every list piece in it, so a vertex's neighbours may arrive in several
 // calls (in order); algorithms must treat each call as a subset.
 //
+// The slot buffers and the file are registered with the ring when the
+// kernel allows it.
+//
 // Thread rules: the thread that calls read_lists()/read_all() is the one IO
 // thread. It owns the ring, submits, reaps and runs the callbacks between
 // completions while the other reads stay in flight. An AdjacencyReader is
