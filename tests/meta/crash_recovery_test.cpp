@@ -202,7 +202,7 @@ TEST(CrashRecovery, TornJournalTailStopsCleanly) {
   for (int i = 0; i < 100; ++i) {  // a multi-block batch
     ASSERT_EQ(md->mknod(kRootIno, test::cat("lost", i) + std::string(100, 'y'), S_IFREG | 0644, 0, Cred{}, &a), 0);
   }
-  io->crash_after_writes(io->write_count(), Torn::kFirstHalf);
+  io->crash_after_writes(io->write_count() + 1, Torn::kFirstHalf);
   ASSERT_EQ(md->sync(), 0);  // the process believes it; the disk got half
   auto img = io->crash_image(Policy::kAllLanded);
   md.reset();
@@ -228,7 +228,7 @@ TEST(CrashRecovery, TornCheckpointFallsBackToTheOtherSlot) {
   const std::string durable = md->dump();
   // Checkpoint 3 goes to slot 1: its body write is torn, its header never
   // written. Slot 1 now holds the old header over a half-new body.
-  io->crash_after_writes(io->write_count(), Torn::kFirstHalf);
+  io->crash_after_writes(io->write_count() + 1, Torn::kFirstHalf);
   md->checkpoint();
   auto img = io->crash_image(Policy::kAllLanded);
   md.reset();

@@ -4,12 +4,16 @@
 // freshly zeroed metadata area). It models durability: writes land in the
 // "current" image at once but only become durable at the next flush().
 //
-// crash_after_writes(k): writes 1..k behave normally; write k+1 is dropped
-// or, with a TornMode, lands only partly; every later write and flush is
-// dropped (the process "keeps running" but nothing reaches the disk).
+// crash_after_writes(k): writes 1..k land (write k, the crashing write, only
+// partly with a TornMode) and the crash happens right after write k: every
+// later write AND flush is dropped (the process "keeps running" but nothing
+// reaches the disk), so write k is never flushed. k = 0: nothing lands.
 // crash_image(policy) then gives the image a reboot would see:
 //   kAllLanded     - every write up to the crash point landed (incl. torn part)
 //   kUnflushedLost - only what was flushed before the crash survived
+//   kRandomUnflushed - what was flushed, plus a seed-chosen subset of the
+//                    writes since (each lands whole or not at all), as a
+//                    device that reorders its write cache would leave it
 //
 // Thread rules: all methods take one internal mutex; safe from any thread.
 #pragma once
@@ -29,7 +33,7 @@ namespace peregrine::meta {
 class MemoryVolumeIo : public VolumeIo {
  public:
   enum class TornMode { kNone, kFirstHalf, kEvenBlocks, kAllButFirst };
-  enum class CrashPolicy { kAllLanded, kUnflushedLost };
+  enum class CrashPolicy { kAllLanded, kUnflushedLost, kRandomUnflushed };
 
   // track_durability=false keeps one copy only (benchmarks): flush is a
   // no-op and crash images are not available.
@@ -44,7 +48,7 @@ class MemoryVolumeIo : public VolumeIo {
   bool crashed() const;
   uint64_t write_count() const;  // writes attempted so far
   uint64_t flush_count() const;
-  std::unique_ptr<MemoryVolumeIo> crash_image(CrashPolicy policy) const;
+  std::unique_ptr<MemoryVolumeIo> crash_image(CrashPolicy policy, uint64_t seed = 0) const;
   // Overwrites bytes in both images, bypassing crash logic (plant damage).
   void poke(uint64_t offset, std::span<const std::byte> data);
   // Bytes held in memory (both images).
@@ -61,7 +65,12 @@ class MemoryVolumeIo : public VolumeIo {
   mutable std::mutex mu_;
   Image current_;
   Image durable_;
-  std::vector<uint64_t> dirty_;  // blocks written since the last flush
+  struct Unflushed {
+    uint64_t write;  // write number
+    uint64_t block;
+    std::unique_ptr<Block> data;
+  };
+  std::vector<Unflushed> unflushed_;  // blocks written since the last flush
   uint64_t writes_ = 0;
   uint64_t flushes_ = 0;
   uint64_t crash_at_ = UINT64_MAX;

@@ -1,6 +1,7 @@
 // MemoryVolumeIo: sparse two-image (current / durable) block store.
 #include "peregrine/meta/memory_volume_io.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -36,17 +37,20 @@ int MemoryVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
   if (offset % 4096 || data.size() % 4096 || offset + data.size() > size_) return -EINVAL;
   std::lock_guard lk(mu_);
   const uint64_t n = ++writes_;
-  const bool tearing = crash_at_ != UINT64_MAX && n == crash_at_ + 1;
-  if (crashed_ || (n > crash_at_ && !tearing)) {
+  if (crashed_ || n > crash_at_) {
     crashed_ = true;
     return 0;
   }
+  // Write number crash_at_ is the last one: it lands (or with a TornMode
+  // only some of its blocks do) and the crash happens right after it,
+  // before any later flush.
+  const bool last = n == crash_at_;
   const size_t blocks = data.size() / 4096;
   for (size_t i = 0; i < blocks; ++i) {
-    if (tearing) {
-      bool lands = false;
+    if (last) {
+      bool lands = true;
       switch (torn_) {
-        case TornMode::kNone: lands = false; break;
+        case TornMode::kNone: lands = true; break;
         case TornMode::kFirstHalf: lands = i < blocks / 2; break;
         case TornMode::kEvenBlocks: lands = i % 2 == 0; break;
         case TornMode::kAllButFirst: lands = i > 0; break;
@@ -55,9 +59,13 @@ int MemoryVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
     }
     const uint64_t b = offset / 4096 + i;
     put(current_, b, data.data() + i * 4096);
-    if (track_) dirty_.push_back(b);
+    if (track_) {
+      auto copy = std::make_unique<Block>();
+      std::memcpy(copy->data(), data.data() + i * 4096, 4096);
+      unflushed_.push_back({n, b, std::move(copy)});
+    }
   }
-  if (tearing) crashed_ = true;
+  if (last) crashed_ = true;
   return 0;
 }
 
@@ -65,8 +73,8 @@ int MemoryVolumeIo::flush() {
   std::lock_guard lk(mu_);
   ++flushes_;
   if (crashed_ || !track_) return 0;
-  for (uint64_t b : dirty_) put(durable_, b, current_.at(b)->data());
-  dirty_.clear();
+  for (const Unflushed& u : unflushed_) put(durable_, u.block, u.data->data());
+  unflushed_.clear();
   return 0;
 }
 
@@ -74,7 +82,7 @@ void MemoryVolumeIo::crash_after_writes(uint64_t k, TornMode torn) {
   std::lock_guard lk(mu_);
   crash_at_ = k;
   torn_ = torn;
-  if (writes_ > k) crashed_ = true;
+  if (writes_ >= k) crashed_ = true;
 }
 
 bool MemoryVolumeIo::crashed() const {
@@ -92,24 +100,39 @@ uint64_t MemoryVolumeIo::flush_count() const {
   return flushes_;
 }
 
-std::unique_ptr<MemoryVolumeIo> MemoryVolumeIo::crash_image(CrashPolicy policy) const {
+std::unique_ptr<MemoryVolumeIo> MemoryVolumeIo::crash_image(CrashPolicy policy, uint64_t seed) const {
   std::lock_guard lk(mu_);
   auto img = std::make_unique<MemoryVolumeIo>(size_, track_);
   const Image& src = (policy == CrashPolicy::kAllLanded || !track_) ? current_ : durable_;
   copy_image(src, &img->current_);
-  if (track_) copy_image(src, &img->durable_);
+  if (policy == CrashPolicy::kRandomUnflushed && track_) {
+    // Each unflushed write lands whole or not at all, independently:
+    // the device may have reordered anything since the last flush.
+    for (const Unflushed& u : unflushed_) {
+      uint64_t h = (u.write + 1) * 0x9E3779B97F4A7C15ull ^ (seed + 1) * 0xC2B2AE3D27D4EB4Full;
+      h ^= h >> 31;
+      h *= 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 29;
+      if (h & 1) put(img->current_, u.block, u.data->data());
+    }
+  }
+  if (track_) copy_image(img->current_, &img->durable_);
   return img;
 }
 
 void MemoryVolumeIo::poke(uint64_t offset, std::span<const std::byte> data) {
   std::lock_guard lk(mu_);
-  for (size_t i = 0; i < data.size(); ++i) {
-    const uint64_t b = (offset + i) / 4096;
+  size_t done = 0;
+  while (done < data.size()) {
+    const uint64_t pos = offset + done;
+    const size_t in_block = pos % 4096;
+    const size_t n = std::min<size_t>(4096 - in_block, data.size() - done);
     for (Image* img : {&current_, &durable_}) {
-      auto& slot = (*img)[b];
+      auto& slot = (*img)[pos / 4096];
       if (!slot) slot = std::make_unique<Block>();
-      (*slot)[(offset + i) % 4096] = data[i];
+      std::memcpy(slot->data() + in_block, data.data() + done, n);
     }
+    done += n;
   }
 }
 
