@@ -18,6 +18,7 @@ struct Shape {
   unsigned qd;
   uint32_t max_io;
   uint32_t gap;
+  bool direct = true;
 };
 
 class AdjacencyReaderTest : public ::testing::TestWithParam<Shape> {
@@ -39,8 +40,12 @@ class AdjacencyReaderTest : public ::testing::TestWithParam<Shape> {
     o.queue_depth = GetParam().qd;
     o.max_io_bytes = GetParam().max_io;
     o.coalesce_gap_bytes = GetParam().gap;
+    o.direct = GetParam().direct;
     auto r = AdjacencyReader::open(*graph_, o);
     EXPECT_TRUE(r) << r.status().message();
+    if (r && !GetParam().direct) {
+      EXPECT_FALSE((*r)->direct());
+    }
     return std::move(*r);
   }
   // Concatenates the pieces per vertex, checking the callback contract.
@@ -110,10 +115,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AdjacencyReaderTest,
                          ::testing::Values(Shape{64, 256 * 1024, 16 * 1024},  // defaults
                                            Shape{1, 4096, 0},                  // one 4K read at a time, no coalescing
                                            Shape{8, 8192, 1 << 20},            // hub lists split over many reads
-                                           Shape{256, 1 << 20, 0}),
+                                           Shape{256, 65536, 0}, Shape{32, 1 << 20, 0},
+                                           Shape{16, 65536, 4096, false}),  // page cache path
                          [](const auto& info) {
                            return "qd" + std::to_string(info.param.qd) + "_io" + std::to_string(info.param.max_io) +
-                                  "_gap" + std::to_string(info.param.gap);
+                                  "_gap" + std::to_string(info.param.gap) + (info.param.direct ? "" : "_buffered");
                          });
 
 TEST(AdjacencyReader, RejectsBadOptions) {
