@@ -1,13 +1,199 @@
-// Placeholder until the 'mount' command lands; replaced by its implementation.
+// peregrine mount: assemble a volume and serve it as a FUSE filesystem.
+//
+//   peregrine mount [--config FILE] [-o key=value,...] [-f] [--pid-file F] MEMBER... MOUNTPOINT
+//   peregrine mount [--config FILE] [-o ...] [-f] NAME [MOUNTPOINT]   (a [volume.NAME] of the config)
+//
+// Without --foreground the command forks; the parent waits until the child
+// is mounted and serving (exit 0) or has failed (its message, exit 1), so
+// scripts and mount(8) can rely on the exit code.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "peregrine/config/load.h"
+#include "peregrine/config/overrides.h"
+#include "peregrine/fs/daemon.h"
+
+namespace po = boost::program_options;
 
 namespace peregrine::cli {
+namespace {
 
-int cmd_mount(int, char**) {
-  std::fprintf(stderr, "peregrine: 'mount' is not available in this build yet\n");
-  return 2;
+constexpr const char* kUsage =
+    "usage: peregrine mount [OPTIONS] MEMBER... MOUNTPOINT\n"
+    "       peregrine mount [OPTIONS] NAME [MOUNTPOINT]\n\n"
+    "Assembles the volume whose members are given (in any order), or the volume\n"
+    "NAME of the configuration file, and mounts it at MOUNTPOINT. Returns once the\n"
+    "filesystem is serving. Unmount with 'umount MOUNTPOINT' (or fusermount3 -u,\n"
+    "or SIGTERM to the daemon): it drains IO, checkpoints and exits.\n\n";
+
+std::string absolute(const std::string& p) {
+  std::error_code ec;
+  auto a = std::filesystem::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
+int report_and_exit(const Status& s) {
+  std::fprintf(stderr, "peregrine mount: %s\n", s.message().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int cmd_mount(int argc, char** argv) {
+  std::string config_path;
+  std::vector<std::string> option_strings;
+  std::string pid_file;
+  bool foreground = false;
+  std::vector<std::string> positional;
+  po::options_description desc("options");
+  desc.add_options()("help,h", "print this help")(
+      "config,c", po::value(&config_path),
+      "configuration file (default /etc/peregrine/peregrine.conf when it exists)")(
+      "options,o", po::value(&option_strings)->composing(),
+      "settings as key=value[,key=value...], e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
+      "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
+      "pid-file", po::value(&pid_file), "write the daemon's process id to this file");
+  po::options_description hidden;
+  hidden.add_options()("args", po::value(&positional)->composing());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("args", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "peregrine mount: %s\n\n%s", e.what(), kUsage);
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << desc << "\n";
+    return 0;
+  }
+
+  // Configuration: file (if any), then -o on top.
+  config::Config cfg;
+  bool explicit_config = !config_path.empty();
+  if (!explicit_config) config_path = std::string(config::kDefaultConfigPath);
+  if (explicit_config || std::filesystem::exists(config_path)) {
+    auto loaded = config::load_file(config_path);
+    if (!loaded) return report_and_exit(loaded.status());
+    cfg = std::move(*loaded);
+  }
+  std::vector<std::string> settings;
+  for (const std::string& s : option_strings) {
+    config::MountOptions split = config::split_mount_options(s);
+    settings.insert(settings.end(), split.settings.begin(), split.settings.end());
+    for (const std::string& other : split.other)
+      std::fprintf(stderr, "peregrine mount: ignoring mount option '%s'\n", other.c_str());
+  }
+
+  fs::DaemonOptions d;
+  d.foreground = foreground;
+  if (positional.size() >= 1 && positional.size() <= 2 && cfg.find_volume(positional[0]) != nullptr) {
+    auto named = config::for_volume(cfg, positional[0], settings);
+    if (!named) return report_and_exit(named.status());
+    const config::VolumeSpec* v = named->find_volume(positional[0]);
+    d.members = v->members;
+    d.mountpoint = positional.size() == 2 ? positional[1] : v->mountpoint;
+    if (d.mountpoint.empty())
+      return report_and_exit(Status::error(EINVAL, "volume " + positional[0] + ": no mountpoint given or configured"));
+    d.settings = named->settings;
+  } else {
+    if (positional.size() < 2) {
+      std::fprintf(stderr, "peregrine mount: give at least one member and a mountpoint\n\n%s", kUsage);
+      return 2;
+    }
+    if (Status s = config::apply_overrides(cfg, settings); !s) return report_and_exit(s);
+    d.members.assign(positional.begin(), positional.end() - 1);
+    d.mountpoint = positional.back();
+    d.settings = cfg.settings;
+  }
+  // The daemon changes directory; fix relative paths now.
+  for (std::string& m : d.members) m = absolute(m);
+  d.mountpoint = absolute(d.mountpoint);
+  struct stat st {};
+  if (::stat(d.mountpoint.c_str(), &st) != 0)
+    return report_and_exit(Status::error(errno, "mountpoint " + d.mountpoint + ": " + std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode))
+    return report_and_exit(Status::error(ENOTDIR, "mountpoint " + d.mountpoint + ": not a directory"));
+
+  auto write_pid = [&] {
+    if (pid_file.empty()) return;
+    std::ofstream(pid_file) << getpid() << "\n";
+  };
+
+  if (foreground) {
+    d.on_ready = [&](const Status& s) {
+      if (!s) {
+        std::fprintf(stderr, "peregrine mount: %s\n", s.message().c_str());
+        return;
+      }
+      write_pid();
+    };
+    return fs::run_daemon(d);
+  }
+
+  // Daemon: the child reports "OK" or the error through a pipe.
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return report_and_exit(Status::error(errno, "pipe failed"));
+  pid_t pid = ::fork();
+  if (pid < 0) return report_and_exit(Status::error(errno, "fork failed"));
+  if (pid > 0) {
+    ::close(pipefd[1]);
+    std::string msg;
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) msg.append(buf, static_cast<size_t>(n));
+    }
+    ::close(pipefd[0]);
+    if (msg == "OK") return 0;
+    if (msg.empty()) msg = "the daemon exited during startup";
+    std::fprintf(stderr, "peregrine mount: %s\n", msg.c_str());
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return 1;
+  }
+  ::close(pipefd[0]);
+  ::setsid();
+  if (::chdir("/") != 0) {
+    // Paths are absolute already; staying put only keeps a directory busy.
+  }
+  int report_fd = pipefd[1];
+  d.on_ready = [&](const Status& s) {
+    std::string msg = s ? "OK" : s.message();
+    if (s) write_pid();
+    ssize_t w = ::write(report_fd, msg.data(), msg.size());
+    (void)w;  // the parent may have died; nothing to tell then
+    ::close(report_fd);
+    if (s) {
+      int null = ::open("/dev/null", O_RDWR);
+      if (null >= 0) {
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        if (null > 2) ::close(null);
+      }
+    }
+  };
+  std::_Exit(fs::run_daemon(d));
 }
 
 }  // namespace peregrine::cli

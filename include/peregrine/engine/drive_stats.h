@@ -22,6 +22,11 @@ class LatencyHistogram {
     total_ += o.total_;
   }
   uint64_t count() const { return total_; }
+  uint64_t bucket_count(int bucket) const { return counts_[bucket]; }
+  void add_bucket(int bucket, uint64_t n) {
+    counts_[bucket] += n;
+    total_ += n;
+  }
   // Upper bound of the bucket holding the p-th percentile (0 < p <= 100).
   uint64_t percentile(double p) const;
 

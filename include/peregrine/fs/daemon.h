@@ -1,0 +1,32 @@
+// The mount daemon: assembles the volume, starts the engine and the
+// metadata layer, mounts the FUSE filesystem and serves it until unmount or
+// SIGTERM/SIGINT/SIGHUP; then drains IO, checkpoints, flushes and returns.
+//
+// Thread rules: run_daemon() is called once, on the main thread of a
+// process that has no other threads yet (it may have forked to become a
+// daemon); it starts the engine's drive threads and the FUSE workers.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "peregrine/config/settings.h"
+#include "peregrine/util/result.h"
+
+namespace peregrine::fs {
+
+struct DaemonOptions {
+  std::vector<std::string> members;  // any order
+  std::string mountpoint;
+  config::Settings settings = config::Settings::defaults();
+  bool foreground = false;  // log to stderr rather than syslog
+  // Called exactly once: Status::ok() when the filesystem is mounted and
+  // serving, or the error that stopped startup (nothing was written then).
+  std::function<void(const Status&)> on_ready;
+};
+
+// Returns the process exit code: 0 after a clean unmount, 1 on failure.
+int run_daemon(const DaemonOptions& options);
+
+}  // namespace peregrine::fs

@@ -1,0 +1,55 @@
+// IoGates: per-inode admission for data IO. Reads and block-aligned writes
+// enter shared (many at once, on one file too); truncate, hole punching and
+// sub-block read-modify-write enter exclusive, after every shared holder
+// has finished. This keeps a block from being freed and reused while IO to
+// it is in flight, and keeps two partial writes to one block from losing
+// each other's bytes.
+//
+// Inodes hash onto a fixed set of stripes; inodes that share a stripe share
+// a gate, which only costs some waiting. Writers waiting for exclusive entry
+// hold off new shared entries, so truncate cannot starve.
+//
+// Thread rules: thread-safe. unlock_shared() may run on another thread than
+// lock_shared() (a drive thread finishing the IO).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace peregrine::fs {
+
+class IoGates {
+ public:
+  void lock_shared(uint64_t ino);
+  void unlock_shared(uint64_t ino);
+  void lock_exclusive(uint64_t ino);
+  void unlock_exclusive(uint64_t ino);
+
+ private:
+  static constexpr int kStripes = 256;
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    uint32_t shared = 0;             // GUARDED_BY(mu)
+    bool exclusive = false;          // GUARDED_BY(mu)
+    uint32_t exclusive_waiting = 0;  // GUARDED_BY(mu)
+  };
+  Gate& gate(uint64_t ino) { return gates_[ino % kStripes]; }
+  Gate gates_[kStripes];
+};
+
+// Holds a gate exclusively for a scope.
+class ExclusiveGate {
+ public:
+  ExclusiveGate(IoGates& g, uint64_t ino) : g_(g), ino_(ino) { g_.lock_exclusive(ino_); }
+  ~ExclusiveGate() { g_.unlock_exclusive(ino_); }
+  ExclusiveGate(const ExclusiveGate&) = delete;
+  ExclusiveGate& operator=(const ExclusiveGate&) = delete;
+
+ private:
+  IoGates& g_;
+  uint64_t ino_;
+};
+
+}  // namespace peregrine::fs

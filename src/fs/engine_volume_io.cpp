@@ -1,0 +1,51 @@
+#include "peregrine/fs/engine_volume_io.h"
+
+#include <atomic>
+#include <cerrno>
+
+namespace peregrine::fs {
+namespace {
+
+struct Wait {
+  std::atomic<int> done{0};
+  int result = 0;
+  static void complete(Request& r, int result) {
+    auto* w = static_cast<Wait*>(r.context);
+    w->result = result;
+    w->done.store(1, std::memory_order_release);
+    w->done.notify_one();
+  }
+};
+
+}  // namespace
+
+int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+  Submitter* sub = pool_.acquire();
+  if (sub == nullptr) return -EAGAIN;
+  Request r;
+  r.op = op;
+  r.offset = offset;
+  r.length = len;
+  r.buffer = buf;
+  Wait w;
+  r.on_complete = &Wait::complete;
+  r.context = &w;
+  int rc = sub->submit(r);
+  pool_.release(sub);
+  if (rc != 0) return rc;
+  w.done.wait(0, std::memory_order_acquire);
+  return w.result;
+}
+
+int EngineVolumeIo::read(uint64_t offset, std::span<std::byte> out) {
+  return run(IoOp::read, offset, out.data(), out.size());
+}
+
+int EngineVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
+  // The engine only reads from a write's buffer.
+  return run(IoOp::write, offset, const_cast<std::byte*>(data.data()), data.size());
+}
+
+int EngineVolumeIo::flush() { return run(IoOp::flush, 0, nullptr, 0); }
+
+}  // namespace peregrine::fs

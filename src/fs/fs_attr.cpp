@@ -1,0 +1,82 @@
+// getattr and setattr (chmod, chown, truncate, utimens).
+#include <cerrno>
+
+#include "fs_context.h"
+
+namespace peregrine::fs {
+namespace {
+
+int64_t ns_of(const timespec& ts) { return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
+void reply_attr_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
+  if (rc != 0) {
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  struct stat st;
+  fill_stat(a, &st);
+  fuse_reply_attr(req, &st, context(req).attr_timeout);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  meta::InodeAttr a;
+  int rc = context(req).meta.getattr(ino, &a);
+  reply_attr_or_error(req, rc, a);
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  FsContext& fs = context(req);
+  meta::SetAttrIn in;
+  if (to_set & FUSE_SET_ATTR_MODE) {
+    in.valid |= meta::SetAttrIn::kMode;
+    in.mode = attr->st_mode & 07777;
+  }
+  if (to_set & FUSE_SET_ATTR_UID) {
+    in.valid |= meta::SetAttrIn::kUid;
+    in.uid = attr->st_uid;
+  }
+  if (to_set & FUSE_SET_ATTR_GID) {
+    in.valid |= meta::SetAttrIn::kGid;
+    in.gid = attr->st_gid;
+  }
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+    in.valid |= meta::SetAttrIn::kAtimeNow;
+  } else if (to_set & FUSE_SET_ATTR_ATIME) {
+    in.valid |= meta::SetAttrIn::kAtime;
+    in.atime_ns = ns_of(attr->st_atim);
+  }
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+    in.valid |= meta::SetAttrIn::kMtimeNow;
+  } else if (to_set & FUSE_SET_ATTR_MTIME) {
+    in.valid |= meta::SetAttrIn::kMtime;
+    in.mtime_ns = ns_of(attr->st_mtim);
+  }
+  if (to_set & FUSE_SET_ATTR_CTIME) {
+    in.valid |= meta::SetAttrIn::kCtime;
+    in.ctime_ns = ns_of(attr->st_ctim);
+  }
+  meta::InodeAttr out;
+  if (!(to_set & FUSE_SET_ATTR_SIZE)) {
+    reply_attr_or_error(req, fs.meta.setattr(ino, in, &out), out);
+    return;
+  }
+  // Truncate: no data IO may be in flight on this file while blocks are
+  // freed, and the bytes past the new size in its last block must read as
+  // zeros if the file grows again.
+  in.valid |= meta::SetAttrIn::kSize;
+  in.size = static_cast<uint64_t>(attr->st_size);
+  ExclusiveGate gate(fs.gates, ino);
+  int rc = fs.meta.setattr(ino, in, &out);
+  if (rc == 0) rc = zero_block_tail(fs, ino, in.size);
+  if (rc == 0) rc = fs.meta.getattr(ino, &out);
+  reply_attr_or_error(req, rc, out);
+}
+
+}  // namespace
+
+void add_attr_ops(fuse_lowlevel_ops& ops) {
+  ops.getattr = op_getattr;
+  ops.setattr = op_setattr;
+}
+
+}  // namespace peregrine::fs

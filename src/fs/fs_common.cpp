@@ -1,0 +1,74 @@
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "fs_context.h"
+#include "peregrine/util/aligned_buffer.h"
+
+namespace peregrine::fs {
+
+void fill_stat(const meta::InodeAttr& a, struct stat* st) {
+  std::memset(st, 0, sizeof *st);
+  st->st_ino = a.ino;
+  st->st_mode = a.mode;
+  st->st_nlink = a.nlink;
+  st->st_uid = a.uid;
+  st->st_gid = a.gid;
+  st->st_rdev = a.rdev;
+  st->st_size = static_cast<off_t>(a.size);
+  st->st_blksize = 4096;
+  st->st_blocks = static_cast<blkcnt_t>(a.blocks);
+  st->st_atim.tv_sec = a.atime_ns / 1000000000;
+  st->st_atim.tv_nsec = a.atime_ns % 1000000000;
+  st->st_mtim.tv_sec = a.mtime_ns / 1000000000;
+  st->st_mtim.tv_nsec = a.mtime_ns % 1000000000;
+  st->st_ctim.tv_sec = a.ctime_ns / 1000000000;
+  st->st_ctim.tv_nsec = a.ctime_ns % 1000000000;
+}
+
+void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
+  if (rc != 0) {
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  FsContext& fs = context(req);
+  fuse_entry_param e{};
+  e.ino = a.ino;
+  e.generation = a.generation;
+  fill_stat(a, &e.attr);
+  e.attr_timeout = fs.attr_timeout;
+  e.entry_timeout = fs.entry_timeout;
+  fuse_reply_entry(req, &e);
+}
+
+int zero_block_range(FsContext& fs, uint64_t ino, uint64_t from, uint64_t to) {
+  // Only bytes inside one block: [from, to) with from/4096 == (to-1)/4096.
+  if (to <= from) return 0;
+  uint64_t block = from / 4096 * 4096;
+  std::vector<meta::Segment> segs;
+  meta::InodeAttr attr;
+  int rc = fs.meta.getattr(ino, &attr);
+  if (rc != 0) return rc;
+  // map_read clips to the size; look at the block as far as the file goes.
+  if (block >= attr.size) return 0;
+  rc = fs.meta.map_read(ino, block, 4096, &segs);
+  if (rc != 0) return rc;
+  for (const meta::Segment& s : segs) {
+    if (s.kind != meta::Segment::kData) continue;
+    // The block is mapped and written: read it, zero the range, write back.
+    uint64_t vol_block = s.vol_off - (s.file_off - block);
+    AlignedBuffer buf(4096);
+    rc = fs.sync_io.read(vol_block, buf.span());
+    if (rc != 0) return rc;
+    std::memset(buf.data() + (from - block), 0, to - from);
+    return fs.sync_io.write(vol_block, buf.span());
+  }
+  return 0;
+}
+
+int zero_block_tail(FsContext& fs, uint64_t ino, uint64_t from) {
+  if (from % 4096 == 0) return 0;
+  return zero_block_range(fs, ino, from, from / 4096 * 4096 + 4096);
+}
+
+}  // namespace peregrine::fs

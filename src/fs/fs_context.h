@@ -1,0 +1,76 @@
+// FsContext: what every FUSE operation needs — the metadata layer, the
+// engine (through a SubmitterPool), the per-inode IO gates and the
+// settings — plus the small helpers the operation files share. Internal to
+// src/fs.
+//
+// Thread rules: FUSE worker threads call the operations concurrently; data
+// IO completions run on drive threads. FsContext itself is immutable after
+// start; its members are thread-safe.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "peregrine/config/settings.h"
+#include "peregrine/engine/engine.h"
+#include "peregrine/fs/engine_volume_io.h"
+#include "peregrine/fs/io_gates.h"
+#include "peregrine/fs/submitter_pool.h"
+#include "peregrine/meta/metadata.h"
+
+namespace peregrine::fs {
+
+struct FsContext {
+  FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
+            std::vector<std::string> names)
+      : meta(m), pool(p), sync_io(io), settings(s), member_names(std::move(names)) {}
+
+  meta::Metadata& meta;
+  SubmitterPool& pool;
+  EngineVolumeIo& sync_io;  // blocking IO for the rare synchronous paths
+  IoGates gates;
+  const config::Settings settings;
+  const std::vector<std::string> member_names;
+  double entry_timeout = 1.0;
+  double attr_timeout = 1.0;
+  std::atomic<uint64_t> data_ios_in_flight{0};
+};
+
+inline FsContext& context(fuse_req_t req) { return *static_cast<FsContext*>(fuse_req_userdata(req)); }
+
+inline meta::Cred caller(fuse_req_t req) {
+  const fuse_ctx* c = fuse_req_ctx(req);
+  return meta::Cred{static_cast<uint32_t>(c->uid), static_cast<uint32_t>(c->gid)};
+}
+
+void fill_stat(const meta::InodeAttr& a, struct stat* st);
+// Replies with an entry (lookup, mknod, mkdir, symlink, link) or the error.
+void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a);
+
+// Zeroes bytes [from, block end) of the file's block holding `from`, if
+// that block holds data. Used after truncating down and at the edges of a
+// punched hole, so stale bytes never come back. REQUIRES: exclusive gate.
+int zero_block_tail(FsContext& fs, uint64_t ino, uint64_t from);
+// Zeroes bytes [block start, to) of the block holding `to - 1`... see .cpp.
+int zero_block_range(FsContext& fs, uint64_t ino, uint64_t from, uint64_t to);
+
+// The per-operation groups, each filling its part of the ops table.
+void add_attr_ops(fuse_lowlevel_ops& ops);
+void add_namespace_ops(fuse_lowlevel_ops& ops);
+void add_dir_ops(fuse_lowlevel_ops& ops);
+void add_file_ops(fuse_lowlevel_ops& ops);
+void add_read_ops(fuse_lowlevel_ops& ops);
+void add_write_ops(fuse_lowlevel_ops& ops);
+void add_xattr_ops(fuse_lowlevel_ops& ops);
+void add_space_ops(fuse_lowlevel_ops& ops);
+
+// The statistics document served as the root's user.peregrine.stats xattr.
+inline constexpr const char* kStatsXattr = "user.peregrine.stats";
+std::string stats_json(FsContext& fs);
+
+}  // namespace peregrine::fs

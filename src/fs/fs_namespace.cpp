@@ -1,0 +1,85 @@
+// Names: lookup, mknod, mkdir, symlink, readlink, link, unlink, rmdir,
+// rename. Inodes live in memory for the whole mount, so forget has
+// nothing to release.
+#include <cerrno>
+#include <string>
+
+#include "fs_context.h"
+
+namespace peregrine::fs {
+namespace {
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  meta::InodeAttr a;
+  int rc = context(req).meta.lookup(parent, name, &a);
+  reply_entry_or_error(req, rc, a);
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
+
+void op_forget_multi(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  meta::InodeAttr a;
+  int rc = context(req).meta.mknod(parent, name, mode, rdev, caller(req), &a);
+  reply_entry_or_error(req, rc, a);
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  meta::InodeAttr a;
+  int rc = context(req).meta.mkdir(parent, name, mode, caller(req), &a);
+  reply_entry_or_error(req, rc, a);
+}
+
+void op_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  meta::InodeAttr a;
+  int rc = context(req).meta.symlink(parent, name, target, caller(req), &a);
+  reply_entry_or_error(req, rc, a);
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  std::string target;
+  int rc = context(req).meta.readlink(ino, &target);
+  if (rc != 0) {
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  fuse_reply_readlink(req, target.c_str());
+}
+
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  meta::InodeAttr a;
+  int rc = context(req).meta.link(ino, newparent, newname, &a);
+  reply_entry_or_error(req, rc, a);
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  fuse_reply_err(req, -context(req).meta.unlink(parent, name));
+}
+
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  fuse_reply_err(req, -context(req).meta.rmdir(parent, name));
+}
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) {
+  fuse_reply_err(req, -context(req).meta.rename(parent, name, newparent, newname, flags));
+}
+
+}  // namespace
+
+void add_namespace_ops(fuse_lowlevel_ops& ops) {
+  ops.lookup = op_lookup;
+  ops.forget = op_forget;
+  ops.forget_multi = op_forget_multi;
+  ops.mknod = op_mknod;
+  ops.mkdir = op_mkdir;
+  ops.symlink = op_symlink;
+  ops.readlink = op_readlink;
+  ops.link = op_link;
+  ops.unlink = op_unlink;
+  ops.rmdir = op_rmdir;
+  ops.rename = op_rename;
+}
+
+}  // namespace peregrine::fs

@@ -1,0 +1,107 @@
+// read: map the file range to volume extents, send one engine request per
+// extent, and answer FUSE from the drive thread that completes the last
+// one. Holes and unwritten extents are zeros, never volume bytes.
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "data_buffer.h"
+#include "fs_context.h"
+
+namespace peregrine::fs {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+
+struct ReadOp {
+  ReadOp(size_t bytes, size_t requests) : buffer(bytes), reqs(new Request[requests]) {}
+  fuse_req_t req = nullptr;
+  FsContext* fs = nullptr;
+  uint64_t ino = 0;
+  DataBuffer buffer;          // covers [aligned_start, aligned_end) of the file
+  uint64_t reply_offset = 0;  // where the caller's bytes start in buffer
+  uint64_t reply_length = 0;
+  std::unique_ptr<Request[]> reqs;
+  std::atomic<uint32_t> pending{0};
+  std::atomic<int> error{0};
+};
+
+void finish(ReadOp* op) {
+  int err = op->error.load();
+  if (err != 0) {
+    fuse_reply_err(op->req, -err);
+  } else {
+    fuse_reply_buf(op->req, reinterpret_cast<const char*>(op->buffer.data() + op->reply_offset), op->reply_length);
+  }
+  op->fs->gates.unlock_shared(op->ino);
+  delete op;
+}
+
+void on_extent_read(Request& r, int result) {
+  auto* op = static_cast<ReadOp*>(r.context);
+  if (result != 0) {
+    int expected = 0;
+    op->error.compare_exchange_strong(expected, result);
+  }
+  if (op->pending.fetch_sub(1) == 1) finish(op);
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_file_info*) {
+  FsContext& fs = context(req);
+  uint64_t off = static_cast<uint64_t>(off_in);
+  fs.gates.lock_shared(ino);
+  std::vector<meta::Segment> segs;
+  int rc = fs.meta.map_read(ino, off, size, &segs);
+  if (rc != 0 || segs.empty()) {
+    fs.gates.unlock_shared(ino);
+    if (rc != 0) {
+      fuse_reply_err(req, -rc);
+    } else {
+      fuse_reply_buf(req, nullptr, 0);  // at or past the end of the file
+    }
+    return;
+  }
+  uint64_t end = segs.back().file_off + segs.back().len;
+  uint64_t astart = off / kBlock * kBlock;
+  uint64_t aend = (end + kBlock - 1) / kBlock * kBlock;
+  size_t data_segments = 0;
+  for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
+  auto* op = new ReadOp(aend - astart, data_segments == 0 ? 1 : data_segments);
+  op->req = req;
+  op->fs = &fs;
+  op->ino = ino;
+  op->reply_offset = off - astart;
+  op->reply_length = end - off;
+  // The guard count (+1) keeps the op alive until every request is added.
+  op->pending.store(static_cast<uint32_t>(data_segments) + 1);
+  Submitter* sub = fs.pool.for_this_thread();
+  size_t k = 0;
+  for (const meta::Segment& s : segs) {
+    std::byte* dst = op->buffer.data() + (s.file_off - astart);
+    if (s.kind == meta::Segment::kZero) {
+      std::memset(dst, 0, s.len);
+      continue;
+    }
+    // Extents are block-granular: read whole blocks around the segment.
+    uint64_t bstart = s.file_off / kBlock * kBlock;
+    uint64_t bend = (s.file_off + s.len + kBlock - 1) / kBlock * kBlock;
+    Request& r = op->reqs[k++];
+    r.op = IoOp::read;
+    r.offset = s.vol_off - (s.file_off - bstart);
+    r.length = bend - bstart;
+    r.buffer = op->buffer.data() + (bstart - astart);
+    r.on_complete = &on_extent_read;
+    r.context = op;
+    int src = sub == nullptr ? -EAGAIN : sub->add(r);
+    if (src != 0) on_extent_read(r, src);
+  }
+  if (sub != nullptr) sub->unplug();
+  if (op->pending.fetch_sub(1) == 1) finish(op);
+}
+
+}  // namespace
+
+void add_read_ops(fuse_lowlevel_ops& ops) { ops.read = op_read; }
+
+}  // namespace peregrine::fs

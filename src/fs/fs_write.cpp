@@ -1,0 +1,144 @@
+// write: block-aligned writes go out asynchronously — allocate (unwritten)
+// extents, send one engine request per extent, and on the last completion
+// mark them written and answer FUSE from the drive thread. A write with a
+// partial first or last block does read-modify-write of those blocks, with
+// the file's gate held exclusively so concurrent writers to the same block
+// cannot lose each other's bytes; that path runs on the FUSE thread.
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "data_buffer.h"
+#include "fs_context.h"
+
+namespace peregrine::fs {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+
+struct WriteOp {
+  WriteOp(size_t bytes, size_t requests) : buffer(bytes), reqs(new Request[requests]) {}
+  fuse_req_t req = nullptr;
+  FsContext* fs = nullptr;
+  uint64_t ino = 0;
+  uint64_t size = 0;
+  uint64_t new_end = 0;
+  DataBuffer buffer;
+  std::vector<meta::WriteRange> ranges;
+  std::unique_ptr<Request[]> reqs;
+  std::atomic<uint32_t> pending{0};
+  std::atomic<int> error{0};
+};
+
+void finish(WriteOp* op) {
+  int err = op->error.load();
+  // Only completed writes are marked written: a failed one stays unwritten
+  // and reads as zeros, never as stale volume bytes.
+  if (err == 0) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end);
+  if (err != 0) {
+    fuse_reply_err(op->req, -err);
+  } else {
+    fuse_reply_write(op->req, op->size);
+  }
+  op->fs->gates.unlock_shared(op->ino);
+  delete op;
+}
+
+void on_extent_written(Request& r, int result) {
+  auto* op = static_cast<WriteOp*>(r.context);
+  if (result != 0) {
+    int expected = 0;
+    op->error.compare_exchange_strong(expected, result);
+  }
+  if (op->pending.fetch_sub(1) == 1) finish(op);
+}
+
+void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off) {
+  fs.gates.lock_shared(ino);
+  std::vector<meta::WriteRange> ranges;
+  int rc = fs.meta.prepare_write(ino, off, size, &ranges);
+  if (rc != 0) {
+    fs.gates.unlock_shared(ino);
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  auto* op = new WriteOp(size, ranges.size());
+  op->req = req;
+  op->fs = &fs;
+  op->ino = ino;
+  op->size = size;
+  op->new_end = off + size;
+  op->ranges = std::move(ranges);
+  std::memcpy(op->buffer.data(), data, size);
+  op->pending.store(static_cast<uint32_t>(op->ranges.size()) + 1);
+  Submitter* sub = fs.pool.for_this_thread();
+  for (size_t i = 0; i < op->ranges.size(); ++i) {
+    const meta::WriteRange& w = op->ranges[i];
+    Request& r = op->reqs[i];
+    r.op = IoOp::write;
+    r.offset = w.vol_off;
+    r.length = w.len;
+    r.buffer = op->buffer.data() + (w.file_off - off);
+    r.on_complete = &on_extent_written;
+    r.context = op;
+    int src = sub == nullptr ? -EAGAIN : sub->add(r);
+    if (src != 0) on_extent_written(r, src);
+  }
+  if (sub != nullptr) sub->unplug();
+  if (op->pending.fetch_sub(1) == 1) finish(op);
+}
+
+// Partial blocks: read the blocks that hold data, patch, write back.
+int write_partial(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off) {
+  ExclusiveGate gate(fs.gates, ino);
+  std::vector<meta::WriteRange> ranges;
+  int rc = fs.meta.prepare_write(ino, off, size, &ranges);
+  if (rc != 0) return rc;
+  uint64_t astart = off / kBlock * kBlock;
+  uint64_t aend = (off + size + kBlock - 1) / kBlock * kBlock;
+  DataBuffer buf(aend - astart);
+  // The edge blocks: their bytes outside [off, off + size) come from the
+  // volume if the block holds written data, and are zeros otherwise.
+  uint64_t edges[2] = {astart, aend - kBlock};
+  for (uint64_t edge : edges) {
+    std::byte* dst = buf.data() + (edge - astart);
+    std::memset(dst, 0, kBlock);
+    for (const meta::WriteRange& w : ranges) {
+      if (!w.written || edge < w.file_off || edge >= w.file_off + w.len) continue;
+      rc = fs.sync_io.read(w.vol_off + (edge - w.file_off), std::span<std::byte>(dst, kBlock));
+      if (rc != 0) return rc;
+    }
+  }
+  std::memcpy(buf.data() + (off - astart), data, size);
+  for (const meta::WriteRange& w : ranges) {
+    rc = fs.sync_io.write(w.vol_off, std::span<const std::byte>(buf.data() + (w.file_off - astart), w.len));
+    if (rc != 0) return rc;
+  }
+  return fs.meta.complete_write(ino, ranges, off + size);
+}
+
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off_in, fuse_file_info*) {
+  FsContext& fs = context(req);
+  uint64_t off = static_cast<uint64_t>(off_in);
+  if (size == 0) {
+    fuse_reply_write(req, 0);
+    return;
+  }
+  if (off % kBlock == 0 && size % kBlock == 0) {
+    write_aligned(req, fs, ino, data, size, off);
+    return;
+  }
+  int rc = write_partial(fs, ino, data, size, off);
+  if (rc != 0) {
+    fuse_reply_err(req, -rc);
+  } else {
+    fuse_reply_write(req, size);
+  }
+}
+
+}  // namespace
+
+void add_write_ops(fuse_lowlevel_ops& ops) { ops.write = op_write; }
+
+}  // namespace peregrine::fs

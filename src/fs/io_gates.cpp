@@ -1,0 +1,34 @@
+#include "peregrine/fs/io_gates.h"
+
+namespace peregrine::fs {
+
+void IoGates::lock_shared(uint64_t ino) {
+  Gate& g = gate(ino);
+  std::unique_lock<std::mutex> lock(g.mu);
+  g.cv.wait(lock, [&] { return !g.exclusive && g.exclusive_waiting == 0; });
+  ++g.shared;
+}
+
+void IoGates::unlock_shared(uint64_t ino) {
+  Gate& g = gate(ino);
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (--g.shared == 0 && g.exclusive_waiting != 0) g.cv.notify_all();
+}
+
+void IoGates::lock_exclusive(uint64_t ino) {
+  Gate& g = gate(ino);
+  std::unique_lock<std::mutex> lock(g.mu);
+  ++g.exclusive_waiting;
+  g.cv.wait(lock, [&] { return !g.exclusive && g.shared == 0; });
+  --g.exclusive_waiting;
+  g.exclusive = true;
+}
+
+void IoGates::unlock_exclusive(uint64_t ino) {
+  Gate& g = gate(ino);
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.exclusive = false;
+  g.cv.notify_all();
+}
+
+}  // namespace peregrine::fs

@@ -1,0 +1,67 @@
+// The per-drive statistics document (see docs/usage.md for its fields).
+#include <cstdio>
+#include <sstream>
+
+#include "fs_context.h"
+#include "peregrine/util/clock.h"
+
+namespace peregrine::fs {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\u%04x", c);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void histogram(std::ostringstream& out, const LatencyHistogram& h) {
+  out << "[";
+  bool first = true;
+  // Only non-empty buckets; a reader rebuilds the histogram from them.
+  for (int b = 0; b < LatencyHistogram::kBuckets; ++b) {
+    uint64_t n = h.bucket_count(b);
+    if (n == 0) continue;
+    out << (first ? "" : ",") << "[" << b << "," << n << "]";
+    first = false;
+  }
+  out << "]";
+}
+
+}  // namespace
+
+std::string stats_json(FsContext& fs) {
+  Engine& e = fs.pool.engine();
+  std::ostringstream out;
+  out << "{\"time_ns\":" << monotonic_ns() << ",\"drives\":[";
+  for (uint32_t d = 0; d < e.drive_count(); ++d) {
+    DriveStats s = e.stats(d);
+    out << (d ? "," : "") << "{\"index\":" << d << ",\"name\":"
+        << quoted(d < fs.member_names.size() ? fs.member_names[d] : "") << ",\"queue_depth\":" << s.queue_depth
+        << ",\"subios\":" << s.subios << ",\"ios\":" << s.ios << ",\"merged\":" << s.merged
+        << ",\"bytes_read\":" << s.bytes_read << ",\"bytes_written\":" << s.bytes_written
+        << ",\"flushes\":" << s.flushes << ",\"tag_waits\":" << s.tag_waits
+        << ",\"pressure_waits\":" << s.pressure_waits << ",\"inline_batches\":" << s.inline_batches
+        << ",\"short_ios\":" << s.short_ios << ",\"errors\":" << s.errors
+        << ",\"retried_unmerged\":" << s.retried_unmerged << ",\"backlog\":" << s.backlog
+        << ",\"queued\":" << s.queued << ",\"in_flight\":" << s.in_flight << ",\"stack_latency\":";
+    histogram(out, s.stack_latency);
+    out << ",\"device_latency\":";
+    histogram(out, s.device_latency);
+    out << "}";
+  }
+  out << "]}";
+  return out.str();
+}
+
+}  // namespace peregrine::fs
