@@ -67,6 +67,10 @@ int cmd_algorithm(int argc, char** argv) {
     std::cerr << prefix << "bad --max-io or --gap size\n";
     return kExitUsage;
   }
+  if (ro.queue_depth < 1 || ro.queue_depth > 4096) {
+    std::cerr << prefix << "--qd must be between 1 and 4096\n";
+    return kExitUsage;
+  }
   ro.max_io_bytes = static_cast<uint32_t>(*max_io_bytes);
   ro.coalesce_gap_bytes = static_cast<uint32_t>(*gap_bytes);
   ro.direct = vm.count("buffered") == 0;
