@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -85,6 +86,19 @@ int run_daemon(const DaemonOptions& o) {
     d.numa_node = m.info().numa_node;
     specs.push_back(std::move(d));
     names.push_back(m.info().path);
+  }
+  // Benchmarks only: make every member behave like a given SSD (see
+  // tools/bench/fuse). "LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S".
+  if (const char* shape = std::getenv("PEREGRINE_BENCH_SHAPE")) {
+    unsigned long lat_us = 0, iops = 0, mbps = 0;
+    unsigned qd = 0;
+    if (std::sscanf(shape, "%lu:%u:%lu:%lu", &lat_us, &qd, &iops, &mbps) != 4)
+      return fail(Status::error(EINVAL, "PEREGRINE_BENCH_SHAPE must be LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S"));
+    for (DriveSpec& d : specs) {
+      d.shape = ShapeParams{lat_us * 1000, qd, iops, mbps * 1000000};
+      d.queue_depth = qd;
+    }
+    log(LOG_WARNING, "members shaped for benchmarking: %s", shape);
   }
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
   auto engine = Engine::create(config::engine_config(o.settings, n), map, std::move(specs));
