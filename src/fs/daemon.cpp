@@ -10,8 +10,7 @@
 #include <memory>
 
 #include "fs_context.h"
-#include "peregrine/config/engine_mapping.h"
-#include "peregrine/volume/assembly.h"
+#include "peregrine/fs/volume_runtime.h"
 
 namespace peregrine::fs {
 namespace {
@@ -46,13 +45,6 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = f.effective_congestion_threshold();
 }
 
-uint32_t queue_depth_for(const config::Settings& s, const MemberFile& m) {
-  if (s.drive.queue_depth) return *s.drive.queue_depth;
-  uint32_t qd = m.info().queue_depth;  // sysfs nr_requests of a block device
-  if (qd == 0) return 32;
-  return std::min<uint32_t>(qd, 1024);
-}
-
 }  // namespace
 
 int run_daemon(const DaemonOptions& o) {
@@ -69,51 +61,13 @@ int run_daemon(const DaemonOptions& o) {
     return 1;
   };
 
-  auto vol = assemble(o.members, MemberFile::Mode::read_write);
-  if (!vol) return fail(vol.status());
-  for (const std::string& w : vol->warnings) log(LOG_WARNING, "%s", w.c_str());
-  const Superblock& sb = vol->superblock;
-  const VolumeGeometry& geo = vol->geometry;
-  uint32_t n = geo.member_count;
-
-  std::vector<DriveSpec> specs;
-  std::vector<std::string> names;
-  for (const MemberFile& m : vol->members) {
-    DriveSpec d;
-    d.name = m.info().path;
-    d.fd = m.fd();
-    d.queue_depth = queue_depth_for(o.settings, m);
-    d.numa_node = m.info().numa_node;
-    specs.push_back(std::move(d));
-    names.push_back(m.info().path);
-  }
-  // Benchmarks only: make every member behave like a given SSD (see
-  // tools/bench/fuse). "LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S".
-  if (const char* shape = std::getenv("PEREGRINE_BENCH_SHAPE")) {
-    unsigned long lat_us = 0, iops = 0, mbps = 0;
-    unsigned qd = 0;
-    if (std::sscanf(shape, "%lu:%u:%lu:%lu", &lat_us, &qd, &iops, &mbps) != 4)
-      return fail(Status::error(EINVAL, "PEREGRINE_BENCH_SHAPE must be LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S"));
-    for (DriveSpec& d : specs) {
-      d.shape = ShapeParams{lat_us * 1000, qd, iops, mbps * 1000000};
-      d.queue_depth = qd;
-    }
-    log(LOG_WARNING, "members shaped for benchmarking: %s", shape);
-  }
-  StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
-  auto engine = Engine::create(config::engine_config(o.settings, n), map, std::move(specs));
-  if (!engine) return fail(engine.status());
-  auto pool = std::make_unique<SubmitterPool>(**engine);
-  auto io = std::make_unique<EngineVolumeIo>(*pool);
-
-  meta::Geometry mg;
-  mg.meta_offset = sb.meta_offset;
-  mg.meta_size = sb.meta_size;
-  mg.data_offset = sb.meta_offset + sb.meta_size;
-  mg.data_size = geo.volume_size() - mg.data_offset;
-  mg.stripe_unit = geo.stripe_unit;
-  mg.member_count = n;
-  auto meta = meta::Metadata::mount(*io, mg);
+  auto rt = open_volume(o.members, MemberFile::Mode::read_write, o.settings);
+  if (!rt) return fail(rt.status());
+  VolumeRuntime& vr = **rt;
+  for (const std::string& w : vr.volume.warnings) log(LOG_WARNING, "%s", w.c_str());
+  if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
+  uint32_t n = vr.volume.geometry.member_count;
+  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry);
   if (!meta) {
     return fail(Status::error(meta.status().errnum(), "volume on " + o.members.front() + " and " +
                                                           std::to_string(n - 1) + " more: metadata: " +
@@ -126,7 +80,7 @@ int run_daemon(const DaemonOptions& o) {
         static_cast<unsigned long long>(report.orphans_freed));
   }
 
-  FsContext ctx(**meta, *pool, *io, o.settings, names);
+  FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
   fuse_lowlevel_ops ops{};
   ops.init = op_init;
   add_attr_ops(ops);
@@ -181,9 +135,7 @@ int run_daemon(const DaemonOptions& o) {
     exit_code = 1;
   }
   meta->reset();
-  io.reset();
-  pool.reset();
-  engine->reset();
+  rt->reset();
   if (exit_code == 0 && ready_sent) log(LOG_INFO, "unmounted %s cleanly", o.mountpoint.c_str());
   return exit_code;
 }

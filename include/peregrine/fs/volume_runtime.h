@@ -1,0 +1,40 @@
+// VolumeRuntime: an assembled volume with its engine running — what the
+// mount daemon and fsck both start from. Opening assembles the members
+// (locked; nothing written), starts one drive thread per member and gives
+// a blocking VolumeIo over the engine plus the metadata layer's geometry.
+//
+// Thread rules: open and destroy on one thread. `io` and `pool` are
+// thread-safe. Destruction stops the engine after completing all IO.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peregrine/config/settings.h"
+#include "peregrine/engine/engine.h"
+#include "peregrine/fs/engine_volume_io.h"
+#include "peregrine/fs/submitter_pool.h"
+#include "peregrine/meta/types.h"
+#include "peregrine/util/result.h"
+#include "peregrine/volume/assembly.h"
+
+namespace peregrine::fs {
+
+struct VolumeRuntime {
+  AssembledVolume volume;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<SubmitterPool> pool;
+  std::unique_ptr<EngineVolumeIo> io;
+  meta::Geometry meta_geometry;
+  std::vector<std::string> member_names;  // in member index order
+
+  ~VolumeRuntime();
+};
+
+// `mode`: read_only for checks that must not write (fsck -n).
+// PEREGRINE_BENCH_SHAPE in the environment shapes every member (benchmarks).
+Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::string>& members, MemberFile::Mode mode,
+                                                     const config::Settings& settings);
+
+}  // namespace peregrine::fs

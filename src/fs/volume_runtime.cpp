@@ -1,0 +1,77 @@
+#include "peregrine/fs/volume_runtime.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "peregrine/config/engine_mapping.h"
+
+namespace peregrine::fs {
+namespace {
+
+uint32_t queue_depth_for(const config::Settings& s, const MemberFile& m) {
+  if (s.drive.queue_depth) return *s.drive.queue_depth;
+  uint32_t qd = m.info().queue_depth;  // sysfs nr_requests of a block device
+  if (qd == 0) return 32;
+  return std::min<uint32_t>(qd, 1024);
+}
+
+}  // namespace
+
+VolumeRuntime::~VolumeRuntime() {
+  // Users of the pool and io are gone; stop in dependency order.
+  io.reset();
+  pool.reset();
+  engine.reset();
+}
+
+Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::string>& members, MemberFile::Mode mode,
+                                                     const config::Settings& settings) {
+  auto vol = assemble(members, mode);
+  if (!vol) return vol.status();
+  auto rt = std::make_unique<VolumeRuntime>();
+  rt->volume = std::move(*vol);
+  const Superblock& sb = rt->volume.superblock;
+  const VolumeGeometry& geo = rt->volume.geometry;
+  uint32_t n = geo.member_count;
+
+  std::vector<DriveSpec> specs;
+  for (const MemberFile& m : rt->volume.members) {
+    DriveSpec d;
+    d.name = m.info().path;
+    d.fd = m.fd();
+    d.queue_depth = queue_depth_for(settings, m);
+    d.numa_node = m.info().numa_node;
+    specs.push_back(std::move(d));
+    rt->member_names.push_back(m.info().path);
+  }
+  // Benchmarks only: make every member behave like a given SSD (see
+  // tools/bench/fuse). "LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S".
+  if (const char* shape = std::getenv("PEREGRINE_BENCH_SHAPE")) {
+    unsigned long lat_us = 0, iops = 0, mbps = 0;
+    unsigned qd = 0;
+    if (std::sscanf(shape, "%lu:%u:%lu:%lu", &lat_us, &qd, &iops, &mbps) != 4 || qd == 0)
+      return Status::error(EINVAL, "PEREGRINE_BENCH_SHAPE must be LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S");
+    for (DriveSpec& d : specs) {
+      d.shape = ShapeParams{lat_us * 1000, qd, iops, mbps * 1000000};
+      d.queue_depth = qd;
+    }
+  }
+  StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
+  auto engine = Engine::create(config::engine_config(settings, n), map, std::move(specs));
+  if (!engine) return engine.status();
+  rt->engine = std::move(*engine);
+  rt->pool = std::make_unique<SubmitterPool>(*rt->engine);
+  rt->io = std::make_unique<EngineVolumeIo>(*rt->pool);
+
+  meta::Geometry& mg = rt->meta_geometry;
+  mg.meta_offset = sb.meta_offset;
+  mg.meta_size = sb.meta_size;
+  mg.data_offset = sb.meta_offset + sb.meta_size;
+  mg.data_size = geo.volume_size() - mg.data_offset;
+  mg.stripe_unit = geo.stripe_unit;
+  mg.member_count = n;
+  return rt;
+}
+
+}  // namespace peregrine::fs
