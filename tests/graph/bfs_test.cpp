@@ -1,6 +1,8 @@
 // Semi-external BFS against the Graph500 validation rules.
 #include "peregrine/graph/bfs.h"
 
+#include <set>
+
 #include "algorithm_fixture.h"
 #include "peregrine/graph/validate.h"
 
@@ -37,6 +39,21 @@ TEST(GraphBfs, ValidFromSeveralRootsWithTinyReads) {
     Status st = validate_bfs(l->mem, *r);
     EXPECT_TRUE(st) << "root " << root << ": " << st.message();
   }
+}
+
+TEST(GraphBfs, PicksDistinctDeterministicRoots) {
+  TestDir d;
+  auto l = test::load(test::generate(d, "g", 11, 4));
+  Vertex first = default_bfs_root(l->graph);
+  auto roots = pick_bfs_roots(l->graph, first, 16);
+  ASSERT_EQ(roots.size(), 16u);
+  EXPECT_EQ(roots[0], first);
+  EXPECT_EQ(std::set<Vertex>(roots.begin(), roots.end()).size(), 16u);
+  for (Vertex r : roots) EXPECT_GT(l->graph.degree(r), 0u) << r;
+  EXPECT_EQ(pick_bfs_roots(l->graph, first, 16), roots);
+  // A graph with few vertices that have edges yields only those.
+  auto tiny = test::load(test::write_graph(d, "t", 3, {{1, 2}, {2, 5}}));
+  EXPECT_EQ(pick_bfs_roots(tiny->graph, 2, 10).size(), 3u);
 }
 
 TEST(GraphBfs, ExactOnPath) {

@@ -43,8 +43,11 @@ TEST(GraphCli, GenThenEveryAlgorithmValidates) {
     EXPECT_NE(r.output.find("\"validated\": true"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("\"iops\": "), std::string::npos) << r.output;
   }
-  r = run("bfs --graph " + g + " --json");
+  r = run("bfs --graph " + g + " --json --roots 4 --validate");
+  EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("\"teps\": "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"roots\": 4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"validated\": true"), std::string::npos) << r.output;
   r = run("check --graph " + g);
   EXPECT_EQ(r.code, 0) << r.output;
 }

@@ -1,6 +1,9 @@
 #include "peregrine/graph/bfs.h"
 
 #include <cerrno>
+#include <unordered_set>
+
+#include "peregrine/graph/rng.h"
 
 namespace peregrine::graph {
 
@@ -42,6 +45,24 @@ Vertex default_bfs_root(const Graph& graph) {
   for (uint64_t v = 1; v < graph.num_vertices(); ++v)
     if (graph.degree(v) > graph.degree(best)) best = v;
   return static_cast<Vertex>(best);
+}
+
+std::vector<Vertex> pick_bfs_roots(const Graph& graph, Vertex first, uint32_t count) {
+  const uint64_t n = graph.num_vertices();
+  std::vector<Vertex> roots;
+  if (count == 0) return roots;
+  roots.push_back(first);
+  std::unordered_set<Vertex> used{first};
+  uint64_t with_edges = 0;
+  for (uint64_t v = 0; v < n; ++v) with_edges += graph.degree(v) > 0;
+  if (graph.degree(first) == 0) ++with_edges;  // `first` is used even if isolated
+  CounterRng rng(graph.meta.seed, 0x626673726f6f7473ULL);  // "bfsroots"
+  while (roots.size() < count && roots.size() < with_edges) {
+    auto v = static_cast<Vertex>(rng.next() % n);
+    if (graph.degree(v) == 0 || !used.insert(v).second) continue;
+    roots.push_back(v);
+  }
+  return roots;
 }
 
 }  // namespace peregrine::graph

@@ -29,4 +29,9 @@ Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_
 // search covers the giant component whatever the seed.
 Vertex default_bfs_root(const Graph& graph);
 
+// `count` distinct roots for a Graph500-style multi-search run: `first`,
+// then vertices with at least one edge drawn pseudo-randomly from the
+// graph's seed (deterministic). Fewer if the graph has fewer such vertices.
+std::vector<Vertex> pick_bfs_roots(const Graph& graph, Vertex first, uint32_t count);
+
 }  // namespace peregrine::graph
