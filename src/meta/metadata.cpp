@@ -36,8 +36,15 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     return Status::error(EINVAL, "metadata or data area extends past the end of the volume");
   std::unique_ptr<Metadata> md(new Metadata(io, g, std::move(opt), *layout));
   MountReport& rep = md->report_;
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  auto t = Clock::now();
 
   SlotState slots[2] = {read_checkpoint_slot(io, *layout, 0), read_checkpoint_slot(io, *layout, 1)};
+  rep.read_ms = ms_since(t);
+  t = Clock::now();
   int best = -1;
   for (int s = 0; s < 2; ++s) {
     if (slots[s].valid && (best < 0 || slots[s].header.seq > slots[best].header.seq)) best = s;
@@ -59,8 +66,10 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     auto model = decode_checkpoint_body(body, h.next_ino);
     if (!model) return model.status();
     md->model_ = std::move(*model);
-    slots[0].body.clear();
-    slots[1].body.clear();
+    slots[0].body = std::string();
+    slots[1].body = std::string();
+    rep.decode_ms = ms_since(t);
+    t = Clock::now();
     md->ckpt_seq_ = h.seq;
     rep.checkpoint_seq = h.seq;
     start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn};
@@ -72,7 +81,9 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     rep.journal_stop = replay->stop_reason;
     start = replay->end;
     start.tail = h.journal_tail;
+    rep.replay_ms = ms_since(t);
   }
+  t = Clock::now();
 
   md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window);
   for (const auto& [ino, in] : md->model_.inodes) {
@@ -100,9 +111,12 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
       if (md->commit_txn(Txn{d}) == 0) ++rep.orphans_freed;
     }
   }
+  rep.rebuild_ms = ms_since(t);
+  t = Clock::now();
   if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0) {
     if (int rc = md->journal_->checkpoint(); rc != 0)
       return Status::error(-rc, "metadata: checkpoint at mount failed: " + md->last_error());
+    rep.checkpoint_ms = ms_since(t);
   }
   md->journal_->start_background(md->opt_.commit_interval_ms);
   return md;
