@@ -153,6 +153,7 @@ Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t
       const uint64_t next_cookie = r.u64();
       const uint64_t n = r.u64();
       if (n > r.remaining() / 18) return bad("entry count out of range");
+      node->dir->reserve(n);
       for (uint64_t k = 0; k < n && r.ok(); ++k) {
         const uint64_t cookie = r.u64();
         const uint64_t child = r.u64();

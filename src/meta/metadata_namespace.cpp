@@ -344,6 +344,20 @@ int Metadata::readdir(Ino ino, uint64_t cookie, size_t max, std::vector<DirEntry
   return 0;
 }
 
+int Metadata::readdir_plus(Ino ino, uint64_t cookie, size_t max,
+                           std::vector<std::pair<DirEntry, InodeAttr>>* out) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  if (!in->dir) return -ENOTDIR;
+  for (auto it = in->dir->after(cookie); it != in->dir->end() && out->size() < max; ++it) {
+    const Inode* c = model_.find(it->second->second.ino);
+    if (!c) return -EIO;
+    out->push_back({DirEntry{it->second->first, it->second->second.ino, c->attr.mode & S_IFMT, it->first}, attr_of(*c)});
+  }
+  return 0;
+}
+
 int Metadata::getxattr(Ino ino, std::string_view name, std::string* value) {
   std::shared_lock lk(ns_mu_);
   const Inode* in = model_.find(ino);

@@ -281,6 +281,23 @@ TEST_F(NamespaceTest, ReaddirCookiesResumeAndStayStable) {
   EXPECT_EQ(md->readdir(f, 0, 10, &none), -ENOTDIR);
 }
 
+TEST_F(NamespaceTest, ReaddirPlusCarriesAttributes) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  Ino f = mk(d, "f");
+  Ino sub = mk(d, "sub", S_IFDIR | 0700);
+  std::vector<std::pair<DirEntry, InodeAttr>> out;
+  ASSERT_EQ(md->readdir_plus(d, 0, 10, &out), 0);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].first.name, "f");
+  EXPECT_EQ(out[0].second, attr(f));
+  EXPECT_EQ(out[1].second.mode, S_IFDIR | 0700u);
+  EXPECT_EQ(out[1].second.ino, sub);
+  out.clear();
+  ASSERT_EQ(md->readdir_plus(d, kFirstDirCookie, 10, &out), 0);  // after "f"
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first.name, "sub");
+}
+
 TEST_F(NamespaceTest, TimestampsFollowPosix) {
   const InodeAttr r0 = attr(kRootIno);
   Ino f = mk(kRootIno, "f");

@@ -41,6 +41,7 @@ class Directory {
   // Points an existing entry at another inode, keeping its cookie.
   void retarget(std::string_view name, Ino ino);
   bool remove(std::string_view name);
+  void reserve(size_t n) { names_.reserve(n); }
 
   size_t size() const { return names_.size(); }
   bool empty() const { return names_.empty(); }

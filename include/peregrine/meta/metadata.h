@@ -169,6 +169,9 @@ class Metadata {
   // Entries with cookie > `cookie` (0 = from the start), at most `max`,
   // in stable order. An empty result means the end.
   int readdir(Ino dir, uint64_t cookie, size_t max, std::vector<DirEntry>* out);
+  // readdir with each entry's attributes, taken under one shared lock
+  // (for FUSE readdirplus).
+  int readdir_plus(Ino dir, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out);
 
   // ---- xattrs ----  flags: XATTR_CREATE (EEXIST if present),
   // XATTR_REPLACE (ENODATA if absent). Name > 255: ERANGE; value > 64 KiB:
