@@ -234,7 +234,7 @@ Status write_checkpoint(VolumeIo& io, const MetaLayout& l, CheckpointHeader h, c
   return Status::ok();
 }
 
-SlotState read_checkpoint_slot(VolumeIo& io, const MetaLayout& l, int slot) {
+SlotState read_checkpoint_header(VolumeIo& io, const MetaLayout& l, int slot) {
   SlotState st;
   AlignedBuffer hb(4096);
   if (int rc = io.read(l.slot_off[slot], hb.span()); rc != 0) {
@@ -254,22 +254,56 @@ SlotState read_checkpoint_slot(VolumeIo& io, const MetaLayout& l, int slot) {
     st.problem = "header does not belong in this slot";
     return st;
   }
-  const uint64_t padded = (st.header.body_len + kBlockSize - 1) / kBlockSize * kBlockSize;
-  AlignedBuffer body(padded ? padded : kBlockSize);
-  for (uint64_t done = 0; done < padded; done += kChunk) {
-    const uint64_t n = std::min<uint64_t>(kChunk, padded - done);
-    if (int rc = io.read(l.slot_off[slot] + 4096 + done, body.span().subspan(done, n)); rc != 0) {
-      st.problem = "body read failed";
-      return st;
-    }
-  }
-  if (crc32c(body.data(), st.header.body_len) != st.header.body_crc) {
-    st.problem = "body checksum wrong (torn or overwritten checkpoint)";
-    return st;
-  }
-  st.body.assign(reinterpret_cast<const char*>(body.data()), st.header.body_len);
   st.valid = true;
   return st;
+}
+
+void read_checkpoint_body(VolumeIo& io, const MetaLayout& l, int slot, SlotState* st) {
+  const uint64_t len = st->header.body_len;
+  const uint64_t padded = (len + kBlockSize - 1) / kBlockSize * kBlockSize;
+  st->valid = false;
+  st->body.resize(len);
+  AlignedBuffer chunk(std::min<uint64_t>(kChunk, std::max<uint64_t>(padded, kBlockSize)));
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < padded; done += kChunk) {
+    const uint64_t n = std::min<uint64_t>(kChunk, padded - done);
+    if (int rc = io.read(l.slot_off[slot] + 4096 + done, chunk.span().first(n)); rc != 0) {
+      st->problem = "body read failed";
+      st->body.clear();
+      return;
+    }
+    const uint64_t take = std::min<uint64_t>(n, len - done);
+    crc = crc32c(chunk.data(), take, crc);
+    std::memcpy(st->body.data() + done, chunk.data(), take);
+  }
+  if (crc != st->header.body_crc) {
+    st->problem = "body checksum wrong (torn or overwritten checkpoint)";
+    st->body.clear();
+    return;
+  }
+  st->valid = true;
+}
+
+SlotState read_checkpoint_slot(VolumeIo& io, const MetaLayout& l, int slot) {
+  SlotState st = read_checkpoint_header(io, l, slot);
+  if (st.valid) read_checkpoint_body(io, l, slot, &st);
+  return st;
+}
+
+int newest_valid_checkpoint(VolumeIo& io, const MetaLayout& l, SlotState states[2]) {
+  states[0] = read_checkpoint_header(io, l, 0);
+  states[1] = read_checkpoint_header(io, l, 1);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int best = -1;
+    for (int s = 0; s < 2; ++s) {
+      if (states[s].valid && (best < 0 || states[s].header.seq > states[best].header.seq)) best = s;
+    }
+    if (best < 0) return -1;
+    if (states[best].body.size() == states[best].header.body_len && !states[best].body.empty()) return best;
+    read_checkpoint_body(io, l, best, &states[best]);
+    if (states[best].valid) return best;
+  }
+  return -1;
 }
 
 }  // namespace peregrine::meta

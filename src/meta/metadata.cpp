@@ -42,13 +42,10 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   };
   auto t = Clock::now();
 
-  SlotState slots[2] = {read_checkpoint_slot(io, *layout, 0), read_checkpoint_slot(io, *layout, 1)};
+  SlotState slots[2];
+  const int best = newest_valid_checkpoint(io, *layout, slots);
   rep.read_ms = ms_since(t);
   t = Clock::now();
-  int best = -1;
-  for (int s = 0; s < 2; ++s) {
-    if (slots[s].valid && (best < 0 || slots[s].header.seq > slots[best].header.seq)) best = s;
-  }
   JournalPosition start;
   if (best < 0) {
     if (!(slots[0].empty && slots[1].empty))

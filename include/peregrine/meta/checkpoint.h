@@ -68,5 +68,14 @@ struct SlotState {
   std::string body;    // when valid
 };
 SlotState read_checkpoint_slot(VolumeIo& io, const MetaLayout& l, int slot);
+// Just the header: `valid` then means "header good, body not checked yet".
+SlotState read_checkpoint_header(VolumeIo& io, const MetaLayout& l, int slot);
+// Reads and checks the body of a slot whose header read_checkpoint_header
+// accepted; on a checksum mismatch valid becomes false with a problem.
+void read_checkpoint_body(VolumeIo& io, const MetaLayout& l, int slot, SlotState* st);
+// Mount's choice: the valid slot with the highest sequence, reading a body
+// only when its header is the newest still in the running. -1 if none;
+// states[] then say why.
+int newest_valid_checkpoint(VolumeIo& io, const MetaLayout& l, SlotState states[2]);
 
 }  // namespace peregrine::meta
