@@ -37,6 +37,7 @@ void encode_checkpoint_header(const CheckpointHeader& h, std::span<std::byte> bl
   w.u64(h.inode_count);
   w.u64(h.data_offset);
   w.u64(h.data_size);
+  w.u32(h.journal_salt);
   s.resize(kHeaderBytes, '\0');
   const uint32_t crc = crc32c(s.data(), s.size());
   codec::put_le32(reinterpret_cast<std::byte*>(s.data() + 8), crc);
@@ -64,6 +65,7 @@ bool decode_checkpoint_header(std::span<const std::byte> block, CheckpointHeader
   h->inode_count = r.u64();
   h->data_offset = r.u64();
   h->data_size = r.u64();
+  h->journal_salt = r.u32();
   return r.ok() && h->seq > 0;
 }
 

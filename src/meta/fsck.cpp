@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <deque>
 #include <map>
+#include <random>
 #include <set>
 
 #include "peregrine/meta/allocator.h"
@@ -56,7 +57,8 @@ Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g) {
     lm.header = h;
     lm.model = std::move(*model);
     Model& m = lm.model;
-    auto replay = replay_journal(io, lm.layout, JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn},
+    auto replay = replay_journal(io, lm.layout,
+                                 JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt},
                                  [&m](const Txn& t) { return m.apply(t, nullptr); });
     if (!replay) return replay.status();
     lm.replay = *replay;
@@ -76,6 +78,7 @@ Status store_metadata(VolumeIo& io, const Geometry& g, LoadedMetadata& lm) {
   h.inode_count = lm.model.inodes.size();
   h.data_offset = g.data_offset;
   h.data_size = g.data_size;
+  h.journal_salt = std::random_device{}();
   Status st = write_checkpoint(io, lm.layout, h, encode_checkpoint_body(lm.model));
   if (st) lm.header = h;
   return st;

@@ -15,7 +15,8 @@ namespace {
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
-std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload) {
+std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload,
+                         uint32_t salt) {
   const uint64_t total = round_up(kBatchHeaderBytes + payload.size(), kBlockSize);
   std::string s;
   s.reserve(total);
@@ -24,27 +25,27 @@ std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t coun
   w.u16(kBatchVersion);
   w.u16(0);
   w.u32(0);  // header crc, patched
-  w.u32(crc32c(payload.data(), payload.size()));
+  w.u32(crc32c(payload.data(), payload.size(), salt));
   w.u64(logical_pos);
   w.u64(first_lsn);
   w.u32(count);
   w.u32(static_cast<uint32_t>(payload.size()));
   w.u64(total);
   s.resize(kBatchHeaderBytes, '\0');
-  const uint32_t hcrc = crc32c(s.data(), kBatchHeaderBytes);
+  const uint32_t hcrc = crc32c(s.data(), kBatchHeaderBytes, salt);
   codec::put_le32(reinterpret_cast<std::byte*>(s.data() + 8), hcrc);
   s += payload;
   s.resize(total, '\0');
   return s;
 }
 
-bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h) {
+bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h, uint32_t salt) {
   if (bytes.size() < kBatchHeaderBytes) return false;
   std::byte tmp[kBatchHeaderBytes];
   std::memcpy(tmp, bytes.data(), kBatchHeaderBytes);
   const uint32_t stored = codec::get_le32(tmp + 8);
   codec::put_le32(tmp + 8, 0);
-  if (crc32c(tmp, kBatchHeaderBytes) != stored) return false;
+  if (crc32c(tmp, kBatchHeaderBytes, salt) != stored) return false;
   codec::Reader r(std::span<const std::byte>(tmp, kBatchHeaderBytes));
   if (r.u32() != kBatchMagic || r.u16() != kBatchVersion) return false;
   r.u16();
@@ -59,11 +60,11 @@ bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h) {
          h->batch_len == round_up(kBatchHeaderBytes + uint64_t{h->payload_len}, kBlockSize);
 }
 
-bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns) {
-  if (!decode_batch_header(bytes, h)) return false;
+bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns, uint32_t salt) {
+  if (!decode_batch_header(bytes, h, salt)) return false;
   if (bytes.size() < kBatchHeaderBytes + uint64_t{h->payload_len}) return false;
   auto payload = bytes.subspan(kBatchHeaderBytes, h->payload_len);
-  if (crc32c(payload) != h->payload_crc) return false;
+  if (crc32c(payload, salt) != h->payload_crc) return false;
   if (h->record_count > h->payload_len / 8) return false;
   txns->clear();
   size_t pos = 0;
@@ -90,7 +91,7 @@ Expected<ReplayResult> replay_journal(VolumeIo& io, const MetaLayout& l, Journal
       *why = "read error";
       return false;
     }
-    if (!decode_batch_header(first.span(), h)) {
+    if (!decode_batch_header(first.span(), h, start.salt)) {
       *why = "no valid batch header";
       return false;
     }
@@ -107,12 +108,12 @@ Expected<ReplayResult> replay_journal(VolumeIo& io, const MetaLayout& l, Journal
       *why = "read error";
       return false;
     }
-    if (!decode_batch_header(out->span(), h) || crc32c(out->span().subspan(kBatchHeaderBytes, h->payload_len)) !=
-                                                     h->payload_crc) {
+    if (!decode_batch_header(out->span(), h, start.salt) ||
+        crc32c(out->span().subspan(kBatchHeaderBytes, h->payload_len), start.salt) != h->payload_crc) {
       *why = "torn batch (payload checksum)";
       return false;
     }
-    if (!decode_batch(out->span(), h, txns)) {
+    if (!decode_batch(out->span(), h, txns, start.salt)) {
       *why = "undecodable";
       return false;
     }
@@ -242,7 +243,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     if (ckpt) {
       rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
     } else if (count > 0) {
-      rc = write_batch(at, first, count, payload, data);
+      rc = write_batch(at, first, count, payload, pos_.salt, data);
     }
     lk.lock();
     committing_ = false;
@@ -262,9 +263,9 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
   }
 }
 
-int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload,
+int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload, uint32_t salt,
                          bool data_first) {
-  const std::string bytes = encode_batch(pos, first_lsn, count, payload);
+  const std::string bytes = encode_batch(pos, first_lsn, count, payload, salt);
   AlignedBuffer buf(bytes.size());
   std::memcpy(buf.data(), bytes.data(), bytes.size());
   // Data writes that completed before their records were appended must be
@@ -288,6 +289,7 @@ JournalPosition Journal::take_for_checkpoint() {
 void Journal::checkpoint_done(const JournalPosition& covered) {
   std::lock_guard lk(mu_);
   pos_.tail = covered.head;
+  pos_.salt = covered.salt;
   durable_lsn_ = std::max(durable_lsn_, covered.next_lsn - 1);
 }
 

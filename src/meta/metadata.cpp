@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <mutex>
+#include <random>
 
 #include "peregrine/meta/checkpoint.h"
 #include "txn_builder.h"
@@ -69,7 +70,7 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     t = Clock::now();
     md->ckpt_seq_ = h.seq;
     rep.checkpoint_seq = h.seq;
-    start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn};
+    start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt};
     Model& m = md->model_;
     auto replay = replay_journal(io, *layout, start, [&m](const Txn& t) { return m.apply(t, nullptr); });
     if (!replay) return replay.status();
@@ -162,6 +163,7 @@ int Metadata::do_checkpoint() {
     h.inode_count = model_.inodes.size();
   }
   h.seq = ckpt_seq_ + 1;
+  h.journal_salt = covered.salt = std::random_device{}();
   h.data_offset = geo_.data_offset;
   h.data_size = geo_.data_size;
   Status st = write_checkpoint(io_, layout_, h, body);

@@ -128,11 +128,13 @@ TEST(Batch, RoundTripAndChecksums) {
   std::string payload;
   encode_txn(sample_txn(), &payload);
   encode_txn(sample_txn(), &payload);
-  const std::string b = encode_batch(8192, 42, 2, payload);
+  const std::string b = encode_batch(8192, 42, 2, payload, 0x5eed);
   EXPECT_EQ(b.size() % 4096, 0u);
   BatchHeader h;
   std::vector<Txn> txns;
-  ASSERT_TRUE(decode_batch(bytes(b), &h, &txns));
+  ASSERT_TRUE(decode_batch(bytes(b), &h, &txns, 0x5eed));
+  // The same bytes under another salt (another checkpoint epoch) are refused.
+  EXPECT_FALSE(decode_batch(bytes(b), &h, &txns, 0x5eee));
   EXPECT_EQ(h.logical_pos, 8192u);
   EXPECT_EQ(h.first_lsn, 42u);
   ASSERT_EQ(txns.size(), 2u);
@@ -140,7 +142,7 @@ TEST(Batch, RoundTripAndChecksums) {
   for (size_t i : {size_t{0}, size_t{9}, size_t{30}, size_t{70}, payload.size() + 63}) {
     std::string bad = b;
     bad[i] ^= 1;
-    EXPECT_FALSE(decode_batch(bytes(bad), &h, &txns)) << i;
+    EXPECT_FALSE(decode_batch(bytes(bad), &h, &txns, 0x5eed)) << i;
   }
   // Record count claiming more than the payload holds.
   std::string lying = encode_batch(0, 1, 3, payload);
@@ -148,7 +150,7 @@ TEST(Batch, RoundTripAndChecksums) {
 }
 
 TEST(Checkpoint, HeaderRoundTripAndCorruption) {
-  CheckpointHeader h{5, 77, 12288, 1 << 20, 333, 0xabcdef, 9, 4, 1 << 22, 1 << 26};
+  CheckpointHeader h{5, 77, 12288, 1 << 20, 333, 0xabcdef, 9, 4, 1 << 22, 1 << 26, 0xfeedbeef};
   std::vector<std::byte> block(4096);
   encode_checkpoint_header(h, block);
   CheckpointHeader back;

@@ -39,6 +39,7 @@ struct CheckpointHeader {
   uint64_t inode_count = 0;
   uint64_t data_offset = 0;
   uint64_t data_size = 0;
+  uint32_t journal_salt = 0;  // seed of the batch checksums after it
   bool operator==(const CheckpointHeader&) const = default;
 };
 

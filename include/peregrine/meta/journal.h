@@ -50,6 +50,11 @@ struct JournalPosition {
   uint64_t head = 0;      // logical position of the next batch
   uint64_t tail = 0;      // logical replay start of the newest checkpoint
   uint64_t next_lsn = 1;  // sequence number of the next record
+  // Seed of every batch checksum since the newest checkpoint. A fresh
+  // random value per checkpoint, kept only in the metadata area, so bytes a
+  // user stored (names, xattr values) that land in the ring after a torn
+  // batch can never pass for a batch.
+  uint32_t salt = 0;
 };
 
 struct BatchHeader {
@@ -62,11 +67,12 @@ struct BatchHeader {
 };
 
 // Encodes a whole batch (header + payload, zero padded to 4 KiB).
-std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload);
+std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload,
+                         uint32_t salt = 0);
 // Checks the header in the first 64 bytes (magic, version, header crc).
-bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h);
+bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h, uint32_t salt = 0);
 // Checks a whole batch (header, payload crc) and decodes its records.
-bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns);
+bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns, uint32_t salt = 0);
 
 struct ReplayResult {
   JournalPosition end;      // where the next batch goes
@@ -109,7 +115,8 @@ class Journal {
   // Commits everything and writes a checkpoint.
   int checkpoint();
 
-  // For the checkpoint function (commit leader only).
+  // For the checkpoint function (commit leader only). checkpoint_done:
+  // replay now starts at covered.head, batches use covered.salt.
   JournalPosition take_for_checkpoint();
   void checkpoint_done(const JournalPosition& covered);
 
@@ -121,7 +128,8 @@ class Journal {
 
  private:
   int commit_impl(uint64_t target, bool force_checkpoint);
-  int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload, bool data_first);
+  int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload, uint32_t salt,
+                  bool data_first);
   void background_loop(uint32_t interval_ms);
 
   VolumeIo& io_;
