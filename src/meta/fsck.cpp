@@ -14,9 +14,9 @@
 
 namespace peregrine::meta {
 
-Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g) {
+Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g, uint64_t journal_size) {
   LoadedMetadata lm;
-  auto layout = MetaLayout::compute(g);
+  auto layout = MetaLayout::compute(g, journal_size);
   if (!layout) return layout.status();
   lm.layout = *layout;
   SlotState slots[2] = {read_checkpoint_slot(io, lm.layout, 0), read_checkpoint_slot(io, lm.layout, 1)};
@@ -379,7 +379,7 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
 
 FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt) {
   FsckReport r;
-  auto lm = load_metadata(io, g);
+  auto lm = load_metadata(io, g, opt.journal_size);
   if (!lm) {
     r.messages.push_back("metadata: " + lm.status().message());
     r.problems = 1;

@@ -29,6 +29,7 @@ namespace peregrine::meta {
 
 struct FsckOptions {
   bool repair = false;  // false = fsck -n: report only, write nothing
+  uint64_t journal_size = 0;  // as Options::journal_size at mount (0 = default)
 };
 
 struct FsckReport {
@@ -50,7 +51,7 @@ struct LoadedMetadata {
   ReplayResult replay;
   std::vector<std::string> notes;  // what was found on the way
 };
-Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g);
+Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g, uint64_t journal_size = 0);
 // Writes `m.model` as the next checkpoint (seq + 1, other slot), with the
 // journal starting after everything replayed.
 Status store_metadata(VolumeIo& io, const Geometry& g, LoadedMetadata& m);
