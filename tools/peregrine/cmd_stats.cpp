@@ -295,14 +295,14 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
 std::string human_ns(uint64_t ns, uint64_t count) {
   if (count == 0) return "-";
   char buf[32];
-  if (ns < 10'000)
+  if (ns < 1'000)
     std::snprintf(buf, sizeof buf, "%lluns", static_cast<unsigned long long>(ns));
-  else if (ns < 10'000'000)
+  else if (ns < 1'000'000)
     std::snprintf(buf, sizeof buf, "%.1fus", static_cast<double>(ns) / 1e3);
-  else if (ns < 10'000'000'000ULL)
+  else if (ns < 1'000'000'000)
     std::snprintf(buf, sizeof buf, "%.1fms", static_cast<double>(ns) / 1e6);
   else
-    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ns) / 1e9);
+    std::snprintf(buf, sizeof buf, "%.2fs", static_cast<double>(ns) / 1e9);
   return buf;
 }
 

@@ -1,0 +1,153 @@
+// Mount-time assembly through `peregrine mount`: members in any order mount
+// the same volume; bad input (a missing member, a member of another volume,
+// both superblocks of a member corrupt, a missing mount point, a volume that
+// is already mounted) fails with exit 1 and a message naming the thing, and
+// leaves every member byte-identical and nothing mounted.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fs_test_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+class AssemblyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    volume_.emplace();
+    RunResult m = volume_->mkfs();
+    ASSERT_EQ(m.code, 0) << m.describe();
+    // Some data, so "the same volume" and "untouched" mean something.
+    RunResult r = volume_->mount();
+    ASSERT_EQ(r.code, 0) << r.describe();
+    ASSERT_TRUE(write_file(volume_->at("file"), pattern(3 << 20, 5)));
+    int status = volume_->unmount();
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  void TearDown() override { volume_.reset(); }
+
+  std::vector<uint64_t> hashes() const {
+    std::vector<uint64_t> h;
+    for (const std::string& m : volume_->members()) h.push_back(hash_file(m));
+    return h;
+  }
+  // A refused mount: exit 1, stderr names `thing`, nothing mounted, members untouched.
+  void expect_refused(const RunResult& r, const std::string& thing, const std::vector<uint64_t>& before) {
+    EXPECT_EQ(r.code, 1) << r.describe();
+    EXPECT_NE(r.err.find(thing), std::string::npos) << "stderr does not name " << thing << ": " << r.err;
+    EXPECT_FALSE(mount_at(volume_->mountpoint())) << "something is mounted after a refusal";
+    EXPECT_EQ(volume_->member_holder(), 0) << "a process still holds member 0";
+    EXPECT_EQ(hashes(), before) << "a refused mount wrote to the members";
+  }
+
+  std::optional<Volume> volume_;
+};
+
+TEST_F(AssemblyTest, MembersInAnyOrderMountTheSameVolume) {
+  std::vector<std::string> order = volume_->members();
+  std::reverse(order.begin(), order.end());
+  std::swap(order[1], order[2]);
+  RunResult r = volume_->mount({}, order);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(read_file(volume_->at("file")) == pattern(3 << 20, 5));
+  // And writes made under this order read back under the original one.
+  ASSERT_TRUE(write_file(volume_->at("second"), pattern(1 << 20, 6)));
+  int status = volume_->unmount();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(read_file(volume_->at("second")) == pattern(1 << 20, 6));
+  EXPECT_TRUE(read_file(volume_->at("file")) == pattern(3 << 20, 5));
+}
+
+TEST_F(AssemblyTest, MissingMemberIsRefused) {
+  auto before = hashes();
+  std::vector<std::string> three(volume_->members().begin(), volume_->members().begin() + 3);
+  RunResult r = volume_->mount({}, three);
+  expect_refused(r, "missing", before);
+}
+
+TEST_F(AssemblyTest, NonexistentMemberPathIsRefused) {
+  auto before = hashes();
+  std::vector<std::string> members = volume_->members();
+  members[2] = volume_->dir() + "/no-such-member";
+  RunResult r = volume_->mount({}, members);
+  expect_refused(r, members[2], before);
+}
+
+TEST_F(AssemblyTest, MemberOfAnotherVolumeIsRefused) {
+  Volume other(1, "64M");
+  ASSERT_EQ(other.mkfs().code, 0);
+  auto before = hashes();
+  uint64_t other_before = hash_file(other.members()[0]);
+  std::vector<std::string> members = volume_->members();
+  members.push_back(other.members()[0]);
+  RunResult r = volume_->mount({}, members);
+  expect_refused(r, other.members()[0], before);
+  EXPECT_EQ(hash_file(other.members()[0]), other_before);
+  // Replacing a member by the foreign one is refused too.
+  members.pop_back();
+  members[3] = other.members()[0];
+  r = volume_->mount({}, members);
+  expect_refused(r, other.members()[0], before);
+}
+
+TEST_F(AssemblyTest, CorruptSuperblocksAreRefused) {
+  // Both copies (offset 0 and 512 KiB, docs/format.md) of member 2, flipped
+  // past the magic so the checksum is what catches it.
+  const std::string& m2 = volume_->members()[2];
+  {
+    Fd fd(::open(m2.c_str(), O_WRONLY));
+    ASSERT_TRUE(fd.ok());
+    for (off_t base : {off_t{0}, off_t{512 << 10}}) ASSERT_TRUE(write_at(fd.get(), std::string(16, '\x5a'), base + 40));
+    ASSERT_EQ(::fsync(fd.get()), 0);
+  }
+  auto before = hashes();
+  RunResult r = volume_->mount();
+  expect_refused(r, m2, before);
+}
+
+TEST_F(AssemblyTest, MissingMountpointIsRefused) {
+  auto before = hashes();
+  std::string pid_file = volume_->dir() + "/x.pid";
+  std::string nowhere = volume_->dir() + "/no-such-dir";
+  std::vector<std::string> argv = {peregrine_bin(), "mount", "--pid-file", pid_file};
+  argv.insert(argv.end(), volume_->members().begin(), volume_->members().end());
+  argv.push_back(nowhere);
+  RunResult r = run(argv);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_NE(r.err.find(nowhere), std::string::npos) << r.err;
+  EXPECT_EQ(volume_->member_holder(), 0);
+  EXPECT_EQ(hashes(), before);
+}
+
+TEST_F(AssemblyTest, MountingAMountedVolumeAgainIsRefused) {
+  RunResult r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  pid_t first = volume_->daemon_pid();
+  std::string second_mnt = volume_->dir() + "/mnt2";
+  ASSERT_EQ(::mkdir(second_mnt.c_str(), 0755), 0);
+  std::vector<std::string> argv = {peregrine_bin(), "mount", "--pid-file", volume_->dir() + "/second.pid"};
+  argv.insert(argv.end(), volume_->members().begin(), volume_->members().end());
+  argv.push_back(second_mnt);
+  RunResult again = run(argv);
+  EXPECT_EQ(again.code, 1) << again.describe();
+  EXPECT_NE(again.err.find("in use"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find(volume_->dir()), std::string::npos) << "stderr names no member: " << again.err;
+  EXPECT_FALSE(mount_at(second_mnt));
+  // The first mount is unharmed.
+  EXPECT_EQ(volume_->member_holder(), first) << "the daemon serving the first mount";
+  EXPECT_TRUE(read_file(volume_->at("file")) == pattern(3 << 20, 5));
+  ASSERT_TRUE(write_file(volume_->at("more"), "still serving"));
+  EXPECT_EQ(read_file(volume_->at("more")), "still serving");
+  int status = volume_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+}  // namespace
+}  // namespace peregrine::fstest

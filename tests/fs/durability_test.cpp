@@ -1,0 +1,131 @@
+// Durability: what was fsync'd survives kill -9 of the daemon; nothing that
+// was not written is visible as stale bytes of a deleted file; a clean
+// unmount and remount preserves every byte and every attribute; fsck (when
+// the build has it) finds the volume clean afterwards.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "fs_test_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+using DurabilityTest = MountedTest;
+
+// A byte sequence that cannot appear in pattern() output by chance at this
+// length, to find stale bytes of a deleted file.
+const std::string kStale = "STALE-DATA-OF-A-DELETED-FILE-" + std::string(35, '#');
+
+bool fsync_path(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY));
+  return fd.ok() && ::fsync(fd.get()) == 0;
+}
+
+bool fsck_available() { return run({peregrine_bin(), "fsck", "--help"}).code == 0; }
+
+void expect_fsck_clean(const Volume& v) {
+  if (!fsck_available()) return;  // this build has no fsck yet: nothing to assert
+  std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
+  argv.insert(argv.end(), v.members().begin(), v.members().end());
+  RunResult r = run(argv);
+  EXPECT_EQ(r.code, 0) << "fsck -n: " << r.describe();
+}
+
+TEST_F(DurabilityTest, FsyncedDataSurvivesKill9AndNothingStaleAppears) {
+  // Free blocks full of recognisable old bytes, for new files to land on.
+  std::string stale;
+  while (stale.size() < (32u << 20)) stale += kStale;
+  ASSERT_TRUE(write_file(at("old"), stale));
+  ASSERT_TRUE(fsync_path(at("old")));
+  ASSERT_EQ(::unlink(at("old").c_str()), 0);
+  ASSERT_TRUE(fsync_path(volume_->mountpoint()));
+
+  const std::string a = pattern(4 << 20, 11), b = pattern(100000, 12), c = pattern(8 << 20, 13);
+  ASSERT_TRUE(write_file(at("a"), a));
+  ASSERT_TRUE(fsync_path(at("a")));
+  ASSERT_EQ(::mkdir(at("dir").c_str(), 0750), 0);
+  ASSERT_TRUE(write_file(at("dir/b"), b, 0600));
+  ASSERT_TRUE(fsync_path(at("dir/b")));
+  ASSERT_TRUE(fsync_path(at("dir")));
+  ASSERT_TRUE(fsync_path(volume_->mountpoint()));
+  // Not synced: may be lost, must not show other files' bytes.
+  ASSERT_TRUE(write_file(at("c"), c));
+  {
+    Fd fd(::open(at("a").c_str(), O_WRONLY));
+    ASSERT_TRUE(write_at(fd.get(), pattern(1 << 20, 14), 4 << 20));  // unsynced extension of a
+  }
+
+  volume_->kill9();
+  RunResult r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << "mount after kill -9: " << r.describe();
+
+  std::string got_a = read_file(at("a"));
+  ASSERT_GE(got_a.size(), a.size());
+  EXPECT_TRUE(got_a.compare(0, a.size(), a) == 0) << "fsync'd data of 'a' changed";
+  EXPECT_TRUE(read_file(at("dir/b")) == b) << "fsync'd 'dir/b' lost or changed";
+  struct stat st;
+  ASSERT_EQ(::stat(at("dir/b").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(got_a.find(kStale.substr(0, 32)), std::string::npos) << "stale bytes in 'a'";
+  std::string got_c = read_file(at("c"));  // absent, partial or whole: all fine
+  EXPECT_LE(got_c.size(), c.size());
+  EXPECT_EQ(got_c.find(kStale.substr(0, 32)), std::string::npos) << "stale bytes of a deleted file in 'c'";
+  for (size_t i = 0; i < got_c.size(); ++i) {
+    if (got_c[i] != c[i] && got_c[i] != '\0') {
+      ADD_FAILURE() << "'c' byte " << i << " is neither the data written nor zero";
+      break;
+    }
+  }
+  int status = volume_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  expect_fsck_clean(*volume_);
+}
+
+TEST_F(DurabilityTest, CleanUnmountAndRemountPreserveEverything) {
+  ASSERT_EQ(::mkdir(at("d").c_str(), 0711), 0);
+  ASSERT_EQ(::mkdir(at("d/e").c_str(), 0700), 0);
+  ASSERT_TRUE(write_file(at("small"), "tiny"));
+  ASSERT_TRUE(write_file(at("d/big"), pattern(5 << 20, 21)));
+  ASSERT_TRUE(write_file(at("d/e/unaligned"), pattern(123457, 22)));
+  {
+    Fd fd(::open(at("sparse").c_str(), O_WRONLY | O_CREAT, 0644));
+    ASSERT_TRUE(write_at(fd.get(), pattern(5000, 23), 3 << 20));
+  }
+  ASSERT_TRUE(write_file(at("empty"), ""));
+  ASSERT_EQ(::link(at("d/big").c_str(), at("hardlink").c_str()), 0);
+  ASSERT_EQ(::symlink("d/e/unaligned", at("symlink").c_str()), 0);
+  ASSERT_EQ(::setxattr(at("small").c_str(), "user.note", "kept", 4, 0), 0);
+  ASSERT_EQ(::setxattr(at("d").c_str(), "user.dir", pattern(500, 24).data(), 500, 0), 0);
+  ASSERT_EQ(::chown(at("d/e/unaligned").c_str(), 1000, 2000), 0);
+  ASSERT_EQ(::chmod(at("small").c_str(), 02640), 0);
+  const timespec t[2] = {{1500000000, 1}, {1600000000, 999999999}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, at("empty").c_str(), t, 0), 0);
+  ASSERT_EQ(::rename(at("small").c_str(), at("d/small").c_str()), 0);
+
+  const Tree before = snapshot_tree(volume_->mountpoint(), true);
+  struct statvfs s0;
+  ASSERT_EQ(::statvfs(volume_->mountpoint().c_str(), &s0), 0);
+  ASSERT_EQ(before.size(), 9u);
+
+  for (int round = 0; round < 2; ++round) {
+    int status = volume_->unmount();
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    expect_fsck_clean(*volume_);
+    RunResult r = volume_->mount();
+    ASSERT_EQ(r.code, 0) << r.describe();
+    const Tree after = snapshot_tree(volume_->mountpoint(), true);
+    EXPECT_TRUE(before == after) << "round " << round << ", before (first) vs after (second):\n"
+                                 << describe_tree_difference(before, after);
+    struct statvfs s1;
+    ASSERT_EQ(::statvfs(volume_->mountpoint().c_str(), &s1), 0);
+    EXPECT_EQ(s1.f_bfree, s0.f_bfree);
+    EXPECT_EQ(s1.f_files - s1.f_ffree, s0.f_files - s0.f_ffree);
+  }
+}
+
+}  // namespace
+}  // namespace peregrine::fstest

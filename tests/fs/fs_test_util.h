@@ -1,0 +1,232 @@
+// Support for the filesystem integration tests: a real peregrine volume on
+// file-backed members in a temporary directory, mounted by the real binary
+// (PEREGRINE_BIN) in daemon mode, plus small POSIX helpers.
+//
+// Synchronisation with the daemon is real: `peregrine mount` returns once
+// the filesystem serves, and after an unmount the test waits for the daemon
+// to exit with pidfd_open + poll, then reaps it (this process makes itself a
+// child subreaper, so the daemon, orphaned by `peregrine mount`, becomes its
+// child and its exit status is visible).
+//
+// Threads: fixtures and helpers run on the test's main thread, except the
+// stateless POSIX helpers (Fd, pattern, read_at, write_at), usable anywhere.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace peregrine::fstest {
+
+// The peregrine binary under test.
+const char* peregrine_bin();
+
+// Why real mounts cannot run here ("" when they can): not root, no /dev/fuse.
+std::string mount_skip_reason();
+
+// ---- processes --------------------------------------------------------------
+
+struct RunResult {
+  int code = -1;  // exit status; 128 + signal number when killed
+  std::string out, err;
+  std::string describe() const;  // "exit N; stdout: ...; stderr: ..." for messages
+};
+
+// Runs argv[0] (searched in PATH) with stdin /dev/null; stdout and stderr
+// are captured in memory files, so a daemon that keeps them open cannot make
+// this wait. Returns once the direct child exits.
+RunResult run(const std::vector<std::string>& argv);
+
+// Waits (pidfd_open + poll; the guard only turns a hang into a failure) for
+// `pid` to exit and reaps it; returns its wait status, or -1 with a gtest
+// failure if it does not exit within `guard_seconds` or cannot be reaped.
+int wait_exit(pid_t pid, int guard_seconds = 120);
+
+// ---- files ------------------------------------------------------------------
+
+class TempDir {
+ public:
+  explicit TempDir(const char* prefix = "peregrine-fs");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+void remove_tree(const std::string& path);
+
+// A file descriptor closed on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    reset();
+    fd_ = o.fd_;
+    o.fd_ = -1;
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Deterministic pseudo-random bytes (never all zero over a block, so a hole
+// or a lost write is visible).
+std::string pattern(size_t size, uint64_t seed);
+// Whole-buffer pwrite/pread loops; false (with errno) on error or, for
+// read_at, on a short file.
+bool write_at(int fd, const void* data, size_t size, off_t offset);
+bool write_at(int fd, const std::string& data, off_t offset);
+std::string read_at(int fd, size_t size, off_t offset);  // shorter at EOF; errno set if an error
+std::string read_file(const std::string& path);          // whole file; throws nothing, "" on error
+bool write_file(const std::string& path, const std::string& data, mode_t mode = 0644);
+uint64_t hash_file(const std::string& path);  // FNV-1a 64 of the whole content
+
+// One entry of a directory tree, for comparing two trees (side by side, or
+// before and after a remount).
+struct TreeEntry {
+  mode_t mode = 0;  // type and permission bits
+  nlink_t nlink = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  off_t size = 0;
+  std::string content;  // FNV hash of a file, target of a symlink
+  std::map<std::string, std::string> xattrs;
+  // Only filled with `with_identity`: what must survive a remount.
+  ino_t ino = 0;
+  struct timespec mtime {};
+  struct timespec ctime {};
+  bool operator==(const TreeEntry& o) const;
+};
+using Tree = std::map<std::string, TreeEntry>;  // relative path -> entry (root excluded)
+Tree snapshot_tree(const std::string& root, bool with_identity);
+std::string describe_tree_difference(const Tree& a, const Tree& b);
+
+// ---- mounts -----------------------------------------------------------------
+
+struct MountEntry {
+  std::string source, fstype, options;
+};
+// The mount whose mount point is exactly `dir`, from /proc/self/mountinfo.
+std::optional<MountEntry> mount_at(const std::string& dir);
+
+// A volume of file-backed members in its own temporary directory:
+// DIR/m0..m{N-1}, mount point DIR/mnt.
+class Volume {
+ public:
+  explicit Volume(int members = 4, const std::string& member_size = "64M");
+  ~Volume();  // unmounts (if mounted) and removes everything
+  Volume(const Volume&) = delete;
+  Volume& operator=(const Volume&) = delete;
+
+  const std::string& dir() const { return dir_.path(); }
+  const std::vector<std::string>& members() const { return members_; }
+  const std::string& mountpoint() const { return mnt_; }
+  std::string at(const std::string& rel) const { return mnt_ + "/" + rel; }
+  pid_t daemon_pid() const { return pid_; }
+  bool mounted() const { return pid_ > 0; }
+
+  RunResult mkfs(const std::vector<std::string>& extra = {});
+  // peregrine mount --pid-file ... [extra] MEMBERS (or `members`) MOUNTPOINT.
+  // On exit 0 reads the daemon's pid from the pid file.
+  RunResult mount(const std::vector<std::string>& extra = {},
+                  const std::optional<std::vector<std::string>>& members = std::nullopt);
+  // umount + wait for the daemon; returns its wait status (0 = exit 0).
+  // Then waits for the member locks to be released (wait_members_released).
+  int unmount();
+  // kill -9 the daemon, reap it, lazily detach the dead mount, wait for the
+  // member locks.
+  void kill9();
+  // Blocks (flock LOCK_EX, a real wait on the kernel) until no process holds
+  // a member's lock. Needed after the daemon exited: its io_uring rings are
+  // torn down by the kernel asynchronously and keep the member files (and
+  // so their flocks) for some milliseconds after the process is gone. See
+  // member_locks_test.cpp.
+  void wait_members_released() const;
+  // Adopts a daemon started some other way (mount(8)); see member_holder().
+  void adopt(pid_t pid) { pid_ = pid; }
+  // A process (other than this one) with member 0 open, i.e. the daemon
+  // serving the volume; 0 if none.
+  pid_t member_holder() const;
+
+ private:
+  TempDir dir_;
+  std::vector<std::string> members_;
+  std::string mnt_;
+  std::string member_size_;
+  pid_t pid_ = 0;
+};
+
+// gtest fixture: a fresh 4-member volume mounted before each test and
+// unmounted after it, asserting that the daemon exits 0. Subclasses may
+// override mount_options() and mkfs_options().
+class MountedTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  virtual std::vector<std::string> mount_options() { return {}; }
+  virtual std::vector<std::string> mkfs_options() { return {}; }
+  std::string at(const std::string& rel) const { return volume_->at(rel); }
+
+  std::optional<Volume> volume_;
+};
+
+// The outcome of a system call: its result, or -1 and errno.
+struct Outcome {
+  long ret = 0;
+  int err = 0;
+  bool operator==(const Outcome&) const = default;
+};
+inline Outcome outcome(long r) { return r < 0 ? Outcome{-1, errno} : Outcome{r, 0}; }
+void PrintTo(const Outcome& o, std::ostream* os);
+
+// Side by side: every operation runs on a native directory (the reference)
+// and on the mount, and both must give the same result and errno.
+class SideBySideTest : public MountedTest {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Runs op(root) on the native root, then on the mount root; expects the
+  // same outcome and returns the mount's.
+  template <typename Op>
+  Outcome same(const char* what, Op op) {
+    errno = 0;
+    Outcome native = op(native_->path());
+    errno = 0;
+    Outcome mounted = op(volume_->mountpoint());
+    EXPECT_EQ(native, mounted) << what << " (native vs peregrine)";
+    return mounted;
+  }
+  // Both trees (below their roots) are alike: names, types, modes, sizes,
+  // link counts, owners, contents, symlink targets, xattrs.
+  void expect_same_trees();
+
+  std::optional<TempDir> native_;
+};
+
+}  // namespace peregrine::fstest

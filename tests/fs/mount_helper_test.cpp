@@ -1,0 +1,116 @@
+// mount(8) with the mount.peregrine helper, for real: `mount -t peregrine
+// MEMBER,... DIR -o ...`, an fstab line (mount -T FILE), and a volume NAME
+// from the config file. The helper is found as /sbin/mount.peregrine: the
+// test links it to the binary under test when no helper is installed, and
+// removes the link afterwards.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+
+#include "fs_test_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+constexpr const char* kHelper = "/sbin/mount.peregrine";
+
+class MountHelperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    char target[PATH_MAX];
+    ssize_t n = ::readlink(kHelper, target, sizeof target - 1);
+    if (n > 0) {
+      target[n] = '\0';
+      if (std::string(target) != peregrine_bin())
+        GTEST_SKIP() << kHelper << " is installed (-> " << target << "); not replacing it with this build";
+    } else if (::access(kHelper, F_OK) == 0) {
+      GTEST_SKIP() << kHelper << " exists and is not a link to this build; not replacing it";
+    } else {
+      ASSERT_EQ(::symlink(peregrine_bin(), kHelper), 0) << kHelper << ": " << std::strerror(errno);
+      made_link_ = true;
+    }
+    volume_.emplace();
+    RunResult m = volume_->mkfs();
+    ASSERT_EQ(m.code, 0) << m.describe();
+  }
+  void TearDown() override {
+    if (volume_ && volume_->mounted()) {
+      int status = volume_->unmount();
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "daemon wait status " << status;
+    }
+    volume_.reset();
+    if (made_link_) ::unlink(kHelper);
+  }
+
+  std::string member_list(const std::vector<size_t>& order) const {
+    std::string s;
+    for (size_t i : order) s += (s.empty() ? "" : ",") + volume_->members()[i];
+    return s;
+  }
+  // After a successful mount(8): it is a peregrine mount that serves data,
+  // and its daemon is adopted so TearDown unmounts it and checks its exit.
+  void expect_mounted_and_serving() {
+    auto m = mount_at(volume_->mountpoint());
+    ASSERT_TRUE(m) << "mount(8) returned 0 but nothing is mounted";
+    EXPECT_EQ(m->fstype, "fuse.peregrine");
+    EXPECT_EQ(m->source, "peregrine");
+    pid_t daemon = volume_->member_holder();
+    ASSERT_GT(daemon, 0) << "no process holds the members";
+    volume_->adopt(daemon);
+    const std::string data = pattern(300000, 3);
+    ASSERT_TRUE(write_file(volume_->at("through-mount8"), data));
+    EXPECT_TRUE(read_file(volume_->at("through-mount8")) == data);
+  }
+
+  bool made_link_ = false;
+  std::optional<Volume> volume_;
+};
+
+TEST_F(MountHelperTest, MountTypePeregrineWithMemberList) {
+  RunResult r = run({"mount", "-t", "peregrine", member_list({2, 0, 3, 1}), volume_->mountpoint(), "-o",
+                     "fuse.cache=writeback,noatime"});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  expect_mounted_and_serving();
+}
+
+TEST_F(MountHelperTest, FstabLine) {
+  std::string fstab = volume_->dir() + "/fstab";
+  ASSERT_TRUE(write_file(fstab, "# test fstab\n" + member_list({0, 1, 2, 3}) + "  " + volume_->mountpoint() +
+                                    "  peregrine  defaults,noauto,nofail,_netdev,x-systemd.requires=local-fs.target,"
+                                    "fuse.cache=writeback  0  0\n"));
+  RunResult r = run({"mount", "-T", fstab, volume_->mountpoint()});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  expect_mounted_and_serving();
+}
+
+TEST_F(MountHelperTest, VolumeNameFromTheConfigFile) {
+  std::string conf = volume_->dir() + "/peregrine.conf";
+  std::string members;
+  for (const std::string& m : volume_->members()) members += (members.empty() ? "\"" : ", \"") + m + "\"";
+  ASSERT_TRUE(write_file(conf, "[volume.testvol]\nmembers = [" + members + "]\nmountpoint = \"" +
+                                   volume_->mountpoint() + "\"\noptions = \"fuse.cache=writeback\"\n"));
+  RunResult r = run({"mount", "-t", "peregrine", "testvol", volume_->mountpoint(), "-o", "config=" + conf});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  expect_mounted_and_serving();
+}
+
+TEST_F(MountHelperTest, RefusalsComeBackThroughMount8) {
+  RunResult missing = run({"mount", "-t", "peregrine", member_list({0, 1, 2}), volume_->mountpoint()});
+  EXPECT_NE(missing.code, 0) << missing.describe();
+  EXPECT_NE(missing.err.find("missing"), std::string::npos) << missing.err;
+  RunResult unknown = run({"mount", "-t", "peregrine", member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o",
+                           "no.such_setting=1"});
+  EXPECT_NE(unknown.code, 0) << unknown.describe();
+  EXPECT_NE(unknown.err.find("no.such_setting"), std::string::npos) << unknown.err;
+  RunResult ro = run({"mount", "-t", "peregrine", "-o", "ro", member_list({0, 1, 2, 3}), volume_->mountpoint()});
+  EXPECT_NE(ro.code, 0) << ro.describe();
+  EXPECT_FALSE(mount_at(volume_->mountpoint()));
+  EXPECT_EQ(volume_->member_holder(), 0);
+}
+
+}  // namespace
+}  // namespace peregrine::fstest

@@ -1,0 +1,133 @@
+// Statistics: the user.peregrine.stats document of the mount root, and the
+// `peregrine stats` command (text, --json, --watch) built on it, after a
+// large sequential write that must reach every drive.
+#include <fcntl.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "fs_test_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+using nlohmann::json;
+using StatsTest = MountedTest;
+
+constexpr uint64_t kWrite = 64 << 20;
+// Every drive gets a quarter of a striped sequential write; half of that
+// leaves room for where the allocator put the extent.
+constexpr uint64_t kPerDriveAtLeast = kWrite / 4 / 2;
+
+void write_sequential(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_DIRECT, 0644));
+  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+  void* buf = nullptr;
+  ASSERT_EQ(::posix_memalign(&buf, 4096, 1 << 20), 0);
+  std::string chunk = pattern(1 << 20, 1);
+  std::memcpy(buf, chunk.data(), chunk.size());
+  for (uint64_t off = 0; off < kWrite; off += 1 << 20) ASSERT_TRUE(write_at(fd.get(), buf, 1 << 20, off));
+  std::free(buf);
+  ASSERT_EQ(::fsync(fd.get()), 0);
+}
+
+std::set<std::string> member_set(const Volume& v) { return {v.members().begin(), v.members().end()}; }
+
+TEST_F(StatsTest, XattrDocumentDescribesEveryDrive) {
+  write_sequential(at("seq"));
+  std::string buf(1 << 20, '\0');
+  ssize_t n = ::getxattr(volume_->mountpoint().c_str(), "user.peregrine.stats", buf.data(), buf.size());
+  ASSERT_GT(n, 0) << std::strerror(errno);
+  json doc = json::parse(buf.substr(0, static_cast<size_t>(n)));
+  EXPECT_GT(doc.at("time_ns").get<uint64_t>(), 0u);
+  ASSERT_EQ(doc.at("drives").size(), 4u);
+  std::set<std::string> names;
+  std::set<uint64_t> indices;
+  for (const json& d : doc["drives"]) {
+    names.insert(d.at("name").get<std::string>());
+    indices.insert(d.at("index").get<uint64_t>());
+    EXPECT_GT(d.at("queue_depth").get<uint64_t>(), 0u);
+    EXPECT_GE(d.at("bytes_written").get<uint64_t>(), kPerDriveAtLeast) << d.dump();
+    EXPECT_GE(d.at("subios").get<uint64_t>(), d.at("ios").get<uint64_t>()) << "merging only lowers the IO count";
+    EXPECT_GT(d.at("ios").get<uint64_t>(), 0u);
+    for (const char* k : {"merged", "bytes_read", "flushes", "tag_waits", "pressure_waits", "inline_batches",
+                          "short_ios", "errors", "retried_unmerged", "backlog", "queued", "in_flight"})
+      EXPECT_TRUE(d.contains(k)) << k;
+    EXPECT_EQ(d.at("errors").get<uint64_t>(), 0u);
+    uint64_t device = 0;
+    for (const json& pair : d.at("device_latency")) {
+      int bucket = pair.at(0).get<int>();
+      EXPECT_TRUE(bucket >= 0 && bucket < 256) << bucket;
+      device += pair.at(1).get<uint64_t>();
+    }
+    EXPECT_GE(device, 1u) << "a drive that did IO has device latencies";
+    EXPECT_TRUE(d.at("stack_latency").is_array());
+  }
+  EXPECT_EQ(names, member_set(*volume_));
+  EXPECT_EQ(indices, (std::set<uint64_t>{0, 1, 2, 3}));
+}
+
+TEST_F(StatsTest, CommandPrintsTextAndJson) {
+  write_sequential(at("seq"));
+  RunResult j = run({peregrine_bin(), "stats", "--json", volume_->mountpoint()});
+  ASSERT_EQ(j.code, 0) << j.describe();
+  json doc = json::parse(j.out);
+  ASSERT_EQ(doc.at("drives").size(), 4u);
+  std::set<std::string> names;
+  uint64_t total = 0;
+  for (const json& d : doc["drives"]) {
+    names.insert(d.at("name").get<std::string>());
+    EXPECT_GE(d.at("bytes_written").get<uint64_t>(), kPerDriveAtLeast) << d.dump();
+    EXPECT_GE(d.at("device_latency_ns").at("count").get<uint64_t>(), 1u);
+    EXPECT_GE(d.at("device_latency_ns").at("p99").get<uint64_t>(), d.at("device_latency_ns").at("p50").get<uint64_t>());
+    total += d.at("bytes_written").get<uint64_t>();
+  }
+  EXPECT_EQ(names, member_set(*volume_));
+  EXPECT_EQ(doc.at("total").at("bytes_written").get<uint64_t>(), total);
+  EXPECT_GE(total, kWrite);
+
+  RunResult t = run({peregrine_bin(), "stats", volume_->mountpoint()});
+  ASSERT_EQ(t.code, 0) << t.describe();
+  for (const std::string& m : volume_->members()) EXPECT_NE(t.out.find(m), std::string::npos) << m << "\n" << t.out;
+  EXPECT_NE(t.out.find("p99.9"), std::string::npos) << t.out;
+}
+
+TEST_F(StatsTest, WatchPrintsOneDeltaPerInterval) {
+  write_sequential(at("seq"));
+  RunResult before = run({peregrine_bin(), "stats", "--json", volume_->mountpoint()});
+  ASSERT_EQ(before.code, 0) << before.describe();
+  uint64_t total_before = json::parse(before.out).at("total").at("bytes_written").get<uint64_t>();
+  RunResult w = run({peregrine_bin(), "stats", "--watch", "0.2", "--count", "2", "--json", volume_->mountpoint()});
+  ASSERT_EQ(w.code, 0) << w.describe();
+  std::istringstream lines(w.out);
+  std::string line;
+  int reports = 0;
+  while (std::getline(lines, line)) {
+    json r = json::parse(line);
+    ++reports;
+    EXPECT_FALSE(r.at("since_mount").get<bool>());
+    EXPECT_GT(r.at("seconds").get<double>(), 0);
+    EXPECT_EQ(r.at("drives").size(), 4u);
+    // Deltas over an idle interval: far below the totals since mount.
+    EXPECT_LT(r.at("total").at("bytes_written").get<uint64_t>(), total_before);
+  }
+  EXPECT_EQ(reports, 2);
+}
+
+TEST_F(StatsTest, ClearErrors) {
+  RunResult native = run({peregrine_bin(), "stats", volume_->dir()});
+  EXPECT_EQ(native.code, 1);
+  EXPECT_NE(native.err.find("not a peregrine mount"), std::string::npos) << native.err;
+  std::string missing = volume_->dir() + "/missing";
+  RunResult gone = run({peregrine_bin(), "stats", missing});
+  EXPECT_EQ(gone.code, 1);
+  EXPECT_NE(gone.err.find(missing), std::string::npos) << gone.err;
+  EXPECT_EQ(run({peregrine_bin(), "stats"}).code, 2);
+  EXPECT_EQ(run({peregrine_bin(), "stats", "--help"}).code, 0);
+}
+
+}  // namespace
+}  // namespace peregrine::fstest
