@@ -33,6 +33,8 @@ void expect_fsck_clean(const Volume& v) {
   argv.insert(argv.end(), v.members().begin(), v.members().end());
   RunResult r = run(argv);
   EXPECT_EQ(r.code, 0) << "fsck -n: " << r.describe();
+  // fsck shares the daemon's runtime, and its lock outlives it the same way.
+  v.wait_members_released();
 }
 
 TEST_F(DurabilityTest, FsyncedDataSurvivesKill9AndNothingStaleAppears) {

@@ -37,7 +37,7 @@ constexpr FileKind kFiles[] = {
 };
 constexpr size_t kFileSize = 8 << 20;
 constexpr int kThreads = 4;
-constexpr int kOpsPerThread = 300;
+constexpr int kOpsPerThread = 1000;
 
 struct AlignedFree {
   void operator()(char* p) const { std::free(p); }

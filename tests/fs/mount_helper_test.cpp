@@ -112,5 +112,22 @@ TEST_F(MountHelperTest, RefusalsComeBackThroughMount8) {
   EXPECT_EQ(volume_->member_holder(), 0);
 }
 
+TEST_F(MountHelperTest, FakeAndVerboseFlags) {
+  // -f checks and says what it would run, and mounts nothing; generic
+  // options are dropped from the peregrine command, settings kept.
+  RunResult r = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-fv", "-o",
+                     "rw,nofail,fuse.cache=writeback,x-systemd.device-timeout=5"});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find("would run: peregrine mount -o fuse.cache=writeback " + volume_->members()[0]), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(mount_at(volume_->mountpoint()));
+  EXPECT_EQ(volume_->member_holder(), 0);
+  RunResult bad = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "bogus"});
+  EXPECT_EQ(bad.code, 1) << bad.describe();
+  EXPECT_NE(bad.err.find("bogus"), std::string::npos) << bad.err;
+  RunResult sloppy = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-sf", "-o", "bogus"});
+  EXPECT_EQ(sloppy.code, 0) << sloppy.describe();
+}
+
 }  // namespace
 }  // namespace peregrine::fstest
