@@ -127,6 +127,11 @@ TEST_F(MountHelperTest, FakeAndVerboseFlags) {
   EXPECT_NE(bad.err.find("bogus"), std::string::npos) << bad.err;
   RunResult sloppy = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-sf", "-o", "bogus"});
   EXPECT_EQ(sloppy.code, 0) << sloppy.describe();
+  // A CPU list keeps its commas inside its setting.
+  RunResult cpus = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-f", "-o",
+                        "noatime,drive.cpus=0,1,fuse.cache=writeback"});
+  EXPECT_EQ(cpus.code, 0) << cpus.describe();
+  EXPECT_NE(cpus.err.find("-o drive.cpus=0,1,fuse.cache=writeback "), std::string::npos) << cpus.err;
 }
 
 }  // namespace

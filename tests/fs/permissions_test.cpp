@@ -93,5 +93,20 @@ TEST_F(PermissionsTest, UnprivilegedUserIsDeniedWhatModesForbid) {
   expect_same_trees();
 }
 
+// Without fuse.allow_other the kernel lets only the mounting user in: FUSE's
+// protection of other users from a daemon they did not start.
+using PrivateMountTest = MountedTest;
+
+TEST_F(PrivateMountTest, OtherUsersCannotEnterWithoutAllowOther) {
+  ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
+  ASSERT_TRUE(write_file(at("f"), "root's file", 0644));
+  Outcome o = as_nobody([&] {
+    struct stat st;
+    return outcome(::stat((volume_->mountpoint() + "/f").c_str(), &st));
+  });
+  EXPECT_EQ(o, (Outcome{-1, EACCES}));
+  EXPECT_EQ(read_file(at("f")), "root's file") << "root, the mounting user, is let in";
+}
+
 }  // namespace
 }  // namespace peregrine::fstest
