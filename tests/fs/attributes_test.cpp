@@ -14,7 +14,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using AttributesTest = SideBySideTest;
+class AttributesTest : public CacheModes<SideBySideTest> {};
 
 bool after(const timespec& a, const timespec& b) {
   return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
@@ -49,7 +49,7 @@ Outcome changes(const std::string& root, const std::function<int(const std::stri
                  !equal(d0.st_mtim, d1.st_mtim) * 4 + !equal(d0.st_ctim, d1.st_ctim) * 8);
 }
 
-TEST_F(AttributesTest, ChmodChownUtimens) {
+TEST_P(AttributesTest, ChmodChownUtimens) {
   same("file", [](const std::string& r) { return outcome(write_file(r + "/f", "x", 0644) ? 0 : -1); });
   same("chmod", [](const std::string& r) { return outcome(::chmod((r + "/f").c_str(), 04751)); });
   same("mode", [](const std::string& r) {
@@ -81,7 +81,11 @@ TEST_F(AttributesTest, ChmodChownUtimens) {
   expect_same_trees();
 }
 
-TEST_F(AttributesTest, WhichTimestampsChange) {
+// The operations whose timestamp effects POSIX specifies. (Not here:
+// truncate to the same size, where POSIX requires nothing; ext4 updates
+// mtime and ctime, and so does peregrine with fuse.cache=direct, but not with
+// writeback.)
+TEST_P(AttributesTest, WhichTimestampsChange) {
   same("setup", [](const std::string& r) {
     return outcome(::mkdir((r + "/d").c_str(), 0755) == 0 && write_file(r + "/d/f", pattern(10000, 1)) ? 0 : -1);
   });
@@ -96,7 +100,6 @@ TEST_F(AttributesTest, WhichTimestampsChange) {
          return write_at(fd.get(), std::string("abc"), 5000) ? 0 : -1;
        }},
       {"truncate", [](const std::string& r) { return ::truncate((r + "/d/f").c_str(), 9000); }},
-      {"truncate to the same size", [](const std::string& r) { return ::truncate((r + "/d/f").c_str(), 9000); }},
       {"open O_TRUNC", [](const std::string& r) {
          int fd = ::open((r + "/d/f").c_str(), O_WRONLY | O_TRUNC);
          return fd < 0 ? -1 : ::close(fd);
@@ -120,6 +123,8 @@ TEST_F(AttributesTest, WhichTimestampsChange) {
     EXPECT_GE(o.ret, 0) << c.what << " failed on peregrine";
   }
 }
+
+PEREGRINE_FOR_CACHE_MODES(AttributesTest);
 
 }  // namespace
 }  // namespace peregrine::fstest

@@ -10,9 +10,9 @@
 namespace peregrine::fstest {
 namespace {
 
-using FilesDirsTest = SideBySideTest;
+class FilesDirsTest : public CacheModes<SideBySideTest> {};
 
-TEST_F(FilesDirsTest, CreateWriteReadStat) {
+TEST_P(FilesDirsTest, CreateWriteReadStat) {
   const std::string data = pattern(300000, 1);  // not a multiple of any block size
   same("create exclusive", [](const std::string& r) {
     int fd = ::open((r + "/f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0640);
@@ -47,7 +47,7 @@ TEST_F(FilesDirsTest, CreateWriteReadStat) {
   expect_same_trees();
 }
 
-TEST_F(FilesDirsTest, DirectoriesAndTheirErrors) {
+TEST_P(FilesDirsTest, DirectoriesAndTheirErrors) {
   same("mkdir", [](const std::string& r) { return outcome(::mkdir((r + "/d").c_str(), 0750)); });
   same("mkdir again: EEXIST", [](const std::string& r) { return outcome(::mkdir((r + "/d").c_str(), 0750)); });
   same("mkdir under a missing parent: ENOENT",
@@ -72,7 +72,7 @@ TEST_F(FilesDirsTest, DirectoriesAndTheirErrors) {
   expect_same_trees();
 }
 
-TEST_F(FilesDirsTest, NameLengthLimits) {
+TEST_P(FilesDirsTest, NameLengthLimits) {
   const std::string longest(NAME_MAX, 'n');
   const std::string too_long(NAME_MAX + 1, 'n');
   same("NAME_MAX name", [&](const std::string& r) { return outcome(write_file(r + "/" + longest, "max") ? 0 : -1); });
@@ -92,6 +92,8 @@ TEST_F(FilesDirsTest, NameLengthLimits) {
   });
   expect_same_trees();
 }
+
+PEREGRINE_FOR_CACHE_MODES(FilesDirsTest);
 
 }  // namespace
 }  // namespace peregrine::fstest

@@ -11,7 +11,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using FioVerifyTest = MountedTest;
+class FioVerifyTest : public CacheModes<MountedTest> {};
 
 constexpr uint64_t kSize = 48 << 20;
 
@@ -43,7 +43,7 @@ FioJob job_of(const RunResult& r) {
   return j;
 }
 
-TEST_F(FioVerifyTest, DirectIoWithQueueDepth) {
+TEST_P(FioVerifyTest, DirectIoWithQueueDepth) {
   RunResult r = run(fio_args(at("direct.dat"), {"--direct=1", "--ioengine=libaio", "--iodepth=32",
                                                 "--bsrange=4k-256k", "--do_verify=1"}));
   ASSERT_EQ(r.code, 0) << r.describe();
@@ -53,7 +53,7 @@ TEST_F(FioVerifyTest, DirectIoWithQueueDepth) {
   EXPECT_EQ(j.read, kSize) << "fio must have read everything back to verify it";
 }
 
-TEST_F(FioVerifyTest, BufferedIoVerifiedAfterRemount) {
+TEST_P(FioVerifyTest, BufferedIoVerifiedAfterRemount) {
   RunResult w = run(fio_args(at("buffered.dat"), {"--direct=0", "--ioengine=psync", "--bsrange=1k-128k",
                                                   "--do_verify=0", "--end_fsync=1"}));
   ASSERT_EQ(w.code, 0) << w.describe();
@@ -69,6 +69,8 @@ TEST_F(FioVerifyTest, BufferedIoVerifiedAfterRemount) {
   EXPECT_EQ(j.error, 0);
   EXPECT_EQ(j.read, kSize) << "the verify pass must have read everything";
 }
+
+PEREGRINE_FOR_CACHE_MODES(FioVerifyTest);
 
 }  // namespace
 }  // namespace peregrine::fstest

@@ -229,4 +229,17 @@ class SideBySideTest : public MountedTest {
   std::optional<TempDir> native_;
 };
 
+// A fixture run once per page-cache mode of the mount (fuse.cache=direct:
+// every read and write reaches the daemon; writeback: the kernel caches and
+// writes back later), for behaviours the cache could change. Use with
+// TEST_P and PEREGRINE_FOR_CACHE_MODES(Suite).
+template <typename Base>
+class CacheModes : public Base, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::vector<std::string> mount_options() override { return {"-o", "fuse.cache=" + this->GetParam()}; }
+};
+#define PEREGRINE_FOR_CACHE_MODES(suite)                                                          \
+  INSTANTIATE_TEST_SUITE_P(Cache, suite, ::testing::Values(std::string("direct"), std::string("writeback")), \
+                           [](const ::testing::TestParamInfo<std::string>& i) { return i.param; })
+
 }  // namespace peregrine::fstest

@@ -21,7 +21,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using IntegrityTest = MountedTest;
+class IntegrityTest : public CacheModes<MountedTest> {};
 
 struct FileKind {
   const char* name;
@@ -141,7 +141,7 @@ void check_files(const std::string& mnt, const std::vector<std::string>& models,
   }
 }
 
-TEST_F(IntegrityTest, ConcurrentRandomRangesMatchTheModel) {
+TEST_P(IntegrityTest, ConcurrentRandomRangesMatchTheModel) {
   std::vector<std::string> models;
   for (const FileKind& k : kFiles) {
     std::string initial = pattern(kFileSize, k.region);  // no zeros: a lost or misplaced write shows
@@ -163,6 +163,8 @@ TEST_F(IntegrityTest, ConcurrentRandomRangesMatchTheModel) {
   ASSERT_EQ(r.code, 0) << r.describe();
   check_files(volume_->mountpoint(), models, "after a remount");
 }
+
+PEREGRINE_FOR_CACHE_MODES(IntegrityTest);
 
 }  // namespace
 }  // namespace peregrine::fstest

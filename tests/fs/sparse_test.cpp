@@ -11,7 +11,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using SparseTest = SideBySideTest;
+class SparseTest : public CacheModes<SideBySideTest> {};
 
 constexpr off_t kMiB = 1 << 20;
 
@@ -28,7 +28,7 @@ Outcome seek(const std::string& path, off_t off, int whence) {
   return outcome(::lseek(fd.get(), off, whence));
 }
 
-TEST_F(SparseTest, HolesReadAsZerosAndSeekFindsThem) {
+TEST_P(SparseTest, HolesReadAsZerosAndSeekFindsThem) {
   same("make sparse", [](const std::string& r) { return make_sparse(r + "/s"); });
   EXPECT_EQ(same("SEEK_DATA 0", [](const std::string& r) { return seek(r + "/s", 0, SEEK_DATA); }).ret, 0);
   EXPECT_EQ(same("SEEK_HOLE 0", [](const std::string& r) { return seek(r + "/s", 0, SEEK_HOLE); }).ret, kMiB);
@@ -54,7 +54,7 @@ TEST_F(SparseTest, HolesReadAsZerosAndSeekFindsThem) {
   expect_same_trees();
 }
 
-TEST_F(SparseTest, FallocateModes) {
+TEST_P(SparseTest, FallocateModes) {
   same("create", [](const std::string& r) { return outcome(write_file(r + "/f", pattern(2 * kMiB, 3)) ? 0 : -1); });
   same("allocate past EOF (extends)", [](const std::string& r) {
     Fd fd(::open((r + "/f").c_str(), O_RDWR));
@@ -95,6 +95,8 @@ TEST_F(SparseTest, FallocateModes) {
   EXPECT_LT(hole.ret, kMiB / 2 + 1000 + kMiB);
   expect_same_trees();
 }
+
+PEREGRINE_FOR_CACHE_MODES(SparseTest);
 
 }  // namespace
 }  // namespace peregrine::fstest

@@ -9,9 +9,9 @@
 namespace peregrine::fstest {
 namespace {
 
-using TruncateTest = SideBySideTest;
+class TruncateTest : public CacheModes<SideBySideTest> {};
 
-TEST_F(TruncateTest, DownThenUpReadsZerosBeyondTheOldEnd) {
+TEST_P(TruncateTest, DownThenUpReadsZerosBeyondTheOldEnd) {
   const std::string data = pattern(1 << 20, 3);
   same("write 1 MiB", [&](const std::string& r) { return outcome(write_file(r + "/f", data) ? 0 : -1); });
   same("truncate down to 1000 (inside a block)", [](const std::string& r) { return outcome(::truncate((r + "/f").c_str(), 1000)); });
@@ -23,7 +23,7 @@ TEST_F(TruncateTest, DownThenUpReadsZerosBeyondTheOldEnd) {
   expect_same_trees();
 }
 
-TEST_F(TruncateTest, FtruncateOnAnOpenFileWithCachedData) {
+TEST_P(TruncateTest, FtruncateOnAnOpenFileWithCachedData) {
   const std::string data = pattern(200000, 4);
   same("ftruncate sequence", [&](const std::string& r) {
     Fd fd(::open((r + "/g").c_str(), O_RDWR | O_CREAT, 0644));
@@ -44,7 +44,7 @@ TEST_F(TruncateTest, FtruncateOnAnOpenFileWithCachedData) {
   expect_same_trees();
 }
 
-TEST_F(TruncateTest, TruncateAcrossStripeUnits) {
+TEST_P(TruncateTest, TruncateAcrossStripeUnits) {
   // 1 MiB + a bit spans all four members (128 KiB stripe unit).
   const std::string data = pattern((1 << 20) + 12345, 5);
   same("write", [&](const std::string& r) { return outcome(write_file(r + "/s", data) ? 0 : -1); });
@@ -56,6 +56,8 @@ TEST_F(TruncateTest, TruncateAcrossStripeUnits) {
   EXPECT_EQ(got.find_first_not_of('\0', 200000), std::string::npos);
   expect_same_trees();
 }
+
+PEREGRINE_FOR_CACHE_MODES(TruncateTest);
 
 }  // namespace
 }  // namespace peregrine::fstest
