@@ -11,7 +11,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using SpaceTest = MountedTest;
+class SpaceTest : public CacheModes<MountedTest> {};
 
 struct statvfs statfs_of(const std::string& path) {
   struct statvfs s {};
@@ -19,7 +19,7 @@ struct statvfs statfs_of(const std::string& path) {
   return s;
 }
 
-TEST_F(SpaceTest, FullVolumeGivesEnospcAndRecoversAfterDelete) {
+TEST_P(SpaceTest, FullVolumeGivesEnospcAndRecoversAfterDelete) {
   const struct statvfs empty = statfs_of(volume_->mountpoint());
   ASSERT_GT(empty.f_blocks, 0u);
   EXPECT_LE(empty.f_bfree, empty.f_blocks);
@@ -64,6 +64,8 @@ TEST_F(SpaceTest, FullVolumeGivesEnospcAndRecoversAfterDelete) {
   ASSERT_EQ(::fsync(again.get()), 0) << std::strerror(errno);
   EXPECT_TRUE(read_at(again.get(), data.size(), 0) == data);
 }
+
+PEREGRINE_FOR_CACHE_MODES(SpaceTest);
 
 }  // namespace
 }  // namespace peregrine::fstest
