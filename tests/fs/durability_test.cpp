@@ -14,7 +14,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using DurabilityTest = MountedTest;
+class DurabilityTest : public CacheModes<MountedTest> {};
 
 // A byte sequence that cannot appear in pattern() output by chance at this
 // length, to find stale bytes of a deleted file.
@@ -37,7 +37,7 @@ void expect_fsck_clean(const Volume& v) {
   v.wait_members_released();
 }
 
-TEST_F(DurabilityTest, FsyncedDataSurvivesKill9AndNothingStaleAppears) {
+TEST_P(DurabilityTest, FsyncedDataSurvivesKill9AndNothingStaleAppears) {
   // Free blocks full of recognisable old bytes, for new files to land on.
   std::string stale;
   while (stale.size() < (32u << 20)) stale += kStale;
@@ -87,7 +87,7 @@ TEST_F(DurabilityTest, FsyncedDataSurvivesKill9AndNothingStaleAppears) {
   expect_fsck_clean(*volume_);
 }
 
-TEST_F(DurabilityTest, CleanUnmountAndRemountPreserveEverything) {
+TEST_P(DurabilityTest, CleanUnmountAndRemountPreserveEverything) {
   ASSERT_EQ(::mkdir(at("d").c_str(), 0711), 0);
   ASSERT_EQ(::mkdir(at("d/e").c_str(), 0700), 0);
   ASSERT_TRUE(write_file(at("small"), "tiny"));
@@ -128,6 +128,8 @@ TEST_F(DurabilityTest, CleanUnmountAndRemountPreserveEverything) {
     EXPECT_EQ(s1.f_files - s1.f_ffree, s0.f_files - s0.f_ffree);
   }
 }
+
+PEREGRINE_FOR_CACHE_MODES(DurabilityTest);
 
 }  // namespace
 }  // namespace peregrine::fstest

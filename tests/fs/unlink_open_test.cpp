@@ -11,7 +11,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using UnlinkOpenTest = MountedTest;
+class UnlinkOpenTest : public CacheModes<MountedTest> {};
 
 uint64_t free_bytes(const std::string& path) {
   struct statvfs s;
@@ -21,7 +21,7 @@ uint64_t free_bytes(const std::string& path) {
 
 constexpr size_t kSize = 16 << 20;
 
-TEST_F(UnlinkOpenTest, OpenFileSurvivesUnlinkAndSpaceIsFreedAfterClose) {
+TEST_P(UnlinkOpenTest, OpenFileSurvivesUnlinkAndSpaceIsFreedAfterClose) {
   const std::string data = pattern(kSize, 7);
   const uint64_t empty = free_bytes(volume_->mountpoint());
   Fd fd(::open(at("victim").c_str(), O_RDWR | O_CREAT, 0644));
@@ -54,7 +54,7 @@ TEST_F(UnlinkOpenTest, OpenFileSurvivesUnlinkAndSpaceIsFreedAfterClose) {
   EXPECT_GE(free_bytes(volume_->mountpoint()), with_file + kSize) << "the unlinked file's space was not freed";
 }
 
-TEST_F(UnlinkOpenTest, SpaceOfAnUnlinkedOpenFileIsRecoveredAfterACrash) {
+TEST_P(UnlinkOpenTest, SpaceOfAnUnlinkedOpenFileIsRecoveredAfterACrash) {
   const uint64_t empty = free_bytes(volume_->mountpoint());
   Fd fd(::open(at("orphan").c_str(), O_RDWR | O_CREAT, 0644));
   ASSERT_TRUE(fd.ok());
@@ -70,6 +70,8 @@ TEST_F(UnlinkOpenTest, SpaceOfAnUnlinkedOpenFileIsRecoveredAfterACrash) {
   EXPECT_GE(free_bytes(volume_->mountpoint()) + (1 << 20), empty)
       << "an orphan's space must be recovered at the next mount (1 MiB slack for metadata)";
 }
+
+PEREGRINE_FOR_CACHE_MODES(UnlinkOpenTest);
 
 }  // namespace
 }  // namespace peregrine::fstest
