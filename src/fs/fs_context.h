@@ -22,6 +22,7 @@
 #include "peregrine/fs/io_gates.h"
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
+#include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
 
@@ -38,7 +39,7 @@ struct FsContext {
   const std::vector<std::string> member_names;
   double entry_timeout = 1.0;
   double attr_timeout = 1.0;
-  std::atomic<uint64_t> data_ios_in_flight{0};
+  const uint64_t mount_time_ns = monotonic_ns();
 };
 
 inline FsContext& context(fuse_req_t req) { return *static_cast<FsContext*>(fuse_req_userdata(req)); }

@@ -50,6 +50,14 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off_in, off_t 
       if (rc == 0 && last_full < end) rc = zero_block_range(fs, ino, last_full, end);
     }
   }
+  if (rc == 0) {
+    // As ext4, xfs and tmpfs do: a successful fallocate changes mtime and
+    // ctime.
+    meta::SetAttrIn times;
+    times.valid = meta::SetAttrIn::kMtimeNow;
+    meta::InodeAttr out;
+    rc = fs.meta.setattr(ino, times, &out);
+  }
   fuse_reply_err(req, -rc);
 }
 

@@ -12,6 +12,15 @@
 namespace peregrine::fs {
 namespace {
 
+// Linux knows these namespaces; a name outside them is EOPNOTSUPP, as on
+// native filesystems.
+bool known_namespace(const char* name) {
+  for (const char* prefix : {"user.", "trusted.", "security.", "system."}) {
+    if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
+  }
+  return false;
+}
+
 // getxattr/listxattr protocol: size 0 asks for the length only; a buffer
 // too small is ERANGE.
 void reply_value(fuse_req_t req, const std::string& value, size_t size) {
@@ -30,6 +39,10 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
     reply_value(req, stats_json(fs), size);
     return;
   }
+  if (!known_namespace(name)) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
   std::string value;
   int rc = fs.meta.getxattr(ino, name, &value);
   if (rc != 0) {
@@ -42,6 +55,10 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags) {
   if (ino == FUSE_ROOT_ID && std::strcmp(name, kStatsXattr) == 0) {
     fuse_reply_err(req, EPERM);  // reserved, computed on every read
+    return;
+  }
+  if (!known_namespace(name)) {
+    fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
   fuse_reply_err(req, -context(req).meta.setxattr(ino, name, std::string_view(value, size), flags));
@@ -65,6 +82,10 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   if (ino == FUSE_ROOT_ID && std::strcmp(name, kStatsXattr) == 0) {
     fuse_reply_err(req, EPERM);
+    return;
+  }
+  if (!known_namespace(name)) {
+    fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
   fuse_reply_err(req, -context(req).meta.removexattr(ino, name));

@@ -43,7 +43,7 @@ void histogram(std::ostringstream& out, const LatencyHistogram& h) {
 std::string stats_json(FsContext& fs) {
   Engine& e = fs.pool.engine();
   std::ostringstream out;
-  out << "{\"time_ns\":" << monotonic_ns() << ",\"drives\":[";
+  out << "{\"time_ns\":" << monotonic_ns() << ",\"mount_time_ns\":" << fs.mount_time_ns << ",\"drives\":[";
   for (uint32_t d = 0; d < e.drive_count(); ++d) {
     DriveStats s = e.stats(d);
     out << (d ? "," : "") << "{\"index\":" << d << ",\"name\":"

@@ -89,6 +89,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
   if (len == 0) return 0;
   if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
   const uint64_t bs = down(off), be = up(off + len);
+  if (int rc = ensure_room(); rc != 0) return rc;  // new extents grow the checkpoint
   for (int attempt = 0;; ++attempt) {
     std::unique_lock lk(ns_mu_);
     Inode* in = model_.find(ino);

@@ -50,6 +50,7 @@ int Metadata::getattr(Ino ino, InodeAttr* out) {
 int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
                           const Cred& cred, bool open_it, InodeAttr* out) {
   if (int rc = check_name(name); rc != 0) return rc;
+  if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
   Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
@@ -124,6 +125,7 @@ int Metadata::readlink(Ino ino, std::string* target) {
 
 int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out) {
   if (int rc = check_name(newname); rc != 0) return rc;
+  if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   Inode* p = model_.find(newparent);
@@ -373,6 +375,7 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
   if (name.size() > kXattrNameMax) return -ERANGE;
   if (value.size() > kXattrValueMax) return -E2BIG;
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return -EINVAL;
+  if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
@@ -417,8 +420,13 @@ int Metadata::statfs(StatFs* out) {
   std::shared_lock lk(ns_mu_);
   out->total_blocks = alloc_->total_bytes() / kBlockSize;
   out->free_blocks = alloc_->free_bytes() / kBlockSize;
-  out->files = model_.inodes.size();
-  out->files_free = uint64_t{1} << 32;
+  // Free inodes: what the checkpoint slot still holds, at the bytes per
+  // inode of the newest checkpoint.
+  const uint64_t used = checkpoint_estimate();
+  const uint64_t per_inode = std::max<uint64_t>(128, ckpt_body_bytes_.load() / ckpt_inodes_.load());
+  const uint64_t room = used < layout_.max_body() ? layout_.max_body() - used : 0;
+  out->files_free = room / per_inode;
+  out->files = model_.inodes.size() + out->files_free;
   return 0;
 }
 

@@ -395,8 +395,17 @@ TEST_F(NamespaceTest, StatfsReflectsAllocator) {
   ASSERT_EQ(md->statfs(&s), 0);
   EXPECT_EQ(s.total_blocks, g.data_size / 4096);
   EXPECT_EQ(s.free_blocks, s.total_blocks);
-  EXPECT_EQ(s.files, 1u);
+  // f_files is capacity (in use + free), as statvfs defines it: only the
+  // root is in use, and the checkpoint slot has room for many more.
+  EXPECT_EQ(s.files - s.files_free, 1u);
+  EXPECT_GT(s.files_free, 1000u);
   EXPECT_EQ(s.name_max, 255u);
+  InodeAttr a;
+  ASSERT_EQ(md->mknod(kRootIno, "f", S_IFREG | 0644, 0, Cred{}, &a), 0);
+  StatFs after;
+  ASSERT_EQ(md->statfs(&after), 0);
+  EXPECT_EQ(after.files - after.files_free, 2u);
+  EXPECT_LE(after.files_free, s.files_free);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 // - Lock order: ns_mu_ -> journal -> allocator.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <shared_mutex>
@@ -229,6 +230,15 @@ class Metadata {
   Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout);
 
   int64_t now() const { return opt_.clock(); }
+  // Room for the next checkpoint. Every change grows the next checkpoint by
+  // about what it adds to the journal, so the last checkpoint's size plus
+  // the journal bytes since (with a margin) bound it. An operation that adds
+  // metadata first calls ensure_room(): when the bound passes a slot, it
+  // checkpoints to learn the real size, and refuses with ENOSPC if even that
+  // leaves no room — rather than accept a change no checkpoint could hold.
+  // Call without ns_mu_.
+  int ensure_room();
+  uint64_t checkpoint_estimate() const;
   // Applies and journals a transaction; caller holds ns_mu_ exclusively.
   int commit_txn(Txn&& txn);
   int do_checkpoint();
@@ -249,6 +259,8 @@ class Metadata {
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
   uint64_t ckpt_seq_ = 0;  // commit leader only
+  std::atomic<uint64_t> ckpt_body_bytes_{0};  // body size of the newest checkpoint
+  std::atomic<uint64_t> ckpt_inodes_{1};      // inodes in it
   MountReport report_;
   mutable std::mutex err_mu_;
   std::string last_error_;
