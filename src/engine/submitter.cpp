@@ -46,6 +46,15 @@ SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress) {
   return s;
 }
 
+void init_subio(SubIo* s, Request& r, uint64_t member_offset, std::byte* buf, uint32_t len) {
+  s->parent = &r;
+  s->op = r.op;
+  s->buffer = buf;
+  s->member_offset = member_offset;
+  s->length = len;
+  s->arrival_ns = r.arrival_ns;
+}
+
 }  // namespace
 
 Submitter::Submitter(Engine& engine, SubmitterSlot& slot) : engine_(engine), slot_(slot) {}
@@ -82,12 +91,7 @@ int Submitter::add(Request& r) {
   reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), progress);
   auto stage = [&](uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
     SubIo* s = take_subio(slot_, progress);
-    s->parent = &r;
-    s->op = r.op;
-    s->buffer = buf;
-    s->member_offset = member_offset;
-    s->length = len;
-    s->arrival_ns = r.arrival_ns;
+    init_subio(s, r, member_offset, buf, len);
     slot_.plug[member].push_back(s);
     ++slot_.batch;
   };
@@ -143,12 +147,7 @@ void Submitter::add_per_volume(Request& r) {
     Drive& drive = *engine_.drives_[member];
     std::vector<uint32_t>& tags = slot_.plug_tags[member];
     SubIo* s = take_subio(slot_, progress);
-    s->parent = &r;
-    s->op = r.op;
-    s->buffer = buf;
-    s->member_offset = member_offset;
-    s->length = len;
-    s->arrival_ns = r.arrival_ns;
+    init_subio(s, r, member_offset, buf, len);
     s->next = nullptr;
     // Like the kernel's plug merge: try to extend the last IO of this drive.
     if (!tags.empty() && r.op != IoOp::flush) {

@@ -26,18 +26,22 @@ void fill_stat(const meta::InodeAttr& a, struct stat* st) {
   st->st_ctim.tv_nsec = a.ctime_ns % 1000000000;
 }
 
-void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
-  if (rc != 0) {
-    fuse_reply_err(req, -rc);
-    return;
-  }
-  FsContext& fs = context(req);
+fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   fuse_entry_param e{};
   e.ino = a.ino;
   e.generation = a.generation;
   fill_stat(a, &e.attr);
   e.attr_timeout = fs.attr_timeout;
   e.entry_timeout = fs.entry_timeout;
+  return e;
+}
+
+void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
+  if (rc != 0) {
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  fuse_entry_param e = make_entry(context(req), a);
   fuse_reply_entry(req, &e);
 }
 

@@ -50,6 +50,8 @@ inline meta::Cred caller(fuse_req_t req) {
 }
 
 void fill_stat(const meta::InodeAttr& a, struct stat* st);
+// The entry FUSE caches for an inode: attributes plus this mount's timeouts.
+fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a);
 // Replies with an entry (lookup, mknod, mkdir, symlink, link) or the error.
 void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a);
 

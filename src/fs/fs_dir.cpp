@@ -31,12 +31,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
     size_t room = size - used;
     size_t n;
     if (plus) {
-      fuse_entry_param e{};
-      e.ino = a.ino;
-      e.generation = a.generation;
-      fill_stat(a, &e.attr);
-      e.attr_timeout = fs.attr_timeout;
-      e.entry_timeout = fs.entry_timeout;
+      fuse_entry_param e = make_entry(fs, a);
       n = fuse_add_direntry_plus(req, buf.data() + used, room, name, &e, static_cast<off_t>(next_off));
     } else {
       struct stat st {};

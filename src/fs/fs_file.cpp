@@ -48,12 +48,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     return;
   }
   set_cache_policy(fs, fi);
-  fuse_entry_param e{};
-  e.ino = a.ino;
-  e.generation = a.generation;
-  fill_stat(a, &e.attr);
-  e.attr_timeout = fs.attr_timeout;
-  e.entry_timeout = fs.entry_timeout;
+  fuse_entry_param e = make_entry(fs, a);
   if (fuse_reply_create(req, &e, fi) != 0) fs.meta.release(a.ino);
 }
 
