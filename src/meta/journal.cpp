@@ -223,6 +223,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
       continue;
     }
     committing_ = true;
+    in_write_bytes_ = pending_.size();
     std::string payload = std::move(pending_);
     pending_.clear();
     const uint32_t count = pending_count_;
@@ -247,6 +248,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     }
     lk.lock();
     committing_ = false;
+    in_write_bytes_ = 0;
     force_checkpoint = false;
     if (rc != 0) {
       failed_ = rc;
@@ -305,6 +307,11 @@ int Journal::error() const {
   std::lock_guard lk(mu_);
   return failed_;
 }
+uint64_t Journal::pending_bytes() const {
+  std::lock_guard lk(mu_);
+  return pending_.size() + in_write_bytes_;
+}
+
 JournalPosition Journal::position() const {
   std::lock_guard lk(mu_);
   return pos_;

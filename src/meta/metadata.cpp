@@ -185,7 +185,9 @@ uint64_t Metadata::checkpoint_estimate() const {
   JournalPosition p = journal_->position();
   // Journal bytes overstate growth (batch headers, block padding), which
   // only makes the estimate safe; ensure_room() checkpoints to correct it.
-  return ckpt_body_bytes_.load() + (p.head - p.tail) * 3 / 2;
+  // Records still in memory count too: a fast creator can pile up
+  // megabytes of them between two commits.
+  return ckpt_body_bytes_.load() + (p.head - p.tail + journal_->pending_bytes()) * 3 / 2;
 }
 
 int Metadata::ensure_room() {

@@ -124,6 +124,9 @@ class Journal {
   uint64_t durable_lsn() const;
   int error() const;
   JournalPosition position() const;
+  // Bytes of records appended and not yet written to the ring (including
+  // a batch being written right now).
+  uint64_t pending_bytes() const;
   uint64_t batches_written() const;
 
  private:
@@ -143,6 +146,7 @@ class Journal {
   std::condition_variable cv_;     // commit finished
   std::condition_variable bg_cv_;  // work for the background committer
   std::string pending_;
+  uint64_t in_write_bytes_ = 0;  // of the batch being written (not yet in head)
   uint32_t pending_count_ = 0;
   bool pending_data_ = false;  // pending records mark data written
   uint64_t pending_first_lsn_ = 1;
