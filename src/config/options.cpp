@@ -212,7 +212,7 @@ std::vector<Option> build_options() {
           .auto_means = "the member's queue depth (the kernel rounds up to a power of two)",
           .doc = "Submission queue size of each member's ring. Only worth setting above the "
                  "queue depth when one round submits more than queue_depth SQEs (it cannot with "
-                 "the default tag scheme).",
+                 "the default tag scheme). Accepted and checked, but not used by this version of the daemon yet.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sq_entries = auto_u32(v); },
           .load = [](const Settings& s) { return from_auto(s.io_uring.sq_entries); },
       },
@@ -222,7 +222,7 @@ std::vector<Option> build_options() {
           .default_value = false,
           .doc = "Let a kernel thread poll each ring's submission queue (IORING_SETUP_SQPOLL): "
                  "saves the submit system call but keeps a CPU busy per ring. Off by default: "
-                 "on a machine with few cores the poller steals the CPU the drive threads need.",
+                 "on a machine with few cores the poller steals the CPU the drive threads need. Accepted and checked, but not used by this version of the daemon yet.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll = flag(v); },
           .load = [](const Settings& s) { return Value(s.io_uring.sqpoll); },
       },
@@ -233,7 +233,7 @@ std::vector<Option> build_options() {
           .unit = "milliseconds",
           .min = 1,
           .max = 60000,
-          .doc = "With sqpoll: how long the kernel poller spins without work before it sleeps.",
+          .doc = "With sqpoll: how long the kernel poller spins without work before it sleeps. Accepted and checked, but not used by this version of the daemon yet.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll_idle_ms = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.io_uring.sqpoll_idle_ms}); },
       },
@@ -333,7 +333,7 @@ std::vector<Option> build_options() {
           .unit = "seconds",
           .min = 0,
           .max = 86400,
-          .doc = "Write a one-line summary of the counters to the log this often; 0 never does.",
+          .doc = "Write a one-line summary of the counters to the log this often; 0 never does. Accepted and checked, but not used by this version of the daemon yet.",
           .store = [](Settings& s, const Value& v) { s.stats.log_interval_s = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.stats.log_interval_s}); },
       },

@@ -15,13 +15,15 @@
 namespace peregrine::fs {
 namespace {
 
-bool g_foreground = true;
+bool g_to_syslog = false;
+int g_max_priority = LOG_INFO;  // from log.level
 
 void log(int priority, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void log(int priority, const char* fmt, ...) {
+  if (priority > g_max_priority) return;
   va_list ap;
   va_start(ap, fmt);
-  if (g_foreground) {
+  if (!g_to_syslog) {
     std::fprintf(stderr, "peregrine: ");
     std::vfprintf(stderr, fmt, ap);
     std::fprintf(stderr, "\n");
@@ -48,8 +50,16 @@ void op_init(void* userdata, fuse_conn_info* conn) {
 }  // namespace
 
 int run_daemon(const DaemonOptions& o) {
-  g_foreground = o.foreground;
-  if (!o.foreground) openlog("peregrine", LOG_PID, LOG_DAEMON);
+  // log.target: a daemon has no stderr once it is serving, so it always
+  // uses syslog; in the foreground (e.g. under systemd) stderr unless told.
+  g_to_syslog = !o.foreground || o.settings.log.target == config::LogTarget::kSyslog;
+  switch (o.settings.log.level) {
+    case config::LogLevel::kError: g_max_priority = LOG_ERR; break;
+    case config::LogLevel::kWarn: g_max_priority = LOG_WARNING; break;
+    case config::LogLevel::kInfo: g_max_priority = LOG_INFO; break;
+    case config::LogLevel::kDebug: g_max_priority = LOG_DEBUG; break;
+  }
+  if (g_to_syslog) openlog("peregrine", LOG_PID, LOG_DAEMON);
   bool ready_sent = false;
   auto fail = [&](const Status& s) {
     if (!ready_sent) {
