@@ -36,9 +36,7 @@ class Drive {
   Drive& operator=(const Drive&) = delete;
 
   uint32_t index() const { return index_; }
-  uint32_t queue_depth() const { return queue_depth_; }
   uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
-  uint64_t queued() const { return queued_.load(std::memory_order_relaxed); }
 
   void start();
   // Finishes all queued and in-flight IO, then joins the thread.

@@ -55,11 +55,12 @@ fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a);
 // Replies with an entry (lookup, mknod, mkdir, symlink, link) or the error.
 void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a);
 
-// Zeroes bytes [from, block end) of the file's block holding `from`, if
-// that block holds data. Used after truncating down and at the edges of a
-// punched hole, so stale bytes never come back. REQUIRES: exclusive gate.
+// Zeroes bytes [from, to) of one block of the file (from / 4096 ==
+// (to - 1) / 4096) if that block holds written data: used at the partial
+// edges of a punched hole or zeroed range. zero_block_tail zeroes from
+// `from` to the end of its block, after truncating down, so stale bytes
+// never come back if the file grows again. REQUIRES: exclusive gate.
 int zero_block_tail(FsContext& fs, uint64_t ino, uint64_t from);
-// Zeroes bytes [block start, to) of the block holding `to - 1`... see .cpp.
 int zero_block_range(FsContext& fs, uint64_t ino, uint64_t from, uint64_t to);
 
 // The per-operation groups, each filling its part of the ops table.
