@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "peregrine/meta/fsck.h"
@@ -45,18 +46,10 @@ int cmd_fsck(int argc, char** argv) {
       "auto,a", po::bool_switch(&automatic), "same as -y")("preen,p", po::bool_switch(&preen), "same as -y")(
       "force,f", po::bool_switch(&force), "check even if clean (always done)")(
       "verbose,v", po::bool_switch(&verbose), "print the steps");
-  po::options_description hidden;
-  hidden.add_options()("members", po::value(&positional)->composing());
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("members", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peregrine fsck: %s\n\n%s", e.what(), kUsage);
+  std::string error;
+  if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
+    std::fprintf(stderr, "peregrine fsck: %s\n\n%s", error.c_str(), kUsage);
     return kUsageError;
   }
   if (vm.count("help")) {

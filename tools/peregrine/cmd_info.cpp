@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/describe.h"
@@ -21,16 +22,11 @@ int cmd_info(int argc, char** argv) {
       "Assembles the MEMBERs (in any order) read-only, checks that they form\n"
       "one complete volume and prints its geometry.\n\noptions");
   opts.add_options()("help,h", "print this help");
-  po::options_description all;
-  all.add(opts).add_options()("member", po::value<std::vector<std::string>>());
-  po::positional_options_description pos;
-  pos.add("member", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "peregrine info: %s\n\n", e.what());
+  std::vector<std::string> members;
+  std::string error;
+  if (!parse_command_line(argc, argv, opts, &vm, &members, &error)) {
+    std::fprintf(stderr, "peregrine info: %s\n\n", error.c_str());
     std::cerr << opts << "\n";
     return 2;
   }
@@ -38,13 +34,13 @@ int cmd_info(int argc, char** argv) {
     std::cout << opts << "\n";
     return 0;
   }
-  if (!vm.count("member")) {
+  if (members.empty()) {
     std::fprintf(stderr, "peregrine info: no members given\n\n");
     std::cerr << opts << "\n";
     return 2;
   }
 
-  auto vol = assemble(vm["member"].as<std::vector<std::string>>(), MemberFile::Mode::read_only);
+  auto vol = assemble(members, MemberFile::Mode::read_only);
   if (!vol) {
     std::fprintf(stderr, "peregrine info: %s\n", vol.status().message().c_str());
     return 1;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "peregrine/volume/describe.h"
 #include "peregrine/volume/mkfs.h"
@@ -48,19 +49,11 @@ int cmd_mkfs(int argc, char** argv) {
       ("meta-size", po::value<std::string>()->value_name("SIZE"),
        "metadata area size (default 1/16 of the volume, 16M..2G)")
       ("force,f", "overwrite existing filesystems, partition tables and peregrine volumes");
-  po::options_description hidden;
-  hidden.add_options()("member", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("member", -1);
-
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "mkfs.peregrine: %s\n\n", e.what());
+  std::vector<std::string> members;
+  std::string error;
+  if (!parse_command_line(argc, argv, opts, &vm, &members, &error)) {
+    std::fprintf(stderr, "mkfs.peregrine: %s\n\n", error.c_str());
     std::cerr << opts << "\n";
     return 2;
   }
@@ -68,14 +61,14 @@ int cmd_mkfs(int argc, char** argv) {
     std::cout << opts << "\nSIZE takes a K, M, G or T suffix (powers of 1024).\n";
     return 0;
   }
-  if (!vm.count("member")) {
+  if (members.empty()) {
     std::fprintf(stderr, "mkfs.peregrine: no members given\n\n");
     std::cerr << opts << "\n";
     return 2;
   }
 
   MkfsOptions o;
-  o.members = vm["member"].as<std::vector<std::string>>();
+  o.members = members;
   o.force = vm.count("force") > 0;
   if (vm.count("label")) o.label = vm["label"].as<std::string>();
   for (const char* name : {"stripe-unit", "size", "meta-size"}) {

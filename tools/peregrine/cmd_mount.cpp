@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "peregrine/config/load.h"
 #include "peregrine/config/overrides.h"
@@ -68,18 +69,10 @@ int cmd_mount(int argc, char** argv) {
       "settings as key=value[,key=value...], e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
       "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
       "pid-file", po::value(&pid_file), "write the daemon's process id to this file");
-  po::options_description hidden;
-  hidden.add_options()("args", po::value(&positional)->composing());
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("args", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peregrine mount: %s\n\n%s", e.what(), kUsage);
+  std::string error;
+  if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
+    std::fprintf(stderr, "peregrine mount: %s\n\n%s", error.c_str(), kUsage);
     return 2;
   }
   if (vm.count("help")) {
