@@ -78,7 +78,14 @@ struct AdjacencyReader::Ring {
   bool fixed_buffers = false;
   bool fixed_file = false;
   ~Ring() {
-    if (ready) io_uring_queue_exit(&ring);
+    if (!ready) return;
+    // The kernel tears a ring down asynchronously and keeps its registered
+    // file open meanwhile, which leaves a just-finished run's filesystem
+    // busy for a moment (an unmount right after it fails with EBUSY).
+    // Unregistering is synchronous: the file is released before we return.
+    if (fixed_file) io_uring_unregister_files(&ring);
+    if (fixed_buffers) io_uring_unregister_buffers(&ring);
+    io_uring_queue_exit(&ring);
   }
 };
 
