@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -77,6 +79,8 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
     info.size_bytes = static_cast<uint64_t>(st.st_size);
     info.dev = st.st_dev;
     info.logical_block_size = 4096;
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) == 0) info.memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
   }
   info.ino = st.st_ino;
   return MemberFile(fd, std::move(info));

@@ -65,6 +65,7 @@ size_t ShapedDevice::reap(std::span<DeviceCompletion> out) {
 }
 
 bool ShapedDevice::prepare_sleep() {
+  if (!inner_->prepare_sleep()) return false;
   if (held_.empty()) return true;
   uint64_t due = held_.top().release_ns;
   if (due <= monotonic_ns()) return false;

@@ -1,6 +1,7 @@
 #include "peregrine/backend/uring_device.h"
 
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,8 +18,12 @@ constexpr uint64_t kTimerUserData = ~uint64_t{0} - 1;
 
 }  // namespace
 
-Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity) {
+Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, bool copy_inline) {
   auto* dev = new UringDevice();
+  dev->fd_ = fd;
+  dev->copy_inline_ = copy_inline;
+  // Every outstanding IO plus a resubmission of each: start() never allocates.
+  if (copy_inline) dev->inline_done_.reserve(capacity * 2 + 8);
   // Room for every IO, a resubmission of each short one, the wake-up read
   // and a few timers, so get_sqe() only runs dry when a round is huge.
   unsigned entries = 8;
@@ -69,7 +74,27 @@ void UringDevice::post_wake_read() {
   io_uring_sqe_set_data64(sqe, kWakeUserData);
 }
 
+void UringDevice::copy_now(const DeviceIo& io) {
+  ssize_t n = 0;
+  switch (io.op) {
+    case IoOp::read:
+      n = ::preadv(fd_, io.iov, static_cast<int>(io.iovcnt), static_cast<off_t>(io.offset));
+      break;
+    case IoOp::write:
+      n = ::pwritev(fd_, io.iov, static_cast<int>(io.iovcnt), static_cast<off_t>(io.offset));
+      break;
+    case IoOp::flush:
+      n = ::fdatasync(fd_);
+      break;
+  }
+  inline_done_.push_back(DeviceCompletion{io.tag, n < 0 ? -errno : static_cast<int32_t>(n)});
+}
+
 void UringDevice::start(const DeviceIo& io) {
+  if (copy_inline_) {
+    copy_now(io);
+    return;
+  }
   io_uring_sqe* sqe = get_sqe();
   switch (io.op) {
     case IoOp::read:
@@ -95,6 +120,11 @@ void UringDevice::submit() {
 
 size_t UringDevice::reap(std::span<DeviceCompletion> out) {
   size_t n = 0;
+  while (n < out.size() && inline_head_ < inline_done_.size()) out[n++] = inline_done_[inline_head_++];
+  if (inline_head_ == inline_done_.size()) {
+    inline_done_.clear();
+    inline_head_ = 0;
+  }
   unsigned head;
   unsigned seen = 0;
   io_uring_cqe* cqe;

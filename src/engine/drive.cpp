@@ -87,6 +87,14 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
   if (sleeping_.load() && sleeping_.exchange(false)) device_->wake();
 }
 
+void Drive::wake_for_inline_completions() {
+  // A device that finishes IO inside start() (copy-inline members) posts no
+  // completion to end the drive thread's sleep. We hold the dispatch lock,
+  // so the drive thread either has yet to check prepare_sleep() (and will
+  // see these), or has said it sleeps: then wake it to reap them.
+  if (!device_->prepare_sleep() && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+}
+
 bool Drive::try_dispatch_inline(SubIo* const* items, size_t n) {
   if (queued_.load() != 0) return false;
   std::unique_lock<std::mutex> lock(dispatch_mutex_, std::try_to_lock);
@@ -97,6 +105,7 @@ bool Drive::try_dispatch_inline(SubIo* const* items, size_t n) {
   merge_into_backlog(items, n);
   dispatch_backlog(monotonic_ns());
   device_->submit();
+  wake_for_inline_completions();
   ++counters_.inline_batches;
   dirty_ = true;
   return true;
@@ -142,6 +151,7 @@ void Drive::dispatch_tags(const uint32_t* tags, size_t n) {
     start_io(tags[i], head, now);
   }
   device_->submit();
+  wake_for_inline_completions();
   dirty_ = true;
 }
 

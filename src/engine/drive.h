@@ -75,6 +75,7 @@ class Drive {
   size_t drain_inboxes();
   void merge_into_backlog(SubIo* const* items, size_t n);
   void dispatch_backlog(uint64_t now);
+  void wake_for_inline_completions();  // submitter side, dispatch lock held
   void start_io(uint32_t tag, SubIo* head, uint64_t now);
   size_t reap_and_complete();
   void complete(const DeviceCompletion& c, uint64_t now);

@@ -49,6 +49,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     d.fd = m.fd();
     d.queue_depth = queue_depth_for(settings, m);
     d.numa_node = m.info().numa_node;
+    d.copy_inline = m.info().memory_backed && settings.io_uring.copy_inline_on_tmpfs;
     specs.push_back(std::move(d));
     rt->member_names.push_back(m.info().path);
   }

@@ -2,6 +2,8 @@
 #include "peregrine/backend/member_file.h"
 
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -61,6 +63,39 @@ TEST_F(MemberFileTest, AlignedWriteReadsBack) {
   EXPECT_EQ(std::memcmp(in.data(), out.data(), out.size()), 0);
   // Reading past the end is an error, not silent zeros.
   EXPECT_EQ(m->pread_full(in.data(), 4096, 1 << 20), -EIO);
+}
+
+// A member file on tmpfs is memory-backed (the engine then copies inline
+// instead of going through io_uring's worker threads); one on a disk
+// filesystem is not.
+bool on_fs_type(const std::string& dir, std::initializer_list<long> types) {
+  struct statfs s {};
+  if (::statfs(dir.c_str(), &s) != 0) return false;
+  for (long t : types)
+    if (static_cast<long>(s.f_type) == t) return true;
+  return false;
+}
+
+void expect_memory_backed(const std::string& base, bool expected) {
+  std::string dir = base + "/peregrine-member-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::string path = dir + "/m0";
+  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fclose(f); }
+  fs::resize_file(path, 1 << 20);
+  auto m = MemberFile::open(path, MemberFile::Mode::read_write);
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_EQ(m->info().memory_backed, expected) << path;
+  fs::remove_all(dir);
+}
+
+TEST(MemberFileKind, FileOnTmpfsIsMemoryBacked) {
+  if (!on_fs_type("/dev/shm", {TMPFS_MAGIC})) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  expect_memory_backed("/dev/shm", true);
+}
+
+TEST(MemberFileKind, FileOnDiskFilesystemIsNot) {
+  if (on_fs_type("/var/tmp", {TMPFS_MAGIC, RAMFS_MAGIC})) GTEST_SKIP() << "/var/tmp is in memory here";
+  expect_memory_backed("/var/tmp", false);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Data round trip on real files: random writes, then reads, of several MiB
 // across 4 members, checked byte for byte against an in-memory model and
-// against the member files themselves, under both schedulers.
+// against the member files themselves, under both schedulers, with IO
+// through the ring and copied inline (the mode for tmpfs members).
 #include <random>
 
 #include "engine_fixture.h"
@@ -8,14 +9,21 @@
 namespace peregrine::testing {
 namespace {
 
-class DataRoundTrip : public EngineFixture, public ::testing::WithParamInterface<Scheduler> {};
+struct RoundTripMode {
+  Scheduler scheduler;
+  bool copy_inline;
+};
+
+class DataRoundTrip : public EngineFixture, public ::testing::WithParamInterface<RoundTripMode> {};
 
 TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   const uint32_t unit = 16384;
   make_members(4, 4 << 20, 8192);
   EngineConfig c;
-  c.scheduler = GetParam();
-  start(c, unit, specs(8));
+  c.scheduler = GetParam().scheduler;
+  std::vector<DriveSpec> drives = specs(8);
+  for (DriveSpec& d : drives) d.copy_inline = GetParam().copy_inline;
+  start(c, unit, std::move(drives));
   uint64_t vol = engine_->map().volume_size();
   std::vector<std::byte> model(vol, std::byte{0});
   std::mt19937_64 rng(7);
@@ -65,10 +73,40 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, DataRoundTrip, ::testing::Values(Scheduler::per_drive, Scheduler::per_volume),
+INSTANTIATE_TEST_SUITE_P(Modes, DataRoundTrip,
+                         ::testing::Values(RoundTripMode{Scheduler::per_drive, false},
+                                           RoundTripMode{Scheduler::per_volume, false},
+                                           RoundTripMode{Scheduler::per_drive, true},
+                                           RoundTripMode{Scheduler::per_volume, true}),
                          [](const auto& info) {
-                           return std::string(info.param == Scheduler::per_drive ? "PerDrive" : "PerVolume");
+                           return std::string(info.param.scheduler == Scheduler::per_drive ? "PerDrive" : "PerVolume") +
+                                  (info.param.copy_inline ? "CopyInline" : "Ring");
                          });
+
+// A failed inline copy reaches the request as its errno, like a failed
+// ring IO: here every write to a member opened read-only fails with EBADF.
+TEST_F(EngineFixture, CopyInlineFailureReachesTheRequest) {
+  make_members(2, 1 << 20);
+  std::vector<DriveSpec> drives = specs();
+  std::vector<int> read_only;
+  for (DriveSpec& d : drives) {
+    read_only.push_back(::open(d.name.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    ASSERT_GE(read_only.back(), 0);
+    d.fd = read_only.back();
+    d.copy_inline = true;
+  }
+  start(EngineConfig{}, 4096, std::move(drives));
+  AlignedBuffer b(16384);
+  fill(b, 3);
+  EXPECT_EQ(io(IoOp::write, 0, b), -EBADF);
+  // Reads still work, and return what the members hold (zeros).
+  AlignedBuffer in(16384);
+  fill(in, 4);
+  ASSERT_EQ(io(IoOp::read, 0, in), 0);
+  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(in.data()[i], std::byte{0}) << "byte " << i;
+  engine_.reset();
+  for (int fd : read_only) ::close(fd);
+}
 
 TEST_F(EngineFixture, RejectsMisalignedAndOutOfRangeRequests) {
   make_members(2, 1 << 20);

@@ -23,6 +23,9 @@ struct MemberInfo {
   int numa_node = -1;                // from sysfs; -1 = unknown
   uint64_t dev = 0;                  // st_dev of a file, st_rdev of a block device
   uint64_t ino = 0;                  // st_ino (identifies a file member)
+  // A file on tmpfs or ramfs: its IO is a memory copy that cannot do
+  // non-blocking submission, so io_uring would hand each IO to a worker.
+  bool memory_backed = false;
 };
 
 class MemberFile {

@@ -5,12 +5,19 @@
 // that the ring always has posted; timers (for shaping) are ring timeouts,
 // so one io_uring_enter waits for all three.
 //
+// Copy-inline mode is for members on tmpfs or ramfs only. Such files cannot
+// take non-blocking IO, so the ring would hand every IO to a kernel worker
+// thread and wake the drive thread when it is done: two context switches
+// for a memory copy. In this mode start() does the preadv/pwritev itself
+// and reap() returns its result; the ring still carries wake-ups and timers.
+//
 // Thread rules: see DeviceQueue. wake() may be called from any thread.
 #pragma once
 
 #include <liburing.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "peregrine/backend/device_queue.h"
 #include "peregrine/util/result.h"
@@ -20,7 +27,8 @@ namespace peregrine {
 class UringDevice final : public DeviceQueue {
  public:
   // `capacity`: the most IOs that will be outstanding at once.
-  static Expected<UringDevice*> create(int fd, uint32_t capacity);
+  // `copy_inline`: do the IO in start() (memory-backed members only).
+  static Expected<UringDevice*> create(int fd, uint32_t capacity, bool copy_inline = false);
   ~UringDevice() override;
   UringDevice(const UringDevice&) = delete;
   UringDevice& operator=(const UringDevice&) = delete;
@@ -28,7 +36,7 @@ class UringDevice final : public DeviceQueue {
   void start(const DeviceIo& io) override;
   void submit() override;
   size_t reap(std::span<DeviceCompletion> out) override;
-  bool prepare_sleep() override { return true; }
+  bool prepare_sleep() override { return inline_head_ == inline_done_.size(); }
   void sleep() override;
   void wake() override;
 
@@ -40,6 +48,7 @@ class UringDevice final : public DeviceQueue {
   UringDevice() = default;
   io_uring_sqe* get_sqe();
   void post_wake_read();
+  void copy_now(const DeviceIo& io);
 
   io_uring ring_{};
   bool ring_ready_ = false;
@@ -47,6 +56,10 @@ class UringDevice final : public DeviceQueue {
   uint64_t wake_value_ = 0;
   __kernel_timespec timer_ts_{};
   uint64_t armed_deadline_ns_ = 0;  // earliest timer in flight, 0 = none
+  int fd_ = -1;
+  bool copy_inline_ = false;
+  std::vector<DeviceCompletion> inline_done_;  // results of copy-inline IOs not yet reaped
+  size_t inline_head_ = 0;                     // first of them not yet reaped
 };
 
 }  // namespace peregrine
