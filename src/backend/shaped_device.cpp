@@ -69,7 +69,7 @@ bool ShapedDevice::prepare_sleep() {
   if (held_.empty()) return true;
   uint64_t due = held_.top().release_ns;
   if (due <= monotonic_ns()) return false;
-  inner_->arm_timer(due);
+  inner_->set_wake_deadline(due);
   return true;
 }
 

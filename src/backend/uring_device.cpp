@@ -9,12 +9,13 @@
 #include <ctime>
 #include <string>
 
+#include "peregrine/util/clock.h"
+
 namespace peregrine {
 namespace {
 
 // user_data values that are not tags. Tags are < 2^32.
 constexpr uint64_t kWakeUserData = ~uint64_t{0};
-constexpr uint64_t kTimerUserData = ~uint64_t{0} - 1;
 
 }  // namespace
 
@@ -37,6 +38,11 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, bool copy_
     return Status::error(-rc, std::string("io_uring setup failed: ") + std::strerror(-rc));
   }
   dev->ring_ready_ = true;
+  if ((params.features & IORING_FEAT_EXT_ARG) == 0) {
+    delete dev;
+    // Without it a timed wait would submit a timer SQE, racing inline dispatch.
+    return Status::error(ENOSYS, "io_uring lacks IORING_FEAT_EXT_ARG: Linux 5.11 or newer is needed");
+  }
   rc = io_uring_register_files(&dev->ring_, &fd, 1);
   if (rc < 0) {
     delete dev;
@@ -135,8 +141,6 @@ size_t UringDevice::reap(std::span<DeviceCompletion> out) {
     uint64_t ud = io_uring_cqe_get_data64(cqe);
     if (ud == kWakeUserData) {
       rearm_wake = true;
-    } else if (ud == kTimerUserData) {
-      armed_deadline_ns_ = 0;
     } else {
       out[n++] = DeviceCompletion{static_cast<uint32_t>(ud), cqe->res};
     }
@@ -149,10 +153,21 @@ size_t UringDevice::reap(std::span<DeviceCompletion> out) {
 void UringDevice::sleep() {
   io_uring_cqe* cqe = nullptr;
   // Only waits: it submits nothing, so it may run beside another thread's
-  // start()/submit() under the dispatch lock.
+  // start()/submit() under the dispatch lock. (With IORING_FEAT_EXT_ARG,
+  // which every kernel we support has, the timed wait submits nothing too.)
+  uint64_t deadline = wake_deadline_ns_;
+  wake_deadline_ns_ = 0;
   int rc;
   do {
-    rc = io_uring_wait_cqe(&ring_, &cqe);
+    if (deadline == 0) {
+      rc = io_uring_wait_cqe(&ring_, &cqe);
+    } else {
+      uint64_t now = monotonic_ns();
+      if (deadline <= now) return;
+      uint64_t rel = deadline - now;
+      __kernel_timespec ts{static_cast<long long>(rel / 1000000000ull), static_cast<long long>(rel % 1000000000ull)};
+      rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
+    }
   } while (rc == -EINTR);
 }
 
@@ -160,18 +175,6 @@ void UringDevice::wake() {
   uint64_t one = 1;
   ssize_t n = ::write(event_fd_, &one, sizeof one);
   (void)n;  // eventfd write fails only on counter overflow, which a read clears
-}
-
-void UringDevice::arm_timer(uint64_t deadline_ns) {
-  if (armed_deadline_ns_ != 0 && armed_deadline_ns_ <= deadline_ns) return;
-  timer_ts_.tv_sec = static_cast<long long>(deadline_ns / 1000000000ull);
-  timer_ts_.tv_nsec = static_cast<long long>(deadline_ns % 1000000000ull);
-  io_uring_sqe* sqe = get_sqe();
-  io_uring_prep_timeout(sqe, &timer_ts_, 0, IORING_TIMEOUT_ABS);
-  io_uring_sqe_set_data64(sqe, kTimerUserData);
-  armed_deadline_ns_ = deadline_ns;
-  // The kernel reads timer_ts_ during submission, so submit before it changes.
-  submit();
 }
 
 }  // namespace peregrine

@@ -92,7 +92,7 @@ void Drive::wake_for_inline_completions() {
   // completion to end the drive thread's sleep. We hold the dispatch lock,
   // so the drive thread either has yet to check prepare_sleep() (and will
   // see these), or has said it sleeps: then wake it to reap them.
-  if (!device_->prepare_sleep() && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+  if (device_->has_ready() && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
 }
 
 bool Drive::try_dispatch_inline(SubIo* const* items, size_t n) {

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "data_buffer.h"
+#include "op_pool.h"
+#include "request_slots.h"
 #include "fs_context.h"
 
 namespace peregrine::fs {
@@ -15,17 +17,20 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 struct ReadOp {
-  ReadOp(size_t bytes, size_t requests) : buffer(bytes), reqs(new Request[requests]) {}
+  static constexpr size_t kPooledBytes = 64 * 1024;
   fuse_req_t req = nullptr;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
   DataBuffer buffer;          // covers [aligned_start, aligned_end) of the file
   uint64_t reply_offset = 0;  // where the caller's bytes start in buffer
   uint64_t reply_length = 0;
-  std::unique_ptr<Request[]> reqs;
+  RequestSlots reqs;
   std::atomic<uint32_t> pending{0};
   std::atomic<int> error{0};
 };
+
+// Up to 256 idle ops of at most 64 KiB each stay pooled (16 MiB at worst).
+OpPool<ReadOp> g_read_ops(256);
 
 void finish(ReadOp* op) {
   int err = op->error.load();
@@ -35,7 +40,7 @@ void finish(ReadOp* op) {
     fuse_reply_buf(op->req, reinterpret_cast<const char*>(op->buffer.data() + op->reply_offset), op->reply_length);
   }
   op->fs->gates.unlock_shared(op->ino);
-  delete op;
+  g_read_ops.put(op);
 }
 
 void on_extent_read(Request& r, int result) {
@@ -51,7 +56,9 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   FsContext& fs = context(req);
   uint64_t off = static_cast<uint64_t>(off_in);
   fs.gates.lock_shared(ino);
-  std::vector<meta::Segment> segs;
+  // Reused per worker thread so that a read allocates nothing once warm.
+  thread_local std::vector<meta::Segment> segs;
+  segs.clear();
   int rc = fs.meta.map_read(ino, off, size, &segs);
   if (rc != 0 || segs.empty()) {
     fs.gates.unlock_shared(ino);
@@ -67,7 +74,10 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   uint64_t aend = (end + kBlock - 1) / kBlock * kBlock;
   size_t data_segments = 0;
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
-  auto* op = new ReadOp(aend - astart, data_segments == 0 ? 1 : data_segments);
+  ReadOp* op = g_read_ops.get();
+  op->buffer.ensure(aend - astart);
+  op->reqs.ensure(data_segments);
+  op->error.store(0);
   op->req = req;
   op->fs = &fs;
   op->ino = ino;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "data_buffer.h"
+#include "op_pool.h"
+#include "request_slots.h"
 #include "fs_context.h"
 
 namespace peregrine::fs {
@@ -18,7 +20,7 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 struct WriteOp {
-  WriteOp(size_t bytes, size_t requests) : buffer(bytes), reqs(new Request[requests]) {}
+  static constexpr size_t kPooledBytes = 64 * 1024;
   fuse_req_t req = nullptr;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
@@ -26,10 +28,13 @@ struct WriteOp {
   uint64_t new_end = 0;
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
-  std::unique_ptr<Request[]> reqs;
+  RequestSlots reqs;
   std::atomic<uint32_t> pending{0};
   std::atomic<int> error{0};
 };
+
+// Up to 256 idle ops of at most 64 KiB each stay pooled (16 MiB at worst).
+OpPool<WriteOp> g_write_ops(256);
 
 void finish(WriteOp* op) {
   int err = op->error.load();
@@ -42,7 +47,7 @@ void finish(WriteOp* op) {
     fuse_reply_write(op->req, op->size);
   }
   op->fs->gates.unlock_shared(op->ino);
-  delete op;
+  g_write_ops.put(op);
 }
 
 void on_extent_written(Request& r, int result) {
@@ -56,20 +61,23 @@ void on_extent_written(Request& r, int result) {
 
 void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off) {
   fs.gates.lock_shared(ino);
-  std::vector<meta::WriteRange> ranges;
-  int rc = fs.meta.prepare_write(ino, off, size, &ranges);
+  WriteOp* op = g_write_ops.get();
+  op->ranges.clear();
+  int rc = fs.meta.prepare_write(ino, off, size, &op->ranges);
   if (rc != 0) {
     fs.gates.unlock_shared(ino);
+    g_write_ops.put(op);
     fuse_reply_err(req, -rc);
     return;
   }
-  auto* op = new WriteOp(size, ranges.size());
+  op->buffer.ensure(size);
+  op->reqs.ensure(op->ranges.size());
+  op->error.store(0);
   op->req = req;
   op->fs = &fs;
   op->ino = ino;
   op->size = size;
   op->new_end = off + size;
-  op->ranges = std::move(ranges);
   std::memcpy(op->buffer.data(), data, size);
   op->pending.store(static_cast<uint32_t>(op->ranges.size()) + 1);
   Submitter* sub = fs.pool.for_this_thread();

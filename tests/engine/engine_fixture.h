@@ -56,6 +56,7 @@ class GatedDevice final : public DeviceQueue {
     return k;
   }
   bool prepare_sleep() override { return !(gate_->open.load() && !held_.empty()) && inner_->prepare_sleep(); }
+  bool has_ready() const override { return (gate_->open.load() && !held_.empty()) || inner_->has_ready(); }
   void sleep() override { inner_->sleep(); }
   void wake() override { inner_->wake(); }
 

@@ -51,6 +51,10 @@ class DeviceQueue {
   // Called before sleep(): arms whatever timer the device needs and returns
   // false if reap() already has something to report (then do not sleep).
   virtual bool prepare_sleep() = 0;
+  // True if reap() has something now that no kernel completion will
+  // announce (IO finished inside start(), e.g. copy-inline members), so a
+  // thread that dispatched while the drive thread sleeps must wake it.
+  virtual bool has_ready() const = 0;
   // Blocks until the kernel posts any completion: an IO, a timer, a wake-up.
   virtual void sleep() = 0;
   // Makes a wake() from another thread end sleep(). Safe from any thread.

@@ -40,6 +40,7 @@ class FaultInjectingDevice final : public DeviceQueue {
   void submit() override { inner_->submit(); }
   size_t reap(std::span<DeviceCompletion> out) override;
   bool prepare_sleep() override { return failed_.empty() && inner_->prepare_sleep(); }
+  bool has_ready() const override { return !failed_.empty() || inner_->has_ready(); }
   void sleep() override { inner_->sleep(); }
   void wake() override { inner_->wake(); }
 

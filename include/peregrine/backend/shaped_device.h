@@ -2,8 +2,8 @@
 // with a given latency, internal queue depth, IOPS cap and bandwidth cap,
 // for tests and benchmarks. Every IO still goes to the real member through
 // the wrapped UringDevice; the shaper only holds each completion back until
-// the modelled device would have finished it, using ring timers, so it
-// burns no CPU while waiting.
+// the modelled device would have finished it, by bounding the drive
+// thread's next sleep, so it burns no CPU while waiting.
 //
 // Model: an IO enters the device when fewer than `queue_depth` are inside
 // (otherwise it waits in the device's FIFO). It starts no earlier than the
@@ -39,6 +39,7 @@ class ShapedDevice final : public DeviceQueue {
   void submit() override { inner_->submit(); }
   size_t reap(std::span<DeviceCompletion> out) override;
   bool prepare_sleep() override;
+  bool has_ready() const override { return inner_->has_ready(); }
   void sleep() override { inner_->sleep(); }
   void wake() override { inner_->wake(); }
 

@@ -2,8 +2,8 @@
 // io_uring. The member's fd is registered with the ring; each IO's
 // user_data is its tag, so a completion maps straight back to its slot.
 // Wake-ups from other threads arrive as a completed read on an eventfd
-// that the ring always has posted; timers (for shaping) are ring timeouts,
-// so one io_uring_enter waits for all three.
+// that the ring always has posted; a wake deadline (for shaping) is the
+// timeout of the waiting io_uring_enter, so one call waits for all three.
 //
 // Copy-inline mode is for members on tmpfs or ramfs only. Such files cannot
 // take non-blocking IO, so the ring would hand every IO to a kernel worker
@@ -37,12 +37,14 @@ class UringDevice final : public DeviceQueue {
   void submit() override;
   size_t reap(std::span<DeviceCompletion> out) override;
   bool prepare_sleep() override { return inline_head_ == inline_done_.size(); }
+  bool has_ready() const override { return inline_head_ != inline_done_.size(); }
   void sleep() override;
   void wake() override;
 
-  // Arms a one-shot timer that fires at CLOCK_MONOTONIC `deadline_ns`, to
-  // end a sleep(); it produces no DeviceCompletion. Submits at once.
-  void arm_timer(uint64_t deadline_ns);
+  // The next sleep() returns by CLOCK_MONOTONIC `deadline_ns` at the latest
+  // (one io_uring_enter with a timeout: no timer SQE, no extra system
+  // call). Drive thread only; cleared when that sleep() returns.
+  void set_wake_deadline(uint64_t deadline_ns) { wake_deadline_ns_ = deadline_ns; }
 
  private:
   UringDevice() = default;
@@ -54,8 +56,7 @@ class UringDevice final : public DeviceQueue {
   bool ring_ready_ = false;
   int event_fd_ = -1;
   uint64_t wake_value_ = 0;
-  __kernel_timespec timer_ts_{};
-  uint64_t armed_deadline_ns_ = 0;  // earliest timer in flight, 0 = none
+  uint64_t wake_deadline_ns_ = 0;  // 0 = sleep until a completion or wake()
   int fd_ = -1;
   bool copy_inline_ = false;
   std::vector<DeviceCompletion> inline_done_;  // results of copy-inline IOs not yet reaped
