@@ -141,7 +141,13 @@ int Metadata::commit_txn(Txn&& txn) {
   if (int rc = model_.apply(txn, &freed); rc != 0) return -EIO;  // a bug: the op built a bad txn
   const uint64_t lsn = journal_->append(txn);
   for (const Delta& d : txn) {
-    if (Inode* in = model_.find(d.ino)) in->last_lsn = lsn;
+    if (Inode* in = model_.find(d.ino)) {
+      in->last_lsn = lsn;
+      if (d.type == DeltaType::kInodePut) {
+        in->times_unlogged = false;
+        in->attr_logged_at = d.attr.ctime_ns;  // ~now, without another clock call
+      }
+    }
     if (d.type == DeltaType::kDirentPut) {
       if (Inode* c = model_.find(d.child)) c->last_lsn = lsn;
     }
@@ -201,17 +207,50 @@ int Metadata::ensure_room() {
   return -ENOSPC;
 }
 
+int Metadata::log_deferred_times(Inode* in) {
+  if (!in->times_unlogged) return 0;
+  TxnBuilder b;
+  b.attr(in);  // the inode as it is now, timestamps included
+  return commit_txn(b.finish());
+}
+
+int Metadata::log_all_deferred_times() {
+  for (Ino ino : times_unlogged_) {
+    if (Inode* in = model_.find(ino)) {
+      if (int rc = log_deferred_times(in); rc != 0) return rc;
+    }
+  }
+  times_unlogged_.clear();
+  return 0;
+}
+
 int Metadata::fsync(Ino ino) {
   uint64_t lsn;
+  bool deferred;
   {
     std::shared_lock lk(ns_mu_);
     const Inode* in = model_.find(ino);
     lsn = in ? in->last_lsn : journal_->last_lsn();
+    deferred = in != nullptr && in->times_unlogged;
+  }
+  if (deferred) {
+    std::unique_lock lk(ns_mu_);
+    Inode* in = model_.find(ino);
+    if (in != nullptr) {
+      if (int rc = log_deferred_times(in); rc != 0) return rc;
+      lsn = in->last_lsn;
+    }
   }
   return journal_->commit(lsn) == 0 ? 0 : -EIO;
 }
 
-int Metadata::sync() { return journal_->commit_all() == 0 ? 0 : -EIO; }
+int Metadata::sync() {
+  {
+    std::unique_lock lk(ns_mu_);
+    if (int rc = log_all_deferred_times(); rc != 0) return rc;
+  }
+  return journal_->commit_all() == 0 ? 0 : -EIO;
+}
 
 int Metadata::checkpoint() {
   const int rc = journal_->checkpoint();

@@ -142,5 +142,73 @@ TEST(DataDurability, WrittenBlocksNeverShowStaleBytesAtAnyCrashPoint) {
   EXPECT_EQ(checked, kModes * static_cast<int>(full.writes + 1));
 }
 
+// Rewrites of written blocks defer their mtime/ctime record (at most one
+// per file per commit interval); fsync and sync must still make the newest
+// timestamps durable, and without them a crash keeps the older ones.
+class DeferredTimes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Options o = opts();
+    o.commit_interval_ms = 60000;  // the window; the test clock stays inside it
+    io_ = new_volume(g_);
+    md_ = mount_ok(*io_, g_, o);
+    ASSERT_NE(md_, nullptr);
+    InodeAttr a;
+    ASSERT_EQ(md_->create(kRootIno, "f", 0644, Cred{}, &a), 0);
+    ino_ = a.ino;
+    write_file(*md_, *io_, ino_, 0, 2 * B);  // allocates: journaled
+    ASSERT_EQ(md_->sync(), 0);
+    ASSERT_EQ(md_->getattr(ino_, &a), 0);
+    logged_mtime_ = a.mtime_ns;
+    write_file(*md_, *io_, ino_, 0, B);  // a rewrite: deferred
+    ASSERT_EQ(md_->getattr(ino_, &a), 0);
+    newest_mtime_ = a.mtime_ns;
+    ASSERT_GT(newest_mtime_, logged_mtime_) << "the rewrite must update mtime in memory at once";
+  }
+  InodeAttr after_crash() {
+    auto img = io_->crash_image(Policy::kUnflushedLost);
+    md_.reset();
+    auto md = mount_ok(*img, g_, opts());
+    InodeAttr a;
+    EXPECT_EQ(md->getattr(ino_, &a), 0);
+    return a;
+  }
+  const Geometry g_ = small_geometry();
+  std::unique_ptr<MemoryVolumeIo> io_;
+  std::unique_ptr<Metadata> md_;
+  Ino ino_ = 0;
+  int64_t logged_mtime_ = 0;
+  int64_t newest_mtime_ = 0;
+};
+
+TEST_F(DeferredTimes, FsyncMakesTheNewestTimesDurable) {
+  ASSERT_EQ(md_->fsync(ino_), 0);
+  InodeAttr a = after_crash();
+  EXPECT_EQ(a.mtime_ns, newest_mtime_);
+  EXPECT_EQ(a.ctime_ns, newest_mtime_);
+  EXPECT_EQ(a.size, 2 * B);
+}
+
+TEST_F(DeferredTimes, SyncMakesTheNewestTimesDurable) {
+  ASSERT_EQ(md_->sync(), 0);
+  EXPECT_EQ(after_crash().mtime_ns, newest_mtime_);
+}
+
+TEST_F(DeferredTimes, WithoutFsyncACrashKeepsTheLastDurableTimes) {
+  InodeAttr a = after_crash();
+  EXPECT_EQ(a.mtime_ns, logged_mtime_);
+  EXPECT_EQ(a.size, 2 * B);
+}
+
+TEST_F(DeferredTimes, UnmountKeepsTheNewestTimes) {
+  ASSERT_TRUE(md_->unmount());
+  md_.reset();
+  auto img = io_->crash_image(Policy::kUnflushedLost);
+  auto md = mount_ok(*img, g_, opts());
+  InodeAttr a;
+  ASSERT_EQ(md->getattr(ino_, &a), 0);
+  EXPECT_EQ(a.mtime_ns, newest_mtime_);
+}
+
 }  // namespace
 }  // namespace peregrine::meta

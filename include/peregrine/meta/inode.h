@@ -29,6 +29,10 @@ struct Inode {
   Ino parent = 0;           // directories: the one directory holding them
   uint32_t open_count = 0;  // open handles (unlinked-but-open files)
   uint64_t last_lsn = 0;    // journal sequence of the last change (fsync)
+  // Timestamps of rewrites not yet journaled (see Metadata::complete_write),
+  // and the ctime of the attributes last journaled (about when that was).
+  bool times_unlogged = false;
+  int64_t attr_logged_at = 0;
 
   bool is_dir() const { return S_ISDIR(attr.mode); }
   bool is_reg() const { return S_ISREG(attr.mode); }

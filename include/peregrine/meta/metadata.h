@@ -241,6 +241,10 @@ class Metadata {
   uint64_t checkpoint_estimate() const;
   // Applies and journals a transaction; caller holds ns_mu_ exclusively.
   int commit_txn(Txn&& txn);
+  // Journals the deferred timestamps of `in` (or of every such inode).
+  // Caller holds ns_mu_ exclusively.
+  int log_deferred_times(Inode* in);
+  int log_all_deferred_times();
   int do_checkpoint();
   int create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
                   const Cred& cred, bool open_it, InodeAttr* out);
@@ -256,6 +260,7 @@ class Metadata {
 
   mutable std::shared_mutex ns_mu_;
   Model model_;
+  std::vector<Ino> times_unlogged_;  // inodes with times_unlogged set (may repeat / be stale)
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
   uint64_t ckpt_seq_ = 0;  // commit leader only
