@@ -25,8 +25,8 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, bool copy_
   dev->copy_inline_ = copy_inline;
   // Every outstanding IO plus a resubmission of each: start() never allocates.
   if (copy_inline) dev->inline_done_.reserve(capacity * 2 + 8);
-  // Room for every IO, a resubmission of each short one, the wake-up read
-  // and a few timers, so get_sqe() only runs dry when a round is huge.
+  // Room for every IO, a resubmission of each short one and the wake-up
+  // read, so get_sqe() only runs dry when a round is huge.
   unsigned entries = 8;
   while (entries < capacity * 2 + 8) entries <<= 1;
   io_uring_params params{};

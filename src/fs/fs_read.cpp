@@ -17,7 +17,6 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 struct ReadOp {
-  static constexpr size_t kPooledBytes = 64 * 1024;
   fuse_req_t req = nullptr;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
@@ -29,8 +28,7 @@ struct ReadOp {
   std::atomic<int> error{0};
 };
 
-// Up to 256 idle ops of at most 64 KiB each stay pooled (16 MiB at worst).
-OpPool<ReadOp> g_read_ops(256);
+OpPool<ReadOp> g_read_ops(256);  // at most 16 MiB of idle buffers
 
 void finish(ReadOp* op) {
   int err = op->error.load();

@@ -20,7 +20,6 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 struct WriteOp {
-  static constexpr size_t kPooledBytes = 64 * 1024;
   fuse_req_t req = nullptr;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
@@ -33,8 +32,7 @@ struct WriteOp {
   std::atomic<int> error{0};
 };
 
-// Up to 256 idle ops of at most 64 KiB each stay pooled (16 MiB at worst).
-OpPool<WriteOp> g_write_ops(256);
+OpPool<WriteOp> g_write_ops(256);  // at most 16 MiB of idle buffers
 
 void finish(WriteOp* op) {
   int err = op->error.load();

@@ -4,8 +4,8 @@
 // daemon's CPU at 4 KiB QD128, mostly because each op was allocated on a
 // FUSE worker and freed on a drive thread.
 //
-// Ops whose buffer grew past Op::kPooledBytes are freed rather than kept,
-// so the pool holds at most capacity * kPooledBytes of buffers.
+// Ops whose buffer grew past kPooledBytes are freed rather than kept, so
+// the pool holds at most capacity * kPooledBytes of buffers.
 //
 // Thread rules: get() and put() are lock-free and safe from any thread
 // (FUSE workers take ops, drive threads usually return them).
@@ -19,6 +19,8 @@ namespace peregrine::fs {
 template <typename Op>
 class OpPool {
  public:
+  static constexpr size_t kPooledBytes = 64 * 1024;
+
   explicit OpPool(size_t capacity) : free_(capacity) {}
   ~OpPool() {
     Op* op = nullptr;
@@ -33,7 +35,7 @@ class OpPool {
     return new Op();
   }
   void put(Op* op) {
-    if (op->buffer.capacity() > Op::kPooledBytes || !free_.bounded_push(op)) delete op;
+    if (op->buffer.capacity() > kPooledBytes || !free_.bounded_push(op)) delete op;
   }
 
  private:

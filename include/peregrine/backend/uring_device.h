@@ -36,7 +36,7 @@ class UringDevice final : public DeviceQueue {
   void start(const DeviceIo& io) override;
   void submit() override;
   size_t reap(std::span<DeviceCompletion> out) override;
-  bool prepare_sleep() override { return inline_head_ == inline_done_.size(); }
+  bool prepare_sleep() override { return !has_ready(); }
   bool has_ready() const override { return inline_head_ != inline_done_.size(); }
   void sleep() override;
   void wake() override;
