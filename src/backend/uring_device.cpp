@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -19,23 +20,32 @@ constexpr uint64_t kWakeUserData = ~uint64_t{0};
 
 }  // namespace
 
-Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, bool copy_inline) {
+Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const RingOptions& options) {
   auto* dev = new UringDevice();
   dev->fd_ = fd;
-  dev->copy_inline_ = copy_inline;
+  dev->copy_inline_ = options.copy_inline;
+  dev->sqpoll_ = options.sqpoll;
   // Every outstanding IO plus a resubmission of each: start() never allocates.
-  if (copy_inline) dev->inline_done_.reserve(capacity * 2 + 8);
+  if (options.copy_inline) dev->inline_done_.reserve(capacity * 2 + 8);
   // Room for every IO, a resubmission of each short one and the wake-up
-  // read, so get_sqe() only runs dry when a round is huge.
-  unsigned entries = 8;
-  while (entries < capacity * 2 + 8) entries <<= 1;
+  // read, so get_sqe() only runs dry when a round is huge. A smaller SQ
+  // (sq_entries) works too: get_sqe() then submits as it goes. The CQ
+  // always holds every completion that can be outstanding.
+  unsigned needed = 8;
+  while (needed < capacity * 2 + 8) needed <<= 1;
+  unsigned entries = options.sq_entries != 0 ? options.sq_entries : needed;
   io_uring_params params{};
   params.flags = IORING_SETUP_CQSIZE;
-  params.cq_entries = entries * 2;
+  params.cq_entries = std::max(needed, entries) * 2;
+  if (options.sqpoll) {
+    params.flags |= IORING_SETUP_SQPOLL;
+    params.sq_thread_idle = options.sqpoll_idle_ms;
+  }
   int rc = io_uring_queue_init_params(entries, &dev->ring_, &params);
   if (rc < 0) {
     delete dev;
-    return Status::error(-rc, std::string("io_uring setup failed: ") + std::strerror(-rc));
+    std::string what = options.sqpoll ? "io_uring setup with SQPOLL failed: " : "io_uring setup failed: ";
+    return Status::error(-rc, what + std::strerror(-rc));
   }
   dev->ring_ready_ = true;
   if ((params.features & IORING_FEAT_EXT_ARG) == 0) {
@@ -67,8 +77,11 @@ UringDevice::~UringDevice() {
 io_uring_sqe* UringDevice::get_sqe() {
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   while (sqe == nullptr) {
-    // SQ ring full: hand what is queued to the kernel and take the next slot.
+    // SQ ring full: hand what is queued to the kernel and take the next
+    // slot. With SQPOLL the submit only publishes; wait for the poller to
+    // make room instead of spinning.
     io_uring_submit(&ring_);
+    if (sqpoll_) io_uring_sqring_wait(&ring_);
     sqe = io_uring_get_sqe(&ring_);
   }
   return sqe;

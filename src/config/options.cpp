@@ -209,10 +209,11 @@ std::vector<Option> build_options() {
           .min = 1,
           .max = 32768,
           .allows_auto = true,
-          .auto_means = "the member's queue depth (the kernel rounds up to a power of two)",
-          .doc = "Submission queue size of each member's ring. Only worth setting above the "
-                 "queue depth when one round submits more than queue_depth SQEs (it cannot with "
-                 "the default tag scheme). Accepted and checked, but not used by this version of the daemon yet.",
+          .auto_means = "room for every IO the member's queue depth allows, a resubmission of each "
+                        "short one and the wake-up read (the kernel rounds up to a power of two)",
+          .doc = "Submission queue size of each member's ring. A smaller ring still works: the drive "
+                 "thread then submits in several system calls per round when it dispatches more "
+                 "IOs than fit. The completion queue is always sized for every outstanding IO.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sq_entries = auto_u32(v); },
           .load = [](const Settings& s) { return from_auto(s.io_uring.sq_entries); },
       },
@@ -222,7 +223,9 @@ std::vector<Option> build_options() {
           .default_value = false,
           .doc = "Let a kernel thread poll each ring's submission queue (IORING_SETUP_SQPOLL): "
                  "saves the submit system call but keeps a CPU busy per ring. Off by default: "
-                 "on a machine with few cores the poller steals the CPU the drive threads need. Accepted and checked, but not used by this version of the daemon yet.",
+                 "on a machine with few cores the poller steals the CPU the drive threads need "
+                 "(docs/performance.md). Members on tmpfs or ramfs do their IO inline "
+                 "(copy_inline_on_tmpfs), so a poller there has nothing to submit.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll = flag(v); },
           .load = [](const Settings& s) { return Value(s.io_uring.sqpoll); },
       },
@@ -233,7 +236,7 @@ std::vector<Option> build_options() {
           .unit = "milliseconds",
           .min = 1,
           .max = 60000,
-          .doc = "With sqpoll: how long the kernel poller spins without work before it sleeps. Accepted and checked, but not used by this version of the daemon yet.",
+          .doc = "With sqpoll: how long the kernel poller spins without work before it sleeps.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll_idle_ms = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.io_uring.sqpoll_idle_ms}); },
       },

@@ -56,7 +56,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
 
   for (uint32_t i = 0; i < n; ++i) {
     DriveSpec& spec = drives[i];
-    auto uring = UringDevice::create(spec.fd, spec.queue_depth, spec.copy_inline);
+    auto uring = UringDevice::create(spec.fd, spec.queue_depth, spec.ring);
     if (!uring) return Status::error(uring.status().errnum(), "member " + spec.name + ": " + uring.status().message());
     std::unique_ptr<UringDevice> base(*uring);
     std::unique_ptr<DeviceQueue> device;

@@ -49,7 +49,10 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     d.fd = m.fd();
     d.queue_depth = queue_depth_for(settings, m);
     d.numa_node = m.info().numa_node;
-    d.copy_inline = m.info().memory_backed && settings.io_uring.copy_inline_on_tmpfs;
+    d.ring.copy_inline = m.info().memory_backed && settings.io_uring.copy_inline_on_tmpfs;
+    d.ring.sq_entries = settings.io_uring.sq_entries.value_or(0);
+    d.ring.sqpoll = settings.io_uring.sqpoll;
+    d.ring.sqpoll_idle_ms = settings.io_uring.sqpoll_idle_ms;
     specs.push_back(std::move(d));
     rt->member_names.push_back(m.info().path);
   }

@@ -1,7 +1,9 @@
 // Data round trip on real files: random writes, then reads, of several MiB
 // across 4 members, checked byte for byte against an in-memory model and
 // against the member files themselves, under both schedulers, with IO
-// through the ring and copied inline (the mode for tmpfs members).
+// through the ring, copied inline (the mode for tmpfs members), through a
+// ring polled by a kernel thread (SQPOLL) and through a one-entry SQ that
+// must be submitted piecewise.
 #include <random>
 
 #include "engine_fixture.h"
@@ -11,7 +13,8 @@ namespace {
 
 struct RoundTripMode {
   Scheduler scheduler;
-  bool copy_inline;
+  RingOptions ring;
+  const char* name;
 };
 
 class DataRoundTrip : public EngineFixture, public ::testing::WithParamInterface<RoundTripMode> {};
@@ -22,7 +25,7 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   EngineConfig c;
   c.scheduler = GetParam().scheduler;
   std::vector<DriveSpec> drives = specs(8);
-  for (DriveSpec& d : drives) d.copy_inline = GetParam().copy_inline;
+  for (DriveSpec& d : drives) d.ring = GetParam().ring;
   start(c, unit, std::move(drives));
   uint64_t vol = engine_->map().volume_size();
   std::vector<std::byte> model(vol, std::byte{0});
@@ -77,14 +80,35 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   }
 }
 
+RingOptions copy_inline() {
+  RingOptions r;
+  r.copy_inline = true;
+  return r;
+}
+RingOptions sqpoll() {
+  RingOptions r;
+  r.sqpoll = true;
+  r.sqpoll_idle_ms = 10;
+  return r;
+}
+RingOptions one_entry_sq() {
+  RingOptions r;
+  r.sq_entries = 1;
+  return r;
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DataRoundTrip,
-                         ::testing::Values(RoundTripMode{Scheduler::per_drive, false},
-                                           RoundTripMode{Scheduler::per_volume, false},
-                                           RoundTripMode{Scheduler::per_drive, true},
-                                           RoundTripMode{Scheduler::per_volume, true}),
+                         ::testing::Values(RoundTripMode{Scheduler::per_drive, {}, "Ring"},
+                                           RoundTripMode{Scheduler::per_volume, {}, "Ring"},
+                                           RoundTripMode{Scheduler::per_drive, copy_inline(), "CopyInline"},
+                                           RoundTripMode{Scheduler::per_volume, copy_inline(), "CopyInline"},
+                                           RoundTripMode{Scheduler::per_drive, sqpoll(), "Sqpoll"},
+                                           RoundTripMode{Scheduler::per_volume, sqpoll(), "Sqpoll"},
+                                           RoundTripMode{Scheduler::per_drive, one_entry_sq(), "OneEntrySq"},
+                                           RoundTripMode{Scheduler::per_volume, one_entry_sq(), "OneEntrySq"}),
                          [](const auto& info) {
                            return std::string(info.param.scheduler == Scheduler::per_drive ? "PerDrive" : "PerVolume") +
-                                  (info.param.copy_inline ? "CopyInline" : "Ring");
+                                  info.param.name;
                          });
 
 // A failed inline copy reaches the request as its errno, like a failed
@@ -97,7 +121,7 @@ TEST_F(EngineFixture, CopyInlineFailureReachesTheRequest) {
     read_only.push_back(::open(d.name.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
     ASSERT_GE(read_only.back(), 0);
     d.fd = read_only.back();
-    d.copy_inline = true;
+    d.ring.copy_inline = true;
   }
   start(EngineConfig{}, 4096, std::move(drives));
   AlignedBuffer b(16384);

@@ -11,6 +11,10 @@
 // for a memory copy. In this mode start() does the preadv/pwritev itself
 // and reap() returns its result; the ring still carries wake-ups and timers.
 //
+// SQPOLL (opt-in) lets a kernel thread take SQEs off the ring as they are
+// published, so a round's submit costs no system call while that thread is
+// awake; it spins on a CPU for `sqpoll_idle_ms` after the last IO.
+//
 // Thread rules: see DeviceQueue. wake() may be called from any thread.
 #pragma once
 
@@ -24,11 +28,18 @@
 
 namespace peregrine {
 
+// How a member's ring is set up (the [io_uring] settings of peregrine.conf).
+struct RingOptions {
+  uint32_t sq_entries = 0;       // 0 = room for every outstanding IO, a resubmission of each and the wake-up read
+  bool sqpoll = false;           // IORING_SETUP_SQPOLL
+  uint32_t sqpoll_idle_ms = 1000;
+  bool copy_inline = false;      // do the IO in start() (memory-backed members only)
+};
+
 class UringDevice final : public DeviceQueue {
  public:
   // `capacity`: the most IOs that will be outstanding at once.
-  // `copy_inline`: do the IO in start() (memory-backed members only).
-  static Expected<UringDevice*> create(int fd, uint32_t capacity, bool copy_inline = false);
+  static Expected<UringDevice*> create(int fd, uint32_t capacity, const RingOptions& options = {});
   ~UringDevice() override;
   UringDevice(const UringDevice&) = delete;
   UringDevice& operator=(const UringDevice&) = delete;
@@ -59,6 +70,7 @@ class UringDevice final : public DeviceQueue {
   uint64_t wake_deadline_ns_ = 0;  // 0 = sleep until a completion or wake()
   int fd_ = -1;
   bool copy_inline_ = false;
+  bool sqpoll_ = false;
   std::vector<DeviceCompletion> inline_done_;  // results of copy-inline IOs not yet reaped
   size_t inline_head_ = 0;                     // first of them not yet reaped
 };

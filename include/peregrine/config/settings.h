@@ -54,7 +54,7 @@ struct DriveSettings {
 };
 
 struct IoUringSettings {
-  std::optional<uint32_t> sq_entries;  // nullopt = auto (the member's queue depth)
+  std::optional<uint32_t> sq_entries;  // nullopt = auto (sized from the member's queue depth)
   bool sqpoll;
   uint32_t sqpoll_idle_ms;
   bool copy_inline_on_tmpfs;

@@ -47,7 +47,7 @@ struct DriveSpec {
   int fd = -1;                  // opened with O_DIRECT
   uint32_t queue_depth = 32;    // tags: IOs the engine keeps on the device
   int numa_node = -1;
-  bool copy_inline = false;     // memory-backed member: IO as plain syscalls (see UringDevice)
+  RingOptions ring;             // io_uring setup; copy_inline for memory-backed members (see UringDevice)
   std::optional<ShapeParams> shape;  // tests and benchmarks only
   std::optional<FaultPlan> faults;   // tests only
   // Tests only: wraps the finished device stack (e.g. to hold completions).
