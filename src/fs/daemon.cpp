@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "fs_context.h"
+#include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 
 namespace peregrine::fs {
@@ -24,9 +26,10 @@ void log(int priority, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   if (!g_to_syslog) {
-    std::fprintf(stderr, "peregrine: ");
-    std::vfprintf(stderr, fmt, ap);
-    std::fprintf(stderr, "\n");
+    // One write per message: the stats thread logs beside the main thread.
+    char line[1024];
+    std::vsnprintf(line, sizeof line, fmt, ap);
+    std::fprintf(stderr, "peregrine: %s\n", line);
   } else {
     vsyslog(priority, fmt, ap);
   }
@@ -130,7 +133,13 @@ int run_daemon(const DaemonOptions& o) {
     fuse_loop_cfg_set_clone_fd(cfg, 1);
     fuse_loop_cfg_set_max_threads(cfg, o.settings.fuse.workers);
     fuse_loop_cfg_set_idle_threads(cfg, o.settings.fuse.workers);
+    std::optional<StatsLog> stats_log;
+    if (o.settings.stats.log_interval_s != 0) {
+      stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s,
+                        [](const std::string& line) { log(LOG_INFO, "%s", line.c_str()); });
+    }
     int rc = fuse_session_loop_mt(se, cfg);
+    stats_log.reset();
     fuse_loop_cfg_destroy(cfg);
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
