@@ -139,6 +139,7 @@ int run_daemon(const DaemonOptions& o) {
                         [](const std::string& line) { log(LOG_INFO, "%s", line.c_str()); });
     }
     int rc = fuse_session_loop_mt(se, cfg);
+    if (o.on_stopping) o.on_stopping();
     stats_log.reset();
     fuse_loop_cfg_destroy(cfg);
     fuse_session_unmount(se);

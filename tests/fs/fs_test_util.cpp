@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <spawn.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -100,6 +101,78 @@ RunResult run(const std::vector<std::string>& argv) {
   ::close(out);
   ::close(err);
   return r;
+}
+
+pid_t spawn(const std::vector<std::string>& argv, int stderr_fd, const std::vector<std::string>& extra_env) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, stderr_fd, 2);
+  std::vector<std::string> args = argv;
+  std::vector<char*> av;
+  for (std::string& a : args) av.push_back(a.data());
+  av.push_back(nullptr);
+  std::vector<std::string> env_s = extra_env;
+  for (char** e = environ; *e != nullptr; ++e) env_s.emplace_back(*e);
+  std::vector<char*> env;
+  for (std::string& e : env_s) env.push_back(e.data());
+  env.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, av[0], &fa, nullptr, av.data(), env.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    ADD_FAILURE() << "posix_spawn " << argv[0] << ": " << std::strerror(rc);
+    return 0;
+  }
+  return pid;
+}
+
+LineReader::~LineReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void LineReader::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  buf_.clear();
+}
+
+std::optional<std::string> LineReader::next(int guard_s) {
+  for (;;) {
+    size_t nl = buf_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
+      seen_ += line + "\n";
+      return line;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, guard_s * 1000) <= 0) return std::nullopt;
+    char chunk[4096];
+    ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n <= 0) return std::nullopt;
+    buf_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+bool mount_foreground(Volume& v, const std::vector<std::string>& options, LineReader* lines,
+                      const std::vector<std::string>& extra_env) {
+  int err_pipe[2];
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return false;
+  std::vector<std::string> args = {peregrine_bin(), "mount", "--foreground"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), v.members().begin(), v.members().end());
+  args.push_back(v.mountpoint());
+  pid_t pid = spawn(args, err_pipe[1], extra_env);
+  ::close(err_pipe[1]);
+  lines->reset(err_pipe[0]);
+  if (pid == 0) return false;
+  v.adopt(pid);
+  while (auto line = lines->next()) {
+    if (line->find("mounted " + std::to_string(v.members().size()) + " members") != std::string::npos) return true;
+  }
+  return false;
 }
 
 int wait_exit(pid_t pid, int guard_seconds) {

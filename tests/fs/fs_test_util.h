@@ -46,6 +46,38 @@ struct RunResult {
 // this wait. Returns once the direct child exits.
 RunResult run(const std::vector<std::string>& argv);
 
+// Starts argv (argv[0] a path) in the background with stdin and stdout on
+// /dev/null, stderr on `stderr_fd`, and `extra_env` ("K=V") added to this
+// process's environment; returns its pid (0 and a test failure on error).
+pid_t spawn(const std::vector<std::string>& argv, int stderr_fd, const std::vector<std::string>& extra_env = {});
+
+// `peregrine mount --foreground [options] MEMBERS MOUNTPOINT` for `v`, its
+// stderr on a pipe read by `lines`; returns once it logged that it mounted
+// (the pid is adopted by `v`, so it is unmounted whatever happens).
+class LineReader;
+class Volume;
+bool mount_foreground(Volume& v, const std::vector<std::string>& options, LineReader* lines,
+                      const std::vector<std::string>& extra_env = {});
+
+// Lines of a pipe, read with a deadline (a guard against a hang, not a
+// synchronisation: each line is waited for as it is written). Owns the fd.
+class LineReader {
+ public:
+  LineReader() = default;
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+  void reset(int fd);
+  // The next line, or nullopt at end of file or after `guard_s` seconds.
+  std::optional<std::string> next(int guard_s = 60);
+  const std::string& seen() const { return seen_; }  // every line returned so far
+
+ private:
+  int fd_ = -1;
+  std::string buf_;
+  std::string seen_;
+};
+
 // Waits (pidfd_open + poll; the guard only turns a hang into a failure) for
 // `pid` to exit and reaps it; returns its wait status, or -1 with a gtest
 // failure if it does not exit within `guard_seconds` or cannot be reaped.

@@ -3,8 +3,6 @@
 // daemon's periodic summary line in its log (stats.log_interval_s), after a
 // large sequential write that must reach every drive.
 #include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -121,69 +119,12 @@ TEST_F(StatsTest, WatchPrintsOneDeltaPerInterval) {
   EXPECT_EQ(reports, 2);
 }
 
-// Lines of a pipe, read with a deadline (a guard against a hang, not a
-// synchronisation: each line is waited for as it is written).
-class LineReader {
- public:
-  explicit LineReader(int fd) : fd_(fd) {}
-  // The next line, or nullopt at end of file or after `guard_s` seconds.
-  std::optional<std::string> next(int guard_s = 60) {
-    for (;;) {
-      size_t nl = buf_.find('\n');
-      if (nl != std::string::npos) {
-        std::string line = buf_.substr(0, nl);
-        buf_.erase(0, nl + 1);
-        return line;
-      }
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, guard_s * 1000) <= 0) return std::nullopt;
-      char chunk[4096];
-      ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n <= 0) return std::nullopt;
-      buf_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  std::string buf_;
-};
-
 TEST(StatsLogTest, ForegroundDaemonLogsIntervalSummaries) {
   if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   Volume v;
   ASSERT_EQ(v.mkfs().code, 0);
-  int err_pipe[2];
-  ASSERT_EQ(::pipe2(err_pipe, O_CLOEXEC), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-  std::vector<std::string> args = {peregrine_bin(), "mount", "--foreground", "-o",
-                                   "stats.log_interval_s=1,log.target=stderr"};
-  args.insert(args.end(), v.members().begin(), v.members().end());
-  args.push_back(v.mountpoint());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  ASSERT_EQ(::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(err_pipe[1]);
-  Fd err(err_pipe[0]);
-  v.adopt(pid);  // from here on, the Volume unmounts it whatever happens
-  LineReader lines(err.get());
-  std::string log;
-  bool mounted = false;
-  while (auto line = lines.next()) {
-    log += *line + "\n";
-    if (line->find("mounted 4 members") != std::string::npos) {
-      mounted = true;
-      break;
-    }
-  }
-  ASSERT_TRUE(mounted) << log;
+  LineReader lines;
+  ASSERT_TRUE(mount_foreground(v, {"-o", "stats.log_interval_s=1,log.target=stderr"}, &lines)) << lines.seen();
 
   write_sequential(v.at("seq"));
   // Summaries come once a second while there is IO; together they must
@@ -194,8 +135,7 @@ TEST(StatsLogTest, ForegroundDaemonLogsIntervalSummaries) {
   int summaries = 0;
   while (written_mb < kWrite / 1e6 * 0.9) {
     auto line = lines.next();
-    ASSERT_TRUE(line) << "the daemon stopped logging before the write was accounted for:\n" << log;
-    log += *line + "\n";
+    ASSERT_TRUE(line) << "the daemon stopped logging before the write was accounted for:\n" << lines.seen();
     if (line->find("stats over") == std::string::npos) continue;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(*line, m, summary)) << *line;
@@ -205,8 +145,9 @@ TEST(StatsLogTest, ForegroundDaemonLogsIntervalSummaries) {
   }
   EXPECT_GE(summaries, 1);
   EXPECT_EQ(v.unmount(), 0);
-  while (auto line = lines.next()) log += *line + "\n";
-  EXPECT_NE(log.find("unmounted " + v.mountpoint() + " cleanly"), std::string::npos) << log;
+  while (lines.next()) {
+  }
+  EXPECT_NE(lines.seen().find("unmounted " + v.mountpoint() + " cleanly"), std::string::npos) << lines.seen();
 }
 
 TEST_F(StatsTest, ClearErrors) {

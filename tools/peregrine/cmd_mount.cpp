@@ -5,8 +5,12 @@
 //
 // Without --foreground the command forks; the parent waits until the child
 // is mounted and serving (exit 0) or has failed (its message, exit 1), so
-// scripts and mount(8) can rely on the exit code.
+// scripts and mount(8) can rely on the exit code. In the foreground under
+// systemd (Type=notify, $NOTIFY_SOCKET set) it reports READY=1 once the
+// filesystem serves and STOPPING=1 when the unmount begins; sd_notify does
+// nothing when the variable is unset.
 #include <fcntl.h>
+#include <systemd/sd-daemon.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -136,10 +140,13 @@ int cmd_mount(int argc, char** argv) {
     d.on_ready = [&](const Status& s) {
       if (!s) {
         std::fprintf(stderr, "peregrine mount: %s\n", s.message().c_str());
+        sd_notifyf(0, "STATUS=failed: %s", s.message().c_str());
         return;
       }
       write_pid();
+      sd_notifyf(0, "READY=1\nSTATUS=serving %s", d.mountpoint.c_str());
     };
+    d.on_stopping = [&] { sd_notifyf(0, "STOPPING=1\nSTATUS=unmounting %s: draining, checkpointing, flushing", d.mountpoint.c_str()); };
     return fs::run_daemon(d);
   }
 

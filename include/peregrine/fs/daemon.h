@@ -24,6 +24,9 @@ struct DaemonOptions {
   // Called exactly once: Status::ok() when the filesystem is mounted and
   // serving, or the error that stopped startup (nothing was written then).
   std::function<void(const Status&)> on_ready;
+  // Called once, on the main thread, when serving has ended (unmount or a
+  // signal) and the daemon starts to drain, checkpoint and flush. Optional.
+  std::function<void()> on_stopping;
 };
 
 // Returns the process exit code: 0 after a clean unmount, 1 on failure.
