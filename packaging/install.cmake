@@ -9,7 +9,7 @@
 #   /etc/peregrine/peregrine.conf            the commented default config (a conffile in the .deb)
 #   /lib/systemd/system/peregrine@.service   (Debian 12's unit directory)
 #   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine}.8,
-#   man1/peregrine-graph.1                   (the graph tool, installed by tools/graph)
+#   man1/peregrine-graph{,-bench}.1          (the graph tool and its benchmark, installed by tools/)
 #   /usr/share/doc/peregrine/configuration.md
 
 set(PEREGRINE_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
@@ -41,7 +41,8 @@ configure_file(${PEREGRINE_PACKAGING_DIR}/systemd/peregrine@.service.in ${CMAKE_
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/peregrine@.service DESTINATION ${PEREGRINE_SYSTEMD_UNIT_DIR})
 
 install(FILES ${PEREGRINE_PACKAGING_DIR}/man/peregrine.conf.5 DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
-install(FILES ${PEREGRINE_PACKAGING_DIR}/man/peregrine-graph.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PEREGRINE_PACKAGING_DIR}/man/peregrine-graph.1 ${PEREGRINE_PACKAGING_DIR}/man/peregrine-graph-bench.1
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES
   ${PEREGRINE_PACKAGING_DIR}/man/peregrine.8
   ${PEREGRINE_PACKAGING_DIR}/man/mkfs.peregrine.8
