@@ -1,5 +1,6 @@
 // meta_bench: metadata operations per second (create/stat/unlink in a loop,
-// single thread and with fsync group commit over several threads) and mount
+// rewrites of written blocks as the write path does them, single thread and
+// with fsync group commit over several threads) and mount
 // (recovery) time for a volume with many files, on an in-memory volume.
 //
 //   meta_bench [--ops N] [--files N] [--threads N]
@@ -188,6 +189,44 @@ void mount_time(uint64_t files) {
               (unsigned long)files, secs(t6, t7), r.read_ms, r.decode_ms, r.rebuild_ms, io.memory_bytes() / 1048576.0);
 }
 
+// The IO path's metadata cost for rewrites (the 4 KiB random-write
+// benchmark's case): prepare_write + complete_write of one already written
+// block of one file, from `threads` threads at once.
+void rewrite_loop(uint64_t n, int threads) {
+  const Geometry g = bench_geometry();
+  MemoryVolumeIo io(g.data_offset + g.data_size, false);
+  auto md = mount_or_die(io, g);
+  InodeAttr f;
+  if (md->mknod(kRootIno, "f", S_IFREG | 0644, 0, Cred{}, &f) != 0) std::abort();
+  const uint64_t size = uint64_t{256} << 20;
+  std::vector<WriteRange> all;
+  if (md->prepare_write(f.ino, 0, size, &all) != 0 || md->complete_write(f.ino, all, size) != 0) std::abort();
+  std::atomic<bool> go{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      while (!go.load()) {
+      }
+      uint64_t x = 88172645463325252ull + static_cast<uint64_t>(t);
+      std::vector<WriteRange> ranges;
+      for (uint64_t i = 0; i < n / static_cast<uint64_t>(threads); ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t off = x % (size / 4096) * 4096;
+        ranges.clear();
+        if (md->prepare_write(f.ino, off, 4096, &ranges) != 0) std::abort();
+        if (md->complete_write(f.ino, ranges, off + 4096) != 0) std::abort();
+      }
+    });
+  }
+  auto t0 = Clock::now();
+  go.store(true);
+  for (auto& t : ts) t.join();
+  auto t1 = Clock::now();
+  std::printf("rewrite %9.0f ops/s  (prepare_write + complete_write of a written 4 KiB block, %d threads)\n",
+              n / secs(t0, t1), threads);
+  (void)md->unmount();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,6 +238,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
   }
   ops_loop(ops);
+  rewrite_loop(ops * 5, 1);
+  rewrite_loop(ops * 5, 2);
   for (uint32_t flush_us : {0u, 100u}) {
     fsync_loop(ops / 20, 1, flush_us);
     fsync_loop(ops / 20, threads, flush_us);
