@@ -38,14 +38,11 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   std::vector<Request> reqs(kWrites);
   std::vector<Waiter> waiters(kWrites);
   for (int i = 0; i < kWrites; ++i) {
-    uint64_t len = 4096 * (1 + rng() % 48);
-    uint64_t off = (rng() % ((vol - len) / 4096)) * 4096;
-    // Overlapping writes in flight together are undefined; keep them apart.
-    off = (static_cast<uint64_t>(i) * (vol / kWrites)) / 4096 * 4096;
     // Each write stays within its own 1/kWrites of the volume: overlapping
     // writes in flight at once may land in either order (the test used to
     // let the longest ones overlap the next and failed now and then).
-    len = std::min<uint64_t>(len, vol / kWrites / 4096 * 4096);
+    uint64_t off = (static_cast<uint64_t>(i) * (vol / kWrites)) / 4096 * 4096;
+    uint64_t len = std::min<uint64_t>(4096 * (1 + rng() % 48), vol / kWrites / 4096 * 4096);
     if (off + len > vol) len = vol - off;
     bufs.emplace_back(len);
     fill(bufs.back(), i + 1);
