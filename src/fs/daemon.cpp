@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "fs_context.h"
 #include "peregrine/fs/stats_log.h"
@@ -26,10 +27,15 @@ void log(int priority, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   if (!g_to_syslog) {
-    // One write per message: the stats thread logs beside the main thread.
-    char line[1024];
-    std::vsnprintf(line, sizeof line, fmt, ap);
-    std::fprintf(stderr, "peregrine: %s\n", line);
+    // One write per message (the stats thread logs beside the main thread),
+    // sized to the message: paths in it can be long.
+    va_list measure;
+    va_copy(measure, ap);
+    int n = std::vsnprintf(nullptr, 0, fmt, measure);
+    va_end(measure);
+    std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+    std::vsnprintf(line.data(), line.size() + 1, fmt, ap);
+    std::fprintf(stderr, "peregrine: %s\n", line.c_str());
   } else {
     vsyslog(priority, fmt, ap);
   }
