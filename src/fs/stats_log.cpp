@@ -44,16 +44,19 @@ std::string stats_line(const std::vector<DriveStats>& before, const std::vector<
     per_drive += (d ? " " : "") + std::to_string(static_cast<uint64_t>(drive_ios / seconds + 0.5));
   }
   if (ios == 0 && errors == 0) return "";
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "stats over %.0f s: %.0f IOPS (per drive: %s), read %.1f MB/s, written %.1f MB/s, "
-                "merged %llu, tag waits %llu, pressure waits %llu, errors %llu, device latency p50 %s p99 %s",
-                seconds, ios / seconds, per_drive.c_str(), read / seconds / 1e6, written / seconds / 1e6,
-                static_cast<unsigned long long>(merged), static_cast<unsigned long long>(tag_waits),
-                static_cast<unsigned long long>(pressure), static_cast<unsigned long long>(errors),
-                device.count() ? latency(device.percentile(50)).c_str() : "-",
+  // The per-drive list grows with the member count, so it is not formatted
+  // into a fixed buffer: only the bounded parts are.
+  char head[96];
+  std::snprintf(head, sizeof head, "stats over %.0f s: %.0f IOPS (per drive: ", seconds, ios / seconds);
+  char tail[384];
+  std::snprintf(tail, sizeof tail,
+                "), read %.1f MB/s, written %.1f MB/s, merged %llu, tag waits %llu, pressure waits %llu, "
+                "errors %llu, device latency p50 %s p99 %s",
+                read / seconds / 1e6, written / seconds / 1e6, static_cast<unsigned long long>(merged),
+                static_cast<unsigned long long>(tag_waits), static_cast<unsigned long long>(pressure),
+                static_cast<unsigned long long>(errors), device.count() ? latency(device.percentile(50)).c_str() : "-",
                 device.count() ? latency(device.percentile(99)).c_str() : "-");
-  return buf;
+  return head + per_drive + tail;
 }
 
 StatsLog::StatsLog(const Engine& engine, uint32_t interval_s, std::function<void(const std::string&)> sink)

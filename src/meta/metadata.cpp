@@ -221,6 +221,7 @@ int Metadata::log_all_deferred_times() {
     }
   }
   times_unlogged_.clear();
+  times_unlogged_compact_at_ = 4096;
   return 0;
 }
 

@@ -147,13 +147,16 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
     in->attr.mtime_ns = in->attr.ctime_ns = t;
     if (!in->times_unlogged) {
       in->times_unlogged = true;
-      if (times_unlogged_.size() >= 4096) {
+      if (times_unlogged_.size() >= times_unlogged_compact_at_) {
         // Drop entries whose times were journaled since, so the list stays
-        // about as long as the files with unlogged times.
+        // about as long as the files with unlogged times. The next pass
+        // waits until the list has doubled: with many such files, a scan
+        // per new one would make this quadratic under the namespace lock.
         std::erase_if(times_unlogged_, [&](Ino i) {
           const Inode* x = model_.find(i);
           return x == nullptr || !x->times_unlogged;
         });
+        times_unlogged_compact_at_ = std::max<size_t>(4096, 2 * times_unlogged_.size());
       }
       times_unlogged_.push_back(ino);
     }

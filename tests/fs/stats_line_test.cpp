@@ -42,6 +42,16 @@ TEST(StatsLine, QuietIntervalWritesNothingButErrorsAlwaysShow) {
   EXPECT_NE(line.find("device latency p50 - p99 -"), std::string::npos) << line;
 }
 
+TEST(StatsLine, ManyDrivesAreAllListedAndTheLineEndsWhole) {
+  std::vector<DriveStats> before(100), after(100);
+  for (size_t d = 0; d < after.size(); ++d) after[d].ios = 1000000 + d;
+  std::string line = stats_line(before, after, 1.0);
+  std::string list;
+  for (size_t d = 0; d < after.size(); ++d) list += (d ? " " : "") + std::to_string(1000000 + d);
+  EXPECT_NE(line.find("(per drive: " + list + "), read 0.0 MB/s"), std::string::npos) << line;
+  EXPECT_NE(line.find("device latency p50 - p99 -"), std::string::npos) << line;
+}
+
 TEST(StatsLine, MismatchedSnapshotsGiveNothing) {
   EXPECT_EQ(stats_line({drive(1, 0, 0)}, {drive(2, 0, 0), drive(3, 0, 0)}, 1.0), "");
   EXPECT_EQ(stats_line({drive(1, 0, 0)}, {drive(2, 0, 0)}, 0.0), "");

@@ -261,6 +261,7 @@ class Metadata {
   mutable std::shared_mutex ns_mu_;
   Model model_;
   std::vector<Ino> times_unlogged_;  // inodes with times_unlogged set (may repeat / be stale)
+  size_t times_unlogged_compact_at_ = 4096;  // list length that triggers the next compaction
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
   uint64_t ckpt_seq_ = 0;  // commit leader only
