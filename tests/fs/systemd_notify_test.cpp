@@ -39,12 +39,24 @@ class NotifySocket {
   bool bound_ = false;
 };
 
-TEST(SystemdNotify, ReadyOnceServingAndStoppingAtUnmount) {
-  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  Volume v;
-  ASSERT_EQ(v.mkfs().code, 0);
-  NotifySocket sock(v.dir() + "/notify");
-  ASSERT_TRUE(sock.ok()) << std::strerror(errno);
+// A fresh volume (not mounted) and a notify socket in its directory.
+class SystemdNotify : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    volume_.emplace();
+    ASSERT_EQ(volume_->mkfs().code, 0);
+    sock_.emplace(volume_->dir() + "/notify");
+    ASSERT_TRUE(sock_->ok()) << std::strerror(errno);
+  }
+
+  std::optional<Volume> volume_;
+  std::optional<NotifySocket> sock_;
+};
+
+TEST_F(SystemdNotify, ReadyOnceServingAndStoppingAtUnmount) {
+  Volume& v = *volume_;
+  NotifySocket& sock = *sock_;
   LineReader lines;
   ASSERT_TRUE(mount_foreground(v, {}, &lines, {sock.env()})) << lines.seen();
   std::string ready = sock.next();
@@ -63,12 +75,9 @@ TEST(SystemdNotify, ReadyOnceServingAndStoppingAtUnmount) {
   EXPECT_NE(stopping.find("STOPPING=1"), std::string::npos) << stopping;
 }
 
-TEST(SystemdNotify, FailedStartSendsItsReasonAndNeverReady) {
-  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  Volume v;
-  ASSERT_EQ(v.mkfs().code, 0);
-  NotifySocket sock(v.dir() + "/notify");
-  ASSERT_TRUE(sock.ok()) << std::strerror(errno);
+TEST_F(SystemdNotify, FailedStartSendsItsReasonAndNeverReady) {
+  Volume& v = *volume_;
+  NotifySocket& sock = *sock_;
   // Three of the four members: assembly must refuse.
   int err_pipe[2];
   ASSERT_EQ(::pipe2(err_pipe, O_CLOEXEC), 0);
