@@ -113,4 +113,10 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
 
 DriveStats Engine::stats(uint32_t drive) const { return drives_.at(drive)->stats(); }
 
+uint64_t Engine::outstanding() const {
+  uint64_t total = 0;
+  for (const auto& d : drives_) total += d->outstanding();
+  return total;
+}
+
 }  // namespace peregrine

@@ -138,6 +138,9 @@ void Submitter::unplug() {
   }
 }
 
+// Both schedulers count what they stage in batch and zero it on unplug.
+bool Submitter::has_staged() const { return slot_.batch != 0; }
+
 // ---- per-volume baseline: tags at plug time, round-robin dispatch ----
 
 void Submitter::add_per_volume(Request& r) {

@@ -72,6 +72,9 @@ class Engine {
   Expected<std::unique_ptr<Submitter>> open_submitter();
 
   DriveStats stats(uint32_t drive) const;
+  // Sub-IOs queued or on a device, summed over the drives (a racy snapshot:
+  // each drive's count is read once, without stopping the others).
+  uint64_t outstanding() const;
 
  private:
   friend class Submitter;
@@ -98,6 +101,9 @@ class Submitter {
 
   // Hands the batch to the drives (or dispatches it inline).
   void unplug();
+
+  // Whether add() has staged sub-IOs that no unplug() has handed on yet.
+  bool has_staged() const;
 
   // add() + unplug().
   int submit(Request& request) {
