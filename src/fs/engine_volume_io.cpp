@@ -20,6 +20,9 @@ struct Wait {
 }  // namespace
 
 int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+  // A FUSE worker may hold staged IO of its own (fuse.batch_requests): hand
+  // it on rather than let it wait behind this call.
+  pool_.unplug_this_thread();
   Submitter* sub = pool_.acquire();
   if (sub == nullptr) return -EAGAIN;
   Request r;

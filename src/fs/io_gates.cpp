@@ -2,10 +2,23 @@
 
 namespace peregrine::fs {
 
+template <typename MayEnter>
+void IoGates::wait(Gate& g, std::unique_lock<std::mutex>& lock, MayEnter may_enter) {
+  if (may_enter()) return;
+  if (before_wait_) {
+    // Unlocked: handing on staged IO may complete some of it inline, and
+    // completing IO unlocks gates.
+    lock.unlock();
+    before_wait_();
+    lock.lock();
+  }
+  g.cv.wait(lock, may_enter);
+}
+
 void IoGates::lock_shared(uint64_t ino) {
   Gate& g = gate(ino);
   std::unique_lock<std::mutex> lock(g.mu);
-  g.cv.wait(lock, [&] { return !g.exclusive && g.exclusive_waiting == 0; });
+  wait(g, lock, [&] { return !g.exclusive && g.exclusive_waiting == 0; });
   ++g.shared;
 }
 
@@ -19,7 +32,7 @@ void IoGates::lock_exclusive(uint64_t ino) {
   Gate& g = gate(ino);
   std::unique_lock<std::mutex> lock(g.mu);
   ++g.exclusive_waiting;
-  g.cv.wait(lock, [&] { return !g.exclusive && g.shared == 0; });
+  wait(g, lock, [&] { return !g.exclusive && g.shared == 0; });
   --g.exclusive_waiting;
   g.exclusive = true;
 }

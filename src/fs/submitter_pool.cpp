@@ -48,4 +48,12 @@ Submitter* SubmitterPool::for_this_thread() {
   return tls_submitter.sub;
 }
 
+bool SubmitterPool::staged_on_this_thread() const {
+  return tls_submitter.pool == this && tls_submitter.sub != nullptr && tls_submitter.sub->has_staged();
+}
+
+void SubmitterPool::unplug_this_thread() {
+  if (tls_submitter.pool == this && tls_submitter.sub != nullptr) tls_submitter.sub->unplug();
+}
+
 }  // namespace peregrine::fs

@@ -9,18 +9,26 @@
 // a gate, which only costs some waiting. Writers waiting for exclusive entry
 // hold off new shared entries, so truncate cannot starve.
 //
+// A thread that must wait first runs the before_wait hook, without any gate
+// held: a FUSE worker may still hold staged IO of its own that holds a gate
+// shared (fuse.batch_requests), and must hand it on or wait on itself.
+//
 // Thread rules: thread-safe. unlock_shared() may run on another thread than
-// lock_shared() (a drive thread finishing the IO).
+// lock_shared() (a drive thread finishing the IO). before_wait runs on the
+// thread that is about to wait.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 namespace peregrine::fs {
 
 class IoGates {
  public:
+  explicit IoGates(std::function<void()> before_wait = {}) : before_wait_(std::move(before_wait)) {}
+
   void lock_shared(uint64_t ino);
   void unlock_shared(uint64_t ino);
   void lock_exclusive(uint64_t ino);
@@ -36,6 +44,10 @@ class IoGates {
     uint32_t exclusive_waiting = 0;  // GUARDED_BY(mu)
   };
   Gate& gate(uint64_t ino) { return gates_[ino % kStripes]; }
+  template <typename MayEnter>
+  void wait(Gate& g, std::unique_lock<std::mutex>& lock, MayEnter may_enter);
+
+  const std::function<void()> before_wait_;
   Gate gates_[kStripes];
 };
 

@@ -29,6 +29,10 @@ class SubmitterPool {
   void release(Submitter* s);
   // The calling thread's own Submitter, created on first use.
   Submitter* for_this_thread();
+  // Whether the calling thread's own Submitter holds staged IO, and handing
+  // that IO on. Neither creates a Submitter.
+  bool staged_on_this_thread() const;
+  void unplug_this_thread();
 
  private:
   Engine& engine_;
