@@ -1,0 +1,50 @@
+// RequestReader: reads one FUSE request from a worker's /dev/fuse descriptor
+// in a way that lets the worker keep the IO of data requests staged across
+// requests (DESIGN.md section 2: unplug when the batch reaches the high
+// watermark or the worker has no further request waiting). The daemon
+// installs it as libfuse's custom read (fuse_session_custom_io).
+//
+// The staged IO is handed on (StagedIo::unplug) before the worker can
+// sleep: when no request is waiting, on any error, and before returning a
+// request that is not a read or a write, whose handling may wait for IO.
+// While nothing is staged the descriptor stays blocking, so a worker on a
+// quiet volume makes one read() per request, as libfuse's own loop does;
+// while something is staged it is non-blocking, so finding no request costs
+// one failed read() and never a sleep.
+//
+// Thread rules: one RequestReader per FUSE worker, used by that worker only.
+// It remembers the blocking mode it last set on the descriptor it last read
+// (each worker has its own cloned descriptor). Never fails with EAGAIN.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+
+namespace peregrine::fs {
+
+// The calling worker's staged IO.
+class StagedIo {
+ public:
+  virtual bool staged() = 0;
+  virtual void unplug() = 0;
+
+ protected:
+  ~StagedIo() = default;
+};
+
+class RequestReader {
+ public:
+  // Reads one request into buf. Returns its size (0 if the descriptor gave
+  // none), or -1 with errno set. *is_data says whether it is a FUSE_READ or
+  // FUSE_WRITE, the only requests that return with IO still staged.
+  ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
+
+ private:
+  bool set_nonblocking(int fd, bool on);
+
+  int fd_ = -1;  // the descriptor whose mode is known, -1 if none
+  bool nonblocking_ = false;
+};
+
+}  // namespace peregrine::fs

@@ -1,0 +1,78 @@
+#include "peregrine/fs/request_reader.h"
+
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace peregrine::fs {
+namespace {
+
+bool is_data_request(const void* buf, ssize_t n) {
+  if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) return false;
+  fuse_in_header h;
+  std::memcpy(&h, buf, sizeof h);
+  return h.opcode == FUSE_READ || h.opcode == FUSE_WRITE;
+}
+
+// A read that must not end the thread: libfuse cancels workers blocked in
+// read() at exit, and staged IO must not be left to a thread-exit handler.
+ssize_t read_uncancellable(int fd, void* buf, size_t len) {
+  int old = 0;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  ssize_t n = ::read(fd, buf, len);
+  int err = errno;
+  pthread_setcancelstate(old, nullptr);
+  errno = err;
+  return n;
+}
+
+}  // namespace
+
+bool RequestReader::set_nonblocking(int fd, bool on) {
+  if (fd_ == fd && nonblocking_ == on) return true;
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) != 0) {
+    fd_ = -1;  // unknown now
+    return false;
+  }
+  fd_ = fd;
+  nonblocking_ = on;
+  return true;
+}
+
+ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data) {
+  *is_data = false;
+  const bool staged = staging.staged();
+  if (!set_nonblocking(fd, staged) && staged) staging.unplug();  // cannot peek: hand on now
+  ssize_t n = -1;
+  int err = 0;
+  if (staging.staged()) {
+    n = read_uncancellable(fd, buf, len);
+    err = errno;
+  }
+  for (;;) {
+    if (n >= 0) {
+      *is_data = is_data_request(buf, n);
+      if (!*is_data) staging.unplug();
+      return n;
+    }
+    if (err != 0) {
+      staging.unplug();  // no further request waiting, or an error: hand on
+      if (err != EAGAIN) {
+        errno = err;
+        return -1;
+      }
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, -1) < 0) return -1;  // EINTR: libfuse checks for exit, then calls again
+    }
+    n = ::read(fd, buf, len);
+    err = n < 0 ? errno : 0;
+  }
+}
+
+}  // namespace peregrine::fs

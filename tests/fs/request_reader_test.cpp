@@ -1,0 +1,173 @@
+// RequestReader (fuse.batch_requests): staged IO stays staged across data
+// requests only, is handed on before the worker could sleep or return
+// anything else, and the descriptor blocks only while nothing is staged. A
+// SOCK_SEQPACKET pair stands in for /dev/fuse: one read, one request.
+#include "peregrine/fs/request_reader.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/fuse.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace peregrine::fs {
+namespace {
+
+class FakeStaging final : public StagedIo {
+ public:
+  explicit FakeStaging(bool staged) : staged_(staged) {}
+  bool staged() override { return staged_.load(); }
+  void unplug() override {
+    if (staged_.exchange(false)) {
+      ++handed_on;
+      handed_on_promise.set_value();
+    }
+  }
+  int handed_on = 0;
+  std::promise<void> handed_on_promise;
+
+ private:
+  std::atomic<bool> staged_;
+};
+
+class RequestReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds_), 0) << std::strerror(errno); }
+  void TearDown() override {
+    for (int fd : fds_) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  int worker_fd() const { return fds_[0]; }
+  // Sends a request with this opcode and a 16-byte body that tags it.
+  void send(uint32_t opcode, uint64_t unique) {
+    std::vector<char> msg(sizeof(fuse_in_header) + 16, 'x');
+    fuse_in_header h{};
+    h.len = static_cast<uint32_t>(msg.size());
+    h.opcode = opcode;
+    h.unique = unique;
+    std::memcpy(msg.data(), &h, sizeof h);
+    ASSERT_EQ(write(fds_[1], msg.data(), msg.size()), static_cast<ssize_t>(msg.size()));
+  }
+  uint64_t unique_of(const char* buf) const {
+    fuse_in_header h;
+    std::memcpy(&h, buf, sizeof h);
+    return h.unique;
+  }
+  bool nonblocking() const { return (fcntl(worker_fd(), F_GETFL) & O_NONBLOCK) != 0; }
+  void close_kernel_side() {
+    close(fds_[1]);
+    fds_[1] = -1;
+  }
+
+  RequestReader reader_;
+  int fds_[2] = {-1, -1};
+  char buf_[4096];
+};
+
+TEST_F(RequestReaderTest, ReadOrWriteReturnsWithTheBatchStillStaged) {
+  FakeStaging staging(true);
+  for (uint32_t op : {FUSE_READ, FUSE_WRITE}) {
+    send(op, 7 + op);
+    bool is_data = false;
+    ASSERT_EQ(reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data),
+              static_cast<ssize_t>(sizeof(fuse_in_header) + 16));
+    EXPECT_TRUE(is_data);
+    EXPECT_EQ(unique_of(buf_), 7u + op);
+    EXPECT_TRUE(staging.staged()) << "opcode " << op;
+    EXPECT_TRUE(nonblocking()) << "a worker with staged IO must never sleep in read()";
+  }
+}
+
+TEST_F(RequestReaderTest, OtherRequestsComeBackOnlyAfterTheBatchIsHandedOn) {
+  for (uint32_t op : {FUSE_FSYNC, FUSE_SETATTR, FUSE_FALLOCATE, FUSE_FLUSH, FUSE_LOOKUP}) {
+    FakeStaging staging(true);
+    send(op, op);
+    bool is_data = true;
+    ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data), 0);
+    EXPECT_FALSE(is_data);
+    EXPECT_EQ(unique_of(buf_), op);
+    EXPECT_EQ(staging.handed_on, 1) << "opcode " << op;
+  }
+}
+
+TEST_F(RequestReaderTest, NoRequestWaitingHandsTheBatchOnBeforeSleeping) {
+  FakeStaging staging(true);
+  std::future<void> handed_on = staging.handed_on_promise.get_future();
+  bool is_data = false;
+  ssize_t n = -2;
+  int err = 0;
+  std::thread worker([&] {
+    n = reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data);
+    err = errno;
+  });
+  // Nothing has been sent: the worker must hand its batch on and wait. (The
+  // bound only turns a hang into a failure.)
+  bool handed_on_first = handed_on.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  send(FUSE_READ, 42);
+  worker.join();
+  ASSERT_TRUE(handed_on_first) << "the worker went to sleep with its IO staged";
+  ASSERT_EQ(n, static_cast<ssize_t>(sizeof(fuse_in_header) + 16)) << std::strerror(err);
+  EXPECT_TRUE(is_data);
+  EXPECT_EQ(unique_of(buf_), 42u);
+  EXPECT_EQ(staging.handed_on, 1);
+}
+
+TEST_F(RequestReaderTest, NothingStagedReadsBlockingAndHandsNothingOn) {
+  FakeStaging staged(true);
+  send(FUSE_READ, 1);
+  bool is_data = false;
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, staged, &is_data), 0);
+  ASSERT_TRUE(nonblocking());
+
+  // The volume went quiet: the next request finds nothing staged, and the
+  // descriptor goes back to blocking reads (one system call per request).
+  FakeStaging idle(false);
+  std::thread kernel([&] { send(FUSE_WRITE, 2); });
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data), 0);
+  kernel.join();
+  EXPECT_TRUE(is_data);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  EXPECT_FALSE(nonblocking());
+  EXPECT_EQ(idle.handed_on, 0);
+}
+
+TEST_F(RequestReaderTest, EndOfChannelHandsTheBatchOn) {
+  FakeStaging staging(true);
+  close_kernel_side();
+  bool is_data = true;
+  EXPECT_EQ(reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data), 0);
+  EXPECT_FALSE(is_data);
+  EXPECT_EQ(staging.handed_on, 1);
+}
+
+TEST_F(RequestReaderTest, BadDescriptorHandsTheBatchOnAndReportsTheError) {
+  FakeStaging staging(true);
+  bool is_data = true;
+  errno = 0;
+  ssize_t n = reader_.read(-1, buf_, sizeof buf_, staging, &is_data);
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(errno, EBADF);
+  EXPECT_FALSE(is_data);
+  EXPECT_EQ(staging.handed_on, 1);
+}
+
+TEST_F(RequestReaderTest, ShortMessageIsNotADataRequest) {
+  FakeStaging staging(true);
+  const char tiny[4] = {1, 2, 3, 4};
+  ASSERT_EQ(write(fds_[1], tiny, sizeof tiny), 4);
+  bool is_data = true;
+  EXPECT_EQ(reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data), 4);
+  EXPECT_FALSE(is_data);
+  EXPECT_EQ(staging.handed_on, 1);
+}
+
+}  // namespace
+}  // namespace peregrine::fs
