@@ -14,6 +14,7 @@
 #include "fs_context.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
+#include "request_staging.h"
 
 namespace peregrine::fs {
 namespace {
@@ -127,6 +128,12 @@ int run_daemon(const DaemonOptions& o) {
     se = nullptr;
   } else if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
     exit_code = fail(Status::error(EIO, "mountpoint " + o.mountpoint + ": cannot mount there (see the message above)"));
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    se = nullptr;
+  } else if (o.settings.fuse.batch_requests && install_request_batching(se) != 0) {
+    exit_code = fail(Status::error(EIO, "cannot install the FUSE request reader"));
+    fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
     se = nullptr;

@@ -29,12 +29,13 @@ namespace peregrine::fs {
 struct FsContext {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names)
-      : meta(m), pool(p), sync_io(io), settings(s), member_names(std::move(names)) {}
+      : meta(m), pool(p), sync_io(io), gates([&p] { p.unplug_this_thread(); }), settings(s),
+        member_names(std::move(names)) {}
 
   meta::Metadata& meta;
   SubmitterPool& pool;
   EngineVolumeIo& sync_io;  // blocking IO for the rare synchronous paths
-  IoGates gates;
+  IoGates gates;  // a worker hands on its staged IO before it waits at a gate
   const config::Settings settings;
   const std::vector<std::string> member_names;
   double entry_timeout = 1.0;

@@ -10,6 +10,7 @@
 #include "op_pool.h"
 #include "request_slots.h"
 #include "fs_context.h"
+#include "request_staging.h"
 
 namespace peregrine::fs {
 namespace {
@@ -104,7 +105,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_read(r, src);
   }
-  if (sub != nullptr) sub->unplug();
+  if (sub != nullptr) end_request_staging(fs, *sub);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 

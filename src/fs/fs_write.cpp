@@ -13,6 +13,7 @@
 #include "op_pool.h"
 #include "request_slots.h"
 #include "fs_context.h"
+#include "request_staging.h"
 
 namespace peregrine::fs {
 namespace {
@@ -91,7 +92,7 @@ void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* da
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_written(r, src);
   }
-  if (sub != nullptr) sub->unplug();
+  if (sub != nullptr) end_request_staging(fs, *sub);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 

@@ -62,6 +62,7 @@ struct IoUringSettings {
 
 struct FuseSettings {
   uint32_t workers;
+  bool batch_requests;  // keep data IO staged across requests (DESIGN.md section 2)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
   uint32_t max_request_bytes;                    // power of two

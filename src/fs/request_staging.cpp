@@ -1,0 +1,56 @@
+#include "request_staging.h"
+
+#include <sys/uio.h>
+
+#include "peregrine/fs/request_reader.h"
+
+namespace peregrine::fs {
+namespace {
+
+// Set by the reader for the request this worker handles next.
+thread_local bool tls_may_stay_staged = false;
+
+class WorkerStaging final : public StagedIo {
+ public:
+  explicit WorkerStaging(SubmitterPool& pool) : pool_(pool) {}
+  bool staged() override { return pool_.staged_on_this_thread(); }
+  void unplug() override { pool_.unplug_this_thread(); }
+
+ private:
+  SubmitterPool& pool_;
+};
+
+ssize_t read_fuse_request(int fd, void* buf, size_t len, void* userdata) {
+  FsContext& fs = *static_cast<FsContext*>(userdata);
+  thread_local RequestReader reader;
+  WorkerStaging staging(fs.pool);
+  bool is_data = false;
+  ssize_t n = reader.read(fd, buf, len, staging, &is_data);
+  tls_may_stay_staged = is_data;
+  return n;
+}
+
+ssize_t write_fuse_reply(int fd, iovec* iov, int count, void*) { return ::writev(fd, iov, count); }
+
+}  // namespace
+
+int install_request_batching(fuse_session* se) {
+  static const fuse_custom_io io{
+      .writev = write_fuse_reply,
+      .read = read_fuse_request,
+      .splice_receive = nullptr,
+      .splice_send = nullptr,
+  };
+  return fuse_session_custom_io(se, &io, fuse_session_fd(se));
+}
+
+void end_request_staging(FsContext& fs, Submitter& sub) {
+  Engine& engine = fs.pool.engine();
+  if (tls_may_stay_staged && engine.config().scheduler == Scheduler::per_drive &&
+      engine.outstanding() >= engine.config().low_watermark) {
+    return;
+  }
+  sub.unplug();
+}
+
+}  // namespace peregrine::fs
