@@ -131,7 +131,7 @@ int run_daemon(const DaemonOptions& o) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
     se = nullptr;
-  } else if (o.settings.fuse.batch_requests && install_request_batching(se) != 0) {
+  } else if (o.settings.fuse.batch_requests && install_request_batching(se, ctx) != 0) {
     exit_code = fail(Status::error(EIO, "cannot install the FUSE request reader"));
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
@@ -153,6 +153,10 @@ int run_daemon(const DaemonOptions& o) {
     }
     int rc = fuse_session_loop_mt(se, cfg);
     if (o.on_stopping) o.on_stopping();
+    // The workers are gone, but IO they started (or staged and handed on
+    // as they exited) may still be on the drives: its replies need the
+    // session, and its metadata updates must land before the checkpoint.
+    ctx.wait_for_data_ops();
     stats_log.reset();
     fuse_loop_cfg_destroy(cfg);
     fuse_session_unmount(se);
@@ -160,8 +164,8 @@ int run_daemon(const DaemonOptions& o) {
     fuse_session_destroy(se);
     if (rc != 0) log(LOG_WARNING, "FUSE session ended with error %d", rc);
   }
-  // Every FUSE worker has ended, so every reply went out and no IO is in
-  // flight but the metadata layer's own: checkpoint, flush, stop.
+  // Every FUSE worker has ended and every data op has replied, so no IO is
+  // in flight but the metadata layer's own: checkpoint, flush, stop.
   Status s = (*meta)->unmount();
   if (!s) {
     log(LOG_ERR, "unmount: %s", s.message().c_str());

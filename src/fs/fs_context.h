@@ -27,6 +27,7 @@
 namespace peregrine::fs {
 
 struct FsContext {
+ public:
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names)
       : meta(m), pool(p), sync_io(io), gates([&p] { p.unplug_this_thread(); }), settings(s),
@@ -41,6 +42,24 @@ struct FsContext {
   double entry_timeout = 1.0;
   double attr_timeout = 1.0;
   const uint64_t mount_time_ns = monotonic_ns();
+  // The session's own /dev/fuse descriptor, set before the workers start.
+  // Workers read cloned descriptors; one reading this one means cloning
+  // failed and every worker shares it (and its blocking mode).
+  int session_fd = -1;
+
+  // Reads and writes whose reply a drive thread still owes. The daemon
+  // waits for none before it lets the session go, so no reply is sent on
+  // a destroyed session.
+  void data_op_started() { data_ops_.fetch_add(1); }
+  void data_op_finished() {
+    if (data_ops_.fetch_sub(1) == 1) data_ops_.notify_all();
+  }
+  void wait_for_data_ops() {
+    for (uint64_t n = data_ops_.load(); n != 0; n = data_ops_.load()) data_ops_.wait(n);
+  }
+
+ private:
+  std::atomic<uint64_t> data_ops_{0};
 };
 
 inline FsContext& context(fuse_req_t req) { return *static_cast<FsContext*>(fuse_req_userdata(req)); }

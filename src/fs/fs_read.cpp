@@ -38,8 +38,10 @@ void finish(ReadOp* op) {
   } else {
     fuse_reply_buf(op->req, reinterpret_cast<const char*>(op->buffer.data() + op->reply_offset), op->reply_length);
   }
-  op->fs->gates.unlock_shared(op->ino);
+  FsContext* fs = op->fs;
+  fs->gates.unlock_shared(op->ino);
   g_read_ops.put(op);
+  fs->data_op_finished();
 }
 
 void on_extent_read(Request& r, int result) {
@@ -61,6 +63,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   int rc = fs.meta.map_read(ino, off, size, &segs);
   if (rc != 0 || segs.empty()) {
     fs.gates.unlock_shared(ino);
+    hand_on_staged(fs);  // this request staged nothing to join the batch
     if (rc != 0) {
       fuse_reply_err(req, -rc);
     } else {
@@ -73,6 +76,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   uint64_t aend = (end + kBlock - 1) / kBlock * kBlock;
   size_t data_segments = 0;
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
+  fs.data_op_started();
   ReadOp* op = g_read_ops.get();
   op->buffer.ensure(aend - astart);
   op->reqs.ensure(data_segments);

@@ -45,8 +45,10 @@ void finish(WriteOp* op) {
   } else {
     fuse_reply_write(op->req, op->size);
   }
-  op->fs->gates.unlock_shared(op->ino);
+  FsContext* fs = op->fs;
+  fs->gates.unlock_shared(op->ino);
   g_write_ops.put(op);
+  fs->data_op_finished();
 }
 
 void on_extent_written(Request& r, int result) {
@@ -66,9 +68,11 @@ void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* da
   if (rc != 0) {
     fs.gates.unlock_shared(ino);
     g_write_ops.put(op);
+    hand_on_staged(fs);  // this request staged nothing to join the batch
     fuse_reply_err(req, -rc);
     return;
   }
+  fs.data_op_started();
   op->buffer.ensure(size);
   op->reqs.ensure(op->ranges.size());
   op->error.store(0);
@@ -129,6 +133,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   FsContext& fs = context(req);
   uint64_t off = static_cast<uint64_t>(off_in);
   if (size == 0) {
+    hand_on_staged(fs);
     fuse_reply_write(req, 0);
     return;
   }
@@ -137,6 +142,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
     return;
   }
   int rc = write_partial(fs, ino, data, size, off);
+  hand_on_staged(fs);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
     fuse_reply_err(req, -rc);
   } else {

@@ -6,8 +6,8 @@ template <typename MayEnter>
 void IoGates::wait(Gate& g, std::unique_lock<std::mutex>& lock, MayEnter may_enter) {
   if (may_enter()) return;
   if (before_wait_) {
-    // Unlocked: handing on staged IO may complete some of it inline, and
-    // completing IO unlocks gates.
+    // Unlocked: handing staged IO on can block at a drive's pressure point
+    // until the drive thread completes IO, and completing IO unlocks gates.
     lock.unlock();
     before_wait_();
     lock.lock();

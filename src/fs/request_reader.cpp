@@ -34,14 +34,18 @@ ssize_t read_uncancellable(int fd, void* buf, size_t len) {
 }  // namespace
 
 bool RequestReader::set_nonblocking(int fd, bool on) {
-  if (fd_ == fd && nonblocking_ == on) return true;
-  int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) != 0) {
+  if (fd_ != fd) {
+    flags_ = fcntl(fd, F_GETFL);
+    if (flags_ < 0) return false;
+    fd_ = fd;
+  }
+  if (((flags_ & O_NONBLOCK) != 0) == on) return true;
+  int flags = on ? flags_ | O_NONBLOCK : flags_ & ~O_NONBLOCK;
+  if (fcntl(fd, F_SETFL, flags) != 0) {
     fd_ = -1;  // unknown now
     return false;
   }
-  fd_ = fd;
-  nonblocking_ = on;
+  flags_ = flags;
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "request_staging.h"
 
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "peregrine/fs/request_reader.h"
 
@@ -22,6 +23,13 @@ class WorkerStaging final : public StagedIo {
 
 ssize_t read_fuse_request(int fd, void* buf, size_t len, void* userdata) {
   FsContext& fs = *static_cast<FsContext*>(userdata);
+  if (fd == fs.session_fd) {
+    // Cloning failed and the workers share one descriptor, and with it one
+    // blocking mode: no batching, libfuse's plain read.
+    hand_on_staged(fs);
+    tls_may_stay_staged = false;
+    return ::read(fd, buf, len);
+  }
   thread_local RequestReader reader;
   WorkerStaging staging(fs.pool);
   bool is_data = false;
@@ -34,20 +42,23 @@ ssize_t write_fuse_reply(int fd, iovec* iov, int count, void*) { return ::writev
 
 }  // namespace
 
-int install_request_batching(fuse_session* se) {
+int install_request_batching(fuse_session* se, FsContext& fs) {
   static const fuse_custom_io io{
       .writev = write_fuse_reply,
       .read = read_fuse_request,
       .splice_receive = nullptr,
       .splice_send = nullptr,
   };
-  return fuse_session_custom_io(se, &io, fuse_session_fd(se));
+  fs.session_fd = fuse_session_fd(se);
+  return fuse_session_custom_io(se, &io, fs.session_fd);
 }
 
 void end_request_staging(FsContext& fs, Submitter& sub) {
   Engine& engine = fs.pool.engine();
+  // The configured threshold, not the engine's: 0 per drive means "always"
+  // here, where the engine must turn it into 1.
   if (tls_may_stay_staged && engine.config().scheduler == Scheduler::per_drive &&
-      engine.outstanding() >= engine.config().low_watermark) {
+      engine.outstanding() >= fs.settings.engine.low_watermark(engine.drive_count())) {
     return;
   }
   sub.unplug();

@@ -14,14 +14,18 @@
 
 namespace peregrine::fs {
 
-// Makes libfuse read requests through read_request() for this session.
+// Makes libfuse read this session's requests through a RequestReader.
 // Call after fuse_session_mount(); returns libfuse's result (0 on success).
-int install_request_batching(fuse_session* se);
+int install_request_batching(fuse_session* se, FsContext& fs);
 
 // Ends a read's or write's staging on the calling worker: hands its batch
 // on, unless the request came through the batching reader and the volume
 // has at least the low watermark outstanding, so that more requests are
 // likely waiting to join the batch.
 void end_request_staging(FsContext& fs, Submitter& sub);
+
+// For a read or write that ends without staging anything: hands on what
+// earlier requests staged, so that a run of such requests cannot hold it.
+inline void hand_on_staged(FsContext& fs) { fs.pool.unplug_this_thread(); }
 
 }  // namespace peregrine::fs

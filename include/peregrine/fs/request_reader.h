@@ -43,8 +43,8 @@ class RequestReader {
  private:
   bool set_nonblocking(int fd, bool on);
 
-  int fd_ = -1;  // the descriptor whose mode is known, -1 if none
-  bool nonblocking_ = false;
+  int fd_ = -1;  // the descriptor whose flags are known, -1 if none
+  int flags_ = 0;  // its file status flags as last set
 };
 
 }  // namespace peregrine::fs
