@@ -120,6 +120,48 @@ TEST_F(RequestReaderTest, NoRequestWaitingHandsTheBatchOnBeforeSleeping) {
   EXPECT_EQ(staging.handed_on, 1);
 }
 
+// Two workers sharing a wait (cloned descriptors share the kernel's queue):
+// both wake for one request, one gets it, and the other's read finds
+// nothing. That worker must wait again, never hand EAGAIN to libfuse
+// (which would end the session).
+TEST_F(RequestReaderTest, WorkerThatLosesTheRaceForARequestWaitsForTheNext) {
+  struct Worker {
+    RequestReader reader;
+    FakeStaging staging{true};
+    char buf[4096];
+    ssize_t n = -2;
+    int err = 0;
+    uint64_t unique = 0;
+  };
+  Worker a, b;
+  std::future<void> a_waits = a.staging.handed_on_promise.get_future();
+  std::future<void> b_waits = b.staging.handed_on_promise.get_future();
+  std::atomic<int> returned{0};
+  auto serve = [this, &returned](Worker& w) {
+    bool is_data = false;
+    w.n = w.reader.read(worker_fd(), w.buf, sizeof w.buf, w.staging, &is_data);
+    w.err = errno;
+    if (w.n > 0) w.unique = unique_of(w.buf);
+    returned.fetch_add(1);
+    returned.notify_all();
+  };
+  std::thread ta(serve, std::ref(a));
+  std::thread tb(serve, std::ref(b));
+  // Both found nothing and handed their batches on: both wait for a request.
+  bool both_wait = a_waits.wait_for(std::chrono::seconds(30)) == std::future_status::ready &&
+                   b_waits.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  send(FUSE_WRITE, 1);  // wakes both; one gets it
+  for (int n = returned.load(); n == 0; n = returned.load()) returned.wait(n);
+  send(FUSE_WRITE, 2);  // for the one that must still be waiting
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(both_wait);
+  ASSERT_GT(a.n, 0) << std::strerror(a.err);
+  ASSERT_GT(b.n, 0) << std::strerror(b.err);
+  EXPECT_EQ(a.unique + b.unique, 3u) << "each request exactly once";
+  EXPECT_NE(a.unique, b.unique);
+}
+
 TEST_F(RequestReaderTest, NothingStagedReadsBlockingAndHandsNothingOn) {
   FakeStaging staged(true);
   send(FUSE_READ, 1);
