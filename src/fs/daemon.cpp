@@ -131,8 +131,10 @@ int run_daemon(const DaemonOptions& o) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
     se = nullptr;
-  } else if (o.settings.fuse.batch_requests && install_request_batching(se, ctx) != 0) {
-    exit_code = fail(Status::error(EIO, "cannot install the FUSE request reader"));
+  } else if (int brc = batches_requests(o.settings) ? install_request_batching(se, ctx) : 0; brc != 0) {
+    exit_code = fail(Status::error(EIO, std::string("cannot install the FUSE request reader for "
+                                                    "fuse.batch_requests: ") +
+                                            std::strerror(-brc) + " (set fuse.batch_requests = false to mount without it)"));
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);

@@ -27,7 +27,6 @@
 namespace peregrine::fs {
 
 struct FsContext {
- public:
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names)
       : meta(m), pool(p), sync_io(io), gates([&p] { p.unplug_this_thread(); }), settings(s),

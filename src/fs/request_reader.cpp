@@ -51,11 +51,14 @@ bool RequestReader::set_nonblocking(int fd, bool on) {
 
 ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data) {
   *is_data = false;
-  const bool staged = staging.staged();
-  if (!set_nonblocking(fd, staged) && staged) staging.unplug();  // cannot peek: hand on now
+  bool staged = staging.staged();
+  if (!set_nonblocking(fd, staged) && staged) {
+    staging.unplug();  // cannot peek without blocking: hand on now
+    staged = false;
+  }
   ssize_t n = -1;
   int err = 0;
-  if (staging.staged()) {
+  if (staged) {
     n = read_uncancellable(fd, buf, len);
     err = errno;
   }

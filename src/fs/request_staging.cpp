@@ -54,12 +54,13 @@ int install_request_batching(fuse_session* se, FsContext& fs) {
 }
 
 void end_request_staging(FsContext& fs, Submitter& sub) {
-  Engine& engine = fs.pool.engine();
-  // The configured threshold, not the engine's: 0 per drive means "always"
-  // here, where the engine must turn it into 1.
-  if (tls_may_stay_staged && engine.config().scheduler == Scheduler::per_drive &&
-      engine.outstanding() >= fs.settings.engine.low_watermark(engine.drive_count())) {
-    return;
+  // Only set when the reader is installed, which is only for the per-drive
+  // scheduler (batches_requests).
+  if (tls_may_stay_staged) {
+    Engine& engine = fs.pool.engine();
+    // The configured threshold, not the engine's: 0 per drive means
+    // "always" here, where the engine must turn it into 1.
+    if (engine.outstanding() >= fs.settings.engine.low_watermark(engine.drive_count())) return;
   }
   sub.unplug();
 }

@@ -14,8 +14,15 @@
 
 namespace peregrine::fs {
 
+// Whether these settings batch across requests: asked for, and the
+// per-drive scheduler (the per-volume baseline keeps one unplug per request).
+inline bool batches_requests(const config::Settings& s) {
+  return s.fuse.batch_requests && s.engine.scheduler == config::Scheduler::kPerDrive;
+}
+
 // Makes libfuse read this session's requests through a RequestReader.
-// Call after fuse_session_mount(); returns libfuse's result (0 on success).
+// Call after fuse_session_mount(); returns libfuse's result (0 on success,
+// else a negative errno).
 int install_request_batching(fuse_session* se, FsContext& fs);
 
 // Ends a read's or write's staging on the calling worker: hands its batch
