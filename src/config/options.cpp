@@ -47,6 +47,7 @@ Value choice_name(E e, std::initializer_list<std::string_view> names) {
 
 #define PEREGRINE_CHOICES_SCHEDULER {"per-drive", "per-volume"}
 #define PEREGRINE_CHOICES_CACHE {"direct", "writeback"}
+#define PEREGRINE_CHOICES_TRANSPORT {"auto", "io-uring", "classic"}
 #define PEREGRINE_CHOICES_LEVEL {"error", "warn", "info", "debug"}
 #define PEREGRINE_CHOICES_TARGET {"stderr", "syslog"}
 
@@ -270,6 +271,38 @@ std::vector<Option> build_options() {
                  "gave 85K (docs/performance.md). Raise it on machines with more cores.",
           .store = [](Settings& s, const Value& v) { s.fuse.workers = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.workers}); },
+      },
+      {
+          .key = "fuse.transport",
+          .kind = Kind::kChoice,
+          .default_value = std::string("auto"),
+          .choices = PEREGRINE_CHOICES_TRANSPORT,
+          .doc = "How requests travel between the kernel and the daemon (docs/transport.md). "
+                 "io-uring: FUSE over io_uring (Linux 6.14+ with the fuse module parameter "
+                 "enable_uring set): one ring per CPU, each served by a thread pinned to that CPU "
+                 "that runs the requests and stages their IO; no read() or writev() per request. "
+                 "classic: fuse.workers threads read() each request from /dev/fuse and writev() "
+                 "each reply. auto: io-uring when the kernel offers it, else classic, and the log "
+                 "says which and why. io-uring refuses to mount on a kernel that does not offer it.",
+          .store = [](Settings& s, const Value& v) {
+            s.fuse.transport = choice<FuseTransport>(v, PEREGRINE_CHOICES_TRANSPORT);
+          },
+          .load = [](const Settings& s) { return choice_name(s.fuse.transport, PEREGRINE_CHOICES_TRANSPORT); },
+      },
+      {
+          .key = "fuse.ring_depth",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{128},
+          .unit = "requests",
+          .min = 2,
+          .max = 1024,
+          .doc = "io_uring transport: request entries per ring (one ring per CPU). The kernel puts "
+                 "a request on the ring of the CPU its caller runs on, so this bounds the requests "
+                 "one application thread can have in flight in the daemon; more wait in the kernel. "
+                 "Each entry reserves fuse.max_request_bytes of address space for its payload, "
+                 "touched only as far as requests use it.",
+          .store = [](Settings& s, const Value& v) { s.fuse.ring_depth = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.ring_depth}); },
       },
       {
           .key = "fuse.batch_requests",

@@ -2,6 +2,7 @@
 
 #include <syslog.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "request_staging.h"
+#include "transport/transport.h"
 
 namespace peregrine::fs {
 namespace {
@@ -70,10 +72,11 @@ int run_daemon(const DaemonOptions& o) {
     case config::LogLevel::kDebug: g_max_priority = LOG_DEBUG; break;
   }
   if (g_to_syslog) openlog("peregrine", LOG_PID, LOG_DAEMON);
-  bool ready_sent = false;
+  // Set by whichever thread tells the caller first: the main thread, or
+  // the libfuse worker on which the io-uring transport starts serving.
+  std::atomic<bool> ready_sent{false};
   auto fail = [&](const Status& s) {
-    if (!ready_sent) {
-      ready_sent = true;
+    if (!ready_sent.exchange(true)) {
       o.on_ready(s);
     } else {
       log(LOG_ERR, "%s", s.message().c_str());
@@ -100,7 +103,20 @@ int run_daemon(const DaemonOptions& o) {
         static_cast<unsigned long long>(report.orphans_freed));
   }
 
+  // Decided before the mount, so that fuse.transport = io-uring on a kernel
+  // without it is refused rather than mounted.
+  auto plan = plan_transport(o.settings);
+  if (!plan) return fail(plan.status());
+
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
+  // The io-uring transport says it serves once its rings are registered,
+  // so that when a mount command returns, requests already use them.
+  auto serving = [&] {
+    if (!ready_sent.exchange(true)) o.on_ready(Status::ok());
+  };
+  std::unique_ptr<Transport> transport = Transport::create(
+      ctx, *plan, [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); }, serving);
+  ctx.transport = transport.get();
   fuse_lowlevel_ops ops{};
   ops.init = op_init;
   add_attr_ops(ops);
@@ -131,10 +147,9 @@ int run_daemon(const DaemonOptions& o) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
     se = nullptr;
-  } else if (int brc = batches_requests(o.settings) ? install_request_batching(se, ctx) : 0; brc != 0) {
-    exit_code = fail(Status::error(EIO, std::string("cannot install the FUSE request reader for "
-                                                    "fuse.batch_requests: ") +
-                                            std::strerror(-brc) + " (set fuse.batch_requests = false to mount without it)"));
+  } else if (int trc = transport->install(se); trc != 0) {
+    exit_code = fail(Status::error(EIO, std::string("cannot route the FUSE session through its transport: ") +
+                                            std::strerror(-trc)));
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
@@ -142,23 +157,33 @@ int run_daemon(const DaemonOptions& o) {
   }
   if (se != nullptr) {
     log(LOG_INFO, "mounted %u members on %s", n, o.mountpoint.c_str());
-    ready_sent = true;
-    o.on_ready(Status::ok());
+    if (!plan->uring) serving();
     fuse_loop_config* cfg = fuse_loop_cfg_create();
     fuse_loop_cfg_set_clone_fd(cfg, 1);
     fuse_loop_cfg_set_max_threads(cfg, o.settings.fuse.workers);
     fuse_loop_cfg_set_idle_threads(cfg, o.settings.fuse.workers);
     std::optional<StatsLog> stats_log;
     if (o.settings.stats.log_interval_s != 0) {
-      stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s,
-                        [](const std::string& line) { log(LOG_INFO, "%s", line.c_str()); });
+      stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s, [&transport](const std::string& line) {
+        TransportStatus t = transport->status();
+        std::string rings;
+        for (uint64_t n : t.ring_requests) rings += (rings.empty() ? " ring_requests=" : ",") + std::to_string(n);
+        log(LOG_INFO, "%s transport=%s%s", line.c_str(), t.name.c_str(), rings.c_str());
+      });
     }
-    int rc = fuse_session_loop_mt(se, cfg);
+    int rc = transport->serve(se, cfg);
+    if (!ready_sent.exchange(true)) {
+      o.on_ready(Status::error(EIO, "the kernel ended the FUSE session on " + o.mountpoint +
+                                        " before it was initialised"));
+    }
     if (o.on_stopping) o.on_stopping();
-    // The workers are gone, but IO they started (or staged and handed on
-    // as they exited) may still be on the drives: its replies need the
-    // session, and its metadata updates must land before the checkpoint.
+    // The workers are gone; ring threads run no new request. IO that
+    // requests started (or staged and handed on as they ended) may still be
+    // on the drives: its replies need the session and the rings, and its
+    // metadata updates must land before the checkpoint.
+    transport->quiesce();
     ctx.wait_for_data_ops();
+    transport->stop();
     stats_log.reset();
     fuse_loop_cfg_destroy(cfg);
     fuse_session_unmount(se);

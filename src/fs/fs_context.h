@@ -26,6 +26,8 @@
 
 namespace peregrine::fs {
 
+class Transport;
+
 struct FsContext {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names)
@@ -45,6 +47,9 @@ struct FsContext {
   // Workers read cloned descriptors; one reading this one means cloning
   // failed and every worker shares it (and its blocking mode).
   int session_fd = -1;
+  // How requests arrive (transport/transport.h), set before the session
+  // serves; its hooks find it here.
+  Transport* transport = nullptr;
 
   // Reads and writes whose reply a drive thread still owes. The daemon
   // waits for none before it lets the session go, so no reply is sent on

@@ -5,6 +5,8 @@
 #include <cerrno>
 
 #include "fs_context.h"
+#include "open_reply_flags.h"
+#include "transport/fuse_wire.h"
 
 namespace peregrine::fs {
 namespace {
@@ -12,6 +14,10 @@ namespace {
 void set_cache_policy(FsContext& fs, fuse_file_info* fi) {
   if (fs.settings.fuse.cache == config::CacheMode::kDirect) {
     fi->direct_io = 1;
+    // Direct writes to one file may run side by side: the file's IO gate
+    // orders those that must not (partial blocks take it exclusively).
+    // Consumed by the transport's reply hook (libfuse 3.14 has no field).
+    tls_extra_open_flags = wire::kOpenParallelDirectWrites;
   } else {
     fi->keep_cache = 1;
   }

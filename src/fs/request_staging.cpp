@@ -21,8 +21,9 @@ class WorkerStaging final : public StagedIo {
   SubmitterPool& pool_;
 };
 
-ssize_t read_fuse_request(int fd, void* buf, size_t len, void* userdata) {
-  FsContext& fs = *static_cast<FsContext*>(userdata);
+}  // namespace
+
+ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len) {
   if (fd == fs.session_fd) {
     // Cloning failed and the workers share one descriptor, and with it one
     // blocking mode: no batching, libfuse's plain read.
@@ -38,20 +39,7 @@ ssize_t read_fuse_request(int fd, void* buf, size_t len, void* userdata) {
   return n;
 }
 
-ssize_t write_fuse_reply(int fd, iovec* iov, int count, void*) { return ::writev(fd, iov, count); }
-
-}  // namespace
-
-int install_request_batching(fuse_session* se, FsContext& fs) {
-  static const fuse_custom_io io{
-      .writev = write_fuse_reply,
-      .read = read_fuse_request,
-      .splice_receive = nullptr,
-      .splice_send = nullptr,
-  };
-  fs.session_fd = fuse_session_fd(se);
-  return fuse_session_custom_io(se, &io, fs.session_fd);
-}
+void set_may_stay_staged(bool may) { tls_may_stay_staged = may; }
 
 void end_request_staging(FsContext& fs, Submitter& sub) {
   // Only set when the reader is installed, which is only for the per-drive

@@ -20,10 +20,15 @@ inline bool batches_requests(const config::Settings& s) {
   return s.fuse.batch_requests && s.engine.scheduler == config::Scheduler::kPerDrive;
 }
 
-// Makes libfuse read this session's requests through a RequestReader.
-// Call after fuse_session_mount(); returns libfuse's result (0 on success,
-// else a negative errno).
-int install_request_batching(fuse_session* se, FsContext& fs);
+// Reads one request from a worker's /dev/fuse descriptor through the
+// worker's RequestReader (the transport's read hook, when batching). Marks
+// a read or write as one whose IO may stay staged when it ends.
+ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len);
+
+// For a transport that runs requests on threads of its own (io_uring ring
+// threads): whether the request about to run may leave its IO staged,
+// because the thread hands the batch on itself before it can sleep.
+void set_may_stay_staged(bool may);
 
 // Ends a read's or write's staging on the calling worker: hands its batch
 // on, unless the request came through the batching reader and the volume

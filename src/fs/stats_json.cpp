@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "fs_context.h"
+#include "transport/transport.h"
 #include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
@@ -60,7 +61,14 @@ std::string stats_json(FsContext& fs) {
     histogram(out, s.device_latency);
     out << "}";
   }
-  out << "]}";
+  out << "]";
+  if (fs.transport != nullptr) {
+    TransportStatus t = fs.transport->status();
+    out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";
+    for (size_t i = 0; i < t.ring_requests.size(); ++i) out << (i ? "," : "") << t.ring_requests[i];
+    out << "],\"dev_fuse_requests\":" << t.dev_fuse_requests << "}";
+  }
+  out << "}";
   return out.str();
 }
 

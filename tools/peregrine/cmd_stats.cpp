@@ -76,6 +76,9 @@ struct Snapshot {
   uint64_t time_ns = 0;
   std::optional<uint64_t> mount_time_ns;  // "mount_time_ns" when the daemon provides it
   std::vector<Drive> drives;
+  std::string transport;                // "" from a daemon too old to say
+  std::vector<uint64_t> ring_requests;  // io-uring transport: requests served per ring
+  uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
 };
 
 // ---- finding the mount ------------------------------------------------------
@@ -187,6 +190,11 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
     Snapshot s;
     s.time_ns = doc.at("time_ns").get<uint64_t>();
     if (doc.contains("mount_time_ns")) s.mount_time_ns = doc["mount_time_ns"].get<uint64_t>();
+    if (doc.contains("transport")) {
+      s.transport = doc["transport"].at("name").get<std::string>();
+      s.ring_requests = doc["transport"].at("ring_requests").get<std::vector<uint64_t>>();
+      s.dev_fuse_requests = doc["transport"].value("dev_fuse_requests", uint64_t{0});
+    }
     for (const json& d : doc.at("drives")) {
       Drive drive;
       drive.index = d.at("index").get<uint64_t>();
@@ -262,6 +270,9 @@ struct Report {
   std::optional<double> seconds;  // interval length; none when unknown
   uint64_t time_ns = 0;
   std::vector<Row> rows;
+  std::string transport;
+  std::vector<uint64_t> ring_requests;  // in the interval
+  uint64_t dev_fuse_requests = 0;       // since mount
 };
 
 Report make_report(const std::string& root, const Snapshot& now, const Snapshot* before) {
@@ -269,6 +280,13 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.mountpoint = root;
   r.time_ns = now.time_ns;
   r.since_mount = before == nullptr;
+  r.transport = now.transport;
+  r.ring_requests = now.ring_requests;
+  r.dev_fuse_requests = now.dev_fuse_requests;
+  if (before != nullptr && before->ring_requests.size() == now.ring_requests.size())
+    for (size_t i = 0; i < r.ring_requests.size(); ++i)
+      r.ring_requests[i] = r.ring_requests[i] >= before->ring_requests[i] ? r.ring_requests[i] - before->ring_requests[i]
+                                                                          : r.ring_requests[i];
   if (before != nullptr) {
     r.seconds = static_cast<double>(now.time_ns - before->time_ns) / 1e9;
   } else if (now.mount_time_ns && *now.mount_time_ns < now.time_ns) {
@@ -320,6 +338,12 @@ void print_text(const Report& r) {
     std::printf("%s: since mount\n", r.mountpoint.c_str());
   else
     std::printf("%s: last %.2f s\n", r.mountpoint.c_str(), *r.seconds);
+  if (!r.transport.empty()) {
+    std::string rings;
+    for (uint64_t n : r.ring_requests) rings += " " + std::to_string(n);
+    std::printf("FUSE transport: %s%s%s\n", r.transport.c_str(), rings.empty() ? "" : ", requests per ring:",
+                rings.c_str());
+  }
   std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read",
               "MB/s rd", "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
   Row total{nullptr, {}, {}, {}};
@@ -379,6 +403,10 @@ json report_json(const Report& r) {
   out["since_mount"] = r.since_mount;
   out["time_ns"] = r.time_ns;
   out["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
+  if (!r.transport.empty()) {
+    out["transport"] = json{
+        {"name", r.transport}, {"ring_requests", r.ring_requests}, {"dev_fuse_requests", r.dev_fuse_requests}};
+  }
   out["drives"] = json::array();
   std::map<std::string, uint64_t> total;
   for (const Row& row : r.rows) {

@@ -24,6 +24,9 @@ enum class Scheduler { kPerDrive, kPerVolume };
 // How the kernel caches file data: every read/write reaches the daemon
 // (direct), or the kernel page cache absorbs writes (writeback).
 enum class CacheMode { kDirect, kWriteback };
+// How FUSE requests reach the daemon (docs/transport.md): io_uring where the
+// kernel offers it (auto), always io_uring, or read()/writev() on /dev/fuse.
+enum class FuseTransport { kAuto, kIoUring, kClassic };
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
 enum class LogTarget { kStderr, kSyslog };
 
@@ -62,6 +65,8 @@ struct IoUringSettings {
 
 struct FuseSettings {
   uint32_t workers;
+  FuseTransport transport;
+  uint32_t ring_depth;  // io_uring transport: entries (requests in flight) per kernel queue
   bool batch_requests;  // keep data IO staged across requests (DESIGN.md section 2)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)

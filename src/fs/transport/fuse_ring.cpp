@@ -1,0 +1,332 @@
+#include "fuse_ring.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <future>
+
+#include "fuse_wire.h"
+
+namespace peregrine::fs {
+namespace {
+
+// The thread whose ring is running a request right now: a reply made on
+// it is committed without the hand-over.
+thread_local FuseRing* tls_ring_thread = nullptr;
+
+}  // namespace
+
+FuseRing::FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log)
+    : owner_(owner), fuse_fd_(fuse_fd), shape_(shape), log_(std::move(log)) {}
+
+FuseRing::~FuseRing() {
+  stop();
+  if (area_ != nullptr) ::munmap(area_, area_bytes_);
+  delete[] register_iov_;
+}
+
+int FuseRing::start() {
+  stride_ = kHeaderPage + (shape_.payload_bytes + 4095) / 4096 * 4096;
+  area_bytes_ = stride_ * shape_.entries;
+  void* p = ::mmap(nullptr, area_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return -errno;
+  area_ = static_cast<std::byte*>(p);
+  register_iov_ = new iovec[size_t{2} * shape_.entries];
+  for (uint32_t e = 0; e < shape_.entries; ++e) {
+    register_iov_[2 * e] = iovec{entry_base(e), sizeof(wire::UringReqHeader)};
+    register_iov_[2 * e + 1] = iovec{payload(e), stride_ - kHeaderPage};
+  }
+  unique_.assign(shape_.entries, 0);
+  local_commits_.reserve(shape_.entries);
+  remote_ = std::make_unique<CommitStack>(shape_.entries);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  if (wake_fd_ < 0) return -errno;
+  // The ring thread creates the ring: with IORING_SETUP_SINGLE_ISSUER only
+  // the creating thread may submit. It reports once its entries are
+  // registered (or why not).
+  std::promise<int> registered;
+  std::future<int> result = registered.get_future();
+  thread_ = std::thread([this, &registered] {
+    if (!setup_ring()) {
+      registered.set_value(-EINVAL);
+      return;
+    }
+    run(registered);
+  });
+  int rc = result.get();
+  if (rc != 0) {
+    stopping_.store(true);
+    thread_.join();
+  }
+  return rc;
+}
+
+bool FuseRing::setup_ring() {
+  io_uring_params params{};
+  // SQE128: the FUSE command lives in the SQE's extra 64 bytes. One thread
+  // submits; task work waits until that thread enters the kernel anyway.
+  params.flags = IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
+                 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
+  params.cq_entries = 2 * (shape_.entries + 1);
+  int rc = io_uring_queue_init_params(shape_.entries + 1, &ring_, &params);
+  if (rc != 0) {
+    log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": io_uring_setup: " + std::strerror(-rc));
+    return false;
+  }
+  ring_ready_ = true;
+  rc = io_uring_register_files(&ring_, &fuse_fd_, 1);
+  if (rc != 0) {
+    log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": registering /dev/fuse: " + std::strerror(-rc));
+    return false;
+  }
+  return true;
+}
+
+void FuseRing::quiesce() { quiescing_.store(true); }
+
+void FuseRing::stop() {
+  if (thread_.joinable()) {
+    stopping_.store(true);
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    thread_.join();
+  }
+  if (ring_ready_) {
+    io_uring_queue_exit(&ring_);
+    ring_ready_ = false;
+  }
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);
+    wake_fd_ = -1;
+  }
+}
+
+io_uring_sqe* FuseRing::next_sqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) {
+    // Full: every entry can have one command in flight, so this only
+    // happens between submits; push what is queued and take the next.
+    io_uring_submit(&ring_);
+    sqe = io_uring_get_sqe(&ring_);
+  }
+  return sqe;
+}
+
+namespace {
+
+void prep_fuse_cmd(io_uring_sqe* sqe, uint32_t cmd_op, uint16_t qid, uint64_t commit_id) {
+  std::memset(sqe, 0, 128);
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->flags = IOSQE_FIXED_FILE;
+  sqe->fd = 0;  // index of /dev/fuse among the registered files
+  sqe->cmd_op = cmd_op;
+  wire::UringCmdReq req{};
+  req.qid = qid;
+  req.commit_id = commit_id;
+  std::memcpy(sqe->cmd, &req, sizeof req);
+}
+
+}  // namespace
+
+void FuseRing::queue_register(uint32_t e) {
+  io_uring_sqe* sqe = next_sqe();
+  prep_fuse_cmd(sqe, wire::kUringCmdRegister, shape_.qid, 0);
+  sqe->addr = reinterpret_cast<uint64_t>(&register_iov_[2 * e]);
+  sqe->len = 2;
+  io_uring_sqe_set_data64(sqe, e);
+}
+
+void FuseRing::queue_commit(uint32_t e) {
+  io_uring_sqe* sqe = next_sqe();
+  prep_fuse_cmd(sqe, wire::kUringCmdCommitAndFetch, shape_.qid, unique_[e]);
+  io_uring_sqe_set_data64(sqe, e);
+}
+
+void FuseRing::arm_wake() {
+  io_uring_sqe* sqe = next_sqe();
+  io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof wake_value_, 0);
+  io_uring_sqe_set_data64(sqe, kWakeTag);
+}
+
+void FuseRing::take_commits() {
+  for (uint32_t e : local_commits_) queue_commit(e);
+  local_commits_.clear();
+  remote_->take_all([this](uint32_t e) { queue_commit(e); });
+}
+
+ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
+  if (entry >= shape_.entries || count < 1 || iov[0].iov_len < sizeof(wire::OutHeader)) return -EINVAL;
+  auto* header = reinterpret_cast<wire::UringReqHeader*>(entry_base(entry));
+  wire::OutHeader out;
+  std::memcpy(&out, iov[0].iov_base, sizeof out);
+  size_t taken = iov[0].iov_len;
+  size_t payload_bytes = 0;
+  const size_t room = stride_ - kHeaderPage;
+  for (int i = 1; i < count; ++i) {
+    taken += iov[i].iov_len;
+    if (payload_bytes + iov[i].iov_len > room) {
+      out.error = -EIO;  // cannot happen for replies within max_read/max_write
+      payload_bytes = 0;
+      break;
+    }
+    // memmove: a reply may come from the request's own payload.
+    std::memmove(payload(entry) + payload_bytes, iov[i].iov_base, iov[i].iov_len);
+    payload_bytes += iov[i].iov_len;
+  }
+  out.unique = unique_[entry];
+  out.len = static_cast<uint32_t>(sizeof out + payload_bytes);
+  std::memcpy(header->in_out, &out, sizeof out);
+  header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(payload_bytes);
+  if (tls_ring_thread == this) {
+    local_commits_.push_back(entry);
+  } else if (remote_->push(entry)) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  }
+  return static_cast<ssize_t>(taken);
+}
+
+void FuseRing::commit_error(uint32_t e, int err) {
+  wire::OutHeader out{sizeof(wire::OutHeader), -err, unique_[e]};
+  iovec iov{&out, sizeof out};
+  reply(e, &iov, 1);
+}
+
+void FuseRing::run_entry(uint32_t e) {
+  const auto* header = reinterpret_cast<const wire::UringReqHeader*>(entry_base(e));
+  wire::InHeader in;
+  std::memcpy(&in, header->in_out, sizeof in);
+  const uint32_t payload_sz = header->ring_ent_in_out.payload_sz;
+  unique_[e] = in.unique;
+  // The kernel puts the first argument in op_in and the rest in the
+  // payload; len still counts them all, so the op header's size is what
+  // remains.
+  const size_t room = stride_ - kHeaderPage;
+  if (in.len < sizeof in + size_t{payload_sz} || payload_sz > room ||
+      in.len - sizeof in - payload_sz > wire::kUringOpInOutBytes) {
+    if (!logged_error_) {
+      logged_error_ = true;
+      log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": malformed request (opcode " +
+                        std::to_string(in.opcode) + ", len " + std::to_string(in.len) + ", payload " +
+                        std::to_string(payload_sz) + "): answered EIO");
+    }
+    commit_error(e, EIO);
+    return;
+  }
+  const size_t op_bytes = in.len - sizeof in - payload_sz;
+  std::byte* start = payload(e) - op_bytes - sizeof in;
+  in.unique = unique_token(e);
+  std::memcpy(start, &in, sizeof in);
+  std::memcpy(start + sizeof in, header->op_in, op_bytes);
+  fuse_buf buf{};
+  buf.size = in.len;
+  buf.mem = start;
+  served_.fetch_add(1, std::memory_order_relaxed);
+  owner_.run_request(*this, e, buf);
+}
+
+void FuseRing::on_completion(uint64_t tag, int res) {
+  if (tag == kWakeTag) {
+    if (!stopping_.load()) arm_wake();
+    return;
+  }
+  auto e = static_cast<uint32_t>(tag);
+  if (res == 0) {
+    if (!quiescing_.load()) run_entry(e);
+    return;
+  }
+  // -ENOTCONN / -ECANCELED: the connection or ring is going away; the
+  // entry is the kernel's again. Anything else is worth one log line.
+  if (res != -ENOTCONN && res != -ECANCELED && !logged_error_) {
+    logged_error_ = true;
+    log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": entry " + std::to_string(e) + ": " +
+                      std::strerror(-res));
+  }
+}
+
+unsigned FuseRing::run_ready_completions() {
+  unsigned n = 0;
+  io_uring_cqe* cqe = nullptr;
+  // One at a time: running a request can take long, and the CQ slot is
+  // freed before it runs.
+  while (io_uring_peek_cqe(&ring_, &cqe) == 0 && cqe != nullptr) {
+    uint64_t tag = io_uring_cqe_get_data64(cqe);
+    int res = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    on_completion(tag, res);
+    ++n;
+  }
+  return n;
+}
+
+void FuseRing::run(std::promise<int>& registered) {
+  // Signals belong to the main thread (libfuse's exit handlers).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  CPU_SET(shape_.qid, &cpus);
+  // A CPU that is possible but offline cannot take the thread: it then
+  // runs unpinned, and its queue only sees requests if the CPU comes up.
+  pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+  std::string name = "pg-ring" + std::to_string(shape_.qid);
+  pthread_setname_np(pthread_self(), name.c_str());
+  tls_ring_thread = this;
+
+  for (uint32_t e = 0; e < shape_.entries; ++e) queue_register(e);
+  arm_wake();
+  int rc = io_uring_submit(&ring_);
+  // The kernel registers an entry as the command is submitted; a refusal
+  // (-EOPNOTSUPP with enable_uring off, -EINVAL for a bad buffer) is
+  // already in the completion queue. Left there for the loop to see.
+  if (rc >= 0) {
+    unsigned head = 0;
+    unsigned refused = 0;
+    io_uring_cqe* cqe = nullptr;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      if (io_uring_cqe_get_data64(cqe) != kWakeTag && cqe->res < 0) {
+        ++refused;
+        rc = cqe->res;
+      }
+    }
+    if (refused < shape_.entries) rc = 0;
+  }
+  registered.set_value(rc < 0 ? rc : 0);  // `registered` is gone after this
+  if (rc < 0) return;
+  for (;;) {
+    take_commits();
+    if (stopping_.load()) break;
+    // Commits wait in the SQ until the completion queue runs dry: the next
+    // requests for those entries could not run sooner on this thread anyway.
+    if (run_ready_completions() > 0) continue;
+    // Nothing more ready: hand the batch to the drive threads now, so one
+    // batch spans every request that arrived together.
+    owner_.ring_idle(*this);
+    take_commits();
+    if (!remote_->prepare_sleep()) continue;
+    if (stopping_.load()) {
+      remote_->awake();
+      continue;
+    }
+    rc = io_uring_submit_and_wait(&ring_, 1);
+    remote_->awake();
+    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+      // Nothing this thread can do would make the next call succeed.
+      log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": io_uring_enter: " + std::strerror(-rc) +
+                        "; the ring stops serving");
+      break;
+    }
+  }
+  io_uring_submit(&ring_);
+  tls_ring_thread = nullptr;
+}
+
+}  // namespace peregrine::fs

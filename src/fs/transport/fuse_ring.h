@@ -1,0 +1,145 @@
+// FuseRing: one kernel FUSE queue served over io_uring (the io-uring
+// transport has one per possible CPU). It owns an io_uring created with
+// 128-byte SQEs, the queue's entries (a header buffer and a payload buffer
+// each, registered with the kernel by FUSE_IO_URING_CMD_REGISTER) and the
+// thread, pinned to the queue's CPU, that serves them: the design's
+// submitting thread for every request the kernel puts on this queue.
+//
+// Memory: entry e is one stride of [4 KiB page | payload]. The page holds
+// the kernel's header buffer at its start and, at its end, the copy of the
+// request's fuse_in_header and op header that makes [headers | payload] one
+// contiguous request for libfuse, so write data is used where the kernel put
+// it. Payloads are reserved address space, touched only as far as used.
+//
+// Loop: run every request the completion queue has ready (each may stage
+// IO); when none is left, hand the staged IO to the drive threads (one
+// batch for everything that arrived together), then submit every commit
+// and wait, in one io_uring_enter.
+//
+// Thread rules: start(), quiesce() and stop() from the daemon's main thread.
+// The ring thread alone touches the io_uring and runs requests. reply() is
+// for any thread while the entry's request is unanswered: the entry then
+// belongs to the replier; the reply is committed on the ring thread, handed
+// over through a lock-free stack (no lock, and an eventfd write only when
+// the ring thread sleeps).
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <liburing.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commit_stack.h"
+#include "transport.h"
+
+namespace peregrine::fs {
+
+class FuseRing {
+ public:
+  // What a ring asks of the transport that owns it.
+  class Owner {
+   public:
+    // Runs one request (ring thread). `buf` is the whole request, its
+    // unique replaced by the ring's token for the entry (unique_token()).
+    virtual void run_request(FuseRing& ring, uint32_t entry, const fuse_buf& buf) = 0;
+    // The ring has run every request that was ready (ring thread): hand the
+    // IO they staged to the drive threads before the thread can sleep.
+    virtual void ring_idle(FuseRing& ring) = 0;
+
+   protected:
+    ~Owner() = default;
+  };
+
+  struct Shape {
+    uint16_t qid = 0;          // kernel queue = CPU
+    uint32_t entries = 0;      // requests in flight on this queue
+    size_t payload_bytes = 0;  // >= the kernel's max payload (page multiple)
+  };
+
+  FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);
+  ~FuseRing();
+  FuseRing(const FuseRing&) = delete;
+  FuseRing& operator=(const FuseRing&) = delete;
+
+  // Creates the ring and buffers and starts the thread, which registers
+  // every entry; returns once they are registered (the kernel takes a
+  // registration as it is submitted). Returns 0 or a negative errno.
+  int start();
+  // Runs no request that arrives from now on (they stay unanswered until
+  // the kernel aborts them at unmount).
+  void quiesce();
+  // Commits what is queued, then ends the thread and closes the ring.
+  void stop();
+
+  // The unique libfuse sees for an entry's request: replies to it come back
+  // through reply(). Bit 63 is never set in the kernel's own uniques.
+  static constexpr uint64_t kTokenBit = uint64_t{1} << 63;
+  uint64_t unique_token(uint32_t entry) const { return kTokenBit | (uint64_t{shape_.qid} << 32) | entry; }
+  static bool is_token(uint64_t unique) { return (unique & kTokenBit) != 0; }
+  static uint16_t token_qid(uint64_t unique) { return static_cast<uint16_t>((unique >> 32) & 0xffff); }
+  static uint32_t token_entry(uint64_t unique) { return static_cast<uint32_t>(unique); }
+
+  // Stores a reply (fuse_out_header + arguments, as libfuse writes it) in
+  // the entry's buffers and commits it. Any thread. Returns the bytes taken.
+  ssize_t reply(uint32_t entry, const iovec* iov, int count);
+
+  uint16_t qid() const { return shape_.qid; }
+  uint32_t entries() const { return shape_.entries; }
+  uint64_t requests_served() const { return served_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr uint32_t kNoEntry = UINT32_MAX;
+  static constexpr uint64_t kWakeTag = UINT64_MAX;
+  static constexpr size_t kHeaderPage = 4096;
+
+  std::byte* entry_base(uint32_t e) const { return area_ + size_t{e} * stride_; }
+  std::byte* payload(uint32_t e) const { return entry_base(e) + kHeaderPage; }
+
+  void run(std::promise<int>& registered);
+  bool setup_ring();
+  io_uring_sqe* next_sqe();
+  void queue_register(uint32_t e);
+  void queue_commit(uint32_t e);
+  void arm_wake();
+  void take_commits();
+  unsigned run_ready_completions();
+  void on_completion(uint64_t tag, int res);
+  void run_entry(uint32_t e);
+  void commit_error(uint32_t e, int err);
+
+  Owner& owner_;
+  const int fuse_fd_;
+  const Shape shape_;
+  TransportLog log_;
+  size_t stride_ = 0;
+  size_t area_bytes_ = 0;
+  std::byte* area_ = nullptr;
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  int wake_fd_ = -1;
+  uint64_t wake_value_ = 0;  // the eventfd read's buffer (ring thread)
+  iovec* register_iov_ = nullptr;  // two per entry, alive while registered
+
+  // Ring thread only.
+  std::vector<uint64_t> unique_;  // the kernel's unique of each entry's request
+  std::vector<uint32_t> local_commits_;
+  bool logged_error_ = false;
+
+  // Replies from other threads.
+  std::unique_ptr<CommitStack> remote_;
+  std::atomic<bool> quiescing_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> served_{0};
+  std::thread thread_;
+};
+
+}  // namespace peregrine::fs

@@ -1,0 +1,134 @@
+// The parts of the kernel's FUSE wire protocol that peregrine speaks itself,
+// beyond what libfuse 3.14 knows: the INIT flags it negotiates (protocol
+// 7.36 flags2, 7.39 FUSE_DIRECT_IO_ALLOW_MMAP, 7.42 FUSE_OVER_IO_URING),
+// FOPEN_PARALLEL_DIRECT_WRITES, and the io_uring transport's structures.
+//
+// Defined here from the kernel's documented uapi (include/uapi/linux/fuse.h,
+// Documentation/filesystems/fuse/fuse-io-uring.rst) rather than taken from the
+// build machine's <linux/fuse.h>, which on Debian 12 predates io_uring.
+// The layouts are ABI: the static_asserts pin every size. docs/transport.md
+// lists the protocol facts the transport relies on.
+//
+// Thread rules: plain data, no state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peregrine::fs::wire {
+
+// Opcodes the transport looks at (the rest pass through to libfuse).
+inline constexpr uint32_t kOpRead = 15;
+inline constexpr uint32_t kOpWrite = 16;
+inline constexpr uint32_t kOpInit = 26;
+inline constexpr uint32_t kOpInterrupt = 36;
+
+// INIT flags, as one 64-bit word: bits 32-63 travel in flags2, which both
+// sides use only when FUSE_INIT_EXT is set in flags.
+inline constexpr uint64_t kInitExt = uint64_t{1} << 30;
+inline constexpr uint64_t kDirectIoAllowMmap = uint64_t{1} << 36;
+inline constexpr uint64_t kOverIoUring = uint64_t{1} << 41;
+
+// fuse_open_out.open_flags: concurrent direct writes to one inode.
+inline constexpr uint32_t kOpenParallelDirectWrites = 1u << 6;
+
+struct InHeader {
+  uint32_t len;  // header + every argument, also under io_uring
+  uint32_t opcode;
+  uint64_t unique;
+  uint64_t nodeid;
+  uint32_t uid;
+  uint32_t gid;
+  uint32_t pid;
+  uint16_t total_extlen;
+  uint16_t padding;
+};
+static_assert(sizeof(InHeader) == 40);
+
+struct OutHeader {
+  uint32_t len;
+  int32_t error;
+  uint64_t unique;
+};
+static_assert(sizeof(OutHeader) == 16);
+
+struct InitIn {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t max_readahead;
+  uint32_t flags;
+  uint32_t flags2;  // valid only with kInitExt in flags
+  uint32_t unused[11];
+};
+static_assert(sizeof(InitIn) == 64);
+// Kernels before 7.36 send only the first 16 bytes.
+inline constexpr size_t kInitInFlags2End = offsetof(InitIn, flags2) + sizeof(uint32_t);
+
+struct InitOut {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t max_readahead;
+  uint32_t flags;
+  uint16_t max_background;
+  uint16_t congestion_threshold;
+  uint32_t max_write;
+  uint32_t time_gran;
+  uint16_t max_pages;
+  uint16_t map_alignment;
+  uint32_t flags2;
+  uint32_t unused[7];
+};
+static_assert(sizeof(InitOut) == 64);
+static_assert(offsetof(InitOut, flags2) == 32);
+
+struct OpenOut {
+  uint64_t fh;
+  uint32_t open_flags;
+  int32_t backing_id;
+};
+static_assert(sizeof(OpenOut) == 16);
+
+// ---------------------------------------------------------------- io_uring
+
+// What one ring entry's header buffer holds. The kernel writes the request's
+// fuse_in_header into in_out, the opcode's first argument into op_in, and
+// the rest of the arguments into the entry's payload buffer; the daemon
+// writes the reply's fuse_out_header into in_out and every reply argument
+// into the payload buffer.
+inline constexpr size_t kUringInOutHeaderBytes = 128;
+inline constexpr size_t kUringOpInOutBytes = 128;
+
+struct UringEntInOut {
+  uint64_t flags;
+  uint64_t commit_id;  // request: its unique; reply: ignored (the SQE carries it)
+  uint32_t payload_sz;  // request: bytes the kernel put in the payload; reply: bytes we did
+  uint32_t padding;
+  uint64_t reserved;
+};
+static_assert(sizeof(UringEntInOut) == 32);
+
+struct UringReqHeader {
+  char in_out[kUringInOutHeaderBytes];
+  char op_in[kUringOpInOutBytes];
+  UringEntInOut ring_ent_in_out;
+};
+static_assert(sizeof(UringReqHeader) == 288);
+
+// IORING_OP_URING_CMD cmd_op values.
+inline constexpr uint32_t kUringCmdRegister = 1;
+inline constexpr uint32_t kUringCmdCommitAndFetch = 2;
+
+// In the SQE's 80-byte command area (rings are created with SQE128).
+struct UringCmdReq {
+  uint64_t flags;
+  uint64_t commit_id;  // COMMIT_AND_FETCH: the unique of the request answered
+  uint16_t qid;        // the queue (CPU) the entry belongs to
+  uint8_t padding[6];
+};
+static_assert(sizeof(UringCmdReq) == 24);
+
+// The kernel's smallest request buffer (FUSE_MIN_READ_BUFFER): a payload
+// buffer is at least this large.
+inline constexpr size_t kMinPayloadBytes = 8192;
+
+}  // namespace peregrine::fs::wire

@@ -1,0 +1,46 @@
+#include "init_negotiation.h"
+
+#include <cstring>
+
+#include "fuse_wire.h"
+
+namespace peregrine::fs {
+
+void InitNegotiation::note_request(const void* buf, size_t n) {
+  wire::InHeader in;
+  if (n < sizeof in) return;
+  std::memcpy(&in, buf, sizeof in);
+  if (in.opcode != wire::kOpInit) return;
+  wire::InitIn arg{};
+  size_t arg_bytes = n - sizeof in < sizeof arg ? n - sizeof in : sizeof arg;
+  std::memcpy(&arg, static_cast<const char*>(buf) + sizeof in, arg_bytes);
+  uint64_t flags = arg.flags;
+  // flags2 means something only with FUSE_INIT_EXT, and only kernels that
+  // send the extended INIT (7.36+) have it.
+  if ((flags & wire::kInitExt) != 0 && sizeof in + wire::kInitInFlags2End <= n) {
+    flags |= uint64_t{arg.flags2} << 32;
+  }
+  offered_.store(flags);
+  init_unique_.store(in.unique);
+}
+
+bool InitNegotiation::patch_reply(iovec* iov, int count) {
+  uint64_t unique = init_unique_.load();
+  if (unique == 0 || count < 1 || iov[0].iov_len < sizeof(wire::OutHeader)) return false;
+  wire::OutHeader out;
+  std::memcpy(&out, iov[0].iov_base, sizeof out);
+  if (out.unique != unique) return false;
+  init_unique_.store(0);
+  if (out.error != 0 || count < 2 || iov[1].iov_len < sizeof(wire::InitOut)) return true;
+  uint64_t offered = offered_.load();
+  // Every flag wanted here lives in flags2, which needs FUSE_INIT_EXT.
+  uint64_t grant = (offered & wire::kInitExt) != 0 ? wanted_ & offered & ~uint64_t{0xffffffff} : 0;
+  if (grant == 0) return true;
+  auto* init_out = static_cast<wire::InitOut*>(iov[1].iov_base);
+  init_out->flags |= static_cast<uint32_t>(wire::kInitExt);
+  init_out->flags2 |= static_cast<uint32_t>(grant >> 32);
+  granted_.store(grant);
+  return true;
+}
+
+}  // namespace peregrine::fs

@@ -1,0 +1,109 @@
+#include "session_io.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "fs_context.h"
+#include "fuse_ring.h"
+#include "fuse_wire.h"
+#include "open_reply_flags.h"
+#include "request_staging.h"
+
+namespace peregrine::fs {
+namespace {
+
+SessionIo& session_io(void* userdata) {
+  return *static_cast<SessionIo*>(static_cast<FsContext*>(userdata)->transport);
+}
+
+// The open flags an operation asked for on this thread go into the
+// fuse_open_out that ends its open or create reply.
+void add_open_flags(iovec* iov, int count) {
+  uint32_t extra = tls_extra_open_flags;
+  if (extra == 0) return;
+  tls_extra_open_flags = 0;
+  wire::OutHeader out;
+  std::memcpy(&out, iov[0].iov_base, sizeof out);
+  if (out.error != 0 || count < 2 || iov[count - 1].iov_len < sizeof(wire::OpenOut)) return;
+  auto* end = static_cast<char*>(iov[count - 1].iov_base) + iov[count - 1].iov_len;
+  auto* open_out = reinterpret_cast<wire::OpenOut*>(end - sizeof(wire::OpenOut));
+  open_out->open_flags |= extra;
+}
+
+}  // namespace
+
+SessionIo::SessionIo(FsContext& fs, uint64_t wanted_init_flags, TransportLog log)
+    : fs_(fs), init_(wanted_init_flags), log_(std::move(log)) {}
+
+int SessionIo::install(fuse_session* se) {
+  static const fuse_custom_io io{
+      .writev = writev_hook,
+      .read = read_hook,
+      .splice_receive = nullptr,
+      .splice_send = nullptr,
+  };
+  se_ = se;
+  fs_.session_fd = fuse_session_fd(se);
+  return fuse_session_custom_io(se, &io, fs_.session_fd);
+}
+
+int SessionIo::serve(fuse_session* se, fuse_loop_config* cfg) { return fuse_session_loop_mt(se, cfg); }
+
+ssize_t SessionIo::reply_to_ring(uint64_t, iovec*, int) { return -EINVAL; }
+
+void SessionIo::init_replied(uint64_t) {}
+
+ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
+  FsContext& fs = *static_cast<FsContext*>(userdata);
+  SessionIo& self = session_io(userdata);
+  ssize_t n = batches_requests(fs.settings) ? read_request_batched(fs, fd, buf, len) : ::read(fd, buf, len);
+  if (n > 0) {
+    self.init_.note_request(buf, static_cast<size_t>(n));
+    if (self.rings_registered_.load(std::memory_order_relaxed)) self.count_dev_fuse_request(buf, static_cast<size_t>(n));
+  }
+  return n;
+}
+
+void SessionIo::count_dev_fuse_request(const void* buf, size_t n) {
+  constexpr uint32_t kForget = 2, kDestroy = 38, kBatchForget = 42;
+  wire::InHeader in;
+  if (n < sizeof in) return;
+  std::memcpy(&in, buf, sizeof in);
+  switch (in.opcode) {
+    case wire::kOpInit:
+    case wire::kOpInterrupt:
+    case kForget:
+    case kDestroy:
+    case kBatchForget:
+      return;
+    default:
+      dev_fuse_requests_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+ssize_t SessionIo::writev_hook(int fd, iovec* iov, int count, void* userdata) {
+  SessionIo& self = session_io(userdata);
+  if (count < 1 || iov[0].iov_len < sizeof(wire::OutHeader)) return ::writev(fd, iov, count);
+  add_open_flags(iov, count);
+  wire::OutHeader out;
+  std::memcpy(&out, iov[0].iov_base, sizeof out);
+  if (FuseRing::is_token(out.unique)) {
+    ssize_t n = self.reply_to_ring(out.unique, iov, count);
+    if (n < 0) {
+      errno = static_cast<int>(-n);
+      return -1;
+    }
+    return n;
+  }
+  bool answers_init = self.init_.patch_reply(iov, count);
+  ssize_t n = ::writev(fd, iov, count);
+  // The kernel has processed INIT's reply once the write returns: only
+  // then does it accept ring registrations.
+  if (answers_init && n >= 0) self.init_replied(self.init_.granted());
+  return n;
+}
+
+}  // namespace peregrine::fs

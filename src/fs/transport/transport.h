@@ -1,0 +1,98 @@
+// Transport: how FUSE requests reach the daemon's operation table and how
+// the replies go back (docs/transport.md). Two of them share this interface:
+//   classic  - libfuse 3.14's multi-threaded loop: fuse.workers threads each
+//              read() a request from their cloned /dev/fuse descriptor and
+//              writev() its reply, through the batching request reader;
+//   io-uring - FUSE over io_uring (kernel 6.14+): one ring per kernel queue
+//              (one per possible CPU), each served by a thread pinned to its
+//              CPU that runs the requests, stages their IO and commits the
+//              replies; /dev/fuse still carries INIT, FORGET, INTERRUPT and
+//              whatever arrives before every ring is registered.
+// Both own INIT's reply so they can ask for what libfuse 3.14 cannot
+// (FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_OVER_IO_URING) and both mark direct-IO
+// opens FOPEN_PARALLEL_DIRECT_WRITES.
+//
+// Thread rules: the daemon's main thread creates the transport, installs it
+// after fuse_session_mount(), calls serve() (which returns when the session
+// ends), then quiesce(), then stop(). status() is safe from any thread.
+// The /dev/fuse hooks run on libfuse's workers; replies may be sent from any
+// thread (FUSE workers, ring threads, drive threads).
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peregrine/config/settings.h"
+#include "peregrine/util/result.h"
+
+namespace peregrine::fs {
+
+struct FsContext;
+
+// What the daemon logs through: a syslog priority and one line.
+using TransportLog = std::function<void(int priority, const std::string& line)>;
+
+// Whether this kernel offers FUSE over io_uring, and if not, why (for the
+// log line and the refusal). Reads the fuse module's enable_uring parameter;
+// PEREGRINE_FUSE_URING_PARAM names another file to read instead (tests).
+struct UringSupport {
+  bool offered = false;
+  std::string why_not;  // "" when offered
+};
+UringSupport probe_uring_support();
+
+// The transport the settings ask for on this kernel, decided before the
+// mount: io-uring or classic. Fails for fuse.transport = io-uring when the
+// kernel does not offer it (the message says how to enable it).
+struct TransportPlan {
+  bool uring = false;
+  std::string reason;  // why classic was chosen under auto ("" otherwise)
+};
+Expected<TransportPlan> plan_transport(const config::Settings& s);
+
+struct TransportStatus {
+  std::string name;                     // "classic" or "io-uring"
+  std::vector<uint64_t> ring_requests;  // io-uring: requests served per ring
+  // io-uring: requests read from /dev/fuse once the rings were registered,
+  // other than INIT, FORGET, BATCH_FORGET, INTERRUPT and DESTROY (which the
+  // kernel always sends there). 0 while the rings carry everything.
+  uint64_t dev_fuse_requests = 0;
+};
+
+class Transport {
+ public:
+  // `serving` is called once the transport carries requests: for io-uring,
+  // once INIT is answered and every ring is registered (or the kernel
+  // declined and /dev/fuse carries everything). Never for classic, which
+  // serves as soon as its loop runs. Any thread; at most once.
+  static std::unique_ptr<Transport> create(FsContext& fs, const TransportPlan& plan, TransportLog log,
+                                           std::function<void()> serving);
+  virtual ~Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // After fuse_session_mount(): routes the session's /dev/fuse IO through
+  // the transport. Returns 0 or a negative errno.
+  virtual int install(fuse_session* se) = 0;
+  // Serves requests until the session ends (unmount, signal, error);
+  // returns libfuse's loop result.
+  virtual int serve(fuse_session* se, fuse_loop_config* cfg) = 0;
+  // The session has ended: run no new request. Requests already running
+  // finish and reply.
+  virtual void quiesce() = 0;
+  // Every reply is out (the daemon waited for its data ops): release the
+  // transport's threads and rings. The session may be destroyed after this.
+  virtual void stop() = 0;
+  virtual TransportStatus status() const = 0;
+
+ protected:
+  Transport() = default;
+};
+
+}  // namespace peregrine::fs

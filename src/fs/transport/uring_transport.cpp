@@ -1,0 +1,159 @@
+#include "uring_transport.h"
+
+#include <sys/sysinfo.h>
+#include <syslog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "fs_context.h"
+#include "fuse_wire.h"
+#include "request_staging.h"
+
+namespace peregrine::fs {
+namespace {
+
+constexpr uint32_t kOpSetattr = 4;
+constexpr uint32_t kOpFsync = 20;
+constexpr uint32_t kOpFsyncdir = 30;
+constexpr uint32_t kOpFallocate = 43;
+constexpr uint32_t kOpCopyFileRange = 47;
+
+// Whether a request may wait for member IO or for other requests while it
+// runs: fsync, zeroing on truncate and fallocate, read-modify-write of
+// partial blocks (fs_write.cpp) and copies.
+bool may_block(const fuse_buf& buf) {
+  wire::InHeader in;
+  std::memcpy(&in, buf.mem, sizeof in);
+  switch (in.opcode) {
+    case kOpSetattr:
+    case kOpFsync:
+    case kOpFsyncdir:
+    case kOpFallocate:
+    case kOpCopyFileRange:
+      return true;
+    case wire::kOpWrite: {
+      // fuse_write_in: fh, offset (8 bytes at 8), size (4 bytes at 16).
+      uint64_t offset = 0;
+      uint32_t size = 0;
+      const char* arg = static_cast<const char*>(buf.mem) + sizeof in;
+      if (buf.size < sizeof in + 20) return true;
+      std::memcpy(&offset, arg + 8, sizeof offset);
+      std::memcpy(&size, arg + 16, sizeof size);
+      return offset % 4096 != 0 || size % 4096 != 0;
+    }
+    default:
+      return false;
+  }
+}
+
+bool is_data(const fuse_buf& buf) {
+  wire::InHeader in;
+  std::memcpy(&in, buf.mem, sizeof in);
+  return in.opcode == wire::kOpRead || in.opcode == wire::kOpWrite;
+}
+
+}  // namespace
+
+UringTransport::UringTransport(FsContext& fs, TransportLog log, std::function<void()> serving)
+    : SessionIo(fs, wire::kDirectIoAllowMmap | wire::kOverIoUring, std::move(log)), serving_(std::move(serving)) {}
+
+UringTransport::~UringTransport() {
+  quiesce();
+  stop();
+}
+
+void UringTransport::init_replied(uint64_t granted) {
+  if ((granted & wire::kOverIoUring) == 0) {
+    log_(LOG_NOTICE,
+         "FUSE transport: classic (the kernel did not offer FUSE over io_uring at INIT; is the fuse "
+         "module's enable_uring parameter still on?)");
+    serving_();
+    return;
+  }
+  // The kernel keeps one queue per possible CPU and switches to io_uring
+  // only once every queue has an entry: a ring for each.
+  int cpus = get_nprocs_conf();
+  FuseRing::Shape shape;
+  shape.entries = fs_.settings.fuse.ring_depth;
+  // Kernel: max(FUSE_MIN_READ_BUFFER, max_write, max_pages * page size);
+  // libfuse asks for max_pages = max_write / page size.
+  shape.payload_bytes = std::max<size_t>(wire::kMinPayloadBytes, fs_.settings.fuse.max_request_bytes);
+  blocking_.emplace(fs_.settings.fuse.workers, [this](const fuse_buf& buf) {
+    run_inline(buf, false);
+    fs_.pool.unplug_this_thread();
+  });
+  for (int q = 0; q < cpus; ++q) {
+    shape.qid = static_cast<uint16_t>(q);
+    rings_.push_back(std::make_unique<FuseRing>(*this, fuse_session_fd(se_), shape, log_));
+  }
+  bool all = true;
+  for (auto& ring : rings_) {
+    int rc = ring->start();
+    if (rc != 0) {
+      // The kernel never switches to rings while a queue has no entry, so
+      // requests keep arriving on /dev/fuse: slower, not broken.
+      log_(LOG_ERR, "FUSE ring " + std::to_string(ring->qid()) + ": cannot register: " + std::strerror(-rc) +
+                        "; requests stay on /dev/fuse (classic)");
+      all = false;
+      break;
+    }
+  }
+  started_.store(true, std::memory_order_release);
+  if (all) {
+    rings_registered();
+    log_(LOG_INFO, "FUSE transport: io-uring, " + std::to_string(cpus) + " rings (one per CPU) of " +
+                       std::to_string(shape.entries) + " requests");
+  }
+  serving_();
+}
+
+ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
+  uint16_t q = FuseRing::token_qid(unique);
+  if (!started_.load(std::memory_order_acquire) || q >= rings_.size()) return -EINVAL;
+  return rings_[q]->reply(FuseRing::token_entry(unique), iov, count);
+}
+
+void UringTransport::run_inline(const fuse_buf& buf, bool data) {
+  set_may_stay_staged(data && batches_requests(fs_.settings));
+  fuse_session_process_buf(se_, &buf);
+  set_may_stay_staged(false);
+}
+
+void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
+  if (may_block(buf)) {
+    // It may wait for IO that this thread has staged: hand that on first.
+    fs_.pool.unplug_this_thread();
+    blocking_->push(buf);
+    return;
+  }
+  bool data = is_data(buf);
+  // Any other kind of request may wait for IO: only reads and writes run
+  // with the batch still staged, as on the classic transport.
+  if (!data) fs_.pool.unplug_this_thread();
+  run_inline(buf, data);
+}
+
+void UringTransport::ring_idle(FuseRing&) { fs_.pool.unplug_this_thread(); }
+
+void UringTransport::quiesce() {
+  if (!started_.load(std::memory_order_acquire)) return;
+  for (auto& ring : rings_) ring->quiesce();
+  // Requests it is running finish and reply; queued ones are dropped.
+  if (blocking_) blocking_->stop();
+}
+
+void UringTransport::stop() {
+  if (!started_.load(std::memory_order_acquire)) return;
+  for (auto& ring : rings_) ring->stop();
+}
+
+TransportStatus UringTransport::status() const {
+  if (!started_.load(std::memory_order_acquire)) return TransportStatus{"classic", {}, dev_fuse_requests()};
+  TransportStatus s{"io-uring", {}, dev_fuse_requests()};
+  for (const auto& ring : rings_) s.ring_requests.push_back(ring->requests_served());
+  return s;
+}
+
+}  // namespace peregrine::fs

@@ -1,0 +1,53 @@
+// UringTransport: FUSE over io_uring (docs/transport.md). Until INIT is
+// answered it is the classic transport; its INIT reply asks for
+// FUSE_OVER_IO_URING, and once the kernel has granted it, one FuseRing per
+// possible CPU registers its entries. The kernel switches to the rings when
+// every queue has one; from then on /dev/fuse carries only INIT, FORGET,
+// INTERRUPT and notifications, still served by libfuse's loop.
+//
+// A ring thread runs reads, writes and every request that does not wait
+// for IO itself; the others go to BlockingOps, so no ring thread waits for
+// member IO. Replies from any thread reach their ring by the unique token.
+//
+// Thread rules: as Transport. rings_ is filled once, on the libfuse worker
+// that answers INIT, before started_ is set (release); readers check
+// started_ (acquire) first.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "blocking_ops.h"
+#include "fuse_ring.h"
+#include "session_io.h"
+
+namespace peregrine::fs {
+
+class UringTransport final : public SessionIo, public FuseRing::Owner {
+ public:
+  UringTransport(FsContext& fs, TransportLog log, std::function<void()> serving);
+  ~UringTransport() override;
+
+  void quiesce() override;
+  void stop() override;
+  TransportStatus status() const override;
+
+  // FuseRing::Owner
+  void run_request(FuseRing& ring, uint32_t entry, const fuse_buf& buf) override;
+  void ring_idle(FuseRing& ring) override;
+
+ private:
+  ssize_t reply_to_ring(uint64_t unique, iovec* iov, int count) override;
+  void init_replied(uint64_t granted) override;
+  void run_inline(const fuse_buf& buf, bool is_data);
+
+  std::vector<std::unique_ptr<FuseRing>> rings_;
+  std::atomic<bool> started_{false};
+  std::optional<BlockingOps> blocking_;
+  std::function<void()> serving_;
+};
+
+}  // namespace peregrine::fs
