@@ -27,6 +27,29 @@ namespace {
 // Orphaned daemons become our children, so their exit status can be reaped.
 const bool kSubreaper = [] { return ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }();
 
+// Every mount test runs once per FUSE transport (tests/fs/CMakeLists.txt
+// sets PEREGRINE_TEST_TRANSPORT). The daemon's default, fuse.transport =
+// auto, picks io-uring when the kernel offers it: for the classic runs,
+// every daemon this process starts (directly, or through mount(8)) is shown
+// a stand-in for the module parameter that reads N.
+const std::string kTestTransport = [] {
+  const char* t = std::getenv("PEREGRINE_TEST_TRANSPORT");
+  std::string transport = t != nullptr ? t : "";
+  if (transport == "classic") {
+    char path[] = "/tmp/peregrine-uring-off-XXXXXX";
+    int fd = ::mkstemp(path);
+    if (fd >= 0 && ::write(fd, "N\n", 2) == 2) ::setenv("PEREGRINE_FUSE_URING_PARAM", path, 1);
+    if (fd >= 0) ::close(fd);
+  }
+  return transport;
+}();
+
+bool kernel_offers_fuse_uring() {
+  std::ifstream in("/sys/module/fuse/parameters/enable_uring");
+  std::string v;
+  return in && std::getline(in, v) && (v == "Y" || v == "1");
+}
+
 std::string read_fd_from_start(int fd) {
   std::string out;
   char buf[4096];
@@ -64,10 +87,16 @@ std::string unescape(const std::string& s) {
 
 const char* peregrine_bin() { return PEREGRINE_BIN; }
 
+const std::string& test_transport() { return kTestTransport; }
+
 std::string mount_skip_reason() {
   if (::geteuid() != 0) return "needs root (real FUSE mounts of file-backed members)";
   if (::access("/dev/fuse", R_OK | W_OK) != 0) return "/dev/fuse is missing or not accessible";
   if (!kSubreaper) return "cannot become a child subreaper to reap the daemon";
+  if (kTestTransport == "io-uring" && !kernel_offers_fuse_uring()) {
+    return "the io-uring run needs FUSE over io_uring (the ctest fixture fuse_uring_on turns the fuse "
+           "module's enable_uring on; this kernel has it off or lacks it)";
+  }
   return "";
 }
 

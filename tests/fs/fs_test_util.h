@@ -30,6 +30,10 @@ namespace peregrine::fstest {
 // The peregrine binary under test.
 const char* peregrine_bin();
 
+// The FUSE transport this run of the mount tests uses ("classic",
+// "io-uring"; "" when run outside ctest, which leaves the daemon's default).
+const std::string& test_transport();
+
 // Why real mounts cannot run here ("" when they can): not root, no /dev/fuse.
 std::string mount_skip_reason();
 

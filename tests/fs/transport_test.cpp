@@ -1,0 +1,125 @@
+// The FUSE transport: the one this run asks for is the one in use; on
+// io-uring the requests arrive on the rings (their counters move and no
+// request but INIT, FORGET, INTERRUPT and DESTROY comes over /dev/fuse);
+// `auto` on a kernel without FUSE over io_uring falls back to classic,
+// says why in the log and serves data; `io-uring` there refuses to mount.
+// The kernel's answer is stood in for by PEREGRINE_FUSE_URING_PARAM, a file
+// the daemon reads instead of the fuse module's enable_uring parameter.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "fs_test_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+using json = nlohmann::json;
+
+json transport_of(const std::string& mountpoint) {
+  std::string buf(1 << 20, '\0');
+  ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
+  if (n <= 0) return json();
+  return json::parse(buf.substr(0, static_cast<size_t>(n))).at("transport");
+}
+
+uint64_t ring_total(const json& t) {
+  auto rings = t.at("ring_requests").get<std::vector<uint64_t>>();
+  return std::accumulate(rings.begin(), rings.end(), uint64_t{0});
+}
+
+// 64 O_DIRECT block writes, then reads of the same blocks: 128 requests
+// that carry data, checked byte for byte.
+void direct_round_trip(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT, 0644));
+  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+  void* mem = nullptr;
+  ASSERT_EQ(::posix_memalign(&mem, 4096, 4096), 0);
+  auto* block = static_cast<char*>(mem);
+  for (int i = 0; i < 64; ++i) {
+    std::string p = pattern(4096, 100 + i);
+    std::memcpy(block, p.data(), 4096);
+    ASSERT_EQ(::pwrite(fd.get(), block, 4096, off_t{i} * 4096), 4096) << std::strerror(errno);
+  }
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_EQ(::pread(fd.get(), block, 4096, off_t{i} * 4096), 4096) << std::strerror(errno);
+    ASSERT_EQ(std::string(block, 4096), pattern(4096, 100 + i)) << "block " << i;
+  }
+  std::free(mem);
+}
+
+std::string write_param_file(const TempDir& dir, const char* value) {
+  std::string path = dir / "enable_uring";
+  EXPECT_TRUE(write_file(path, std::string(value) + "\n"));
+  return path;
+}
+
+using TransportTest = MountedTest;
+
+TEST_F(TransportTest, TheRunsTransportIsInUse) {
+  if (test_transport().empty()) GTEST_SKIP() << "run through ctest, which sets PEREGRINE_TEST_TRANSPORT";
+  json before = transport_of(volume_->mountpoint());
+  ASSERT_TRUE(before.is_object()) << "the stats document has no transport";
+  EXPECT_EQ(before.at("name").get<std::string>(), test_transport());
+  direct_round_trip(at("f"));
+  json after = transport_of(volume_->mountpoint());
+  if (test_transport() == "io-uring") {
+    EXPECT_GE(ring_total(after) - ring_total(before), 128u) << "the reads and writes did not arrive on the rings";
+    EXPECT_EQ(after.at("dev_fuse_requests").get<uint64_t>(), 0u)
+        << "requests other than INIT, FORGET, INTERRUPT and DESTROY came over /dev/fuse";
+  } else {
+    EXPECT_TRUE(after.at("ring_requests").empty());
+  }
+}
+
+class TransportChoiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = mount_skip_reason();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+TEST_F(TransportChoiceTest, AutoFallsBackToClassicAndSaysWhy) {
+  Volume v;
+  ASSERT_EQ(v.mkfs().code, 0);
+  TempDir param_dir;
+  std::string param = write_param_file(param_dir, "N");
+  LineReader lines;
+  ASSERT_TRUE(mount_foreground(v, {"-o", "fuse.transport=auto"}, &lines, {"PEREGRINE_FUSE_URING_PARAM=" + param}))
+      << lines.seen();
+  EXPECT_NE(lines.seen().find("FUSE transport: classic"), std::string::npos) << lines.seen();
+  EXPECT_NE(lines.seen().find("enable_uring"), std::string::npos) << "no reason given: " << lines.seen();
+  EXPECT_EQ(transport_of(v.mountpoint()).at("name").get<std::string>(), "classic");
+  direct_round_trip(v.at("f"));
+}
+
+TEST_F(TransportChoiceTest, IoUringRefusesWhenTheKernelDoesNotOfferIt) {
+  Volume v;
+  ASSERT_EQ(v.mkfs().code, 0);
+  TempDir param_dir;
+  std::string param = write_param_file(param_dir, "N");
+  LineReader lines;
+  EXPECT_FALSE(
+      mount_foreground(v, {"-o", "fuse.transport=io-uring"}, &lines, {"PEREGRINE_FUSE_URING_PARAM=" + param}));
+  while (lines.next()) {
+  }
+  // The daemon has closed stderr: it is exiting or gone.
+  if (v.daemon_pid() > 0) {
+    int status = wait_exit(v.daemon_pid());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "wait status " << status;
+    v.adopt(0);
+  }
+  EXPECT_NE(lines.seen().find("fuse.transport = io-uring"), std::string::npos) << lines.seen();
+  EXPECT_NE(lines.seen().find("enable_uring"), std::string::npos) << lines.seen();
+  EXPECT_FALSE(mount_at(v.mountpoint())) << "mounted although the transport was refused";
+}
+
+}  // namespace
+}  // namespace peregrine::fstest
