@@ -46,7 +46,7 @@ void log(int priority, const char* fmt, ...) {
 }
 
 void op_init(void* userdata, fuse_conn_info* conn) {
-  auto* fs = static_cast<FsContext*>(userdata);
+  auto* fs = &static_cast<FsContext&>(*static_cast<TransportHost*>(userdata));
   const config::FuseSettings& f = fs->settings.fuse;
   // Async reads and async direct IO let the kernel keep many requests in
   // flight per file: the engine needs depth to keep every drive busy.
@@ -105,7 +105,7 @@ int run_daemon(const DaemonOptions& o) {
 
   // Decided before the mount, so that fuse.transport = io-uring on a kernel
   // without it is refused rather than mounted.
-  auto plan = plan_transport(o.settings);
+  auto plan = plan_transport(o.settings.fuse.transport);
   if (!plan) return fail(plan.status());
 
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
@@ -134,7 +134,7 @@ int run_daemon(const DaemonOptions& o) {
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
-  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &ctx);
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, static_cast<TransportHost*>(&ctx));
   int exit_code = 0;
   if (se == nullptr) {
     exit_code = fail(Status::error(EIO, "cannot create the FUSE session (is /dev/fuse available?)"));

@@ -23,12 +23,12 @@
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
+#include "transport/transport.h"
 
 namespace peregrine::fs {
 
-class Transport;
-
-struct FsContext {
+// The transport's host: the session's userdata is the TransportHost base.
+struct FsContext final : TransportHost {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names)
       : meta(m), pool(p), sync_io(io), gates([&p] { p.unplug_this_thread(); }), settings(s),
@@ -47,9 +47,16 @@ struct FsContext {
   // Workers read cloned descriptors; one reading this one means cloning
   // failed and every worker shares it (and its blocking mode).
   int session_fd = -1;
-  // How requests arrive (transport/transport.h), set before the session
-  // serves; its hooks find it here.
-  Transport* transport = nullptr;
+
+  // TransportHost: the batching request reader for libfuse's workers, and
+  // staging on the io-uring transport's ring threads.
+  Limits transport_limits() const override {
+    return Limits{settings.fuse.workers, settings.fuse.ring_depth, settings.fuse.max_request_bytes};
+  }
+  void session_mounted(int fd) override { session_fd = fd; }
+  ssize_t read_request(int fd, void* buf, size_t len) override;
+  void set_may_stay_staged(bool may) override;
+  void unplug_this_thread() override { pool.unplug_this_thread(); }
 
   // Reads and writes whose reply a drive thread still owes. The daemon
   // waits for none before it lets the session go, so no reply is sent on
@@ -66,7 +73,10 @@ struct FsContext {
   std::atomic<uint64_t> data_ops_{0};
 };
 
-inline FsContext& context(fuse_req_t req) { return *static_cast<FsContext*>(fuse_req_userdata(req)); }
+// The session's userdata is the FsContext's TransportHost base.
+inline FsContext& context(fuse_req_t req) {
+  return static_cast<FsContext&>(*static_cast<TransportHost*>(fuse_req_userdata(req)));
+}
 
 inline meta::Cred caller(fuse_req_t req) {
   const fuse_ctx* c = fuse_req_ctx(req);

@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "fs_context.h"
-#include "open_reply_flags.h"
+#include "transport/open_reply_flags.h"
 #include "transport/fuse_wire.h"
 
 namespace peregrine::fs {

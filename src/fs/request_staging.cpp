@@ -41,6 +41,12 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len) {
 
 void set_may_stay_staged(bool may) { tls_may_stay_staged = may; }
 
+ssize_t FsContext::read_request(int fd, void* buf, size_t len) {
+  return batches_requests(settings) ? read_request_batched(*this, fd, buf, len) : ::read(fd, buf, len);
+}
+
+void FsContext::set_may_stay_staged(bool may) { fs::set_may_stay_staged(may && batches_requests(settings)); }
+
 void end_request_staging(FsContext& fs, Submitter& sub) {
   // Only set when the reader is installed, which is only for the per-drive
   // scheduler (batches_requests).

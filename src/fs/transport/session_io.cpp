@@ -6,17 +6,15 @@
 #include <cerrno>
 #include <cstring>
 
-#include "fs_context.h"
 #include "fuse_ring.h"
 #include "fuse_wire.h"
 #include "open_reply_flags.h"
-#include "request_staging.h"
 
 namespace peregrine::fs {
 namespace {
 
 SessionIo& session_io(void* userdata) {
-  return *static_cast<SessionIo*>(static_cast<FsContext*>(userdata)->transport);
+  return *static_cast<SessionIo*>(static_cast<TransportHost*>(userdata)->transport);
 }
 
 // The open flags an operation asked for on this thread go into the
@@ -35,8 +33,8 @@ void add_open_flags(iovec* iov, int count) {
 
 }  // namespace
 
-SessionIo::SessionIo(FsContext& fs, uint64_t wanted_init_flags, TransportLog log)
-    : fs_(fs), init_(wanted_init_flags), log_(std::move(log)) {}
+SessionIo::SessionIo(TransportHost& host, uint64_t wanted_init_flags, TransportLog log)
+    : host_(host), init_(wanted_init_flags), log_(std::move(log)) {}
 
 int SessionIo::install(fuse_session* se) {
   static const fuse_custom_io io{
@@ -46,8 +44,8 @@ int SessionIo::install(fuse_session* se) {
       .splice_send = nullptr,
   };
   se_ = se;
-  fs_.session_fd = fuse_session_fd(se);
-  return fuse_session_custom_io(se, &io, fs_.session_fd);
+  host_.session_mounted(fuse_session_fd(se));
+  return fuse_session_custom_io(se, &io, fuse_session_fd(se));
 }
 
 int SessionIo::serve(fuse_session* se, fuse_loop_config* cfg) { return fuse_session_loop_mt(se, cfg); }
@@ -57,9 +55,8 @@ ssize_t SessionIo::reply_to_ring(uint64_t, iovec*, int) { return -EINVAL; }
 void SessionIo::init_replied(uint64_t) {}
 
 ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
-  FsContext& fs = *static_cast<FsContext*>(userdata);
   SessionIo& self = session_io(userdata);
-  ssize_t n = batches_requests(fs.settings) ? read_request_batched(fs, fd, buf, len) : ::read(fd, buf, len);
+  ssize_t n = self.host_.read_request(fd, buf, len);
   if (n > 0) {
     self.init_.note_request(buf, static_cast<size_t>(n));
     if (self.rings_registered_.load(std::memory_order_relaxed)) self.count_dev_fuse_request(buf, static_cast<size_t>(n));

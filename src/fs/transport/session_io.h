@@ -21,7 +21,7 @@ namespace peregrine::fs {
 
 class SessionIo : public Transport {
  public:
-  SessionIo(FsContext& fs, uint64_t wanted_init_flags, TransportLog log);
+  SessionIo(TransportHost& host, uint64_t wanted_init_flags, TransportLog log);
 
   int install(fuse_session* se) override;
   int serve(fuse_session* se, fuse_loop_config* cfg) override;
@@ -40,7 +40,7 @@ class SessionIo : public Transport {
   void rings_registered() { rings_registered_.store(true); }
   uint64_t dev_fuse_requests() const { return dev_fuse_requests_.load(std::memory_order_relaxed); }
 
-  FsContext& fs_;
+  TransportHost& host_;
   InitNegotiation init_;
   TransportLog log_;
   fuse_session* se_ = nullptr;

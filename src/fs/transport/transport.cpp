@@ -40,8 +40,10 @@ UringSupport probe_uring_support() {
                                  "` enables it, or install the peregrine package, which does"};
 }
 
-Expected<TransportPlan> plan_transport(const config::Settings& s) {
-  switch (s.fuse.transport) {
+ssize_t TransportHost::read_request(int fd, void* buf, size_t len) { return ::read(fd, buf, len); }
+
+Expected<TransportPlan> plan_transport(config::FuseTransport wanted) {
+  switch (wanted) {
     case config::FuseTransport::kClassic:
       return TransportPlan{false, "fuse.transport = classic"};
     case config::FuseTransport::kIoUring: {
@@ -60,13 +62,13 @@ Expected<TransportPlan> plan_transport(const config::Settings& s) {
   return TransportPlan{false, "unknown fuse.transport"};
 }
 
-std::unique_ptr<Transport> Transport::create(FsContext& fs, const TransportPlan& plan, TransportLog log,
+std::unique_ptr<Transport> Transport::create(TransportHost& host, const TransportPlan& plan, TransportLog log,
                                              std::function<void()> serving) {
-  if (plan.uring) return std::make_unique<UringTransport>(fs, std::move(log), std::move(serving));
+  if (plan.uring) return std::make_unique<UringTransport>(host, std::move(log), std::move(serving));
   log(LOG_INFO, "FUSE transport: classic (" + plan.reason + ")");
   // Shared writable mmap of direct-IO files needs FUSE_DIRECT_IO_ALLOW_MMAP
   // on either transport.
-  return std::make_unique<SessionIo>(fs, wire::kDirectIoAllowMmap, std::move(log));
+  return std::make_unique<SessionIo>(host, wire::kDirectIoAllowMmap, std::move(log));
 }
 
 }  // namespace peregrine::fs

@@ -28,12 +28,45 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "peregrine/config/settings.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::fs {
 
-struct FsContext;
+class Transport;
+
+// What a transport needs from the filesystem it serves (FsContext for the
+// daemon; the do-nothing FUSE file of tools/bench/fuse for the ceiling).
+// The session's userdata (fuse_session_new) must be the TransportHost:
+// the transport's hooks find it there.
+//
+// Thread rules: transport_limits() is read once at start; read_request()
+// runs on libfuse workers, the staging calls on the transport's threads.
+class TransportHost {
+ public:
+  struct Limits {
+    unsigned workers = 2;           // libfuse workers; also blocking-op threads
+    unsigned ring_depth = 128;      // io-uring entries per ring
+    size_t max_request_bytes = 1u << 20;  // max_write / max_read
+  };
+  virtual Limits transport_limits() const = 0;
+  // The session is mounted with this /dev/fuse descriptor (libfuse's own;
+  // its workers read clones of it). Called by Transport::install().
+  virtual void session_mounted(int /*session_fd*/) {}
+  // Reads one request from a libfuse worker's /dev/fuse descriptor.
+  virtual ssize_t read_request(int fd, void* buf, size_t len);
+  // Ring threads: whether the request about to run may leave its IO staged
+  // (the ring hands it on when idle), and handing staged IO on.
+  virtual void set_may_stay_staged(bool) {}
+  virtual void unplug_this_thread() {}
+
+  Transport* transport = nullptr;  // set before the session serves
+
+ protected:
+  ~TransportHost() = default;
+};
 
 // What the daemon logs through: a syslog priority and one line.
 using TransportLog = std::function<void(int priority, const std::string& line)>;
@@ -54,7 +87,7 @@ struct TransportPlan {
   bool uring = false;
   std::string reason;  // why classic was chosen under auto ("" otherwise)
 };
-Expected<TransportPlan> plan_transport(const config::Settings& s);
+Expected<TransportPlan> plan_transport(config::FuseTransport wanted);
 
 struct TransportStatus {
   std::string name;                     // "classic" or "io-uring"
@@ -71,7 +104,7 @@ class Transport {
   // once INIT is answered and every ring is registered (or the kernel
   // declined and /dev/fuse carries everything). Never for classic, which
   // serves as soon as its loop runs. Any thread; at most once.
-  static std::unique_ptr<Transport> create(FsContext& fs, const TransportPlan& plan, TransportLog log,
+  static std::unique_ptr<Transport> create(TransportHost& host, const TransportPlan& plan, TransportLog log,
                                            std::function<void()> serving);
   virtual ~Transport() = default;
   Transport(const Transport&) = delete;

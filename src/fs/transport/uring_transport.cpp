@@ -7,9 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "fs_context.h"
 #include "fuse_wire.h"
-#include "request_staging.h"
 
 namespace peregrine::fs {
 namespace {
@@ -56,8 +54,8 @@ bool is_data(const fuse_buf& buf) {
 
 }  // namespace
 
-UringTransport::UringTransport(FsContext& fs, TransportLog log, std::function<void()> serving)
-    : SessionIo(fs, wire::kDirectIoAllowMmap | wire::kOverIoUring, std::move(log)), serving_(std::move(serving)) {}
+UringTransport::UringTransport(TransportHost& host, TransportLog log, std::function<void()> serving)
+    : SessionIo(host, wire::kDirectIoAllowMmap | wire::kOverIoUring, std::move(log)), serving_(std::move(serving)) {}
 
 UringTransport::~UringTransport() {
   quiesce();
@@ -75,14 +73,15 @@ void UringTransport::init_replied(uint64_t granted) {
   // The kernel keeps one queue per possible CPU and switches to io_uring
   // only once every queue has an entry: a ring for each.
   int cpus = get_nprocs_conf();
+  TransportHost::Limits limits = host_.transport_limits();
   FuseRing::Shape shape;
-  shape.entries = fs_.settings.fuse.ring_depth;
+  shape.entries = limits.ring_depth;
   // Kernel: max(FUSE_MIN_READ_BUFFER, max_write, max_pages * page size);
   // libfuse asks for max_pages = max_write / page size.
-  shape.payload_bytes = std::max<size_t>(wire::kMinPayloadBytes, fs_.settings.fuse.max_request_bytes);
-  blocking_.emplace(fs_.settings.fuse.workers, [this](const fuse_buf& buf) {
+  shape.payload_bytes = std::max<size_t>(wire::kMinPayloadBytes, limits.max_request_bytes);
+  blocking_.emplace(limits.workers, [this](const fuse_buf& buf) {
     run_inline(buf, false);
-    fs_.pool.unplug_this_thread();
+    host_.unplug_this_thread();
   });
   for (int q = 0; q < cpus; ++q) {
     shape.qid = static_cast<uint16_t>(q);
@@ -116,26 +115,26 @@ ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
 }
 
 void UringTransport::run_inline(const fuse_buf& buf, bool data) {
-  set_may_stay_staged(data && batches_requests(fs_.settings));
+  host_.set_may_stay_staged(data);
   fuse_session_process_buf(se_, &buf);
-  set_may_stay_staged(false);
+  host_.set_may_stay_staged(false);
 }
 
 void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
   if (may_block(buf)) {
     // It may wait for IO that this thread has staged: hand that on first.
-    fs_.pool.unplug_this_thread();
+    host_.unplug_this_thread();
     blocking_->push(buf);
     return;
   }
   bool data = is_data(buf);
   // Any other kind of request may wait for IO: only reads and writes run
   // with the batch still staged, as on the classic transport.
-  if (!data) fs_.pool.unplug_this_thread();
+  if (!data) host_.unplug_this_thread();
   run_inline(buf, data);
 }
 
-void UringTransport::ring_idle(FuseRing&) { fs_.pool.unplug_this_thread(); }
+void UringTransport::ring_idle(FuseRing&) { host_.unplug_this_thread(); }
 
 void UringTransport::quiesce() {
   if (!started_.load(std::memory_order_acquire)) return;

@@ -28,7 +28,7 @@ namespace peregrine::fs {
 
 class UringTransport final : public SessionIo, public FuseRing::Owner {
  public:
-  UringTransport(FsContext& fs, TransportLog log, std::function<void()> serving);
+  UringTransport(TransportHost& host, TransportLog log, std::function<void()> serving);
   ~UringTransport() override;
 
   void quiesce() override;

@@ -2,9 +2,11 @@
 // file, /data, whose reads return zeros and whose writes are discarded,
 // with the same session tuning as the peregrine daemon (async read, async
 // direct IO, 1 MiB requests, max_background, cloned /dev/fuse fds, the
-// same worker count). No FUSE filesystem can beat it on this machine.
+// same worker count) and the same transports (docs/transport.md). No FUSE
+// filesystem can beat it on this machine with the same transport.
 //
-//   peregrine-null-fuse [-f] [--workers N] [--size BYTES] MOUNTPOINT
+//   peregrine-null-fuse [-f] [--workers N] [--size BYTES]
+//                       [--transport auto|io-uring|classic] MOUNTPOINT
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
@@ -14,7 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <syslog.h>
 #include <vector>
+
+#include "transport/transport.h"
 
 namespace {
 
@@ -77,11 +82,22 @@ void op_write(fuse_req_t req, fuse_ino_t, const char*, size_t size, off_t, fuse_
   fuse_reply_write(req, size);
 }
 
+// Serves through the daemon's transports; nothing is ever staged.
+class NullHost final : public peregrine::fs::TransportHost {
+ public:
+  explicit NullHost(unsigned workers) : workers_(workers) {}
+  Limits transport_limits() const override { return Limits{workers_, 128, 1u << 20}; }
+
+ private:
+  unsigned workers_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool foreground = false;
   unsigned workers = 4;
+  std::string transport_name = "classic";
   std::string mountpoint;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -91,8 +107,11 @@ int main(int argc, char** argv) {
       workers = static_cast<unsigned>(std::atoi(argv[++i]));
     } else if (a == "--size" && i + 1 < argc) {
       g_size = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--transport" && i + 1 < argc) {
+      transport_name = argv[++i];
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: peregrine-null-fuse [-f] [--workers N] [--size BYTES] MOUNTPOINT\n");
+      std::printf("usage: peregrine-null-fuse [-f] [--workers N] [--size BYTES] [--transport auto|io-uring|classic] "
+                  "MOUNTPOINT\n");
       return 0;
     } else {
       mountpoint = a;
@@ -102,6 +121,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "peregrine-null-fuse: no mountpoint\n");
     return 2;
   }
+  peregrine::config::FuseTransport wanted = peregrine::config::FuseTransport::kClassic;
+  if (transport_name == "auto") {
+    wanted = peregrine::config::FuseTransport::kAuto;
+  } else if (transport_name == "io-uring") {
+    wanted = peregrine::config::FuseTransport::kIoUring;
+  } else if (transport_name != "classic") {
+    std::fprintf(stderr, "peregrine-null-fuse: --transport %s: give auto, io-uring or classic\n",
+                 transport_name.c_str());
+    return 2;
+  }
+  auto plan = peregrine::fs::plan_transport(wanted);
+  if (!plan) {
+    std::fprintf(stderr, "peregrine-null-fuse: %s\n", plan.status().message().c_str());
+    return 1;
+  }
+  NullHost host(workers);
+  auto transport = peregrine::fs::Transport::create(
+      host, *plan, [](int, const std::string& line) { std::fprintf(stderr, "peregrine-null-fuse: %s\n", line.c_str()); },
+      [] {});
+  host.transport = transport.get();
   fuse_lowlevel_ops ops{};
   ops.init = op_init;
   ops.lookup = op_lookup;
@@ -112,8 +151,9 @@ int main(int argc, char** argv) {
   char arg0[] = "peregrine-null-fuse", o[] = "-o", opts[] = "fsname=nullfuse,subtype=nullfuse";
   char* av[] = {arg0, o, opts};
   fuse_args args = FUSE_ARGS_INIT(3, av);
-  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, nullptr);
-  if (se == nullptr || fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, mountpoint.c_str()) != 0) {
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, static_cast<peregrine::fs::TransportHost*>(&host));
+  if (se == nullptr || fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, mountpoint.c_str()) != 0 ||
+      transport->install(se) != 0) {
     std::fprintf(stderr, "peregrine-null-fuse: cannot mount on %s\n", mountpoint.c_str());
     return 1;
   }
@@ -122,7 +162,9 @@ int main(int argc, char** argv) {
   fuse_loop_cfg_set_clone_fd(cfg, 1);
   fuse_loop_cfg_set_max_threads(cfg, workers);
   fuse_loop_cfg_set_idle_threads(cfg, workers);
-  int rc = fuse_session_loop_mt(se, cfg);
+  int rc = transport->serve(se, cfg);
+  transport->quiesce();
+  transport->stop();
   fuse_loop_cfg_destroy(cfg);
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
