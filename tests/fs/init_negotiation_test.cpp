@@ -99,5 +99,16 @@ TEST(InitNegotiation, IgnoresRequestsThatAreNotInit) {
   EXPECT_EQ(r.flags(), 0x1234u);
 }
 
+TEST(InitNegotiation, RevokedFlagsLeaveTheReply) {
+  InitNegotiation n(kWanted);
+  auto req = init_request(13, wire::kInitExt | kWanted);
+  n.note_request(req.data(), req.size());
+  Reply r(13);
+  ASSERT_TRUE(n.patch_reply(r.iov, 2));
+  n.revoke(r.iov, 2, wire::kOverIoUring);  // e.g. the rings could not be made
+  EXPECT_EQ(r.flags(), 0x1234 | wire::kInitExt | wire::kDirectIoAllowMmap);
+  EXPECT_EQ(n.granted(), wire::kDirectIoAllowMmap);
+}
+
 }  // namespace
 }  // namespace peregrine::fs

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <future>
+#include <stdexcept>
 
 #include "fuse_wire.h"
 
@@ -32,7 +33,7 @@ FuseRing::~FuseRing() {
   delete[] register_iov_;
 }
 
-int FuseRing::start() {
+int FuseRing::prepare() {
   stride_ = kHeaderPage + (shape_.payload_bytes + 4095) / 4096 * 4096;
   area_bytes_ = stride_ * shape_.entries;
   void* p = ::mmap(nullptr, area_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -49,23 +50,30 @@ int FuseRing::start() {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
   if (wake_fd_ < 0) return -errno;
   // The ring thread creates the ring: with IORING_SETUP_SINGLE_ISSUER only
-  // the creating thread may submit. It reports once its entries are
-  // registered (or why not).
-  std::promise<int> registered;
-  std::future<int> result = registered.get_future();
-  thread_ = std::thread([this, &registered] {
-    if (!setup_ring()) {
-      registered.set_value(-EINVAL);
-      return;
-    }
-    run(registered);
+  // the creating thread may submit.
+  std::future<bool> created = created_.get_future();
+  thread_ = std::thread([this] {
+    // Signals belong to the main thread (libfuse's exit handlers).
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    bool ok = setup_ring();
+    created_.set_value(ok);
+    if (!ok) return;
+    go_.get_future().wait();
+    if (!stopping_.load()) run();
   });
-  int rc = result.get();
-  if (rc != 0) {
-    stopping_.store(true);
+  if (!created.get()) {
     thread_.join();
+    return -EINVAL;
   }
-  return rc;
+  return 0;
+}
+
+int FuseRing::start() {
+  std::future<int> registered = registered_.get_future();
+  go_.set_value();
+  return registered.get();
 }
 
 bool FuseRing::setup_ring() {
@@ -94,6 +102,10 @@ void FuseRing::quiesce() { quiescing_.store(true); }
 void FuseRing::stop() {
   if (thread_.joinable()) {
     stopping_.store(true);
+    try {
+      go_.set_value();  // a ring prepared but never started
+    } catch (const std::future_error&) {
+    }
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
     thread_.join();
@@ -266,11 +278,27 @@ unsigned FuseRing::run_ready_completions() {
   return n;
 }
 
-void FuseRing::run(std::promise<int>& registered) {
-  // Signals belong to the main thread (libfuse's exit handlers).
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+int FuseRing::register_entries() {
+  for (uint32_t e = 0; e < shape_.entries; ++e) queue_register(e);
+  arm_wake();
+  int rc = io_uring_submit(&ring_);
+  if (rc < 0) return rc;
+  // The kernel registers an entry as the command is submitted; a refusal
+  // (-EOPNOTSUPP with enable_uring off, -EINVAL for a bad buffer) is
+  // already in the completion queue. Left there for the loop to see.
+  unsigned head = 0;
+  unsigned refused = 0;
+  io_uring_cqe* cqe = nullptr;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    if (io_uring_cqe_get_data64(cqe) != kWakeTag && cqe->res < 0) {
+      ++refused;
+      rc = cqe->res;
+    }
+  }
+  return refused < shape_.entries ? 0 : rc;
+}
+
+void FuseRing::run() {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   CPU_SET(shape_.qid, &cpus);
@@ -281,25 +309,8 @@ void FuseRing::run(std::promise<int>& registered) {
   pthread_setname_np(pthread_self(), name.c_str());
   tls_ring_thread = this;
 
-  for (uint32_t e = 0; e < shape_.entries; ++e) queue_register(e);
-  arm_wake();
-  int rc = io_uring_submit(&ring_);
-  // The kernel registers an entry as the command is submitted; a refusal
-  // (-EOPNOTSUPP with enable_uring off, -EINVAL for a bad buffer) is
-  // already in the completion queue. Left there for the loop to see.
-  if (rc >= 0) {
-    unsigned head = 0;
-    unsigned refused = 0;
-    io_uring_cqe* cqe = nullptr;
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      if (io_uring_cqe_get_data64(cqe) != kWakeTag && cqe->res < 0) {
-        ++refused;
-        rc = cqe->res;
-      }
-    }
-    if (refused < shape_.entries) rc = 0;
-  }
-  registered.set_value(rc < 0 ? rc : 0);  // `registered` is gone after this
+  int rc = register_entries();
+  registered_.set_value(rc);
   if (rc < 0) return;
   for (;;) {
     take_commits();

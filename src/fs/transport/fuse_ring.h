@@ -70,9 +70,14 @@ class FuseRing {
   FuseRing(const FuseRing&) = delete;
   FuseRing& operator=(const FuseRing&) = delete;
 
-  // Creates the ring and buffers and starts the thread, which registers
-  // every entry; returns once they are registered (the kernel takes a
-  // registration as it is submitted). Returns 0 or a negative errno.
+  // Creates the buffers and the thread, which creates the ring (before
+  // INIT is answered: a daemon that cannot must not ask for io_uring, or
+  // the kernel would hold every request for rings that never come).
+  // Returns 0 or a negative errno (then nothing is left running).
+  int prepare();
+  // After INIT's reply: the thread registers every entry and serves;
+  // returns once they are registered (the kernel takes a registration as it
+  // is submitted; a refused one turns io_uring off for the connection).
   int start();
   // Runs no request that arrives from now on (they stay unanswered until
   // the kernel aborts them at unmount).
@@ -104,7 +109,8 @@ class FuseRing {
   std::byte* entry_base(uint32_t e) const { return area_ + size_t{e} * stride_; }
   std::byte* payload(uint32_t e) const { return entry_base(e) + kHeaderPage; }
 
-  void run(std::promise<int>& registered);
+  void run();
+  int register_entries();
   bool setup_ring();
   io_uring_sqe* next_sqe();
   void queue_register(uint32_t e);
@@ -138,6 +144,11 @@ class FuseRing {
   std::unique_ptr<CommitStack> remote_;
   std::atomic<bool> quiescing_{false};
   std::atomic<bool> stopping_{false};
+  // prepare() -> thread: ring created (or not); start() -> thread: go on
+  // and register; thread -> start(): registered (or why not).
+  std::promise<bool> created_;
+  std::promise<void> go_;
+  std::promise<int> registered_;
   std::atomic<uint64_t> served_{0};
   std::thread thread_;
 };

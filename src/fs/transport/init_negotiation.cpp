@@ -43,4 +43,12 @@ bool InitNegotiation::patch_reply(iovec* iov, int count) {
   return true;
 }
 
+void InitNegotiation::revoke(iovec* iov, int count, uint64_t flags) {
+  uint64_t take = granted_.load() & flags & ~uint64_t{0xffffffff};
+  if (take == 0 || count < 2 || iov[1].iov_len < sizeof(wire::InitOut)) return;
+  auto* init_out = static_cast<wire::InitOut*>(iov[1].iov_base);
+  init_out->flags2 &= ~static_cast<uint32_t>(take >> 32);
+  granted_.store(granted_.load() & ~take);
+}
+
 }  // namespace peregrine::fs

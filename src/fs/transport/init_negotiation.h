@@ -26,6 +26,10 @@ class InitNegotiation {
   // flags if it answers INIT successfully; returns whether it answers INIT.
   bool patch_reply(iovec* iov, int count);
 
+  // Takes flags back out of an INIT reply patch_reply() granted them in
+  // (the daemon found it cannot serve them after all).
+  void revoke(iovec* iov, int count, uint64_t flags);
+
   uint64_t offered() const { return offered_.load(); }
   uint64_t granted() const { return granted_.load(); }
 

@@ -52,6 +52,8 @@ int SessionIo::serve(fuse_session* se, fuse_loop_config* cfg) { return fuse_sess
 
 ssize_t SessionIo::reply_to_ring(uint64_t, iovec*, int) { return -EINVAL; }
 
+uint64_t SessionIo::cannot_grant(uint64_t) { return 0; }
+
 void SessionIo::init_replied(uint64_t) {}
 
 ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
@@ -96,6 +98,7 @@ ssize_t SessionIo::writev_hook(int fd, iovec* iov, int count, void* userdata) {
     return n;
   }
   bool answers_init = self.init_.patch_reply(iov, count);
+  if (answers_init) self.init_.revoke(iov, count, self.cannot_grant(self.init_.granted()));
   ssize_t n = ::writev(fd, iov, count);
   // The kernel has processed INIT's reply once the write returns: only
   // then does it accept ring registrations.

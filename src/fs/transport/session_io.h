@@ -32,12 +32,17 @@ class SessionIo : public Transport {
  protected:
   // A reply to a ring request (FuseRing::is_token(unique)).
   virtual ssize_t reply_to_ring(uint64_t unique, iovec* iov, int count);
+  // INIT's reply grants these flags: returns those the transport cannot
+  // serve after all, which are taken back before the reply is written
+  // (libfuse worker).
+  virtual uint64_t cannot_grant(uint64_t granted);
   // INIT has been answered with these flags granted (libfuse worker).
   virtual void init_replied(uint64_t granted);
 
   // From now on only INIT, FORGET, INTERRUPT and DESTROY should arrive on
   // /dev/fuse: count anything else (TransportStatus::dev_fuse_requests).
   void rings_registered() { rings_registered_.store(true); }
+  bool rings_are_registered() const { return rings_registered_.load(); }
   uint64_t dev_fuse_requests() const { return dev_fuse_requests_.load(std::memory_order_relaxed); }
 
   TransportHost& host_;

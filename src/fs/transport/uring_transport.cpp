@@ -62,16 +62,12 @@ UringTransport::~UringTransport() {
   stop();
 }
 
-void UringTransport::init_replied(uint64_t granted) {
-  if ((granted & wire::kOverIoUring) == 0) {
-    log_(LOG_NOTICE,
-         "FUSE transport: classic (the kernel did not offer FUSE over io_uring at INIT; is the fuse "
-         "module's enable_uring parameter still on?)");
-    serving_();
-    return;
-  }
-  // The kernel keeps one queue per possible CPU and switches to io_uring
-  // only once every queue has an entry: a ring for each.
+uint64_t UringTransport::cannot_grant(uint64_t granted) {
+  if ((granted & wire::kOverIoUring) == 0) return 0;
+  // The kernel keeps one queue per possible CPU and, once io_uring is
+  // granted, holds every request until each queue has an entry: a ring
+  // for each, made now, so that a daemon that cannot make them all serves
+  // over /dev/fuse instead.
   int cpus = get_nprocs_conf();
   TransportHost::Limits limits = host_.transport_limits();
   FuseRing::Shape shape;
@@ -79,39 +75,67 @@ void UringTransport::init_replied(uint64_t granted) {
   // Kernel: max(FUSE_MIN_READ_BUFFER, max_write, max_pages * page size);
   // libfuse asks for max_pages = max_write / page size.
   shape.payload_bytes = std::max<size_t>(wire::kMinPayloadBytes, limits.max_request_bytes);
+  for (int q = 0; q < cpus; ++q) {
+    shape.qid = static_cast<uint16_t>(q);
+    rings_.push_back(std::make_unique<FuseRing>(*this, fuse_session_fd(se_), shape, log_));
+    if (int rc = rings_.back()->prepare(); rc != 0) {
+      log_(LOG_ERR, "FUSE transport: classic, because ring " + std::to_string(q) +
+                        " cannot be created: " + std::strerror(-rc));
+      rings_.clear();  // stops those already prepared
+      return wire::kOverIoUring;
+    }
+  }
   blocking_.emplace(limits.workers, [this](const fuse_buf& buf) {
     run_inline(buf, false);
     host_.unplug_this_thread();
   });
-  for (int q = 0; q < cpus; ++q) {
-    shape.qid = static_cast<uint16_t>(q);
-    rings_.push_back(std::make_unique<FuseRing>(*this, fuse_session_fd(se_), shape, log_));
+  // Every ring exists before the first serves: a ring thread may answer a
+  // request (through reply_to_ring) while later rings still register.
+  started_.store(true, std::memory_order_release);
+  return 0;
+}
+
+void UringTransport::init_replied(uint64_t granted) {
+  if ((granted & wire::kOverIoUring) == 0) {
+    if (!started_.load(std::memory_order_acquire) && rings_.empty() &&
+        (init_.offered() & wire::kOverIoUring) == 0) {
+      log_(LOG_NOTICE,
+           "FUSE transport: classic (the kernel did not offer FUSE over io_uring at INIT; is the fuse "
+           "module's enable_uring parameter still on?)");
+    }
+    serving_();
+    return;
   }
   bool all = true;
   for (auto& ring : rings_) {
     int rc = ring->start();
     if (rc != 0) {
-      // The kernel never switches to rings while a queue has no entry, so
-      // requests keep arriving on /dev/fuse: slower, not broken.
+      // A refused registration turns io_uring off for this connection in
+      // the kernel, which then serves everything over /dev/fuse.
       log_(LOG_ERR, "FUSE ring " + std::to_string(ring->qid()) + ": cannot register: " + std::strerror(-rc) +
                         "; requests stay on /dev/fuse (classic)");
       all = false;
       break;
     }
   }
-  started_.store(true, std::memory_order_release);
   if (all) {
     rings_registered();
-    log_(LOG_INFO, "FUSE transport: io-uring, " + std::to_string(cpus) + " rings (one per CPU) of " +
-                       std::to_string(shape.entries) + " requests");
+    log_(LOG_INFO, "FUSE transport: io-uring, " + std::to_string(rings_.size()) + " rings (one per CPU) of " +
+                       std::to_string(rings_.front()->entries()) + " requests");
   }
   serving_();
 }
 
 ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
   uint16_t q = FuseRing::token_qid(unique);
-  if (!started_.load(std::memory_order_acquire) || q >= rings_.size()) return -EINVAL;
-  return rings_[q]->reply(FuseRing::token_entry(unique), iov, count);
+  ssize_t n = -EINVAL;
+  if (started_.load(std::memory_order_acquire) && q < rings_.size()) {
+    n = rings_[q]->reply(FuseRing::token_entry(unique), iov, count);
+  }
+  // A reply that cannot be delivered leaves its caller waiting until the
+  // unmount: never expected, so always worth a line.
+  if (n < 0) log_(LOG_ERR, "FUSE reply to ring " + std::to_string(q) + " dropped: " + std::strerror(static_cast<int>(-n)));
+  return n;
 }
 
 void UringTransport::run_inline(const fuse_buf& buf, bool data) {
@@ -149,7 +173,9 @@ void UringTransport::stop() {
 }
 
 TransportStatus UringTransport::status() const {
-  if (!started_.load(std::memory_order_acquire)) return TransportStatus{"classic", {}, dev_fuse_requests()};
+  if (!started_.load(std::memory_order_acquire) || !rings_are_registered()) {
+    return TransportStatus{"classic", {}, dev_fuse_requests()};
+  }
   TransportStatus s{"io-uring", {}, dev_fuse_requests()};
   for (const auto& ring : rings_) s.ring_requests.push_back(ring->requests_served());
   return s;

@@ -10,8 +10,8 @@
 // member IO. Replies from any thread reach their ring by the unique token.
 //
 // Thread rules: as Transport. rings_ is filled once, on the libfuse worker
-// that answers INIT, before started_ is set (release); readers check
-// started_ (acquire) first.
+// that answers INIT, before started_ is set (release) and before any ring
+// starts; readers check started_ (acquire) first.
 #pragma once
 
 #include <atomic>
@@ -41,6 +41,7 @@ class UringTransport final : public SessionIo, public FuseRing::Owner {
 
  private:
   ssize_t reply_to_ring(uint64_t unique, iovec* iov, int count) override;
+  uint64_t cannot_grant(uint64_t granted) override;
   void init_replied(uint64_t granted) override;
   void run_inline(const fuse_buf& buf, bool is_data);
 
