@@ -188,7 +188,7 @@ TEST_F(MkfsTest, RefusesAnExt4Filesystem) {
   std::string cmd = "mkfs.ext4 -q -F " + ext4 + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "mkfs.ext4 not available";
   Status s = expect_refused(on({ext4}), ext4, {ext4});
-  EXPECT_MENTIONS(s, "holds a ext4 filesystem");
+  EXPECT_MENTIONS(s, "holds an ext4 filesystem");
 }
 
 TEST_F(MkfsTest, RefusesAMemberThatIsTooSmall) {
