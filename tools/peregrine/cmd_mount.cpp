@@ -125,15 +125,25 @@ int cmd_mount(int argc, char** argv) {
   // The daemon changes directory; fix relative paths now.
   for (std::string& m : d.members) m = absolute(m);
   d.mountpoint = absolute(d.mountpoint);
+  if (!pid_file.empty()) pid_file = absolute(pid_file);
   struct stat st {};
   if (::stat(d.mountpoint.c_str(), &st) != 0)
     return report_and_exit(Status::error(errno, "mountpoint " + d.mountpoint + ": " + std::strerror(errno)));
   if (!S_ISDIR(st.st_mode))
     return report_and_exit(Status::error(ENOTDIR, "mountpoint " + d.mountpoint + ": not a directory"));
 
+  // The pid file names a running daemon: written once it serves, removed
+  // when it exits (whatever the exit code: the process is gone either way).
+  bool pid_written = false;
   auto write_pid = [&] {
     if (pid_file.empty()) return;
     std::ofstream(pid_file) << getpid() << "\n";
+    pid_written = true;
+  };
+  auto run_and_remove_pid = [&] {
+    int rc = fs::run_daemon(d);
+    if (pid_written) ::unlink(pid_file.c_str());
+    return rc;
   };
 
   if (foreground) {
@@ -147,7 +157,7 @@ int cmd_mount(int argc, char** argv) {
       sd_notifyf(0, "READY=1\nSTATUS=serving %s", d.mountpoint.c_str());
     };
     d.on_stopping = [&] { sd_notifyf(0, "STOPPING=1\nSTATUS=unmounting %s: draining, checkpointing, flushing", d.mountpoint.c_str()); };
-    return fs::run_daemon(d);
+    return run_and_remove_pid();
   }
 
   // Daemon: the child reports "OK" or the error through a pipe.
@@ -193,7 +203,7 @@ int cmd_mount(int argc, char** argv) {
       }
     }
   };
-  std::_Exit(fs::run_daemon(d));
+  std::_Exit(run_and_remove_pid());
 }
 
 }  // namespace peregrine::cli
