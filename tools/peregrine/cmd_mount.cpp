@@ -66,13 +66,17 @@ int cmd_mount(int argc, char** argv) {
   bool foreground = false;
   std::vector<std::string> positional;
   po::options_description desc("options");
+  // Boost breaks a line at a space only in the second half of the column,
+  // else mid-word: the default path starts past the middle, so it moves to
+  // the next line whole.
   desc.add_options()("help,h", "print this help")(
-      "config,c", po::value(&config_path),
-      "configuration file (default /etc/peregrine/peregrine.conf when it exists)")(
-      "options,o", po::value(&option_strings)->composing(),
-      "settings as key=value[,key=value...], e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
+      "config,c", po::value(&config_path)->value_name("FILE"),
+      "configuration file (by default /etc/peregrine/peregrine.conf, read when it exists)")(
+      "options,o", po::value(&option_strings)->composing()->value_name("KEY=VALUE,..."),
+      "settings, e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
       "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
-      "pid-file", po::value(&pid_file), "write the daemon's process id to this file");
+      "pid-file", po::value(&pid_file)->value_name("FILE"),
+      "write the daemon's process id to FILE (removed when the daemon exits)");
   po::variables_map vm;
   std::string error;
   if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
