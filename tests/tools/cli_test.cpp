@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "fs_test_util.h"
 
@@ -62,6 +63,26 @@ TEST(PeregrineCli, StatsOnAnotherFilesystemNamesItsType) {
   EXPECT_EQ(r.code, 1) << r.describe();
   EXPECT_TRUE(contains(r.err, "/: not a peregrine mount (it is on /, of type ")) << r.describe();
   EXPECT_FALSE(contains(r.err, " a ext")) << r.describe();
+}
+
+// `peregrine mount -c FILE NAME [MOUNTPOINT]` with a NAME the file does not
+// define: say so, and list the names it does define.
+TEST(PeregrineCli, MountOfAnUndefinedVolumeListsTheDefinedOnes) {
+  TempDir dir("peregrine-cli");
+  std::string conf = dir / "vol.conf";
+  std::ofstream(conf) << "[volume.data]\nmembers = [\"" << (dir / "m0") << "\"]\nmountpoint = \"" << dir.path()
+                      << "\"\n\n[volume.scratch]\nmembers = [\"" << (dir / "m1") << "\"]\n";
+  const std::string expected = "unknown volume 'nope': " + conf + " has no [volume.nope] section; volumes defined: data, scratch";
+
+  RunResult r = run({peregrine_bin(), "mount", "-c", conf, "nope"});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, expected)) << r.describe();
+  EXPECT_FALSE(contains(r.err, "give at least one member")) << r.describe();
+
+  r = run({peregrine_bin(), "mount", "-c", conf, "nope", dir.path()});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, expected)) << r.describe();
+  EXPECT_FALSE(contains(r.err, "No such file")) << r.describe();
 }
 
 // The pid file names a running daemon: it goes when the daemon exits cleanly.

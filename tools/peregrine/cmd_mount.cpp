@@ -107,8 +107,22 @@ int cmd_mount(int argc, char** argv) {
 
   fs::DaemonOptions d;
   d.foreground = foreground;
-  if (positional.size() >= 1 && positional.size() <= 2 && cfg.find_volume(positional[0]) != nullptr) {
+  // NAME [MOUNTPOINT] when NAME is a volume of the config, or looks like one
+  // (no such file, no path or list in it) and cannot be a member list: one
+  // word, or two words after a config file was read.
+  bool volume_name = false;
+  if (positional.size() >= 1 && positional.size() <= 2) {
+    const std::string& first = positional[0];
+    struct stat first_st {};
+    volume_name = cfg.find_volume(first) != nullptr ||
+                  (first.find_first_of("/,") == std::string::npos && ::stat(first.c_str(), &first_st) != 0 &&
+                   errno == ENOENT && (positional.size() == 1 || !cfg.source.empty()));
+  }
+  if (volume_name) {
     auto named = config::for_volume(cfg, positional[0], settings);
+    if (!named && positional.size() == 2)
+      return report_and_exit(Status::error(named.status().errnum(), named.status().message() + "; and no member file " +
+                                                                     positional[0] + " exists"));
     if (!named) return report_and_exit(named.status());
     const config::VolumeSpec* v = named->find_volume(positional[0]);
     d.members = v->members;
