@@ -10,7 +10,9 @@
 #   /lib/systemd/system/peregrine@.service   (Debian 12's unit directory)
 #   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine}.8,
 #   man1/peregrine-graph{,-bench}.1          (the graph tool and its benchmark, installed by tools/)
-#   /usr/share/doc/peregrine/configuration.md
+#   /usr/share/doc/peregrine/*.md            every page of docs/: the conf file and the man pages
+#                                            refer to them (configuration.md, performance.md,
+#                                            usage.md, ...)
 
 set(PEREGRINE_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
@@ -50,4 +52,7 @@ install(FILES
   ${PEREGRINE_PACKAGING_DIR}/man/mount.peregrine.8
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 
-install(FILES ${PROJECT_SOURCE_DIR}/docs/configuration.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Every page of docs/: the conf file, the man pages and README.md's table of
+# documentation refer to them by name.
+file(GLOB peregrine_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${peregrine_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
