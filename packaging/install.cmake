@@ -11,7 +11,9 @@
 #   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine}.8,
 #   man1/peregrine-graph{,-bench}.1          (the graph tool and its benchmark, installed by tools/)
 #   /usr/lib/modprobe.d/peregrine.conf       options fuse enable_uring=1 (docs/transport.md)
-#   /usr/share/doc/peregrine/configuration.md, transport.md
+#   /usr/share/doc/peregrine/*.md            every page of docs/: the conf file and the man pages
+#                                            refer to them (configuration.md, performance.md,
+#                                            usage.md, ...)
 
 set(PEREGRINE_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
@@ -51,7 +53,9 @@ install(FILES
   ${PEREGRINE_PACKAGING_DIR}/man/mount.peregrine.8
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 
-install(FILES ${PROJECT_SOURCE_DIR}/docs/configuration.md ${PROJECT_SOURCE_DIR}/docs/transport.md
-        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Every page of docs/: the conf file, the man pages and README.md's table of
+# documentation refer to them by name.
+file(GLOB peregrine_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${peregrine_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # modprobe.d under the prefix's lib (not the multiarch libdir): /usr/lib/modprobe.d.
 install(FILES ${PEREGRINE_PACKAGING_DIR}/modprobe/peregrine.conf DESTINATION ${CMAKE_INSTALL_PREFIX}/lib/modprobe.d)

@@ -66,7 +66,8 @@ std::string render_default_conf() {
           "volume's options, the tables of this file, the built-in defaults; the dotted names "
           "(engine.high_watermark_per_drive) are the same everywhere. Check an edit with "
           "'peregrine config check', which also prints the effective configuration. "
-          "See peregrine.conf(5) and /usr/share/doc/peregrine/configuration.md.");
+          "See peregrine.conf(5) and /usr/share/doc/peregrine/configuration.md; docs/NAME.md below "
+          "is /usr/share/doc/peregrine/NAME.md.");
   out << "#\n";
   comment(out,
           "This file is generated from the option table in the source (src/config/options.cpp) by "

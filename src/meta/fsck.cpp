@@ -62,8 +62,13 @@ Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g, uint64_t
                                  [&m](const Txn& t) { return m.apply(t, nullptr); });
     if (!replay) return replay.status();
     lm.replay = *replay;
-    lm.notes.push_back("journal: " + std::to_string(replay->records) + " records in " +
-                       std::to_string(replay->batches) + " batches replayed; stopped: " + replay->stop_reason);
+    // Replay always stops somewhere: normally where no further batch header
+    // is found, which is simply the end of the journal.
+    std::string replayed = "journal: " + std::to_string(replay->records) + " records in " +
+                           std::to_string(replay->batches) + " batches replayed";
+    lm.notes.push_back(replay->stop_reason == kJournalEnd
+                           ? replayed + ", up to the end of the journal"
+                           : replayed + "; replay stopped: " + replay->stop_reason);
     return lm;
   }
   return Status::error(EUCLEAN, why);

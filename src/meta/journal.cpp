@@ -92,7 +92,7 @@ Expected<ReplayResult> replay_journal(VolumeIo& io, const MetaLayout& l, Journal
       return false;
     }
     if (!decode_batch_header(first.span(), h, start.salt)) {
-      *why = "no valid batch header";
+      *why = kJournalEnd;
       return false;
     }
     if (h->logical_pos != pos || h->first_lsn != res.end.next_lsn) {

@@ -26,8 +26,11 @@ Expected<std::vector<MemberIdentity>> identify_members(const std::vector<std::st
     MemberIdentity id;
     id.path = path;
     std::error_code ec;
-    id.absolute = std::filesystem::weakly_canonical(path, ec).string();
-    if (ec) id.absolute = path;
+    // Absolute first: weakly_canonical keeps a bare relative name ("m0")
+    // relative, and its parent_path() would then be "".
+    std::filesystem::path abs = std::filesystem::absolute(path, ec);
+    if (!ec) id.absolute = std::filesystem::weakly_canonical(abs, ec).string();
+    if (ec) id.absolute = abs.empty() ? path : abs.lexically_normal().string();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
       int e = errno;

@@ -20,6 +20,12 @@ std::optional<std::string> value(blkid_probe p, const char* name) {
   return std::nullopt;
 }
 
+// "a dos", "an ext4": the article for a libblkid type name, by its first letter.
+std::string with_article(const std::string& name) {
+  const bool vowel = !name.empty() && std::strchr("aeiouAEIOU", name[0]) != nullptr;
+  return (vowel ? "an " : "a ") + name;
+}
+
 }  // namespace
 
 Expected<std::optional<std::string>> probe_foreign_signature(const std::string& path) {
@@ -42,10 +48,10 @@ Expected<std::optional<std::string>> probe_foreign_signature(const std::string& 
   if (rc < 0) return Status::error(EIO, "member " + path + ": libblkid probe failed");
   if (auto type = value(p, "TYPE")) {
     auto usage = value(p, "USAGE").value_or("filesystem");
-    if (usage == "filesystem") return std::optional<std::string>("a " + *type + " filesystem");
-    return std::optional<std::string>("a " + *type + " signature (" + usage + ")");
+    if (usage == "filesystem") return std::optional<std::string>(with_article(*type) + " filesystem");
+    return std::optional<std::string>(with_article(*type) + " signature (" + usage + ")");
   }
-  if (auto pttype = value(p, "PTTYPE")) return std::optional<std::string>("a " + *pttype + " partition table");
+  if (auto pttype = value(p, "PTTYPE")) return std::optional<std::string>(with_article(*pttype) + " partition table");
   return std::optional<std::string>("an unidentified signature");
 }
 

@@ -82,5 +82,20 @@ TEST(GraphCli, BadInputExitsWithClearErrors) {
   EXPECT_NE(r.output.find("--iterations"), std::string::npos) << r.output;
 }
 
+// Help names each option's value (--graph DIR, not --graph arg) and shows
+// defaults as written (0.85, not 0.84999999999999998).
+TEST(GraphCli, HelpNamesValuesAndShowsDefaultsAsWritten) {
+  for (const char* cmd : {"gen", "bfs", "kcore", "cc", "pagerank", "check"}) {
+    CliRun r = run(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.output;
+    EXPECT_EQ(r.output.find(" arg"), std::string::npos) << cmd << ": " << r.output;
+  }
+  CliRun r = run("pagerank --help");
+  EXPECT_NE(r.output.find("--graph DIR"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(=0.85)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(=1e-8)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("99999"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace peregrine::graph

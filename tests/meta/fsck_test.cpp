@@ -62,6 +62,15 @@ TEST_F(FsckTest, CleanVolumeIsClean) {
   EXPECT_TRUE(has(r, "bytes in use")) << all(r);
 }
 
+// Replay ends where no further batch header is found: that is the journal's
+// normal end, and fsck says so rather than sounding like an error.
+TEST_F(FsckTest, ReportsTheRoutineEndOfTheJournalPlainly) {
+  FsckReport r = run_fsck(*io, g, {});
+  EXPECT_TRUE(has(r, "batches replayed, up to the end of the journal")) << all(r);
+  EXPECT_FALSE(has(r, "stopped")) << all(r);
+  EXPECT_FALSE(has(r, "no valid batch header")) << all(r);
+}
+
 TEST_F(FsckTest, FreshVolumeIsClean) {
   auto fresh = new_volume(g);
   FsckReport r = run_fsck(*fresh, g, {});

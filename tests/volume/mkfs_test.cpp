@@ -105,6 +105,22 @@ TEST_F(MkfsTest, SizeCreatesMissingFilesAndExtendsSmallOnes) {
   EXPECT_TRUE(assemble(o.members, MemberFile::Mode::read_only));
 }
 
+// `peregrine mkfs --size 64M a b` run in the members' directory: a bare
+// name has no directory part, and it means the current directory.
+TEST_F(MkfsTest, SizeCreatesMembersGivenAsBareNamesInTheCurrentDirectory) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  MkfsOptions o = on({"a", "b"});
+  o.size = 24 * kMiB;
+  auto r = make_volume(o);
+  std::filesystem::current_path(before);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(std::filesystem::file_size(path("a")), 24 * kMiB);
+  EXPECT_EQ(std::filesystem::file_size(path("b")), 24 * kMiB);
+  auto vol = assemble({path("b"), path("a")}, MemberFile::Mode::read_only);
+  EXPECT_TRUE(vol) << vol.status().message();
+}
+
 TEST_F(MkfsTest, MetaSizeIsRoundedUpToWholeStripeRows) {
   auto m = make_files("m", 3, 64 * kMiB);
   MkfsOptions o;
@@ -172,7 +188,7 @@ TEST_F(MkfsTest, RefusesAnExt4Filesystem) {
   std::string cmd = "mkfs.ext4 -q -F " + ext4 + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "mkfs.ext4 not available";
   Status s = expect_refused(on({ext4}), ext4, {ext4});
-  EXPECT_MENTIONS(s, "holds a ext4 filesystem");
+  EXPECT_MENTIONS(s, "holds an ext4 filesystem");
 }
 
 TEST_F(MkfsTest, RefusesAMemberThatIsTooSmall) {

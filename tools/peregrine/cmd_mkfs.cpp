@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -21,8 +22,8 @@ namespace {
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "usage: mkfs.peregrine [OPTIONS] MEMBER...\n"
-    "       peregrine mkfs [OPTIONS] MEMBER...\n\n"
+    "usage: peregrine mkfs [OPTIONS] MEMBER...\n"
+    "       mkfs.peregrine [OPTIONS] MEMBER...\n\n"
     "Creates a peregrine volume striped over the MEMBERs (block devices or\n"
     "regular files), in the order given. Refuses members that hold a\n"
     "filesystem, partition table or peregrine volume unless --force.\n\n"
@@ -38,6 +39,10 @@ Expected<uint64_t> size_option(const po::variables_map& vm, const char* name) {
 }  // namespace
 
 int cmd_mkfs(int argc, char** argv) {
+  // Messages name the command as it was invoked: argv[0] is "mkfs" under
+  // `peregrine mkfs`, a path ending in mkfs.peregrine under the alias.
+  const std::string self = std::filesystem::path(argv[0]).filename().string();
+  const char* prog = self == "mkfs.peregrine" ? "mkfs.peregrine" : "peregrine mkfs";
   po::options_description opts(kUsage);
   opts.add_options()
       ("help,h", "print this help")
@@ -53,7 +58,7 @@ int cmd_mkfs(int argc, char** argv) {
   std::vector<std::string> members;
   std::string error;
   if (!parse_command_line(argc, argv, opts, &vm, &members, &error)) {
-    std::fprintf(stderr, "mkfs.peregrine: %s\n\n", error.c_str());
+    std::fprintf(stderr, "%s: %s\n\n", prog, error.c_str());
     std::cerr << opts << "\n";
     return 2;
   }
@@ -62,7 +67,7 @@ int cmd_mkfs(int argc, char** argv) {
     return 0;
   }
   if (members.empty()) {
-    std::fprintf(stderr, "mkfs.peregrine: no members given\n\n");
+    std::fprintf(stderr, "%s: no members given\n\n", prog);
     std::cerr << opts << "\n";
     return 2;
   }
@@ -75,13 +80,13 @@ int cmd_mkfs(int argc, char** argv) {
     if (!vm.count(name)) continue;
     auto v = size_option(vm, name);
     if (!v) {
-      std::fprintf(stderr, "mkfs.peregrine: %s\n", v.status().message().c_str());
+      std::fprintf(stderr, "%s: %s\n", prog, v.status().message().c_str());
       return 2;
     }
     std::string n = name;
     if (n == "stripe-unit") {
       if (*v > UINT32_MAX) {
-        std::fprintf(stderr, "mkfs.peregrine: --stripe-unit: %s is too large\n", format_size(*v).c_str());
+        std::fprintf(stderr, "%s: --stripe-unit: %s is too large\n", prog, format_size(*v).c_str());
         return 2;
       }
       o.stripe_unit = static_cast<uint32_t>(*v);
@@ -94,7 +99,7 @@ int cmd_mkfs(int argc, char** argv) {
 
   auto made = make_volume(o);
   if (!made) {
-    std::fprintf(stderr, "mkfs.peregrine: %s\n", made.status().message().c_str());
+    std::fprintf(stderr, "%s: %s\n", prog, made.status().message().c_str());
     return 1;
   }
   std::printf("created peregrine %s", describe_volume(made->superblock, made->members).c_str());

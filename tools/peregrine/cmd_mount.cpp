@@ -66,13 +66,17 @@ int cmd_mount(int argc, char** argv) {
   bool foreground = false;
   std::vector<std::string> positional;
   po::options_description desc("options");
+  // Boost breaks a line at a space only in the second half of the column,
+  // else mid-word: the default path starts past the middle, so it moves to
+  // the next line whole.
   desc.add_options()("help,h", "print this help")(
-      "config,c", po::value(&config_path),
-      "configuration file (default /etc/peregrine/peregrine.conf when it exists)")(
-      "options,o", po::value(&option_strings)->composing(),
-      "settings as key=value[,key=value...], e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
+      "config,c", po::value(&config_path)->value_name("FILE"),
+      "configuration file (by default /etc/peregrine/peregrine.conf, read when it exists)")(
+      "options,o", po::value(&option_strings)->composing()->value_name("KEY=VALUE,..."),
+      "settings, e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
       "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
-      "pid-file", po::value(&pid_file), "write the daemon's process id to this file");
+      "pid-file", po::value(&pid_file)->value_name("FILE"),
+      "write the daemon's process id to FILE (removed when the daemon exits)");
   po::variables_map vm;
   std::string error;
   if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
@@ -103,8 +107,22 @@ int cmd_mount(int argc, char** argv) {
 
   fs::DaemonOptions d;
   d.foreground = foreground;
-  if (positional.size() >= 1 && positional.size() <= 2 && cfg.find_volume(positional[0]) != nullptr) {
+  // NAME [MOUNTPOINT] when NAME is a volume of the config, or looks like one
+  // (no such file, no path or list in it) and cannot be a member list: one
+  // word, or two words after a config file was read.
+  bool volume_name = false;
+  if (positional.size() >= 1 && positional.size() <= 2) {
+    const std::string& first = positional[0];
+    struct stat first_st {};
+    volume_name = cfg.find_volume(first) != nullptr ||
+                  (first.find_first_of("/,") == std::string::npos && ::stat(first.c_str(), &first_st) != 0 &&
+                   errno == ENOENT && (positional.size() == 1 || !cfg.source.empty()));
+  }
+  if (volume_name) {
     auto named = config::for_volume(cfg, positional[0], settings);
+    if (!named && positional.size() == 2)
+      return report_and_exit(Status::error(named.status().errnum(), named.status().message() + "; and no member file " +
+                                                                     positional[0] + " exists"));
     if (!named) return report_and_exit(named.status());
     const config::VolumeSpec* v = named->find_volume(positional[0]);
     d.members = v->members;
@@ -125,15 +143,25 @@ int cmd_mount(int argc, char** argv) {
   // The daemon changes directory; fix relative paths now.
   for (std::string& m : d.members) m = absolute(m);
   d.mountpoint = absolute(d.mountpoint);
+  if (!pid_file.empty()) pid_file = absolute(pid_file);
   struct stat st {};
   if (::stat(d.mountpoint.c_str(), &st) != 0)
     return report_and_exit(Status::error(errno, "mountpoint " + d.mountpoint + ": " + std::strerror(errno)));
   if (!S_ISDIR(st.st_mode))
     return report_and_exit(Status::error(ENOTDIR, "mountpoint " + d.mountpoint + ": not a directory"));
 
+  // The pid file names a running daemon: written once it serves, removed
+  // when it exits (whatever the exit code: the process is gone either way).
+  bool pid_written = false;
   auto write_pid = [&] {
     if (pid_file.empty()) return;
     std::ofstream(pid_file) << getpid() << "\n";
+    pid_written = true;
+  };
+  auto run_and_remove_pid = [&] {
+    int rc = fs::run_daemon(d);
+    if (pid_written) ::unlink(pid_file.c_str());
+    return rc;
   };
 
   if (foreground) {
@@ -147,7 +175,7 @@ int cmd_mount(int argc, char** argv) {
       sd_notifyf(0, "READY=1\nSTATUS=serving %s", d.mountpoint.c_str());
     };
     d.on_stopping = [&] { sd_notifyf(0, "STOPPING=1\nSTATUS=unmounting %s: draining, checkpointing, flushing", d.mountpoint.c_str()); };
-    return fs::run_daemon(d);
+    return run_and_remove_pid();
   }
 
   // Daemon: the child reports "OK" or the error through a pipe.
@@ -193,7 +221,7 @@ int cmd_mount(int argc, char** argv) {
       }
     }
   };
-  std::_Exit(fs::run_daemon(d));
+  std::_Exit(run_and_remove_pid());
 }
 
 }  // namespace peregrine::cli

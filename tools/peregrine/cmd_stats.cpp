@@ -141,8 +141,8 @@ Expected<std::string> peregrine_root(const std::string& arg) {
   auto m = mount_of(path);
   if (!m) return Status::error(EINVAL, arg + ": not a peregrine mount (no mount holds it)");
   if (m->fstype != "fuse.peregrine")
-    return Status::error(EINVAL, arg + ": not a peregrine mount (" + m->mountpoint + " is a " + m->fstype +
-                                     " filesystem)");
+    return Status::error(EINVAL, arg + ": not a peregrine mount (it is on " + m->mountpoint + ", of type " +
+                                     m->fstype + ")");
   return m->mountpoint;
 }
 
@@ -485,7 +485,11 @@ int cmd_stats(int argc, char** argv) {
     if (!watch) watch = 1.0;
   }
   if (watch && !(*watch > 0 && *watch <= 86400)) {
-    std::fprintf(stderr, "peregrine stats: --watch must be between 0 and 86400 seconds\n");
+    // 0 is outside the range: a report over no time says nothing.
+    std::fprintf(stderr,
+                 "peregrine stats: --watch %g: the interval must be more than 0 and at most 86400 seconds "
+                 "(leave --watch out for one report)\n",
+                 *watch);
     return 2;
   }
   if (count && *count == 0) {

@@ -78,8 +78,11 @@ struct ReplayResult {
   JournalPosition end;      // where the next batch goes
   uint64_t batches = 0;
   uint64_t records = 0;
-  std::string stop_reason;  // why replay stopped (torn tail, end, ...)
+  std::string stop_reason;  // why replay stopped: kJournalEnd, or a torn or stale batch
 };
+// The stop_reason of a replay that found no further batch header: the
+// routine end of the journal, not damage.
+inline constexpr const char* kJournalEnd = "no valid batch header";
 // Replays batches from `start` (tail, next_lsn) in order, calling apply on
 // every record, until the first batch that is missing, torn or out of
 // sequence. An apply error or an undecodable batch whose checksum is valid

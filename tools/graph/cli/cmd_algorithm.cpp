@@ -45,23 +45,23 @@ int cmd_algorithm(int argc, char** argv) {
   uint32_t roots = 1;
   PagerankOptions pr;
   opts.add_options()
-      ("graph", po::value(&dir)->required(), "graph directory (from gen)")
+      ("graph", po::value(&dir)->required()->value_name("DIR"), "graph directory (from gen)")
       ("validate", "check the result against the in-memory reference")
-      ("qd", po::value(&ro.queue_depth)->default_value(64), "io_uring queue depth: reads in flight")
-      ("max-io", po::value(&max_io)->default_value("256K"), "largest single read (multiple of 4K)")
-      ("gap", po::value(&gap)->default_value("16K"), "coalesce lists separated by at most this many bytes")
+      ("qd", po::value(&ro.queue_depth)->default_value(64)->value_name("N"), "io_uring queue depth: reads in flight")
+      ("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"), "largest single read (multiple of 4K)")
+      ("gap", po::value(&gap)->default_value("16K")->value_name("SIZE"), "coalesce lists separated by at most this many bytes")
       ("buffered", "read through the page cache instead of O_DIRECT")
       ("json", "print the report as JSON");
   if (alg == "bfs") {
     opts.add_options()
-        ("root", po::value(&root), "root vertex (default: the vertex of highest degree)")
-        ("roots", po::value(&roots)->default_value(1),
+        ("root", po::value(&root)->value_name("VERTEX"), "root vertex (default: the vertex of highest degree)")
+        ("roots", po::value(&roots)->default_value(1)->value_name("N"),
          "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
   } else if (alg == "pagerank") {
     opts.add_options()
-        ("iterations", po::value(&pr.max_iterations)->default_value(20), "maximum iterations")
-        ("epsilon", po::value(&pr.epsilon)->default_value(1e-8), "stop when an iteration changes ranks by less (L1)")
-        ("damping", po::value(&pr.damping)->default_value(0.85), "damping factor");
+        ("iterations", po::value(&pr.max_iterations)->default_value(20)->value_name("N"), "maximum iterations")
+        ("epsilon", po::value(&pr.epsilon)->default_value(1e-8, "1e-8")->value_name("E"), "stop when an iteration changes ranks by less (L1)")
+        ("damping", po::value(&pr.damping)->default_value(0.85, "0.85")->value_name("D"), "damping factor");
   }
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return *rc;

@@ -10,7 +10,7 @@ namespace peregrine::graph::cli {
 int cmd_check(int argc, char** argv) {
   po::options_description opts("check options");
   std::string dir;
-  opts.add_options()("graph", po::value(&dir)->required(), "graph directory");
+  opts.add_options()("graph", po::value(&dir)->required()->value_name("DIR"), "graph directory");
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph check --graph DIR", opts, vm)) return *rc;
   auto g = open_graph(dir);

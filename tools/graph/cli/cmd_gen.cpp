@@ -19,12 +19,12 @@ int cmd_gen(int argc, char** argv) {
   std::string memory;
   GenOptions g;
   opts.add_options()
-      ("scale", po::value(&scale)->required(), "log2 of the vertex count (1..32)")
-      ("edgefactor", po::value(&g.edgefactor)->default_value(16), "sampled edges per vertex")
-      ("seed", po::value(&g.seed)->default_value(1), "random seed; the graph is a pure function of it")
-      ("out", po::value(&out)->required(), "output directory (created)")
-      ("memory", po::value(&memory)->default_value("1G"), "sort memory budget, e.g. 256M, 2G")
-      ("threads", po::value(&g.threads)->default_value(0), "sampling threads (0 = all cores)")
+      ("scale", po::value(&scale)->required()->value_name("S"), "log2 of the vertex count (1..32)")
+      ("edgefactor", po::value(&g.edgefactor)->default_value(16)->value_name("N"), "sampled edges per vertex")
+      ("seed", po::value(&g.seed)->default_value(1)->value_name("N"), "random seed; the graph is a pure function of it")
+      ("out", po::value(&out)->required()->value_name("DIR"), "output directory (created)")
+      ("memory", po::value(&memory)->default_value("1G")->value_name("SIZE"), "sort memory budget, e.g. 256M, 2G")
+      ("threads", po::value(&g.threads)->default_value(0)->value_name("N"), "sampling threads (0 = all cores)")
       ("quiet,q", "no progress on stderr")
       ("json", "print the summary as JSON");
   po::variables_map vm;
