@@ -3,18 +3,20 @@
 # only runs this install) agree. See packaging/README.md.
 #
 #   /usr/bin/peregrine                       the multi-call binary (installed beside this include)
-#   /usr/sbin/{mkfs,fsck,mount}.peregrine    relative symlinks to ../bin/peregrine:
-#                                            mkfs(8), fsck(8) and mount(8) look for helpers in
-#                                            /sbin, which is /usr/sbin on merged-/usr Debian 12
+#   /usr/sbin/{mkfs,fsck,mount}.peregrine,   relative symlinks to ../bin/peregrine:
+#   /usr/sbin/umount.fuse.peregrine          mkfs(8), fsck(8), mount(8) and umount(8) look for
+#                                            helpers in /sbin, which is /usr/sbin on merged-/usr
+#                                            Debian 12 (umount(8) by the mount's type, fuse.peregrine)
 #   /etc/peregrine/peregrine.conf            the commented default config (a conffile in the .deb)
 #   /lib/systemd/system/peregrine@.service   (Debian 12's unit directory)
-#   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine}.8,
+#   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine,
+#                                            umount.fuse.peregrine}.8,
 #   man1/peregrine-graph{,-bench}.1          (the graph tool and its benchmark, installed by tools/)
 #   /usr/share/doc/peregrine/configuration.md
 
 set(PEREGRINE_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
-foreach(alias mkfs.peregrine fsck.peregrine mount.peregrine)
+foreach(alias mkfs.peregrine fsck.peregrine mount.peregrine umount.fuse.peregrine)
   # install(CODE) because CMake has no install rule for symlinks; DESTDIR is
   # honoured so staged installs (dh_auto_install) work.
   install(CODE "
@@ -48,6 +50,7 @@ install(FILES
   ${PEREGRINE_PACKAGING_DIR}/man/mkfs.peregrine.8
   ${PEREGRINE_PACKAGING_DIR}/man/fsck.peregrine.8
   ${PEREGRINE_PACKAGING_DIR}/man/mount.peregrine.8
+  ${PEREGRINE_PACKAGING_DIR}/man/umount.fuse.peregrine.8
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 
 install(FILES ${PROJECT_SOURCE_DIR}/docs/configuration.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
