@@ -3,12 +3,14 @@
 # only runs this install) agree. See packaging/README.md.
 #
 #   /usr/bin/peregrine                       the multi-call binary (installed beside this include)
-#   /usr/sbin/{mkfs,fsck,mount}.peregrine    relative symlinks to ../bin/peregrine:
-#                                            mkfs(8), fsck(8) and mount(8) look for helpers in
-#                                            /sbin, which is /usr/sbin on merged-/usr Debian 12
+#   /usr/sbin/{mkfs,fsck,mount}.peregrine,   relative symlinks to ../bin/peregrine:
+#   /usr/sbin/umount.fuse.peregrine          mkfs(8), fsck(8), mount(8) and umount(8) look for
+#                                            helpers in /sbin, which is /usr/sbin on merged-/usr
+#                                            Debian 12 (umount(8) by the mount's type, fuse.peregrine)
 #   /etc/peregrine/peregrine.conf            the commented default config (a conffile in the .deb)
 #   /lib/systemd/system/peregrine@.service   (Debian 12's unit directory)
-#   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine}.8,
+#   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine,
+#                                            umount.fuse.peregrine}.8,
 #   man1/peregrine-graph{,-bench}.1          (the graph tool and its benchmark, installed by tools/)
 #   /usr/lib/modprobe.d/peregrine.conf       options fuse enable_uring=1 (docs/transport.md)
 #   /usr/share/doc/peregrine/*.md            every page of docs/: the conf file and the man pages
@@ -17,7 +19,7 @@
 
 set(PEREGRINE_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
-foreach(alias mkfs.peregrine fsck.peregrine mount.peregrine)
+foreach(alias mkfs.peregrine fsck.peregrine mount.peregrine umount.fuse.peregrine)
   # install(CODE) because CMake has no install rule for symlinks; DESTDIR is
   # honoured so staged installs (dh_auto_install) work.
   install(CODE "
@@ -51,6 +53,7 @@ install(FILES
   ${PEREGRINE_PACKAGING_DIR}/man/mkfs.peregrine.8
   ${PEREGRINE_PACKAGING_DIR}/man/fsck.peregrine.8
   ${PEREGRINE_PACKAGING_DIR}/man/mount.peregrine.8
+  ${PEREGRINE_PACKAGING_DIR}/man/umount.fuse.peregrine.8
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 
 # Every page of docs/: the conf file, the man pages and README.md's table of

@@ -87,7 +87,11 @@ int run_daemon(const DaemonOptions& o) {
   auto rt = open_volume(o.members, MemberFile::Mode::read_write, o.settings);
   if (!rt) return fail(rt.status());
   VolumeRuntime& vr = **rt;
-  for (const std::string& w : vr.volume.warnings) log(LOG_WARNING, "%s", w.c_str());
+  for (const std::string& w : vr.volume.warnings) {
+    log(LOG_WARNING, "%s", w.c_str());
+    // In the background the log is syslog; say it where `peregrine mount` ran too.
+    if (!o.foreground) std::fprintf(stderr, "peregrine mount: warning: %s\n", w.c_str());
+  }
   if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
   uint32_t n = vr.volume.geometry.member_count;
   auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry);

@@ -18,6 +18,27 @@ void reply_attr_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
   fuse_reply_attr(req, &st, context(req).attr_timeout);
 }
 
+// A SETATTR of times only, for an inode that no longer exists. With
+// fuse.cache=writeback the kernel keeps a regular file's mtime/ctime itself
+// and writes them back with such a SETATTR, also just after the file lost
+// its last name (unlink, rename over it) when nothing had it open, so the
+// inode was freed at once. Nothing is left to update, and the kernel
+// ignores the attributes of that reply; an error, though, would be recorded
+// against the whole filesystem and returned by the next syncfs(2). So it
+// succeeds: a regular file with no links, the times asked for, and no
+// caching of these attributes.
+void reply_times_of_gone_inode(fuse_req_t req, fuse_ino_t ino, const struct stat* asked) {
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_mode = S_IFREG;
+  st.st_nlink = 0;
+  st.st_blksize = 4096;
+  st.st_atim = asked->st_atim;
+  st.st_mtim = asked->st_mtim;
+  st.st_ctim = asked->st_ctim;
+  fuse_reply_attr(req, &st, 0.0);
+}
+
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   meta::InodeAttr a;
   int rc = context(req).meta.getattr(ino, &a);
@@ -57,7 +78,12 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   }
   meta::InodeAttr out;
   if (!(to_set & FUSE_SET_ATTR_SIZE)) {
-    reply_attr_or_error(req, fs.meta.setattr(ino, in, &out), out);
+    int rc = fs.meta.setattr(ino, in, &out);
+    if (rc == -ENOENT && !(to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+      reply_times_of_gone_inode(req, ino, attr);
+      return;
+    }
+    reply_attr_or_error(req, rc, out);
     return;
   }
   // Truncate: no data IO may be in flight on this file while blocks are

@@ -1,4 +1,6 @@
 // The per-drive statistics document (see docs/usage.md for its fields).
+#include <unistd.h>
+
 #include <cstdio>
 #include <sstream>
 
@@ -44,7 +46,9 @@ void histogram(std::ostringstream& out, const LatencyHistogram& h) {
 std::string stats_json(FsContext& fs) {
   Engine& e = fs.pool.engine();
   std::ostringstream out;
-  out << "{\"time_ns\":" << monotonic_ns() << ",\"mount_time_ns\":" << fs.mount_time_ns << ",\"drives\":[";
+  // pid: the daemon serving the mount, for umount.fuse.peregrine to wait on.
+  out << "{\"time_ns\":" << monotonic_ns() << ",\"mount_time_ns\":" << fs.mount_time_ns << ",\"pid\":" << ::getpid()
+      << ",\"drives\":[";
   for (uint32_t d = 0; d < e.drive_count(); ++d) {
     DriveStats s = e.stats(d);
     out << (d ? "," : "") << "{\"index\":" << d << ",\"name\":"

@@ -17,6 +17,7 @@ struct Found {
   std::string path;
   MemberFile file;
   Superblock sb;
+  std::vector<std::pair<uint64_t, std::string>> damaged;  // (offset, warning) of an unused copy
 };
 
 Status refuse(const std::string& path, const std::string& why) {
@@ -68,27 +69,29 @@ std::string first_difference(const Superblock& a, const Superblock& b) {
   return {};
 }
 
-// Picks the superblock copy to trust on one member.
+// Picks the superblock copy to trust on one member; the other copy, when
+// it is corrupt or differs, goes to `damaged` as (offset, warning).
 Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs,
-                                 std::vector<std::string>& warnings) {
+                                 std::vector<std::pair<uint64_t, std::string>>& damaged) {
   if (sbs.primary.superblock) {
     const Superblock& p = *sbs.primary.superblock;
     if (!sbs.backup.superblock) {
-      warnings.push_back("member " + path + ": backup superblock corrupt (" + sbs.backup.problem +
-                         "), primary is intact");
+      damaged.emplace_back(kBackupSuperblockOffset, "member " + path + ": backup superblock corrupt (" +
+                                                        sbs.backup.problem + "), primary is intact");
     } else {
       const Superblock& b = *sbs.backup.superblock;
       if (b.volume_uuid != p.volume_uuid || b.member_uuid != p.member_uuid || b.member_index != p.member_index ||
           !first_difference(p, b).empty() || b.generation != p.generation)
-        warnings.push_back("member " + path + ": backup superblock (generation " + std::to_string(b.generation) +
-                           ") differs from the primary (generation " + std::to_string(p.generation) +
-                           "), using the primary");
+        damaged.emplace_back(kBackupSuperblockOffset,
+                             "member " + path + ": backup superblock (generation " + std::to_string(b.generation) +
+                                 ") differs from the primary (generation " + std::to_string(p.generation) +
+                                 "), using the primary");
     }
     return std::move(*sbs.primary.superblock);
   }
   if (sbs.backup.superblock) {
-    warnings.push_back("member " + path + ": primary superblock corrupt (" + sbs.primary.problem +
-                       "), using backup");
+    damaged.emplace_back(kPrimarySuperblockOffset, "member " + path + ": primary superblock corrupt (" +
+                                                       sbs.primary.problem + "), using backup");
     return std::move(*sbs.backup.superblock);
   }
   if (!sbs.any_magic()) return refuse(path, "not a peregrine member (no superblock found)");
@@ -112,9 +115,11 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
     if (Status s = lock_member(*file, lock_mode_for(mode)); !s) return s;
     auto sbs = read_member_superblocks(*file);
     if (!sbs) return sbs.status();
-    auto sb = choose_copy(path, *sbs, vol.warnings);
+    std::vector<std::pair<uint64_t, std::string>> damaged;
+    auto sb = choose_copy(path, *sbs, damaged);
     if (!sb) return sb.status();
-    found.push_back(Found{path, std::move(*file), std::move(*sb)});
+    for (const auto& d : damaged) vol.warnings.push_back(d.second);
+    found.push_back(Found{path, std::move(*file), std::move(*sb), std::move(damaged)});
   }
 
   // The volume is the UUID most members carry (the first member's on a
@@ -174,7 +179,11 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
 
   vol.superblock = slot[0]->sb;
   vol.geometry = vol.superblock.geometry();
-  for (uint32_t i = 0; i < n; ++i) vol.members.push_back(std::move(slot[i]->file));
+  for (uint32_t i = 0; i < n; ++i) {
+    for (auto& [offset, problem] : slot[i]->damaged) vol.damaged_copies.push_back({i, offset, std::move(problem)});
+    vol.member_superblocks.push_back(slot[i]->sb);
+    vol.members.push_back(std::move(slot[i]->file));
+  }
   return vol;
 }
 

@@ -1,28 +1,127 @@
 #include "peregrine/volume/member_lock.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <thread>
 
 namespace peregrine {
+namespace {
 
-Status lock_member(const MemberFile& member, LockMode mode) {
+struct flock exiting_mark(short type) {
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = static_cast<off_t>(kExitingMarkOffset);
+  fl.l_len = 1;
+  return fl;
+}
+
+// Tries the flock once: 1 taken, 0 held by someone else, or -errno.
+int try_flock(int fd, LockMode mode) {
   int op = (mode == LockMode::exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
-  while (::flock(member.fd(), op) != 0) {
-    int e = errno;
-    if (e == EINTR) continue;
-    if (e == EWOULDBLOCK)
-      return Status::error(EBUSY, "member " + member.info().path + ": in use by another peregrine process");
-    return Status::error(e, "member " + member.info().path + ": cannot lock: " + std::strerror(e));
+  while (::flock(fd, op) != 0) {
+    if (errno == EINTR) continue;
+    return errno == EWOULDBLOCK ? 0 : -errno;
   }
+  return 1;
+}
+
+// Waits until process `pid` has exited or `deadline` passed. A pid that no
+// longer exists has exited.
+void wait_for_exit(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return;  // ESRCH: gone already
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    struct pollfd p = {pidfd, POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (n != 0 && !(n < 0 && errno == EINTR)) break;  // exited (or poll failed: look again)
+  }
+  ::close(pidfd);
+}
+
+}  // namespace
+
+pid_t exiting_holder(int fd) {
+  struct flock fl = exiting_mark(F_WRLCK);
+  if (::fcntl(fd, F_GETLK, &fl) != 0 || fl.l_type == F_UNLCK) return 0;
+  return fl.l_pid;
+}
+
+Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait) {
+  const std::string& path = member.info().path;
+  const auto deadline = std::chrono::steady_clock::now() + wait.limit;
+  pid_t exiting = 0;  // the exiting daemon waited for, once seen
+  bool told = false;
+  while (true) {
+    int rc = try_flock(member.fd(), mode);
+    if (rc == 1) return Status::ok();
+    if (rc < 0) return Status::error(-rc, "member " + path + ": cannot lock: " + std::strerror(-rc));
+    pid_t holder = exiting_holder(member.fd());
+    if (holder == 0) {
+      // A daemon drops its flock before its mark: look once more, so one
+      // that let go between the two looks is not taken for a live holder.
+      rc = try_flock(member.fd(), mode);
+      if (rc == 1) return Status::ok();
+      if (rc < 0) return Status::error(-rc, "member " + path + ": cannot lock: " + std::strerror(-rc));
+      if (exiting == 0)
+        return Status::error(EBUSY, "member " + path + ": in use by another peregrine process");
+      // The daemon has exited but the kernel still holds its lock for a
+      // moment (rings of a killed process are torn down asynchronously).
+    } else {
+      exiting = holder;
+    }
+    const std::string who = "peregrine daemon (pid " + std::to_string(exiting) + ")";
+    if (wait.limit.count() <= 0)
+      return Status::error(EBUSY, "member " + path + ": in use by a " + who + " that is exiting");
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Status::error(EBUSY, "member " + path + ": still in use by a " + who + " that began exiting; gave up after " +
+                                      std::to_string(wait.limit.count() / 1000) + " s");
+    if (!told) {
+      told = true;
+      std::string msg = "member " + path + ": held by a " + who +
+                        " that is finishing its unmount; waiting for it to exit (up to " +
+                        std::to_string(wait.limit.count() / 1000) + " s)";
+      if (wait.on_wait)
+        wait.on_wait(msg);
+      else
+        std::fprintf(stderr, "peregrine: %s\n", msg.c_str());
+    }
+    if (holder != 0)
+      wait_for_exit(holder, deadline);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+Status lock_members(std::span<const MemberFile> members, LockMode mode, const LockWait& wait) {
+  for (const MemberFile& m : members)
+    if (Status s = lock_member(m, mode, wait); !s) return s;
   return Status::ok();
 }
 
-Status lock_members(std::span<const MemberFile> members, LockMode mode) {
-  for (const MemberFile& m : members)
-    if (Status s = lock_member(m, mode); !s) return s;
-  return Status::ok();
+Status mark_members_exiting(const std::vector<std::string>& paths) {
+  Status first = Status::ok();
+  for (const std::string& path : paths) {
+    // Deliberately left open: closing it would drop the mark (and any other
+    // POSIX lock of this process on the member) before the daemon is done.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct flock fl = exiting_mark(F_RDLCK);
+    if (fd < 0 || ::fcntl(fd, F_SETLK, &fl) != 0) {
+      int e = errno;
+      if (fd >= 0) ::close(fd);
+      if (first) first = Status::error(e, "member " + path + ": cannot mark it exiting: " + std::strerror(e));
+    }
+  }
+  return first;
 }
 
 }  // namespace peregrine

@@ -1,5 +1,6 @@
 #include "peregrine/volume/member_superblocks.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "peregrine/util/aligned_buffer.h"
@@ -42,6 +43,19 @@ Status write_superblock_copy(const MemberFile& member, const Superblock& sb, uin
   if (int rc = member.pwrite_full(buf.data(), kSuperblockSize, offset); rc < 0)
     return Status::error(-rc, "member " + member.info().path + ": cannot write superblock at offset " +
                                   std::to_string(offset) + ": " + std::strerror(-rc));
+  return Status::ok();
+}
+
+Status restore_superblock_copy(const MemberFile& member, const Superblock& good, uint64_t offset) {
+  const std::string where = "member " + member.info().path + ": superblock copy at offset " + std::to_string(offset);
+  if (Status s = write_superblock_copy(member, good, offset); !s) return s;
+  if (int rc = member.sync(); rc < 0) return Status::error(-rc, where + ": sync failed: " + std::strerror(-rc));
+  AlignedBuffer want(kSuperblockSize), got(kSuperblockSize);
+  encode_superblock(good, want.span());
+  if (int rc = member.pread_full(got.data(), kSuperblockSize, offset); rc < 0)
+    return Status::error(-rc, where + ": cannot read it back: " + std::strerror(-rc));
+  if (std::memcmp(want.data(), got.data(), kSuperblockSize) != 0 || !decode_superblock(got.span()))
+    return Status::error(EIO, where + ": reads back different from what was written");
   return Status::ok();
 }
 

@@ -2,7 +2,9 @@
 // the same volume; bad input (a missing member, a member of another volume,
 // both superblocks of a member corrupt, a missing mount point, a volume that
 // is already mounted) fails with exit 1 and a message naming the thing, and
-// leaves every member byte-identical and nothing mounted.
+// leaves every member byte-identical and nothing mounted. A damaged primary
+// superblock (backup intact) mounts with a warning naming the member, is a
+// problem for fsck -n, and is restored from the backup by fsck.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -110,6 +112,72 @@ TEST_F(AssemblyTest, CorruptSuperblocksAreRefused) {
   auto before = hashes();
   RunResult r = volume_->mount();
   expect_refused(r, m2, before);
+}
+
+// The reporter's damage: `dd if=/dev/urandom of=MEMBER bs=64K count=1
+// conv=notrunc` over member 1, whose backup (at 512 KiB) is intact.
+TEST_F(AssemblyTest, DamagedPrimarySuperblockIsWarnedCountedAndRestored) {
+  const std::string& m1 = volume_->members()[1];
+  const std::string backup = [&] {
+    Fd fd(::open(m1.c_str(), O_RDONLY));
+    return read_at(fd.get(), 4096, 512 << 10);
+  }();
+  ASSERT_EQ(backup.size(), 4096u);
+  {
+    Fd fd(::open(m1.c_str(), O_WRONLY));
+    ASSERT_TRUE(fd.ok());
+    ASSERT_TRUE(write_at(fd.get(), pattern(64 << 10, 77), 0));
+    ASSERT_EQ(::fsync(fd.get()), 0);
+  }
+  auto primary_of_m1 = [&] {
+    Fd fd(::open(m1.c_str(), O_RDONLY));
+    return read_at(fd.get(), 4096, 0);
+  };
+  const std::string warning = "member " + m1 + ": primary superblock corrupt";
+
+  // A background mount serves from the backup and says so where it ran.
+  RunResult r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+  EXPECT_TRUE(read_file(volume_->at("file")) == pattern(3 << 20, 5));
+  int status = volume_->unmount();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // So does the daemon's log (here the foreground's stderr).
+  {
+    LineReader lines;
+    ASSERT_TRUE(mount_foreground(*volume_, {}, &lines)) << lines.seen();
+    EXPECT_NE(lines.seen().find(warning), std::string::npos) << lines.seen();
+    status = volume_->unmount();
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+
+  // fsck -n: one problem, exit 4 (errors left uncorrected), nothing written.
+  auto before = hashes();
+  std::vector<std::string> check = {peregrine_bin(), "fsck", "-n"};
+  check.insert(check.end(), volume_->members().begin(), volume_->members().end());
+  RunResult n = run(check);
+  EXPECT_EQ(n.code, 4) << n.describe();
+  EXPECT_NE(n.out.find(warning), std::string::npos) << n.describe();
+  EXPECT_NE(n.out.find("1 problem(s) found, 0 repaired"), std::string::npos) << n.describe();
+  EXPECT_EQ(hashes(), before) << "fsck -n wrote to the members";
+
+  // fsck: restores the primary from the backup (exit 1, corrected) ...
+  std::vector<std::string> repair = {peregrine_bin(), "fsck"};
+  repair.insert(repair.end(), volume_->members().begin(), volume_->members().end());
+  RunResult y = run(repair);
+  EXPECT_EQ(y.code, 1) << y.describe();
+  EXPECT_NE(y.out.find("member " + m1 + ": primary superblock restored from the backup"), std::string::npos)
+      << y.describe();
+  EXPECT_NE(y.out.find("1 problem(s) found, 1 repaired"), std::string::npos) << y.describe();
+  EXPECT_TRUE(primary_of_m1() == backup) << "the primary is not the backup's copy";
+  // ... after which the volume is clean and mounts without a word.
+  RunResult again = run(check);
+  EXPECT_EQ(again.code, 0) << again.describe();
+  EXPECT_NE(again.out.find("0 problem(s) found"), std::string::npos) << again.describe();
+  r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  EXPECT_TRUE(read_file(volume_->at("file")) == pattern(3 << 20, 5));
 }
 
 TEST_F(AssemblyTest, MissingMountpointIsRefused) {

@@ -1,5 +1,7 @@
 // Backup superblock: mkfs writes a second copy; assembly falls back to it
-// when the primary is torn or corrupt, and says so.
+// when the primary is torn or corrupt, and says so; it lists every copy it
+// did not use, and restore_superblock_copy (fsck's repair) makes that copy
+// the used one again, byte for byte.
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/member_superblocks.h"
 #include "volume_test_util.h"
@@ -81,6 +83,61 @@ TEST_F(BackupSuperblockTest, StaleBackupIsReportedAndThePrimaryWins) {
   auto vol = assemble(members_, MemberFile::Mode::read_only);
   ASSERT_TRUE(vol) << vol.status().message();
   EXPECT_TRUE(any_warning_mentions(*vol, "member " + members_[1] + ":", "backup superblock (generation 1)"));
+}
+
+// Each kind of damage is listed once, with the member index and the offset
+// of the copy to restore; restoring it from the copy in use leaves both
+// copies identical and assembly silent.
+TEST_F(BackupSuperblockTest, DamagedCopiesAreListedAndRestoredFromTheCopyInUse) {
+  write_bytes(members_[0], 0, std::string(64 * 1024, '\x5a'));  // primary of m0: garbage
+  write_bytes(members_[1], kBackupSuperblockOffset + 77, "xx");   // backup of m1: corrupt
+  {
+    auto vol = assemble(members_, MemberFile::Mode::read_only);
+    ASSERT_TRUE(vol) << vol.status().message();
+    ASSERT_EQ(vol->damaged_copies.size(), 2u);
+    EXPECT_EQ(vol->damaged_copies[0].member_index, 0u);
+    EXPECT_EQ(vol->damaged_copies[0].offset, kPrimarySuperblockOffset);
+    EXPECT_NE(vol->damaged_copies[0].problem.find("member " + members_[0] + ": primary superblock corrupt"),
+              std::string::npos)
+        << vol->damaged_copies[0].problem;
+    EXPECT_EQ(vol->damaged_copies[1].member_index, 1u);
+    EXPECT_EQ(vol->damaged_copies[1].offset, kBackupSuperblockOffset);
+    EXPECT_EQ(vol->warnings.size(), 2u);
+    ASSERT_EQ(vol->member_superblocks.size(), 2u);
+    EXPECT_EQ(vol->member_superblocks[0].member_index, 0u);
+    EXPECT_EQ(vol->member_superblocks[1].member_index, 1u);
+  }
+  {
+    auto vol = assemble(members_, MemberFile::Mode::read_write);
+    ASSERT_TRUE(vol) << vol.status().message();
+    for (const DamagedSuperblockCopy& d : vol->damaged_copies) {
+      Status s = restore_superblock_copy(vol->members[d.member_index], vol->member_superblocks[d.member_index],
+                                         d.offset);
+      EXPECT_TRUE(s) << s.message();
+    }
+  }
+  for (const auto& m : members_)
+    EXPECT_EQ(read_bytes(m, 0, kSuperblockSize), read_bytes(m, kBackupSuperblockOffset, kSuperblockSize)) << m;
+  auto vol = assemble(members_, MemberFile::Mode::read_only);
+  ASSERT_TRUE(vol) << vol.status().message();
+  EXPECT_TRUE(vol->damaged_copies.empty());
+  EXPECT_TRUE(vol->warnings.empty());
+  EXPECT_EQ(vol->superblock.volume_uuid, created_.superblock.volume_uuid);
+}
+
+TEST_F(BackupSuperblockTest, StaleBackupIsListedForRestoreFromThePrimary) {
+  std::string block = read_bytes(members_[1], 0, kSuperblockSize);
+  block[128] = 2;  // the primary was rewritten (generation 2), the backup not yet
+  reseal(block);
+  write_bytes(members_[1], 0, block);
+  auto vol = assemble(members_, MemberFile::Mode::read_write);
+  ASSERT_TRUE(vol) << vol.status().message();
+  ASSERT_EQ(vol->damaged_copies.size(), 1u);
+  EXPECT_EQ(vol->damaged_copies[0].offset, kBackupSuperblockOffset);
+  EXPECT_EQ(vol->member_superblocks[1].generation, 2u);
+  Status s = restore_superblock_copy(vol->members[1], vol->member_superblocks[1], kBackupSuperblockOffset);
+  EXPECT_TRUE(s) << s.message();
+  EXPECT_EQ(read_bytes(members_[1], kBackupSuperblockOffset, kSuperblockSize), block);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "peregrine/meta/fsck.h"
+#include "peregrine/volume/member_superblocks.h"
 
 namespace po = boost::program_options;
 
@@ -28,10 +29,11 @@ constexpr int kOperationalError = 8;
 constexpr const char* kUsage =
     "usage: peregrine fsck [-n | -y | -a | -p] [-f] [-v] MEMBER...\n\n"
     "Checks the volume whose members are given (in any order; a comma-separated\n"
-    "list counts as several): superblocks (assembly), checkpoints, the journal, the\n"
-    "directory tree, link counts, extent overlaps and free space. Without -n it\n"
-    "repairs what is safely repairable (orphans, link counts, leaked space) and\n"
-    "writes a new checkpoint. The volume must not be mounted.\n"
+    "list counts as several): superblocks (assembly, and both copies on every\n"
+    "member), checkpoints, the journal, the directory tree, link counts, extent\n"
+    "overlaps and free space. Without -n it repairs what is safely repairable (a\n"
+    "damaged superblock copy from the member's other copy, orphans, link counts,\n"
+    "leaked space) and writes a new checkpoint. The volume must not be mounted.\n"
     "Exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error, 16 usage.\n\n";
 
 }  // namespace
@@ -78,14 +80,39 @@ int cmd_fsck(int argc, char** argv) {
     std::fprintf(stderr, "peregrine fsck: %s\n", rt.status().message().c_str());
     return kOperationalError;
   }
-  for (const std::string& w : (*rt)->volume.warnings) std::fprintf(stderr, "peregrine fsck: warning: %s\n", w.c_str());
+  const AssembledVolume& vol = (*rt)->volume;
   if (verbose) std::fprintf(stderr, "peregrine fsck: volume assembled from %zu members\n", members.size());
+  // Superblocks: a copy assembly could not use (corrupt, or differing from
+  // the copy it used) is a problem; repair restores it from the good copy.
+  // The volume passed assembly, so the good copy is known to fit it.
+  int problems = 0, fixed = 0;
+  bool operational_error = false;
+  for (const DamagedSuperblockCopy& d : vol.damaged_copies) {
+    ++problems;
+    std::printf("%s\n", d.problem.c_str());
+    if (no_change) continue;
+    const char* copy = d.offset == kPrimarySuperblockOffset ? "primary" : "backup";
+    const char* from = d.offset == kPrimarySuperblockOffset ? "backup" : "primary";
+    if (Status s = restore_superblock_copy(vol.members[d.member_index], vol.member_superblocks[d.member_index], d.offset);
+        !s) {
+      std::printf("restoring the %s superblock failed: %s\n", copy, s.message().c_str());
+      operational_error = true;
+      continue;
+    }
+    ++fixed;
+    std::printf("member %s: %s superblock restored from the %s\n", vol.members[d.member_index].info().path.c_str(),
+                copy, from);
+  }
   meta::FsckOptions opt;
   opt.repair = !no_change;
   meta::FsckReport report = meta::run_fsck(*(*rt)->io, (*rt)->meta_geometry, opt);
   for (const std::string& m : report.messages) std::printf("%s\n", m.c_str());
-  std::printf("peregrine fsck: %d problem(s) found, %d repaired\n", report.problems, report.fixed);
-  return report.exit_code;
+  problems += report.problems;
+  fixed += report.fixed;
+  std::printf("peregrine fsck: %d problem(s) found, %d repaired\n", problems, fixed);
+  if (operational_error || report.exit_code == kOperationalError) return kOperationalError;
+  if (problems == 0) return 0;
+  return fixed == problems ? 1 : 4;
 }
 
 }  // namespace peregrine::cli

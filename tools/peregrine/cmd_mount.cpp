@@ -9,6 +9,10 @@
 // systemd (Type=notify, $NOTIFY_SOCKET set) it reports READY=1 once the
 // filesystem serves and STOPPING=1 when the unmount begins; sd_notify does
 // nothing when the variable is unset.
+//
+// When serving ends, the daemon marks its members exiting (member_lock.h)
+// before it drains, checkpoints and flushes: a `peregrine mount` or fsck
+// started meanwhile waits for it to exit rather than refusing.
 #include <fcntl.h>
 #include <systemd/sd-daemon.h>
 #include <sys/stat.h>
@@ -32,6 +36,7 @@
 #include "peregrine/config/load.h"
 #include "peregrine/config/overrides.h"
 #include "peregrine/fs/daemon.h"
+#include "peregrine/volume/member_lock.h"
 
 namespace po = boost::program_options;
 
@@ -50,6 +55,14 @@ std::string absolute(const std::string& p) {
   std::error_code ec;
   auto a = std::filesystem::absolute(p, ec);
   return ec ? p : a.lexically_normal().string();
+}
+
+// Serving has ended: the members stay locked while the daemon checkpoints
+// and flushes; the mark lets a mount or fsck started meanwhile wait for
+// this process instead of refusing (member_lock.h).
+void mark_exiting(const fs::DaemonOptions& d) {
+  if (Status s = mark_members_exiting(d.members); !s)
+    std::fprintf(stderr, "peregrine mount: warning: %s\n", s.message().c_str());
 }
 
 int report_and_exit(const Status& s) {
@@ -174,7 +187,10 @@ int cmd_mount(int argc, char** argv) {
       write_pid();
       sd_notifyf(0, "READY=1\nSTATUS=serving %s", d.mountpoint.c_str());
     };
-    d.on_stopping = [&] { sd_notifyf(0, "STOPPING=1\nSTATUS=unmounting %s: draining, checkpointing, flushing", d.mountpoint.c_str()); };
+    d.on_stopping = [&] {
+      mark_exiting(d);
+      sd_notifyf(0, "STOPPING=1\nSTATUS=unmounting %s: draining, checkpointing, flushing", d.mountpoint.c_str());
+    };
     return run_and_remove_pid();
   }
 
@@ -204,6 +220,7 @@ int cmd_mount(int argc, char** argv) {
   if (::chdir("/") != 0) {
     // Paths are absolute already; staying put only keeps a directory busy.
   }
+  d.on_stopping = [&] { mark_exiting(d); };
   int report_fd = pipefd[1];
   d.on_ready = [&](const Status& s) {
     std::string msg = s ? "OK" : s.message();

@@ -1,5 +1,6 @@
 // peregrine: one binary, several commands. Also answers to the names
-// mkfs.peregrine, fsck.peregrine and mount.peregrine (installed as links).
+// mkfs.peregrine, fsck.peregrine, mount.peregrine and umount.fuse.peregrine
+// (installed as links).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   if (self == "mkfs.peregrine") return peregrine::cli::cmd_mkfs(argc, argv);
   if (self == "fsck.peregrine") return peregrine::cli::cmd_fsck(argc, argv);
   if (self == "mount.peregrine") return peregrine::cli::cmd_mount_helper(argc, argv);
+  if (self == "umount.fuse.peregrine") return peregrine::cli::cmd_umount_helper(argc, argv);
 
   if (argc < 2) {
     usage(stderr);

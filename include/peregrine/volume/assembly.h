@@ -21,11 +21,21 @@
 
 namespace peregrine {
 
+// A superblock copy that assembly did not use because it is corrupt or
+// differs from the copy it did use: fsck restores it from that copy.
+struct DamagedSuperblockCopy {
+  uint32_t member_index = 0;  // into AssembledVolume::members
+  uint64_t offset = 0;        // kPrimarySuperblockOffset or kBackupSuperblockOffset
+  std::string problem;        // the warning, naming the member
+};
+
 struct AssembledVolume {
   Superblock superblock;            // member 0's; the shared fields hold for every member
   VolumeGeometry geometry;
   std::vector<MemberFile> members;  // members[i] is member index i, open and locked
+  std::vector<Superblock> member_superblocks;  // [i]: the copy assembly used for member i
   std::vector<std::string> warnings;  // e.g. "member X: primary superblock corrupt (...), using backup"
+  std::vector<DamagedSuperblockCopy> damaged_copies;  // one per such warning, in member index order
 };
 
 Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode);

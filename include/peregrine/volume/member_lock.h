@@ -6,9 +6,24 @@
 // belongs to the MemberFile's open file description: it lasts until that
 // MemberFile is closed, so there is no unlock call. Any thread; the caller
 // must not lock one MemberFile from two threads at once.
+//
+// A daemon that has stopped serving (unmounted, or SIGTERM) still holds its
+// locks while it checkpoints and flushes. It says so with a second, POSIX
+// record lock (F_RDLCK on the byte at kExitingMarkOffset, which lies past
+// the end of any member), taken by mark_members_exiting() and dropped by
+// the kernel when the daemon closes its members or exits; F_GETLK names
+// its pid. A lock_member() that finds a member held by such a daemon waits
+// for the daemon to exit (up to LockWait::limit) instead of refusing.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "peregrine/backend/member_file.h"
 #include "peregrine/util/result.h"
@@ -17,16 +32,40 @@ namespace peregrine {
 
 enum class LockMode { shared, exclusive };
 
-// Never blocks: refuses with "member X: in use by another peregrine process"
-// (EBUSY) when another open of the same member holds a conflicting lock.
-Status lock_member(const MemberFile& member, LockMode mode);
+// The byte whose POSIX read lock marks a member as held by an exiting
+// daemon (docs/format.md, section 7). Beyond any real member size.
+inline constexpr uint64_t kExitingMarkOffset = uint64_t{1} << 62;
+
+struct LockWait {
+  // How long to wait for a member held by an exiting daemon; 0: do not wait.
+  std::chrono::milliseconds limit{60000};
+  // Told once per member when a wait begins; unset: a line on stderr.
+  std::function<void(const std::string&)> on_wait;
+};
+
+// Refuses at once with "member X: in use by another peregrine process"
+// (EBUSY) when another open of the same member holds a conflicting lock,
+// unless that holder is a daemon marked exiting: then waits (pidfd) until
+// it has exited and takes the lock, or refuses after wait.limit naming
+// the daemon's pid.
+Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait = {});
 
 // Locks every member, stopping at the first refusal.
-Status lock_members(std::span<const MemberFile> members, LockMode mode);
+Status lock_members(std::span<const MemberFile> members, LockMode mode, const LockWait& wait = {});
 
 // The lock that goes with opening a member in `mode`.
 inline LockMode lock_mode_for(MemberFile::Mode mode) {
   return mode == MemberFile::Mode::read_write ? LockMode::exclusive : LockMode::shared;
 }
+
+// For the daemon when it stops serving: marks each member (by path; the
+// process must hold it open and locked) as held by an exiting daemon. The
+// marks last until this process closes a descriptor of the member or
+// exits; the descriptors opened here stay open until then. Errors name the
+// member; a member that cannot be marked only loses the waiting.
+Status mark_members_exiting(const std::vector<std::string>& paths);
+
+// The pid of the process that marked `fd`'s member exiting, or 0.
+pid_t exiting_holder(int fd);
 
 }  // namespace peregrine
