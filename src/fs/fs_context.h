@@ -51,7 +51,8 @@ struct FsContext final : TransportHost {
   // TransportHost: the batching request reader for libfuse's workers, and
   // staging on the io-uring transport's ring threads.
   Limits transport_limits() const override {
-    return Limits{settings.fuse.workers, settings.fuse.ring_depth, settings.fuse.max_request_bytes};
+    return Limits{settings.fuse.workers, settings.fuse.ring_depth, settings.fuse.max_request_bytes,
+                  settings.fuse.pin_rings};
   }
   void session_mounted(int fd) override { session_fd = fd; }
   ssize_t read_request(int fd, void* buf, size_t len) override;

@@ -78,47 +78,47 @@ TEST_F(TransportTest, TheRunsTransportIsInUse) {
   }
 }
 
+// A fresh volume, mounted in the foreground with `transport` on a kernel
+// that (as far as the daemon can tell) has the enable_uring parameter off.
 class TransportChoiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why = mount_skip_reason();
     if (!why.empty()) GTEST_SKIP() << why;
+    ASSERT_EQ(volume_.mkfs().code, 0);
   }
+  bool mount_with_uring_off(const std::string& transport) {
+    std::string param = write_param_file(param_dir_, "N");
+    return mount_foreground(volume_, {"-o", "fuse.transport=" + transport}, &lines_,
+                            {"PEREGRINE_FUSE_URING_PARAM=" + param});
+  }
+
+  Volume volume_;
+  TempDir param_dir_;
+  LineReader lines_;
 };
 
 TEST_F(TransportChoiceTest, AutoFallsBackToClassicAndSaysWhy) {
-  Volume v;
-  ASSERT_EQ(v.mkfs().code, 0);
-  TempDir param_dir;
-  std::string param = write_param_file(param_dir, "N");
-  LineReader lines;
-  ASSERT_TRUE(mount_foreground(v, {"-o", "fuse.transport=auto"}, &lines, {"PEREGRINE_FUSE_URING_PARAM=" + param}))
-      << lines.seen();
-  EXPECT_NE(lines.seen().find("FUSE transport: classic"), std::string::npos) << lines.seen();
-  EXPECT_NE(lines.seen().find("enable_uring"), std::string::npos) << "no reason given: " << lines.seen();
-  EXPECT_EQ(transport_of(v.mountpoint()).at("name").get<std::string>(), "classic");
-  direct_round_trip(v.at("f"));
+  ASSERT_TRUE(mount_with_uring_off("auto")) << lines_.seen();
+  EXPECT_NE(lines_.seen().find("FUSE transport: classic"), std::string::npos) << lines_.seen();
+  EXPECT_NE(lines_.seen().find("enable_uring"), std::string::npos) << "no reason given: " << lines_.seen();
+  EXPECT_EQ(transport_of(volume_.mountpoint()).at("name").get<std::string>(), "classic");
+  direct_round_trip(volume_.at("f"));
 }
 
 TEST_F(TransportChoiceTest, IoUringRefusesWhenTheKernelDoesNotOfferIt) {
-  Volume v;
-  ASSERT_EQ(v.mkfs().code, 0);
-  TempDir param_dir;
-  std::string param = write_param_file(param_dir, "N");
-  LineReader lines;
-  EXPECT_FALSE(
-      mount_foreground(v, {"-o", "fuse.transport=io-uring"}, &lines, {"PEREGRINE_FUSE_URING_PARAM=" + param}));
-  while (lines.next()) {
+  EXPECT_FALSE(mount_with_uring_off("io-uring"));
+  while (lines_.next()) {
   }
   // The daemon has closed stderr: it is exiting or gone.
-  if (v.daemon_pid() > 0) {
-    int status = wait_exit(v.daemon_pid());
+  if (volume_.daemon_pid() > 0) {
+    int status = wait_exit(volume_.daemon_pid());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "wait status " << status;
-    v.adopt(0);
+    volume_.adopt(0);
   }
-  EXPECT_NE(lines.seen().find("fuse.transport = io-uring"), std::string::npos) << lines.seen();
-  EXPECT_NE(lines.seen().find("enable_uring"), std::string::npos) << lines.seen();
-  EXPECT_FALSE(mount_at(v.mountpoint())) << "mounted although the transport was refused";
+  EXPECT_NE(lines_.seen().find("fuse.transport = io-uring"), std::string::npos) << lines_.seen();
+  EXPECT_NE(lines_.seen().find("enable_uring"), std::string::npos) << lines_.seen();
+  EXPECT_FALSE(mount_at(volume_.mountpoint())) << "mounted although the transport was refused";
 }
 
 }  // namespace

@@ -299,12 +299,14 @@ int FuseRing::register_entries() {
 }
 
 void FuseRing::run() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  CPU_SET(shape_.qid, &cpus);
-  // A CPU that is possible but offline cannot take the thread: it then
-  // runs unpinned, and its queue only sees requests if the CPU comes up.
-  pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+  if (shape_.pin) {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(shape_.qid, &cpus);
+    // A CPU that is possible but offline cannot take the thread: it then
+    // runs unpinned, and its queue only sees requests if the CPU comes up.
+    pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+  }
   std::string name = "pg-ring" + std::to_string(shape_.qid);
   pthread_setname_np(pthread_self(), name.c_str());
   tls_ring_thread = this;

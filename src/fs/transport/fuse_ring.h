@@ -2,8 +2,9 @@
 // transport has one per possible CPU). It owns an io_uring created with
 // 128-byte SQEs, the queue's entries (a header buffer and a payload buffer
 // each, registered with the kernel by FUSE_IO_URING_CMD_REGISTER) and the
-// thread, pinned to the queue's CPU, that serves them: the design's
-// submitting thread for every request the kernel puts on this queue.
+// thread that serves them (pinned to the queue's CPU only if asked): the
+// design's submitting thread for every request the kernel puts on this
+// queue.
 //
 // Memory: entry e is one stride of [4 KiB page | payload]. The page holds
 // the kernel's header buffer at its start and, at its end, the copy of the
@@ -63,6 +64,7 @@ class FuseRing {
     uint16_t qid = 0;          // kernel queue = CPU
     uint32_t entries = 0;      // requests in flight on this queue
     size_t payload_bytes = 0;  // >= the kernel's max payload (page multiple)
+    bool pin = false;          // pin the thread to CPU qid (fuse.pin_rings)
   };
 
   FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);

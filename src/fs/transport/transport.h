@@ -4,8 +4,8 @@
 //              read() a request from their cloned /dev/fuse descriptor and
 //              writev() its reply, through the batching request reader;
 //   io-uring - FUSE over io_uring (kernel 6.14+): one ring per kernel queue
-//              (one per possible CPU), each served by a thread pinned to its
-//              CPU that runs the requests, stages their IO and commits the
+//              (one per possible CPU), each served by a thread of its own
+//              that runs the requests, stages their IO and commits the
 //              replies; /dev/fuse still carries INIT, FORGET, INTERRUPT and
 //              whatever arrives before every ring is registered.
 // Both own INIT's reply so they can ask for what libfuse 3.14 cannot
@@ -50,6 +50,7 @@ class TransportHost {
     unsigned workers = 2;           // libfuse workers; also blocking-op threads
     unsigned ring_depth = 128;      // io-uring entries per ring
     size_t max_request_bytes = 1u << 20;  // max_write / max_read
+    bool pin_rings = false;               // pin each ring thread to its queue's CPU
   };
   virtual Limits transport_limits() const = 0;
   // The session is mounted with this /dev/fuse descriptor (libfuse's own;

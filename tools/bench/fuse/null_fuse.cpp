@@ -86,7 +86,7 @@ void op_write(fuse_req_t req, fuse_ino_t, const char*, size_t size, off_t, fuse_
 class NullHost final : public peregrine::fs::TransportHost {
  public:
   explicit NullHost(unsigned workers) : workers_(workers) {}
-  Limits transport_limits() const override { return Limits{workers_, 128, 1u << 20}; }
+  Limits transport_limits() const override { return Limits{workers_, 128, 1u << 20, false}; }
 
  private:
   unsigned workers_;
