@@ -97,7 +97,13 @@ bool FuseRing::setup_ring() {
   return true;
 }
 
-void FuseRing::quiesce() { quiescing_.store(true); }
+void FuseRing::quiesce() {
+  // A Dekker pair with on_completion(): either the ring thread sees the
+  // flag before it starts a request, or this thread sees it running and
+  // waits for it to end (its data IO is then counted by the daemon).
+  quiescing_.store(true);
+  while (in_request_.load()) in_request_.wait(true);
+}
 
 void FuseRing::stop() {
   if (thread_.joinable()) {
@@ -125,8 +131,13 @@ io_uring_sqe* FuseRing::next_sqe() {
   if (sqe == nullptr) {
     // Full: every entry can have one command in flight, so this only
     // happens between submits; push what is queued and take the next.
-    io_uring_submit(&ring_);
+    int rc = io_uring_submit(&ring_);
     sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) {
+      // The command is lost and its request waits until unmount: say so.
+      log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": submission queue full, submit: " +
+                        std::strerror(rc < 0 ? -rc : EBUSY));
+    }
   }
   return sqe;
 }
@@ -149,6 +160,7 @@ void prep_fuse_cmd(io_uring_sqe* sqe, uint32_t cmd_op, uint16_t qid, uint64_t co
 
 void FuseRing::queue_register(uint32_t e) {
   io_uring_sqe* sqe = next_sqe();
+  if (sqe == nullptr) return;
   prep_fuse_cmd(sqe, wire::kUringCmdRegister, shape_.qid, 0);
   sqe->addr = reinterpret_cast<uint64_t>(&register_iov_[2 * e]);
   sqe->len = 2;
@@ -157,12 +169,14 @@ void FuseRing::queue_register(uint32_t e) {
 
 void FuseRing::queue_commit(uint32_t e) {
   io_uring_sqe* sqe = next_sqe();
+  if (sqe == nullptr) return;
   prep_fuse_cmd(sqe, wire::kUringCmdCommitAndFetch, shape_.qid, unique_[e]);
   io_uring_sqe_set_data64(sqe, e);
 }
 
 void FuseRing::arm_wake() {
   io_uring_sqe* sqe = next_sqe();
+  if (sqe == nullptr) return;
   io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof wake_value_, 0);
   io_uring_sqe_set_data64(sqe, kWakeTag);
 }
@@ -251,7 +265,10 @@ void FuseRing::on_completion(uint64_t tag, int res) {
   }
   auto e = static_cast<uint32_t>(tag);
   if (res == 0) {
+    in_request_.store(true);
     if (!quiescing_.load()) run_entry(e);
+    in_request_.store(false);
+    in_request_.notify_all();
     return;
   }
   // -ENOTCONN / -ECANCELED: the connection or ring is going away; the
@@ -295,7 +312,8 @@ int FuseRing::register_entries() {
       rc = cqe->res;
     }
   }
-  return refused < shape_.entries ? 0 : rc;
+  // One refusal and the kernel serves this connection over /dev/fuse.
+  return refused == 0 ? 0 : rc;
 }
 
 void FuseRing::run() {
@@ -316,7 +334,11 @@ void FuseRing::run() {
   if (rc < 0) return;
   for (;;) {
     take_commits();
-    if (stopping_.load()) break;
+    if (stopping_.load()) {
+      owner_.ring_idle(*this);  // nothing may stay staged on a thread that ends
+      take_commits();
+      break;
+    }
     // Commits wait in the SQ until the completion queue runs dry: the next
     // requests for those entries could not run sooner on this thread anyway.
     if (run_ready_completions() > 0) continue;

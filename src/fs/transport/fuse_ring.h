@@ -82,7 +82,8 @@ class FuseRing {
   // is submitted; a refused one turns io_uring off for the connection).
   int start();
   // Runs no request that arrives from now on (they stay unanswered until
-  // the kernel aborts them at unmount).
+  // the kernel aborts them at unmount); returns once a request the thread
+  // was running has ended.
   void quiesce();
   // Commits what is queued, then ends the thread and closes the ring.
   void stop();
@@ -145,6 +146,7 @@ class FuseRing {
   // Replies from other threads.
   std::unique_ptr<CommitStack> remote_;
   std::atomic<bool> quiescing_{false};
+  std::atomic<bool> in_request_{false};  // the ring thread is running one (quiesce waits)
   std::atomic<bool> stopping_{false};
   // prepare() -> thread: ring created (or not); start() -> thread: go on
   // and register; thread -> start(): registered (or why not).
