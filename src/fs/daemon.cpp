@@ -152,7 +152,8 @@ int run_daemon(const DaemonOptions& o) {
     fuse_session_destroy(se);
     se = nullptr;
   } else if (int trc = transport->install(se); trc != 0) {
-    exit_code = fail(Status::error(EIO, std::string("cannot route the FUSE session through its transport: ") +
+    exit_code = fail(Status::error(EIO, "mountpoint " + o.mountpoint +
+                                            ": cannot route the FUSE session through its transport: " +
                                             std::strerror(-trc)));
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);

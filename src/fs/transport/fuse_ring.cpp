@@ -42,7 +42,7 @@ int FuseRing::prepare() {
   register_iov_ = new iovec[size_t{2} * shape_.entries];
   for (uint32_t e = 0; e < shape_.entries; ++e) {
     register_iov_[2 * e] = iovec{entry_base(e), sizeof(wire::UringReqHeader)};
-    register_iov_[2 * e + 1] = iovec{payload(e), stride_ - kHeaderPage};
+    register_iov_[2 * e + 1] = iovec{payload(e), payload_room()};
   }
   unique_.assign(shape_.entries, 0);
   local_commits_.reserve(shape_.entries);
@@ -194,7 +194,7 @@ ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
   std::memcpy(&out, iov[0].iov_base, sizeof out);
   size_t taken = iov[0].iov_len;
   size_t payload_bytes = 0;
-  const size_t room = stride_ - kHeaderPage;
+  const size_t room = payload_room();
   for (int i = 1; i < count; ++i) {
     taken += iov[i].iov_len;
     if (payload_bytes + iov[i].iov_len > room) {
@@ -234,7 +234,7 @@ void FuseRing::run_entry(uint32_t e) {
   // The kernel puts the first argument in op_in and the rest in the
   // payload; len still counts them all, so the op header's size is what
   // remains.
-  const size_t room = stride_ - kHeaderPage;
+  const size_t room = payload_room();
   if (in.len < sizeof in + size_t{payload_sz} || payload_sz > room ||
       in.len - sizeof in - payload_sz > wire::kUringOpInOutBytes) {
     if (!logged_error_) {
@@ -254,7 +254,8 @@ void FuseRing::run_entry(uint32_t e) {
   fuse_buf buf{};
   buf.size = in.len;
   buf.mem = start;
-  served_.fetch_add(1, std::memory_order_relaxed);
+  // Only this thread writes it: no read-modify-write needed.
+  served_.store(served_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   owner_.run_request(*this, e, buf);
 }
 

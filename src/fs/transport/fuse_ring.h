@@ -105,12 +105,12 @@ class FuseRing {
   uint64_t requests_served() const { return served_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr uint32_t kNoEntry = UINT32_MAX;
   static constexpr uint64_t kWakeTag = UINT64_MAX;
   static constexpr size_t kHeaderPage = 4096;
 
   std::byte* entry_base(uint32_t e) const { return area_ + size_t{e} * stride_; }
   std::byte* payload(uint32_t e) const { return entry_base(e) + kHeaderPage; }
+  size_t payload_room() const { return stride_ - kHeaderPage; }
 
   void run();
   int register_entries();

@@ -18,10 +18,18 @@
 namespace peregrine::fs::wire {
 
 // Opcodes the transport looks at (the rest pass through to libfuse).
+inline constexpr uint32_t kOpForget = 2;
+inline constexpr uint32_t kOpSetattr = 4;
 inline constexpr uint32_t kOpRead = 15;
 inline constexpr uint32_t kOpWrite = 16;
+inline constexpr uint32_t kOpFsync = 20;
 inline constexpr uint32_t kOpInit = 26;
+inline constexpr uint32_t kOpFsyncdir = 30;
 inline constexpr uint32_t kOpInterrupt = 36;
+inline constexpr uint32_t kOpDestroy = 38;
+inline constexpr uint32_t kOpBatchForget = 42;
+inline constexpr uint32_t kOpFallocate = 43;
+inline constexpr uint32_t kOpCopyFileRange = 47;
 
 // INIT flags, as one 64-bit word: bits 32-63 travel in flags2, which both
 // sides use only when FUSE_INIT_EXT is set in flags.

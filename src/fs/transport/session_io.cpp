@@ -67,16 +67,15 @@ ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
 }
 
 void SessionIo::count_dev_fuse_request(const void* buf, size_t n) {
-  constexpr uint32_t kForget = 2, kDestroy = 38, kBatchForget = 42;
   wire::InHeader in;
   if (n < sizeof in) return;
   std::memcpy(&in, buf, sizeof in);
   switch (in.opcode) {
     case wire::kOpInit:
     case wire::kOpInterrupt:
-    case kForget:
-    case kDestroy:
-    case kBatchForget:
+    case wire::kOpForget:
+    case wire::kOpDestroy:
+    case wire::kOpBatchForget:
       return;
     default:
       dev_fuse_requests_.fetch_add(1, std::memory_order_relaxed);

@@ -12,24 +12,16 @@
 namespace peregrine::fs {
 namespace {
 
-constexpr uint32_t kOpSetattr = 4;
-constexpr uint32_t kOpFsync = 20;
-constexpr uint32_t kOpFsyncdir = 30;
-constexpr uint32_t kOpFallocate = 43;
-constexpr uint32_t kOpCopyFileRange = 47;
-
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
 // partial blocks (fs_write.cpp) and copies.
-bool may_block(const fuse_buf& buf) {
-  wire::InHeader in;
-  std::memcpy(&in, buf.mem, sizeof in);
+bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
   switch (in.opcode) {
-    case kOpSetattr:
-    case kOpFsync:
-    case kOpFsyncdir:
-    case kOpFallocate:
-    case kOpCopyFileRange:
+    case wire::kOpSetattr:
+    case wire::kOpFsync:
+    case wire::kOpFsyncdir:
+    case wire::kOpFallocate:
+    case wire::kOpCopyFileRange:
       return true;
     case wire::kOpWrite: {
       // fuse_write_in: fh, offset (8 bytes at 8), size (4 bytes at 16).
@@ -44,12 +36,6 @@ bool may_block(const fuse_buf& buf) {
     default:
       return false;
   }
-}
-
-bool is_data(const fuse_buf& buf) {
-  wire::InHeader in;
-  std::memcpy(&in, buf.mem, sizeof in);
-  return in.opcode == wire::kOpRead || in.opcode == wire::kOpWrite;
 }
 
 }  // namespace
@@ -146,13 +132,15 @@ void UringTransport::run_inline(const fuse_buf& buf, bool data) {
 }
 
 void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
-  if (may_block(buf)) {
+  wire::InHeader in;
+  std::memcpy(&in, buf.mem, sizeof in);
+  if (may_block(in, buf)) {
     // It may wait for IO that this thread has staged: hand that on first.
     host_.unplug_this_thread();
     blocking_->push(buf);
     return;
   }
-  bool data = is_data(buf);
+  bool data = in.opcode == wire::kOpRead || in.opcode == wire::kOpWrite;
   // Any other kind of request may wait for IO: only reads and writes run
   // with the batch still staged, as on the classic transport.
   if (!data) host_.unplug_this_thread();
