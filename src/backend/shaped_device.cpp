@@ -16,10 +16,10 @@ uint64_t io_bytes(const DeviceIo& io) {
 }  // namespace
 
 ShapedDevice::ShapedDevice(std::unique_ptr<UringDevice> inner, ShapeParams shape, uint32_t capacity)
-    : inner_(std::move(inner)), shape_(shape), release_by_tag_(capacity, 0), scratch_(capacity) {}
+    : inner_(std::move(inner)), model_(shape), release_by_tag_(capacity, 0), scratch_(capacity) {}
 
 void ShapedDevice::start(const DeviceIo& io) {
-  if (shape_.queue_depth != 0 && inside_ >= shape_.queue_depth) {
+  if (model_.params().queue_depth != 0 && inside_ >= model_.params().queue_depth) {
     waiting_.push_back(io);
     return;
   }
@@ -28,21 +28,13 @@ void ShapedDevice::start(const DeviceIo& io) {
 
 void ShapedDevice::admit(const DeviceIo& io, uint64_t now) {
   ++inside_;
-  uint64_t start = std::max(now, next_start_ns_);
-  if (shape_.iops != 0) next_start_ns_ = start + 1000000000ull / shape_.iops;
-  uint64_t done = start + shape_.latency_ns;
-  if (shape_.bytes_per_sec != 0) {
-    uint64_t transfer = io_bytes(io) * 1000000000ull / shape_.bytes_per_sec;
-    transfer_free_ns_ = std::max(start, transfer_free_ns_) + transfer;
-    done = std::max(done, transfer_free_ns_);
-  }
-  release_by_tag_[io.tag] = done;
+  release_by_tag_[io.tag] = model_.admit(now, io_bytes(io));
   // The real IO runs now; only its completion is held back.
   inner_->start(io);
 }
 
 void ShapedDevice::admit_waiting(uint64_t now) {
-  while (!waiting_.empty() && (shape_.queue_depth == 0 || inside_ < shape_.queue_depth)) {
+  while (!waiting_.empty() && (model_.params().queue_depth == 0 || inside_ < model_.params().queue_depth)) {
     admit(waiting_.front(), now);
     waiting_.pop_front();
   }

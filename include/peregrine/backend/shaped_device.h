@@ -6,9 +6,8 @@
 // thread's next sleep, so it burns no CPU while waiting.
 //
 // Model: an IO enters the device when fewer than `queue_depth` are inside
-// (otherwise it waits in the device's FIFO). It starts no earlier than the
-// IOPS cap allows, transfers after the IOs before it at `bandwidth`, and
-// completes at max(start + latency, end of transfer).
+// (otherwise it waits in the device's FIFO); ShapeModel says when it
+// completes (latency, IOPS and bandwidth caps).
 //
 // Thread rules: see DeviceQueue.
 #pragma once
@@ -20,16 +19,10 @@
 #include <vector>
 
 #include "peregrine/backend/device_queue.h"
+#include "peregrine/backend/shape_model.h"
 #include "peregrine/backend/uring_device.h"
 
 namespace peregrine {
-
-struct ShapeParams {
-  uint64_t latency_ns = 0;      // per-IO service latency
-  uint32_t queue_depth = 0;     // IOs served at once; 0 = unlimited
-  uint64_t iops = 0;            // IO starts per second; 0 = unlimited
-  uint64_t bytes_per_sec = 0;   // transfer rate; 0 = unlimited
-};
 
 class ShapedDevice final : public DeviceQueue {
  public:
@@ -54,10 +47,8 @@ class ShapedDevice final : public DeviceQueue {
   void admit_waiting(uint64_t now);
 
   std::unique_ptr<UringDevice> inner_;
-  ShapeParams shape_;
+  ShapeModel model_;
   uint32_t inside_ = 0;                   // IOs admitted and not yet released
-  uint64_t next_start_ns_ = 0;            // IOPS pacing
-  uint64_t transfer_free_ns_ = 0;         // bandwidth pacing
   std::vector<uint64_t> release_by_tag_;  // modelled completion time per tag
   std::deque<DeviceIo> waiting_;          // device-internal FIFO when full
   std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;

@@ -1,0 +1,156 @@
+"""What a case is, and the interleaved-rounds loop every fio case shares.
+
+A case lists configurations (systems set up one way) and workloads. One
+round sets each configuration up once and runs every workload on it; the
+report takes the median over rounds. Interleaving puts a slow or fast
+spell of a shared machine on every configuration instead of on one.
+"""
+import os
+import statistics
+from dataclasses import dataclass, field
+
+from .. import fio
+
+
+class Skip(Exception):
+    """A configuration this machine cannot set up; the report says why."""
+
+
+@dataclass
+class Config:
+    name: str               # row label, stable across rounds
+    setup: object           # setup(ctx) -> (Target, teardown)
+    note: str = ""          # shown under the table (e.g. which mergerfs setting)
+
+
+@dataclass
+class Case:
+    name: str
+    title: str
+    run: object              # run(ctx) -> None, appends records through ctx.record
+    report: object           # report(ctx) -> markdown text
+    plots: object = None     # plots(ctx, outdir) -> [png paths]
+    steps: object = None     # steps(ctx) -> progress steps it will take (for time left)
+    in_default: bool = True  # run when no --only is given
+
+
+@dataclass
+class Context:
+    session: object
+    bins: object
+    args: object
+    out_dir: str
+    records: list = field(default_factory=list)
+    notes: dict = field(default_factory=dict)     # case -> [text]
+    extras: dict = field(default_factory=dict)    # case -> free-form JSON-able data
+    media: list = field(default_factory=list)     # media.Media the fio cases run on
+    tmpfs_media: object = None
+    disk_media: object = None
+    have_mergerfs: bool = False
+
+    @property
+    def quick(self):
+        return self.args.quick
+
+    def seconds(self, full=None):
+        return self.args.seconds if self.args.seconds else (1 if self.quick else (full or 5))
+
+    def rounds(self):
+        return self.args.rounds if self.args.rounds else (1 if self.quick else 3)
+
+    def note(self, case, text):
+        self.notes.setdefault(case, []).append(text)
+
+    def record(self, case, config, workload, round_, values):
+        rec = {"case": case, "config": config, "workload": workload, "round": round_, **values}
+        self.records.append(rec)
+        if "error" in values:
+            self.session.progress.note(f"{config} {workload}: {values['error']}")
+        return rec
+
+
+def run_matrix(ctx, case, configs, workloads, label=""):
+    """The interleaved loop: every configuration once per round."""
+    rounds = ctx.rounds()
+    secs = ctx.seconds()
+    ctx.session.progress.plan(rounds * len(configs))
+    skipped = set()
+    for r in range(1, rounds + 1):
+        for cfg in configs:
+            ctx.session.progress.step(f"{case}{label}: round {r}/{rounds}, {cfg.name} "
+                                      f"({len(workloads)} workloads x {secs} s)")
+            if cfg.name in skipped:
+                continue
+            try:
+                target, teardown = cfg.setup(ctx)
+            except Skip as why:
+                skipped.add(cfg.name)
+                ctx.note(case, f"{cfg.name} not measured: {why}")
+                continue
+            try:
+                for w in workloads:
+                    raw = os.path.join(ctx.out_dir, "raw", case, cfg.name, f"{w.name}-r{r}.json")
+                    ctx.record(case, cfg.name, w.name, r, fio.run(target, w, secs, raw))
+                if target.pids:
+                    ctx.record(case, cfg.name, "daemon", r, {"peak_rss_kib": fio.peak_rss_kib(target.pids)})
+            finally:
+                teardown()
+
+
+def cells(records, case):
+    """{config: {workload: {metric: median over rounds}}} for one case."""
+    grouped = {}
+    for rec in records:
+        if rec["case"] != case:
+            continue
+        cell = grouped.setdefault(rec["config"], {}).setdefault(rec["workload"], {})
+        for k, v in rec.items():
+            if isinstance(v, (int, float)) and k != "round":
+                cell.setdefault(k, []).append(v)
+            elif k == "error":
+                cell.setdefault("errors", []).append(v)
+    out = {}
+    for config, works in grouped.items():
+        for wname, metrics in works.items():
+            m = {}
+            for k, vals in metrics.items():
+                if k == "errors":
+                    m["errors"] = vals
+                else:
+                    m[k] = statistics.median(vals)
+                    m[k + "_rounds"] = vals
+            out.setdefault(config, {})[wname] = m
+    return out
+
+
+def value(cells_, config, workload, metric="iops"):
+    return cells_.get(config, {}).get(workload, {}).get(metric)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and digits == 0:
+        return f"{v:,.0f}"
+    return f"{v:,.{digits}f}"
+
+
+def md_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |",
+             "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]
+    for row in rows:
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def limit(c, i):
+    """L = 1/(1/C + 1/I): FUSE and member IO sharing the same CPUs."""
+    if not c or not i:
+        return None
+    return 1 / (1 / c + 1 / i)

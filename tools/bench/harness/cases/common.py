@@ -1,0 +1,95 @@
+"""Configurations shared by the fio cases: the references and peregrine."""
+import os
+
+from .. import systems
+from ..fio import Target
+from ..media import shaped_dirs
+from .base import Config, Skip
+
+# mergerfs 2.33 (Debian 12). "default": its default threads, cache.files=off
+# so it does not keep a page cache of its own. "threads": one reader
+# thread per CPU, the other setting worth trying for direct IO. The report
+# compares peregrine with the better of the two in each cell.
+MERGERFS_SETTINGS = {
+    "mergerfs-default": "cache.files=off,category.create=mfs",
+    "mergerfs-threads": "cache.files=off,category.create=mfs,threads={nproc}",
+}
+
+
+def member_mib(ctx):
+    return 320 if ctx.quick else 1280
+
+
+def file_mib(ctx):
+    return 256 if ctx.quick else 1024
+
+
+def _shaped(ctx, media, n):
+    got = shaped_dirs(ctx.session, ctx.bins, media, n)
+    if got is None:
+        raise Skip("the shaping layer peregrine-shape-fs is not built")
+    return got
+
+
+def ideal(media, n, label="ideal"):
+    """fio straight on n member files, one job per member."""
+    def setup(ctx):
+        if media.shape:
+            dirs, teardown, pids = _shaped(ctx, media, n)
+            files = []
+            for i, d in enumerate(dirs):
+                f = os.path.join(d, f"member{i}")
+                systems.fill(f, file_mib(ctx), direct=False)
+                files.append(f)
+            return Target(label=label, files=files, per_file_jobs=True, file_size=f"{file_mib(ctx)}M",
+                          pids=pids), teardown
+        return systems.raw_members(ctx.session, media.dir, n, file_mib(ctx), label=label,
+                                   per_file_jobs=True)
+    return Config(label, setup)
+
+
+def one_member(media):
+    """I: fio on one member file (the member side of L)."""
+    def setup(ctx):
+        return systems.raw_members(ctx.session, media.dir, 1, file_mib(ctx), label="I",
+                                   per_file_jobs=False)
+    return Config("I", setup)
+
+
+def null_fuse(media, transport):
+    def setup(ctx):
+        return systems.null_fuse(ctx.session, ctx.bins, media.dir, transport, file_mib(ctx))
+    return Config(f"null-{transport}", setup)
+
+
+def peregrine(media, transport, members=4, options=(), name=None, stripe_unit=None, shape=None):
+    name = name or f"peregrine-{transport}"
+
+    def setup(ctx):
+        v = systems.Volume(ctx.session, ctx.bins, media.dir, members, transport=transport,
+                           options=options, shape=shape or media.shape, stripe_unit=stripe_unit,
+                           member_mib=member_mib(ctx), file_mib=file_mib(ctx), label=name)
+        return v.target, v.teardown
+    return Config(name, setup)
+
+
+def per_volume(media, transport, members=4, name="per-volume"):
+    return peregrine(media, transport, members, options=("engine.scheduler=per-volume",), name=name)
+
+
+def mergerfs(media, name, members=4):
+    setting = MERGERFS_SETTINGS[name].format(nproc=os.cpu_count())
+
+    def setup(ctx):
+        dirs, shape_down, shape_pids = None, (lambda: None), []
+        if media.shape:
+            dirs, shape_down, shape_pids = _shaped(ctx, media, members)
+        t, td = systems.mergerfs(ctx.session, media.dir, members, setting, file_mib(ctx), branch_dirs=dirs)
+        t.label = name
+        # The shaping layer's CPU is the device's, not mergerfs's: left out.
+
+        def teardown():
+            td()
+            shape_down()
+        return t, teardown
+    return Config(name, setup, note=f"{name}: -o {setting}")

@@ -1,0 +1,88 @@
+"""The graph tools (BFS, k-core, CC, PageRank) on 4 shaped drives against 1,
+and against the per-volume baseline on 4, with drives slow enough to be
+the bottleneck at 4 (--graph-shape). One IO thread per algorithm."""
+import json
+import os
+import shutil
+import subprocess
+
+from .. import systems
+from ..media import Shape
+from .base import Case, Config, cells, fmt, md_table, ratio, value
+
+ALGORITHMS = ("bfs", "kcore", "cc", "pagerank")
+
+
+def scale(ctx):
+    return ctx.args.graph_scale or (12 if ctx.quick else 20)
+
+
+def shape(ctx):
+    lat, qd, iops, mbs = (int(x) for x in ctx.args.graph_shape.split(":"))
+    return Shape(lat, qd, iops, mbs)
+
+
+def configs(ctx):
+    def volume(n, sched):
+        def setup(ctx):
+            v = systems.Volume(ctx.session, ctx.bins, "/dev/shm", n, transport=ctx.args.transports[-1],
+                               options=(f"engine.scheduler={sched}",), shape=shape(ctx), fill_file=False,
+                               member_mib=max(256, (4 << scale(ctx)) // 1024 // n * 2 + 128),
+                               label=f"{n}-{sched}")
+            return v, v.teardown
+        return setup
+    return [Config("4-drives", volume(4, "per-drive")), Config("1-drive", volume(1, "per-drive")),
+            Config("4-drives-per-volume", volume(4, "per-volume"))]
+
+
+def run(ctx):
+    s = scale(ctx)
+    src = ctx.session.workdir("/dev/shm", "graph")
+    ctx.session.progress.plan(1)
+    ctx.session.progress.step(f"graph: generating a Kronecker graph of scale {s}")
+    subprocess.run([ctx.bins.graph, "gen", "--scale", str(s), "--out", os.path.join(src, f"s{s}"), "--quiet"],
+                   check=True)
+    cfgs = configs(ctx)
+    rounds = ctx.rounds()
+    ctx.session.progress.plan(rounds * len(cfgs))
+    for r in range(1, rounds + 1):
+        for cfg in cfgs:
+            ctx.session.progress.step(f"graph: round {r}/{rounds}, {cfg.name} (scale {s}, "
+                                      f"{shape(ctx).describe()} per drive)")
+            v, teardown = cfg.setup(ctx)
+            try:
+                shutil.copytree(os.path.join(src, f"s{s}"), os.path.join(v.mnt, f"s{s}"))
+                out = os.path.join(ctx.out_dir, "raw", "graph", f"{cfg.name}-r{r}.json")
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                subprocess.run([ctx.bins.graph_bench, "--scale", str(s), "--dir", v.mnt, "--reuse",
+                                "--bin", ctx.bins.graph, "--label", cfg.name, "--json-out", out,
+                                "--bfs-roots", "2" if ctx.quick else "8"],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                with open(out) as f:
+                    for run_ in json.load(f)["runs"]:
+                        if run_.get("algorithm") in ALGORITHMS:
+                            ctx.record("graph", cfg.name, run_["algorithm"], r,
+                                       {"wall_s": run_["wall_seconds"], "cpu_s": run_["cpu_seconds"],
+                                        "mb_s": run_.get("mb_per_s", 0)})
+            finally:
+                teardown()
+
+
+def report(ctx):
+    c = cells(ctx.records, "graph")
+    if not c:
+        return ""
+    rows = []
+    for a in ALGORITHMS:
+        four, one, pv = (value(c, k, a, "wall_s") for k in ("4-drives", "1-drive", "4-drives-per-volume"))
+        rows.append([a, fmt(four, 2), fmt(one, 2), fmt(pv, 2), fmt(ratio(one, four), 2), fmt(ratio(pv, four), 2)])
+    return (f"Kronecker scale {scale(ctx)}, each drive {shape(ctx).describe()}; wall seconds (median).\n\n"
+            + md_table(["algorithm", "4 drives", "1 drive", "4, per-volume", "4 vs 1 (speedup)",
+                        "per-drive vs per-volume"], rows))
+
+
+def steps(ctx):
+    return 1 + ctx.rounds() * len(configs(ctx))
+
+
+CASE = Case("graph", "graph tools on shaped drives", run, report, steps=steps)

@@ -1,0 +1,70 @@
+"""4 KiB random read and write at QD 1, 32, 128 with one application job,
+and with 2 and 4 jobs sharing the same total depth, on every medium."""
+from ..fio import Workload
+from . import common, report_util
+from .base import Case, cells, run_matrix
+
+
+def workloads(ctx):
+    qds = [1, 32] if ctx.quick else [1, 32, 128]
+    out = [Workload(rw, qd=qd) for rw in ("randread", "randwrite") for qd in qds]
+    for jobs in ([2] if ctx.quick else [2, 4]):
+        for qd in ([32] if ctx.quick else [32, 128]):
+            out += [Workload(rw, qd=qd, jobs=jobs) for rw in ("randread", "randwrite")]
+    return out
+
+
+def configs(ctx, media):
+    ts = ctx.args.transports
+    out = []
+    if not media.shape:
+        out.append(common.one_member(media))
+    out.append(common.ideal(media, 4))
+    if media.name == "tmpfs":
+        out += [common.null_fuse(media, t) for t in ts]
+    out += [common.peregrine(media, t) for t in ts]
+    out.append(common.per_volume(media, ts[-1]))
+    if not ctx.quick:
+        out.append(common.peregrine(media, ts[-1], members=1, name="peregrine-1-member"))
+    if ctx.have_mergerfs:
+        out += [common.mergerfs(media, name) for name in common.MERGERFS_SETTINGS]
+    return out
+
+
+def run(ctx):
+    for media in ctx.media:
+        run_matrix(ctx, f"rand4k-{media.name}", configs(ctx, media), workloads(ctx), "")
+
+
+def report(ctx):
+    text = []
+    null_cells = cells(ctx.records, "rand4k-tmpfs")
+    for media in ctx.media:
+        case = f"rand4k-{media.name}"
+        c = cells(ctx.records, case)
+        if not c:
+            continue
+        text.append(f"### {media.name}" + (f" ({media.shape.describe()} per member)" if media.shape else "")
+                    + "\n")
+        text.append(report_util.fio_table(c, workloads(ctx), ctx))
+        text.append(report_util.ratio_table(c, workloads(ctx), ctx, media, null_cells))
+        text += [f"- {n}" for n in ctx.notes.get(case, [])]
+        text.append("")
+    return "\n".join(text)
+
+
+def plots(ctx, outdir):
+    paths = []
+    for media in ctx.media:
+        c = cells(ctx.records, f"rand4k-{media.name}")
+        if c:
+            paths += report_util.bar_plot(c, workloads(ctx), f"rand4k-{media.name}", outdir,
+                                          f"4 KiB random IO, {media.name} members")
+    return paths
+
+
+def steps(ctx):
+    return ctx.rounds() * sum(len(configs(ctx, m)) for m in ctx.media)
+
+
+CASE = Case("rand4k", "4 KiB random IO: depth, jobs, media", run, report, plots, steps)

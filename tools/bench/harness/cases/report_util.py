@@ -1,0 +1,95 @@
+"""Tables and plots the fio cases share: one row per configuration, one
+column per workload, and ratio rows against the references of the same run."""
+import os
+
+from .base import fmt, limit, md_table, ratio, value  # noqa: F401 (re-exported)
+
+
+def _metric(w):
+    return "mib_s" if w.bs not in ("4k",) else "iops"
+
+
+def fio_table(c, workloads, ctx, title="IOPS (MiB/s for large blocks), median over rounds"):
+    names = [w.name for w in workloads]
+    out = [f"{title}:\n"]
+    out.append(md_table(["config"] + names,
+                        [[cfg] + [fmt(value(c, cfg, w.name, _metric(w))) for w in workloads] for cfg in c
+                         if any(value(c, cfg, w.name) is not None for w in workloads)]))
+    out.append("\nmean completion latency (us) / daemon CPU per IO (us):\n")
+    out.append(md_table(["config"] + names,
+                        [[cfg] + [f"{fmt(value(c, cfg, w.name, 'lat_us'), 1)} / "
+                                  f"{fmt(value(c, cfg, w.name, 'cpu_us_per_io'), 1)}" for w in workloads]
+                         for cfg in c if any(value(c, cfg, w.name) is not None for w in workloads)]))
+    rss = [[cfg, fmt(value(c, cfg, "daemon", "peak_rss_kib") / 1024, 1)] for cfg in c
+           if value(c, cfg, "daemon", "peak_rss_kib")]
+    if rss:
+        out.append("\ndaemon peak RSS (MiB):\n")
+        out.append(md_table(["config", "peak RSS MiB"], rss))
+    return "\n".join(out)
+
+
+def best_mergerfs(c, w):
+    vals = [value(c, cfg, w, "iops") for cfg in c if cfg.startswith("mergerfs")]
+    vals = [v for v in vals if v]
+    return max(vals) if vals else None
+
+
+def ratio_table(c, workloads, ctx, media, null_cells):
+    rows = []
+    names = [w.name for w in workloads]
+    for t in ctx.args.transports:
+        p = f"peregrine-{t}"
+        if p not in c:
+            continue
+        if media.shape:
+            agg = 4 * media.shape.iops
+            rows.append([f"{p} / shaped aggregate ({agg})"] +
+                        [fmt(ratio(value(c, p, w), agg), 2) for w in names])
+        else:
+            row = [f"{p} / L-{t}"]
+            for w in names:
+                C = value(null_cells, f"null-{t}", w)
+                i_ref = value(c, "I", w)
+                row.append(fmt(ratio(value(c, p, w), limit(C, i_ref)), 2))
+            rows.append(row)
+        rows.append([f"{p} / ideal"] + [fmt(ratio(value(c, p, w), value(c, "ideal", w)), 2) for w in names])
+        rows.append([f"{p} / best mergerfs"] + [fmt(ratio(value(c, p, w), best_mergerfs(c, w)), 2) for w in names])
+    last = f"peregrine-{ctx.args.transports[-1]}"
+    if "per-volume" in c:
+        rows.append([f"{last} / per-volume"] + [fmt(ratio(value(c, last, w), value(c, "per-volume", w)), 2)
+                                                 for w in names])
+    if "peregrine-1-member" in c:
+        rows.append([f"{last} 4 members / 1 member"] +
+                    [fmt(ratio(value(c, last, w), value(c, "peregrine-1-member", w)), 2) for w in names])
+    if not rows:
+        return ""
+    return "\nratios (IOPS):\n\n" + md_table(["ratio"] + names, rows)
+
+
+def bar_plot(c, workloads, name, outdir, title):
+    """Grouped bars: IOPS per workload, one bar per configuration."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    configs = [cfg for cfg in c if any(value(c, cfg, w.name) for w in workloads)]
+    if not configs:
+        return []
+    fig, ax = plt.subplots(figsize=(max(8, len(workloads) * 1.1), 4.5))
+    width = 0.8 / len(configs)
+    for i, cfg in enumerate(configs):
+        xs = [j + i * width for j in range(len(workloads))]
+        ys = [(value(c, cfg, w.name, _metric(w)) or 0) for w in workloads]
+        ax.bar(xs, ys, width, label=cfg)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(workloads))])
+    ax.set_xticklabels([w.name for w in workloads], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("IOPS (MiB/s for large blocks)")
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path = os.path.join(outdir, f"{name}.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]

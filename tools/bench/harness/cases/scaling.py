@@ -1,0 +1,119 @@
+"""Scaling over 1, 2, 4, 8 shaped members with one application job.
+
+The shape is chosen from this machine's own L (do-nothing FUSE file and a
+tmpfs member, measured first): each member gets fraction * L / 8 IOPS, so
+even 8 members ask the daemon for at most that fraction of what FUSE and
+the IO path can carry on these CPUs. Run at 0.5 L and at 0.8 L.
+"""
+from ..fio import Workload
+from ..media import Media, Shape
+from . import common
+from .base import Case, cells, fmt, limit, md_table, ratio, run_matrix, value
+
+FRACTIONS = (0.5, 0.8)
+
+
+def members(ctx):
+    return [1, 2, 4] if ctx.quick else [1, 2, 4, 8]
+
+
+def qd(ctx):
+    return 32 if ctx.quick else 128
+
+
+def workloads(ctx):
+    return [Workload(rw, qd=qd(ctx)) for rw in ("randread", "randwrite")]
+
+
+def calibrate(ctx):
+    tmpfs = Media("tmpfs", "/dev/shm")
+    t = ctx.args.transports[-1]
+    run_matrix(ctx, "scaling-calibration", [common.one_member(tmpfs), common.null_fuse(tmpfs, t)],
+               [Workload("randread", qd=qd(ctx))])
+    c = cells(ctx.records, "scaling-calibration")
+    w = f"randread-4k-qd{qd(ctx)}"
+    L = limit(value(c, f"null-{t}", w), value(c, "I", w))
+    ctx.extras["scaling"] = {"L": L, "transport": t}
+    return L
+
+
+def run(ctx):
+    L = calibrate(ctx)
+    if not L:
+        ctx.note("scaling", "calibration failed (no L); scaling not measured")
+        return
+    t = ctx.args.transports[-1]
+    for f in FRACTIONS:
+        shape = Shape(latency_us=80, qd=32, iops=int(f * L / 8), mb_s=500)
+        ctx.extras["scaling"][str(f)] = shape.describe()
+        media = Media("shaped", "/dev/shm", shape)
+        cfgs = []
+        for n in members(ctx):
+            cfgs.append(common.peregrine(media, t, members=n, name=f"per-drive-{n}"))
+            cfgs.append(common.peregrine(media, t, members=n, options=("engine.scheduler=per-volume",),
+                                         name=f"per-volume-{n}"))
+        run_matrix(ctx, f"scaling-{f}", cfgs, workloads(ctx), f" at {f} L")
+
+
+def report(ctx):
+    ex = ctx.extras.get("scaling")
+    if not ex or not ex.get("L"):
+        return "\n".join(ctx.notes.get("scaling", []))
+    out = [f"L on this machine ({ex['transport']}, 4 KiB randread QD {qd(ctx)}): {fmt(ex['L'])} IOPS.\n"]
+    for f in FRACTIONS:
+        c = cells(ctx.records, f"scaling-{f}")
+        if not c:
+            continue
+        iops = int(f * ex["L"] / 8)
+        out.append(f"### at {f} L: each member {ex[str(f)]}\n")
+        rows = []
+        for n in members(ctx):
+            agg = n * iops
+            row = [str(n), fmt(agg)]
+            for w in workloads(ctx):
+                pd, pv = value(c, f"per-drive-{n}", w.name), value(c, f"per-volume-{n}", w.name)
+                row += [fmt(pd), fmt(ratio(pd, agg), 3), fmt(ratio(pd, pv), 2)]
+            rows.append(row)
+        header = ["members", "aggregate IOPS"]
+        for w in workloads(ctx):
+            header += [f"{w.rw} per-drive", "/ aggregate", "/ per-volume"]
+        out.append(md_table(header, rows))
+    return "\n".join(out)
+
+
+def plots(ctx, outdir):
+    ex = ctx.extras.get("scaling")
+    if not ex or not ex.get("L"):
+        return []
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    import os
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for f in FRACTIONS:
+        c = cells(ctx.records, f"scaling-{f}")
+        iops = int(f * ex["L"] / 8)
+        for sched in ("per-drive", "per-volume"):
+            for w in workloads(ctx):
+                ys = [ratio(value(c, f"{sched}-{n}", w.name), n * iops) for n in members(ctx)]
+                ax.plot(members(ctx), [y or 0 for y in ys], marker="o", label=f"{sched} {w.rw} @{f}L")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xlabel("members")
+    ax.set_ylabel("IOPS / shaped aggregate")
+    ax.set_title("Scaling with one application job, shaped members")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(outdir, "scaling.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
+
+
+def steps(ctx):
+    return ctx.rounds() * (2 + len(FRACTIONS) * 2 * len(members(ctx)))
+
+
+CASE = Case("scaling", "scaling over shaped members", run, report, plots, steps)

@@ -1,0 +1,65 @@
+"""128 KiB and 1 MiB sequential read and write, one application job."""
+from ..fio import Workload
+from . import common, report_util
+from .base import Case, cells, run_matrix
+
+QD = 16
+
+
+def workloads(ctx):
+    return [Workload(rw, bs=bs, qd=QD) for bs in ("128k", "1m") for rw in ("read", "write")]
+
+
+def configs(ctx, media):
+    ts = ctx.args.transports
+    out = [common.ideal(media, 4)]
+    out += [common.peregrine(media, t) for t in ts]
+    out.append(common.per_volume(media, ts[-1]))
+    if ctx.have_mergerfs:
+        out += [common.mergerfs(media, name) for name in common.MERGERFS_SETTINGS]
+    return out
+
+
+def run(ctx):
+    for media in ctx.media:
+        run_matrix(ctx, f"seq-{media.name}", configs(ctx, media), workloads(ctx))
+
+
+def report(ctx):
+    text = []
+    for media in ctx.media:
+        case = f"seq-{media.name}"
+        c = cells(ctx.records, case)
+        if not c:
+            continue
+        text.append(f"### {media.name}, QD {QD}\n")
+        text.append(report_util.fio_table(c, workloads(ctx), ctx, "MiB/s, median over rounds"))
+        names = [w.name for w in workloads(ctx)]
+        rows = []
+        for cfg in c:
+            if cfg.startswith("peregrine"):
+                rows.append([f"{cfg} / ideal"] + [report_util.fmt(report_util.ratio(
+                    report_util.value(c, cfg, w, "mib_s"), report_util.value(c, "ideal", w, "mib_s")), 2)
+                    for w in names])
+        if rows:
+            text.append("\nratios (bandwidth):\n\n" + report_util.md_table(["ratio"] + names, rows))
+        text += [f"- {n}" for n in ctx.notes.get(case, [])]
+        text.append("")
+    return "\n".join(text)
+
+
+def plots(ctx, outdir):
+    paths = []
+    for media in ctx.media:
+        c = cells(ctx.records, f"seq-{media.name}")
+        if c:
+            paths += report_util.bar_plot(c, workloads(ctx), f"seq-{media.name}", outdir,
+                                          f"sequential IO, {media.name} members (MiB/s)")
+    return paths
+
+
+def steps(ctx):
+    return ctx.rounds() * sum(len(configs(ctx, m)) for m in ctx.media)
+
+
+CASE = Case("seq", "sequential 128 KiB and 1 MiB", run, report, plots, steps)

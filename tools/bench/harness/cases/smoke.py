@@ -1,0 +1,40 @@
+"""Every kind of system the other cases use starts, serves fio, yields a
+record and is torn down: the CI check of the harness itself (no numbers
+are judged). Not part of a default run."""
+from ..fio import Workload
+from ..media import Media, Shape
+from . import common
+from .base import Case, cells, md_table, run_matrix, value
+
+
+def workloads(ctx):
+    return [Workload("randread", qd=4), Workload("randwrite", qd=4)]
+
+
+def configs(ctx):
+    tmpfs = Media("tmpfs", "/dev/shm")
+    shaped = Media("shaped", "/dev/shm", Shape())
+    ts = ctx.args.transports
+    cfgs = [common.ideal(tmpfs, 2)]
+    cfgs += [common.null_fuse(tmpfs, t) for t in ts]
+    cfgs += [common.peregrine(tmpfs, t, members=2) for t in ts]
+    cfgs.append(common.per_volume(shaped, ts[-1], members=2, name="per-volume-shaped"))
+    cfgs.append(common.ideal(shaped, 2, label="ideal-shaped"))
+    if ctx.have_mergerfs:
+        cfgs.append(common.mergerfs(tmpfs, "mergerfs-default", members=2))
+    return cfgs
+
+
+def run(ctx):
+    run_matrix(ctx, "smoke", configs(ctx), workloads(ctx))
+
+
+def report(ctx):
+    c = cells(ctx.records, "smoke")
+    rows = [[cfg] + [f"{value(c, cfg, w.name) or 0:.0f}" for w in workloads(ctx)] for cfg in c]
+    return md_table(["config"] + [w.name for w in workloads(ctx)], rows) + "\n" + "\n".join(
+        f"- {n}" for n in ctx.notes.get("smoke", []))
+
+
+CASE = Case("smoke", "every system starts and serves", run, report,
+            steps=lambda ctx: ctx.rounds() * len(configs(ctx)), in_default=False)
