@@ -102,9 +102,9 @@ class Volume:
                              file_size=f"{file_mib}M", stats=self.stats)
 
     def stats(self):
-        out = subprocess.run([self.bins.peregrine, "stats", "--json", self.mnt], capture_output=True,
-                             text=True)
-        return json.loads(out.stdout) if out.returncode == 0 else None
+        """The daemon's raw statistics (with whole latency histograms), as
+        `peregrine stats` reads them: the mount root's stats xattr."""
+        return json.loads(os.getxattr(self.mnt, "user.peregrine.stats"))
 
     def _unmount(self):
         unmount(self.mnt)

@@ -66,6 +66,9 @@ class Context:
         self.records.append(rec)
         if "error" in values:
             self.session.progress.note(f"{config} {workload}: {values['error']}")
+            text = f"{config} {workload}: fio failed: {values['error']}"
+            if text not in self.notes.get(case, []):
+                self.note(case, text)
         return rec
 
 

@@ -14,7 +14,11 @@ FRACTIONS = (0.5, 0.8)
 
 
 def members(ctx):
-    return [1, 2, 4] if ctx.quick else [1, 2, 4, 8]
+    return [1, 4] if ctx.quick else [1, 2, 4, 8]
+
+
+def fractions(ctx):
+    return FRACTIONS[:1] if ctx.quick else FRACTIONS
 
 
 def qd(ctx):
@@ -43,7 +47,7 @@ def run(ctx):
         ctx.note("scaling", "calibration failed (no L); scaling not measured")
         return
     t = ctx.args.transports[-1]
-    for f in FRACTIONS:
+    for f in fractions(ctx):
         shape = Shape(latency_us=80, qd=32, iops=int(f * L / 8), mb_s=500)
         ctx.extras["scaling"][str(f)] = shape.describe()
         media = Media("shaped", "/dev/shm", shape)
@@ -60,7 +64,7 @@ def report(ctx):
     if not ex or not ex.get("L"):
         return "\n".join(ctx.notes.get("scaling", []))
     out = [f"L on this machine ({ex['transport']}, 4 KiB randread QD {qd(ctx)}): {fmt(ex['L'])} IOPS.\n"]
-    for f in FRACTIONS:
+    for f in fractions(ctx):
         c = cells(ctx.records, f"scaling-{f}")
         if not c:
             continue
@@ -93,7 +97,7 @@ def plots(ctx, outdir):
         return []
     import os
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for f in FRACTIONS:
+    for f in fractions(ctx):
         c = cells(ctx.records, f"scaling-{f}")
         iops = int(f * ex["L"] / 8)
         for sched in ("per-drive", "per-volume"):
@@ -113,7 +117,7 @@ def plots(ctx, outdir):
 
 
 def steps(ctx):
-    return ctx.rounds() * (2 + len(FRACTIONS) * 2 * len(members(ctx)))
+    return ctx.rounds() * (2 + len(fractions(ctx)) * 2 * len(members(ctx)))
 
 
 CASE = Case("scaling", "scaling over shaped members", run, report, plots, steps)
