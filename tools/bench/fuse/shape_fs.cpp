@@ -46,40 +46,48 @@ namespace po = boost::program_options;
 namespace {
 
 // The modelled drive: FIFO admission into queue_depth slots, then the model.
+// A finished IO hands its slot straight to the oldest waiter, so a release
+// wakes one thread, not every waiting one.
 class Drive {
  public:
   explicit Drive(peregrine::ShapeParams p) : model_(p) {}
 
   // Blocks the calling worker until the IO of `bytes` would have completed.
   void serve(uint64_t bytes) {
-    uint64_t release;
-    {
-      std::unique_lock lock(mu_);
-      uint64_t ticket = next_ticket_++;
-      slot_free_.wait(lock, [&] {
-        return ticket == serving_ticket_ && (model_.params().queue_depth == 0 ||
-                                             inside_ < model_.params().queue_depth);
-      });
-      ++serving_ticket_;
+    std::unique_lock lock(mu_);
+    uint32_t qd = model_.params().queue_depth;
+    if ((qd != 0 && inside_ >= qd) || !waiting_.empty()) {
+      Waiter me;
+      waiting_.push_back(&me);
+      me.admitted.wait(lock, [&] { return me.slot; });
+    } else {
       ++inside_;
-      release = model_.admit(peregrine::monotonic_ns(), bytes);
-      slot_free_.notify_all();  // the next ticket may fit too
     }
+    uint64_t release = model_.admit(peregrine::monotonic_ns(), bytes);
+    lock.unlock();
     timespec ts{static_cast<time_t>(release / 1000000000ull), static_cast<long>(release % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
-    std::lock_guard lock(mu_);
-    --inside_;
-    slot_free_.notify_all();
+    lock.lock();
+    if (waiting_.empty()) {
+      --inside_;
+      return;
+    }
+    Waiter* next = waiting_.front();
+    waiting_.pop_front();
+    next->slot = true;  // the slot passes on: inside_ stays
+    next->admitted.notify_one();
   }
 
  private:
+  struct Waiter {
+    std::condition_variable admitted;
+    bool slot = false;
+  };
   std::mutex mu_;
-  std::condition_variable slot_free_;
   peregrine::ShapeModel model_;
   uint32_t inside_ = 0;
-  uint64_t next_ticket_ = 0;     // FIFO order of arrival
-  uint64_t serving_ticket_ = 0;  // the oldest IO not yet admitted
+  std::deque<Waiter*> waiting_;  // arrival order
 };
 
 struct State {

@@ -46,6 +46,7 @@ class Context:
     media: list = field(default_factory=list)     # media.Media the fio cases run on
     tmpfs_media: object = None
     disk_media: object = None
+    shaped_media: object = None
     have_mergerfs: bool = False
 
     @property
