@@ -29,7 +29,7 @@ struct ReadOp {
   std::atomic<int> error{0};
 };
 
-OpPool<ReadOp> g_read_ops(256);  // at most 16 MiB of idle buffers
+OpPool<ReadOp> g_read_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
 void finish(ReadOp* op) {
   int err = op->error.load();
@@ -77,7 +77,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   size_t data_segments = 0;
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
   fs.data_op_started();
-  ReadOp* op = g_read_ops.get();
+  ReadOp* op = g_read_ops.get(aend - astart);
   op->buffer.ensure(aend - astart);
   op->reqs.ensure(data_segments);
   op->error.store(0);

@@ -33,7 +33,7 @@ struct WriteOp {
   std::atomic<int> error{0};
 };
 
-OpPool<WriteOp> g_write_ops(256);  // at most 16 MiB of idle buffers
+OpPool<WriteOp> g_write_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
 void finish(WriteOp* op) {
   int err = op->error.load();
@@ -62,7 +62,7 @@ void on_extent_written(Request& r, int result) {
 
 void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off) {
   fs.gates.lock_shared(ino);
-  WriteOp* op = g_write_ops.get();
+  WriteOp* op = g_write_ops.get(size);
   op->ranges.clear();
   int rc = fs.meta.prepare_write(ino, off, size, &op->ranges);
   if (rc != 0) {
