@@ -1,9 +1,12 @@
 // CPU list parsing: "auto" | "none" | "N[-M][,N[-M]]...".
 #include "peregrine/config/cpu_list.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <fstream>
 
 namespace peregrine::config {
 
@@ -66,6 +69,46 @@ Expected<CpuAffinity> parse_cpu_affinity(std::string_view text) {
   std::sort(a.cpus.begin(), a.cpus.end());
   a.cpus.erase(std::unique(a.cpus.begin(), a.cpus.end()), a.cpus.end());
   return a;
+}
+
+Status check_cpus_usable(const CpuAffinity& a, std::string_view key, const std::vector<unsigned>& online,
+                         const std::vector<unsigned>& allowed) {
+  if (a.mode != CpuAffinity::Mode::kList) return Status::ok();
+  auto list = [](const std::vector<unsigned>& cpus) {
+    CpuAffinity l{CpuAffinity::Mode::kList, cpus};
+    return cpus.empty() ? std::string("none") : l.to_string();
+  };
+  auto has = [](const std::vector<unsigned>& set, unsigned c) { return std::find(set.begin(), set.end(), c) != set.end(); };
+  const std::string named = std::string(key) + " = " + a.to_string();
+  for (unsigned c : a.cpus) {
+    if (!online.empty() && !has(online, c))
+      return Status::error(EINVAL, named + ": this machine has no CPU " + std::to_string(c) + " online (CPUs online: " +
+                                       list(online) + "; this process may run on " + list(allowed) + ")");
+    if (!has(allowed, c))
+      return Status::error(EINVAL, named + ": this process may not run on CPU " + std::to_string(c) +
+                                       " (it may run on " + list(allowed) +
+                                       "; see taskset, cgroup cpusets or systemd's CPUAffinity=)");
+  }
+  return Status::ok();
+}
+
+Status check_cpus_usable(const CpuAffinity& a, std::string_view key) {
+  if (a.mode != CpuAffinity::Mode::kList) return Status::ok();
+  // The online list uses the CPU list syntax; without sysfs, the affinity
+  // mask alone decides.
+  std::vector<unsigned> online;
+  std::string text;
+  if (std::ifstream f("/sys/devices/system/cpu/online"); f && std::getline(f, text)) {
+    if (auto parsed = parse_cpu_affinity(text); parsed && parsed->mode == CpuAffinity::Mode::kList)
+      online = parsed->cpus;
+  }
+  std::vector<unsigned> allowed;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return Status::ok();  // nothing to judge by
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) allowed.push_back(c);
+  return check_cpus_usable(a, key, online, allowed);
 }
 
 }  // namespace peregrine::config

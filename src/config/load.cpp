@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
 #include "value_check.h"
 
@@ -65,8 +66,11 @@ class Loader {
     for (const VolumeSpec& v : config_.volumes) {
       if (v.options.empty()) continue;
       Config scratch = config_;
-      MountOptions split = split_mount_options(v.options);
-      Status s = apply_overrides(scratch, split.settings, v.options_origin.to_string() + " (volume." + v.name + ".options)");
+      const std::string origin = v.options_origin.to_string() + " (volume." + v.name + ".options)";
+      auto request = parse_mount_options(v.options, origin);
+      if (!request) return request.status();
+      if (Status s = check_mount_request(*request); !s) return Status::error(EINVAL, origin + ": " + s.message());
+      Status s = apply_overrides(scratch, request->settings, origin);
       if (!s) return s;
     }
     return detail::check_order(config_);

@@ -489,7 +489,8 @@ const std::vector<VolumeKey>& volume_keys() {
        "Absolute path where peregrine mount NAME and peregrine@NAME.service mount the volume."},
       {"options", "string", false,
        "Settings for this volume only, in -o syntax: comma-separated key=value pairs with the "
-       "dotted names of this file, e.g. \"engine.high_watermark_per_drive=64,fuse.allow_other=true\". "
+       "dotted names of this file, e.g. \"engine.high_watermark_per_drive=64,fuse.allow_other=true\", "
+       "and the mount options of mount.peregrine(8) (ro, noexec, ...). "
        "They override the tables above; -o on the command line overrides them."},
   };
   return keys;

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "peregrine/config/mount_flags.h"
 #include "value_check.h"
 
 namespace peregrine::config {
@@ -50,7 +51,7 @@ Status apply_overrides(Config& config, const std::vector<std::string>& assignmen
   return detail::check_order(config);
 }
 
-MountOptions split_mount_options(std::string_view options) {
+std::vector<std::string> split_option_items(std::string_view options) {
   // Split on commas outside double quotes.
   std::vector<std::string> items;
   std::string current;
@@ -66,23 +67,29 @@ MountOptions split_mount_options(std::string_view options) {
   }
   items.push_back(std::move(current));
 
-  MountOptions out;
+  std::vector<std::string> out;
   bool last_was_cpu_list = false;
   for (std::string& item : items) {
     if (item.empty()) continue;
     if (last_was_cpu_list && is_cpu_list_piece(item)) {
-      out.settings.back() += "," + item;  // "drive.cpus=0,2-3" was split at its comma
+      out.back() += "," + item;  // "drive.cpus=0,2-3" was split at its comma
       continue;
     }
+    const Option* option = find_option(std::string_view(item).substr(0, item.find('=')));
+    last_was_cpu_list = option && option->kind == Kind::kCpuList;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+MountOptions split_mount_options(std::string_view options) {
+  MountOptions out;
+  for (std::string& item : split_option_items(options)) {
     std::string key = item.substr(0, item.find('='));
-    last_was_cpu_list = false;
-    if (key.find('.') != std::string::npos) {
-      const Option* option = find_option(key);
-      last_was_cpu_list = option && option->kind == Kind::kCpuList;
+    if (key.find('.') != std::string::npos)
       out.settings.push_back(std::move(item));
-    } else {
+    else
       out.other.push_back(std::move(item));
-    }
   }
   return out;
 }
@@ -100,8 +107,10 @@ Expected<Config> for_volume(const Config& config, std::string_view name, const s
   }
   Config out = config;
   if (!spec->options.empty()) {
-    Status s = apply_overrides(out, split_mount_options(spec->options).settings,
-                               spec->options_origin.to_string() + " (volume." + spec->name + ".options)");
+    const std::string origin = spec->options_origin.to_string() + " (volume." + spec->name + ".options)";
+    auto request = parse_mount_options(spec->options, origin);
+    if (!request) return request.status();
+    Status s = apply_overrides(out, request->settings, origin);
     if (!s) return s;
   }
   Status s = apply_overrides(out, command_line);

@@ -11,8 +11,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fs_context.h"
+#include "peregrine/config/cpu_list.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "request_staging.h"
@@ -43,6 +45,21 @@ void log(int priority, const char* fmt, ...) {
     vsyslog(priority, fmt, ap);
   }
   va_end(ap);
+}
+
+// What a read-only mount did with the journal, for the log.
+std::vector<std::string> read_only_notes(const meta::MountReport& r) {
+  std::vector<std::string> out;
+  if (!r.read_only) return out;
+  if (r.replayed_batches > 0)
+    out.push_back("read-only: the journal left by an unclean stop (" + std::to_string(r.replayed_batches) +
+                  " batches) was applied in memory only; the members are unchanged, and the next read-write "
+                  "mount writes it");
+  if (r.skipped_batches > 0)
+    out.push_back("norecovery: " + std::to_string(r.skipped_batches) +
+                  " journal batches left by an unclean stop are not applied; files show their state at the last "
+                  "checkpoint (the next read-write mount applies them)");
+  return out;
 }
 
 void op_init(void* userdata, fuse_conn_info* conn) {
@@ -84,7 +101,9 @@ int run_daemon(const DaemonOptions& o) {
     return 1;
   };
 
-  auto rt = open_volume(o.members, MemberFile::Mode::read_write, o.settings);
+  if (Status s = config::check_cpus_usable(o.settings.drive.cpus, "drive.cpus"); !s) return fail(s);
+  auto rt = open_volume(o.members, o.read_only ? MemberFile::Mode::read_only : MemberFile::Mode::read_write,
+                        o.settings);
   if (!rt) return fail(rt.status());
   VolumeRuntime& vr = **rt;
   for (const std::string& w : vr.volume.warnings) {
@@ -94,7 +113,10 @@ int run_daemon(const DaemonOptions& o) {
   }
   if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
   uint32_t n = vr.volume.geometry.member_count;
-  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry);
+  meta::Options meta_options;
+  meta_options.read_only = o.read_only;
+  meta_options.skip_replay = o.norecovery;
+  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, meta_options);
   if (!meta) {
     return fail(Status::error(meta.status().errnum(), "volume on " + o.members.front() + " and " +
                                                           std::to_string(n - 1) + " more: metadata: " +
@@ -105,6 +127,10 @@ int run_daemon(const DaemonOptions& o) {
     log(LOG_NOTICE, "recovered: %llu journal batches replayed, %llu orphaned files freed",
         static_cast<unsigned long long>(report.replayed_batches),
         static_cast<unsigned long long>(report.orphans_freed));
+  }
+  for (const std::string& line : read_only_notes(report)) {
+    log(LOG_NOTICE, "%s", line.c_str());
+    if (!o.foreground) std::fprintf(stderr, "peregrine mount: %s\n", line.c_str());
   }
 
   // Decided before the mount, so that fuse.transport = io-uring on a kernel
@@ -131,9 +157,12 @@ int run_daemon(const DaemonOptions& o) {
   add_write_ops(ops);
   add_xattr_ops(ops);
   add_space_ops(ops);
+  if (o.read_only) make_read_only(ops);
 
   std::string mount_opts = "fsname=peregrine,subtype=peregrine,default_permissions";
   if (o.settings.fuse.allow_other) mount_opts += ",allow_other";
+  if (o.read_only) mount_opts += ",ro";
+  for (const std::string& k : o.kernel_options) mount_opts += "," + k;
   std::vector<std::string> argv_s = {"peregrine", "-o", mount_opts};
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
@@ -161,7 +190,7 @@ int run_daemon(const DaemonOptions& o) {
     se = nullptr;
   }
   if (se != nullptr) {
-    log(LOG_INFO, "mounted %u members on %s", n, o.mountpoint.c_str());
+    log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
     if (!plan->uring) serving();
     fuse_loop_config* cfg = fuse_loop_cfg_create();
     fuse_loop_cfg_set_clone_fd(cfg, 1);

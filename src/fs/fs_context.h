@@ -107,6 +107,9 @@ void add_read_ops(fuse_lowlevel_ops& ops);
 void add_write_ops(fuse_lowlevel_ops& ops);
 void add_xattr_ops(fuse_lowlevel_ops& ops);
 void add_space_ops(fuse_lowlevel_ops& ops);
+// For a read-only mount, after the groups above: every changing operation
+// is answered EROFS (read_only_ops.cpp). Main thread, before the session.
+void make_read_only(fuse_lowlevel_ops& ops);
 
 // The statistics document served as the root's user.peregrine.stats xattr.
 inline constexpr const char* kStatsXattr = "user.peregrine.stats";

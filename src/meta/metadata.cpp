@@ -31,6 +31,9 @@ Metadata::~Metadata() {
 }
 
 Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g, Options opt) {
+  if (opt.skip_replay && !opt.read_only)
+    return Status::error(EINVAL, "metadata: skipping the journal needs a read-only mount (a read-write one would "
+                                 "overwrite what it did not apply)");
   auto layout = MetaLayout::compute(g, opt.journal_size);
   if (!layout) return layout.status();
   if (g.data_offset + g.data_size > io.size() || g.meta_offset + g.meta_size > io.size())
@@ -74,13 +77,22 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     rep.checkpoint_seq = h.seq;
     start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt};
     Model& m = md->model_;
-    auto replay = replay_journal(io, *layout, start, [&m](const Txn& t) { return m.apply(t, nullptr); });
-    if (!replay) return replay.status();
-    rep.replayed_batches = replay->batches;
-    rep.replayed_records = replay->records;
-    rep.journal_stop = replay->stop_reason;
-    start = replay->end;
-    start.tail = h.journal_tail;
+    if (md->opt_.skip_replay) {
+      // norecovery: the batches are read and counted (so the log can say
+      // what is not shown), never applied.
+      auto skipped = replay_journal(io, *layout, start, [](const Txn&) { return 0; });
+      if (!skipped) return skipped.status();
+      rep.skipped_batches = skipped->batches;
+      rep.journal_stop = skipped->stop_reason;
+    } else {
+      auto replay = replay_journal(io, *layout, start, [&m](const Txn& t) { return m.apply(t, nullptr); });
+      if (!replay) return replay.status();
+      rep.replayed_batches = replay->batches;
+      rep.replayed_records = replay->records;
+      rep.journal_stop = replay->stop_reason;
+      start = replay->end;
+      start.tail = h.journal_tail;
+    }
     rep.replay_ms = ms_since(t);
   }
   t = Clock::now();
@@ -101,6 +113,14 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
   md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });
 
+  if (md->opt_.read_only) {
+    // Replayed in memory only: no orphan is freed, no checkpoint written and
+    // no committer started, so nothing reaches the members. The journal
+    // stays as it is, for the next read-write mount to apply.
+    rep.read_only = true;
+    rep.rebuild_ms = ms_since(t);
+    return md;
+  }
   {
     std::unique_lock lk(md->ns_mu_);
     std::vector<Ino> orphans(md->model_.orphans.begin(), md->model_.orphans.end());
@@ -124,6 +144,7 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
 
 Status Metadata::unmount() {
   journal_->stop_background();
+  if (opt_.read_only) return Status::ok();  // nothing was changed, nothing to write
   if (int rc = journal_->checkpoint(); rc != 0)
     return Status::error(-rc, "metadata: checkpoint at unmount failed: " + last_error());
   if (int rc = io_.flush(); rc != 0) return Status::error(-rc, "metadata: flush at unmount failed");
@@ -136,6 +157,7 @@ std::string Metadata::last_error() const {
 }
 
 int Metadata::commit_txn(Txn&& txn) {
+  if (opt_.read_only) return -EROFS;
   if (int err = journal_->error(); err != 0) return -EIO;
   std::vector<VolRange> freed;
   if (int rc = model_.apply(txn, &freed); rc != 0) return -EIO;  // a bug: the op built a bad txn
@@ -226,6 +248,7 @@ int Metadata::log_all_deferred_times() {
 }
 
 int Metadata::fsync(Ino ino) {
+  if (opt_.read_only) return 0;  // nothing can be pending
   uint64_t lsn;
   bool deferred;
   {
@@ -246,6 +269,7 @@ int Metadata::fsync(Ino ino) {
 }
 
 int Metadata::sync() {
+  if (opt_.read_only) return 0;
   {
     std::unique_lock lk(ns_mu_);
     if (int rc = log_all_deferred_times(); rc != 0) return rc;
@@ -254,6 +278,7 @@ int Metadata::sync() {
 }
 
 int Metadata::checkpoint() {
+  if (opt_.read_only) return -EROFS;
   const int rc = journal_->checkpoint();
   return rc == 0 ? 0 : (rc == -ENOSPC ? -ENOSPC : -EIO);
 }

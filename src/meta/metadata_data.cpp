@@ -86,6 +86,7 @@ int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be)
 }
 
 int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out) {
+  if (opt_.read_only) return -EROFS;
   if (len == 0) return 0;
   if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
   const uint64_t bs = down(off), be = up(off + len);
@@ -114,6 +115,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
 }
 
 int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size) {
+  if (opt_.read_only) return -EROFS;
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
@@ -169,6 +171,7 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
 }
 
 int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
+  if (opt_.read_only) return -EROFS;
   if (len == 0) return -EINVAL;
   if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
   const bool keep = mode & FALLOC_FL_KEEP_SIZE;

@@ -49,6 +49,7 @@ int Metadata::getattr(Ino ino, InodeAttr* out) {
 
 int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
                           const Cred& cred, bool open_it, InodeAttr* out) {
+  if (opt_.read_only) return -EROFS;
   if (int rc = check_name(name); rc != 0) return rc;
   if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
@@ -124,6 +125,7 @@ int Metadata::readlink(Ino ino, std::string* target) {
 }
 
 int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out) {
+  if (opt_.read_only) return -EROFS;
   if (int rc = check_name(newname); rc != 0) return rc;
   if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
@@ -164,6 +166,7 @@ void Metadata::drop_link(TxnBuilder& b, Inode* in) {
 }
 
 int Metadata::unlink(Ino parent, std::string_view name) {
+  if (opt_.read_only) return -EROFS;
   if (name.size() > kNameMax) return -ENAMETOOLONG;
   std::unique_lock lk(ns_mu_);
   Inode* p = model_.find(parent);
@@ -183,6 +186,7 @@ int Metadata::unlink(Ino parent, std::string_view name) {
 }
 
 int Metadata::rmdir(Ino parent, std::string_view name) {
+  if (opt_.read_only) return -EROFS;
   if (name == ".") return -EINVAL;
   if (name == "..") return -ENOTEMPTY;
   if (name.size() > kNameMax) return -ENAMETOOLONG;
@@ -218,6 +222,7 @@ bool Metadata::is_ancestor(Ino maybe_ancestor, Ino ino) const {
 }
 
 int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags) {
+  if (opt_.read_only) return -EROFS;
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return -EINVAL;
   if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE)) return -EINVAL;
   if (name.size() > kNameMax) return -ENAMETOOLONG;
@@ -295,6 +300,7 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
 }
 
 int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
+  if (opt_.read_only) return -EROFS;
   std::unique_lock lk(ns_mu_);
   Inode* node = model_.find(ino);
   if (!node) return -ENOENT;
@@ -371,6 +377,7 @@ int Metadata::getxattr(Ino ino, std::string_view name, std::string* value) {
 }
 
 int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, int flags) {
+  if (opt_.read_only) return -EROFS;
   if (name.empty()) return -EINVAL;
   if (name.size() > kXattrNameMax) return -ERANGE;
   if (value.size() > kXattrValueMax) return -E2BIG;
@@ -402,6 +409,7 @@ int Metadata::listxattr(Ino ino, std::vector<std::string>* names) {
 }
 
 int Metadata::removexattr(Ino ino, std::string_view name) {
+  if (opt_.read_only) return -EROFS;
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "peregrine/config/load.h"
+#include "peregrine/config/mount_flags.h"
 #include "peregrine/config/render.h"
 #include "test_util.h"
 
@@ -87,6 +88,21 @@ TEST(GeneratedFiles, ExampleVolumeInTheConfIsValid) {
   ASSERT_TRUE(c) << c.status().message();
   ASSERT_EQ(c->volumes.size(), 1u);
   EXPECT_EQ(c->volumes[0].name, "data");
+}
+
+// The generic mount options are written up by hand in mount.peregrine(8)
+// and docs/usage.md: every one of the table must be there.
+TEST(GeneratedFiles, EveryMountOptionIsDocumented) {
+  const std::string man = read(std::string(PEREGRINE_SOURCE_DIR) + "/packaging/man/mount.peregrine.8");
+  const std::string usage = read(std::string(PEREGRINE_SOURCE_DIR) + "/docs/usage.md");
+  for (const MountFlag& f : mount_flags()) {
+    std::string name(f.name);
+    if (name.ends_with("-")) name += "*";  // x-*
+    std::string roff;  // groff escapes a hyphen
+    for (char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+    EXPECT_NE(man.find(roff), std::string::npos) << "mount.peregrine.8 does not document " << name;
+    EXPECT_NE(usage.find("`" + name), std::string::npos) << "docs/usage.md does not document " << name;
+  }
 }
 
 }  // namespace

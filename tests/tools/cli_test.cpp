@@ -85,6 +85,42 @@ TEST(PeregrineCli, MountOfAnUndefinedVolumeListsTheDefinedOnes) {
   EXPECT_FALSE(contains(r.err, "No such file")) << r.describe();
 }
 
+// -o speaks one vocabulary (the one mount.peregrine and volume options
+// use): an unknown option is refused with the closest known one, remount
+// says what to do instead, norecovery needs ro. Refused before anything is
+// opened: the members need not exist.
+TEST(PeregrineCli, MountRefusesUnknownOptionsWithASuggestion) {
+  TempDir dir("peregrine-cli");
+  const std::pair<const char*, const char*> cases[] = {
+      {"bogus=1", "peregrine mount: -o bogus=1: unknown mount option"},
+      {"noexce", "-o noexce: unknown mount option; did you mean noexec?"},
+      {"allow_othr", "did you mean allow_other?"},
+      {"fuse.cahce=direct", "did you mean fuse.cache?"},
+      {"remount,rw", "-o remount: remount is not supported: unmount and mount again"},
+      {"norecovery", "norecovery needs ro"},
+  };
+  for (const auto& [option, expected] : cases) {
+    RunResult r = run({peregrine_bin(), "mount", "-o", option, dir / "m0", dir.path()});
+    EXPECT_EQ(r.code, 1) << option << ": " << r.describe();
+    EXPECT_TRUE(contains(r.err, expected)) << option << ": " << r.describe();
+    EXPECT_FALSE(contains(r.err, "ignoring")) << option << ": " << r.describe();
+    EXPECT_FALSE(contains(r.err, "m0")) << option << ": got as far as the members: " << r.describe();
+  }
+}
+
+// drive.cpus naming a CPU this machine does not have is refused, naming
+// the key, the CPU and what the machine has; nothing is mounted.
+TEST(PeregrineCli, MountRefusesACpuTheMachineDoesNotHave) {
+  Volume v;
+  RunResult m = v.mkfs();
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult r = v.mount({"-o", "drive.cpus=0,1023"});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "drive.cpus = 0,1023: this machine has no CPU 1023 online (CPUs online: "))
+      << r.describe();
+  EXPECT_FALSE(mount_at(v.mountpoint()));
+}
+
 // The pid file names a running daemon: it goes when the daemon exits cleanly.
 TEST(PeregrineCli, PidFileIsRemovedWhenTheDaemonExitsCleanly) {
   if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "peregrine/config/load.h"
+#include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
 #include "peregrine/config/render.h"
 
@@ -59,13 +60,20 @@ int check(int argc, char** argv) {
         volume = value;
         continue;
       }
-      cfg::MountOptions split = cfg::split_mount_options(value);
-      for (const std::string& flag : split.other)
-        std::fprintf(stderr, "peregrine config: -o %s is not a peregrine setting (those have dotted names); ignored\n", flag.c_str());
-      assignments.insert(assignments.end(), split.settings.begin(), split.settings.end());
+      // The parser mount uses: mount flags (ro, noexec...) pass, unknown ones are refused.
+      auto parsed = cfg::parse_mount_options(value);
+      if (!parsed) {
+        std::fprintf(stderr, "peregrine config: %s\n", parsed.status().message().c_str());
+        return 1;
+      }
+      assignments.insert(assignments.end(), parsed->settings.begin(), parsed->settings.end());
     } else if (arg.starts_with("-o")) {
-      cfg::MountOptions split = cfg::split_mount_options(arg.substr(2));
-      assignments.insert(assignments.end(), split.settings.begin(), split.settings.end());
+      auto parsed = cfg::parse_mount_options(arg.substr(2));
+      if (!parsed) {
+        std::fprintf(stderr, "peregrine config: %s\n", parsed.status().message().c_str());
+        return 1;
+      }
+      assignments.insert(assignments.end(), parsed->settings.begin(), parsed->settings.end());
     } else if (arg.starts_with("--volume=")) {
       volume = std::string(arg.substr(9));
     } else if (arg.starts_with("-") && arg != "-") {

@@ -34,6 +34,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "peregrine/config/load.h"
+#include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
 #include "peregrine/fs/daemon.h"
 #include "peregrine/volume/member_lock.h"
@@ -65,6 +66,16 @@ void mark_exiting(const fs::DaemonOptions& d) {
     std::fprintf(stderr, "peregrine mount: warning: %s\n", s.message().c_str());
 }
 
+// The mount flags of a [volume.NAME] (ro, noexec...) come before the
+// command line's, as its settings do.
+Status take_volume_flags(const config::VolumeSpec& v, config::MountRequest& request) {
+  auto flags = config::parse_mount_options(v.options, v.options_origin.to_string() + " (volume." + v.name + ".options)");
+  if (!flags) return flags.status();
+  flags->add(request);
+  request = std::move(*flags);
+  return Status::ok();
+}
+
 int report_and_exit(const Status& s) {
   std::fprintf(stderr, "peregrine mount: %s\n", s.message().c_str());
   return 1;
@@ -86,7 +97,8 @@ int cmd_mount(int argc, char** argv) {
       "config,c", po::value(&config_path)->value_name("FILE"),
       "configuration file (by default /etc/peregrine/peregrine.conf, read when it exists)")(
       "options,o", po::value(&option_strings)->composing()->value_name("KEY=VALUE,..."),
-      "settings, e.g. -o fuse.cache=writeback; see 'peregrine config defaults'")(
+      "settings (e.g. -o fuse.cache=writeback; see 'peregrine config defaults') and mount options "
+      "(ro, noexec, ...; see mount.peregrine(8))")(
       "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
       "pid-file", po::value(&pid_file)->value_name("FILE"),
       "write the daemon's process id to FILE (removed when the daemon exits)");
@@ -101,6 +113,17 @@ int cmd_mount(int argc, char** argv) {
     return 0;
   }
 
+  // -o: settings and generic mount flags, through the one parser that
+  // mount.peregrine and volume options use too (mount_flags.h).
+  config::MountRequest request;
+  for (const std::string& s : option_strings) {
+    auto parsed = config::parse_mount_options(s);
+    if (!parsed) return report_and_exit(parsed.status());
+    request.add(*parsed);
+  }
+  if (config_path.empty()) config_path = request.config_file;
+  const std::vector<std::string> settings = request.settings;
+
   // Configuration: file (if any), then -o on top.
   config::Config cfg;
   bool explicit_config = !config_path.empty();
@@ -109,13 +132,6 @@ int cmd_mount(int argc, char** argv) {
     auto loaded = config::load_file(config_path);
     if (!loaded) return report_and_exit(loaded.status());
     cfg = std::move(*loaded);
-  }
-  std::vector<std::string> settings;
-  for (const std::string& s : option_strings) {
-    config::MountOptions split = config::split_mount_options(s);
-    settings.insert(settings.end(), split.settings.begin(), split.settings.end());
-    for (const std::string& other : split.other)
-      std::fprintf(stderr, "peregrine mount: ignoring mount option '%s'\n", other.c_str());
   }
 
   fs::DaemonOptions d;
@@ -143,6 +159,7 @@ int cmd_mount(int argc, char** argv) {
     if (d.mountpoint.empty())
       return report_and_exit(Status::error(EINVAL, "volume " + positional[0] + ": no mountpoint given or configured"));
     d.settings = named->settings;
+    if (Status s = take_volume_flags(*v, request); !s) return report_and_exit(s);
   } else {
     if (positional.size() < 2) {
       std::fprintf(stderr, "peregrine mount: give at least one member and a mountpoint\n\n%s", kUsage);
@@ -153,6 +170,10 @@ int cmd_mount(int argc, char** argv) {
     d.mountpoint = positional.back();
     d.settings = cfg.settings;
   }
+  if (Status s = config::check_mount_request(request); !s) return report_and_exit(s);
+  d.read_only = request.is_read_only();
+  d.norecovery = request.norecovery;
+  d.kernel_options = request.kernel;
   // The daemon changes directory; fix relative paths now.
   for (std::string& m : d.members) m = absolute(m);
   d.mountpoint = absolute(d.mountpoint);

@@ -4,10 +4,11 @@
 //   mount.peregrine SPEC DIR [-sfnv] [-o OPTIONS] [-t peregrine]
 //
 // SPEC is a comma-separated member list ("/dev/a,/dev/b", files work too)
-// or the NAME of a [volume.NAME] section of the config file. OPTIONS with a
-// dotted name are peregrine settings; the generic mount options fstab lines
-// carry are accepted (see kIgnored and kNotApplied). The mount itself is
-// `peregrine mount` (cmd_mount), called in this process with a built argv.
+// or the NAME of a [volume.NAME] section of the config file. OPTIONS go
+// through the parser `peregrine mount -o` uses (mount_flags.h): dotted
+// peregrine settings, and the generic options of mount(8) and fstab. The
+// mount itself is `peregrine mount` (cmd_mount), called in this process
+// with a built argv that keeps only what matters to it.
 //
 // Exit codes follow mount(8): 0 mounted, 1 bad invocation, 32 mount failed.
 #include <unistd.h>
@@ -21,6 +22,7 @@
 
 #include "commands.h"
 #include "peregrine/config/load.h"
+#include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
 
 namespace peregrine::cli {
@@ -30,17 +32,6 @@ namespace cfg = peregrine::config;
 
 constexpr int kUsageError = 1;   // mount(8): incorrect invocation
 constexpr int kMountFailed = 32;  // mount(8): mount failure
-
-// Generic options with nothing to do for peregrine: fstab bookkeeping read
-// by mount(8)/systemd themselves, and atime/async choices the daemon makes.
-constexpr std::string_view kIgnored[] = {
-    "defaults", "rw",       "auto",     "noauto",    "nofail",     "_netdev",    "user",    "nouser",
-    "users",    "owner",    "group",    "async",     "atime",      "noatime",    "relatime", "norelatime",
-    "strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime", "nolazytime", "loud", "silent",
-    "suid",     "dev",      "exec",     "nosymfollow"};
-// Accepted but not applied by this version: said once on stderr, so an fstab
-// line written for another filesystem still mounts.
-constexpr std::string_view kNotApplied[] = {"nosuid", "nodev", "noexec", "sync", "dirsync", "mand", "nomand"};
 
 void usage(FILE* out) {
   std::fprintf(out,
@@ -52,24 +43,18 @@ void usage(FILE* out) {
                "       of a [volume.NAME] section of the config file (its members, and its\n"
                "       options before the command line's)\n"
                "-o     comma-separated options: dotted peregrine settings such as\n"
-               "       fuse.cache=writeback or fuse.allow_other (see peregrine.conf(5));\n"
-               "       config=FILE reads FILE instead of %s;\n"
-               "       generic mount options (defaults, rw, noauto, nofail, _netdev, user,\n"
-               "       noatime, x-systemd.*, comment=...) are accepted; nosuid, nodev,\n"
-               "       noexec, sync and dirsync are accepted but not applied (a warning\n"
-               "       says so); ro is refused (peregrine mounts read-write only)\n"
+               "       fuse.cache=writeback (see peregrine.conf(5)); config=FILE reads FILE\n"
+               "       instead of %s; ro (read-only, nothing\n"
+               "       written), norecovery (with ro: do not apply the journal), allow_other,\n"
+               "       the kernel's nosuid, nodev, noexec, noatime, sync... and fstab's\n"
+               "       defaults, noauto, nofail, _netdev, user, x-systemd.*, comment=...\n"
+               "       (mount.peregrine(8) says what each does); remount is refused\n"
                "-s     sloppy: ignore unknown options instead of failing\n"
                "-f     fake: check everything, then do not mount\n"
                "-n     accepted (no mtab is written anyway)\n"
                "-v     say what is run\n\n"
                "Exit status: 0 mounted, 1 bad invocation, 32 mount failed.\n",
                std::string(cfg::kDefaultConfigPath).c_str());
-}
-
-bool listed(std::string_view opt, const auto& list) {
-  for (std::string_view o : list)
-    if (o == opt) return true;
-  return false;
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -81,12 +66,6 @@ std::vector<std::string> split_commas(const std::string& s) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
   return out;
 }
 
@@ -143,36 +122,17 @@ int cmd_mount_helper(int argc, char** argv) {
   const std::string spec = positional[0];
   const std::string dir = positional[1];
 
-  // Sort the options: peregrine settings, config=FILE, and generic flags.
-  cfg::MountOptions split = cfg::split_mount_options(options);
-  // x-systemd.requires=... and friends have dots too, but belong to systemd.
-  std::erase_if(split.settings, [](const std::string& s) { return s.starts_with("x-"); });
-  std::string config_file;
-  for (const std::string& o : split.other) {
-    if (o.empty() || listed(o, kIgnored) || o.starts_with("x-") || o.starts_with("comment=")) continue;
-    if (o.starts_with("config=")) {
-      config_file = o.substr(7);
-      continue;
-    }
-    if (o == "ro")
-      return error(kMountFailed, "-o ro: read-only mounts are not supported; peregrine mounts read-write");
-    if (listed(o, kNotApplied)) {
-      std::fprintf(stderr, "mount.peregrine: warning: -o %s is accepted but not applied by this version\n",
-                   o.c_str());
-      continue;
-    }
-    if (sloppy) {
-      if (verbose) std::fprintf(stderr, "mount.peregrine: ignoring unknown option '%s' (-s)\n", o.c_str());
-      continue;
-    }
-    return error(kUsageError, "-o " + o +
-                                  ": unknown option (peregrine settings have dotted names such as "
-                                  "fuse.cache=writeback; -s ignores unknown options)");
-  }
+  // The options, through the parser `peregrine mount` uses (mount_flags.h);
+  // -s drops unknown ones instead of failing.
+  auto parsed = cfg::parse_mount_options(options, "-o", sloppy);
+  if (!parsed) return error(kUsageError, parsed.status().message() + (sloppy ? "" : "; -s ignores unknown options"));
+  for (const std::string& o : parsed->unknown)
+    if (verbose) std::fprintf(stderr, "mount.peregrine: ignoring unknown option '%s' (-s)\n", o.c_str());
+  cfg::MountRequest request = std::move(*parsed);
+  std::string config_file = request.config_file;
 
   // SPEC: a member list, or a volume NAME of the config file.
   std::vector<std::string> members;
-  std::vector<std::string> settings;
   if (spec.find(',') != std::string::npos || spec.find('/') != std::string::npos) {
     members = split_commas(spec);
     for (const std::string& m : members)
@@ -189,20 +149,24 @@ int cmd_mount_helper(int argc, char** argv) {
                                      (names.empty() ? "none" : names) + "); give MEMBER,MEMBER,... instead");
     }
     members = volume->members;
-    if (!volume->options.empty()) settings = cfg::split_mount_options(volume->options).settings;
+    // The volume's options come before the command line's: later wins.
+    auto own = cfg::parse_mount_options(volume->options, path + " (volume." + spec + ".options)");
+    if (!own) return error(kMountFailed, own.status().message());
+    own->add(request);
+    request = std::move(*own);
     config_file = path;  // the volume's file is the config of this mount
   }
-  // The command line's settings come after the volume's: later wins.
-  settings.insert(settings.end(), split.settings.begin(), split.settings.end());
+  if (Status s = cfg::check_mount_request(request); !s) return error(kUsageError, s.message());
+  const std::string mount_options = request.to_string();
 
   std::vector<std::string> args = {"mount"};
   if (!config_file.empty()) {
     args.push_back("--config");
     args.push_back(config_file);
   }
-  if (!settings.empty()) {
+  if (!mount_options.empty()) {
     args.push_back("-o");
-    args.push_back(join(settings));
+    args.push_back(mount_options);
   }
   args.insert(args.end(), members.begin(), members.end());
   args.push_back(dir);

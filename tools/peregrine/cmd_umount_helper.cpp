@@ -43,7 +43,7 @@ void usage(FILE* out) {
                "checkpointed, flushed, released the members and exited.\n\n"
                "-l     lazy: detach now, do not wait for the daemon\n"
                "-f     force: abort the FUSE connection (in-flight requests fail)\n"
-               "-n, -r accepted (no mtab is written; peregrine mounts read-write only)\n"
+               "-n, -r accepted and ignored (no mtab is written; no remounting read-only)\n"
                "-v     say what is done\n\n"
                "Exit status: 0 unmounted, 1 bad invocation, 32 unmount failed.\n");
 }

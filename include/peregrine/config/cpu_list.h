@@ -33,4 +33,13 @@ struct CpuAffinity {
 // text (the caller adds where it came from).
 Expected<CpuAffinity> parse_cpu_affinity(std::string_view text);
 
+// Refuses a CPU list that names a CPU this process cannot run on: one not
+// online (/sys/devices/system/cpu/online) or outside its affinity mask
+// (sched_getaffinity: taskset, cgroup cpusets, systemd CPUAffinity=). The
+// message names `key`, the CPU and what the machine has. "auto" and "none"
+// always pass. The second form takes the two sets, for tests.
+Status check_cpus_usable(const CpuAffinity& a, std::string_view key);
+Status check_cpus_usable(const CpuAffinity& a, std::string_view key, const std::vector<unsigned>& online,
+                         const std::vector<unsigned>& allowed);
+
 }  // namespace peregrine::config

@@ -33,6 +33,8 @@ struct MountOptions {
   std::vector<std::string> other;
 };
 MountOptions split_mount_options(std::string_view options);
+// The same split, items in their order, unsorted.
+std::vector<std::string> split_option_items(std::string_view options);
 
 // The configuration for `peregrine mount NAME`: `config` with the volume's
 // options applied, then the command-line assignments. Unknown NAME is

@@ -21,6 +21,12 @@ struct DaemonOptions {
   std::string mountpoint;
   config::Settings settings = config::Settings::defaults();
   bool foreground = false;  // log to stderr rather than syslog
+  // -o ro: members opened read-only, the kernel mount read-only, and
+  // nothing written (a dirty journal is applied in memory only).
+  bool read_only = false;
+  bool norecovery = false;  // with read_only: the journal is not applied at all
+  // Generic flags for the kernel's mount ("noexec", "noatime"; mount_flags.h).
+  std::vector<std::string> kernel_options;
   // Called exactly once: Status::ok() when the filesystem is mounted and
   // serving, or the error that stopped startup (nothing was written then).
   std::function<void(const Status&)> on_ready;

@@ -111,6 +111,8 @@ struct MountReport {
   uint64_t replayed_batches = 0;
   uint64_t replayed_records = 0;
   uint64_t orphans_freed = 0;
+  bool read_only = false;         // replayed in memory only; nothing written
+  uint64_t skipped_batches = 0;   // journal batches not applied (skip_replay)
   std::string journal_stop;       // why replay stopped
   // Wall time of each mount phase, milliseconds.
   double read_ms = 0, decode_ms = 0, replay_ms = 0, rebuild_ms = 0, checkpoint_ms = 0;
@@ -120,6 +122,8 @@ class Metadata {
  public:
   // Loads the newest valid checkpoint, replays the journal, rebuilds the
   // allocator, frees orphans, and checkpoints if anything was replayed.
+  // With Options::read_only it replays into memory only and writes nothing,
+  // ever: changing calls fail with EROFS, fsync/sync succeed at once.
   // An all-zero metadata area becomes a fresh filesystem (root = ino 1,
   // 0755 root:root). Fails with a message when no checkpoint is valid in a
   // used area, when the journal is inconsistent, or when extents overlap

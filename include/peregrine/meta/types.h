@@ -53,6 +53,13 @@ struct Options {
   uint64_t alloc_window = 8 << 20;
   // Journal ring size; 0 = default split (see layout.h).
   uint64_t journal_size = 0;
+  // Read-only mount: the journal is replayed into memory only; nothing is
+  // ever written (no orphan freeing, checkpoint or commit), and every
+  // changing operation fails with EROFS.
+  bool read_only = false;
+  // With read_only: do not replay the journal at all (ext4's norecovery):
+  // the view is the last checkpoint, possibly older than what was fsync'd.
+  bool skip_replay = false;
 };
 
 // Attributes of one inode, as getattr reports them. mode holds the S_IF*
