@@ -11,6 +11,7 @@
 #include "request_slots.h"
 #include "fs_context.h"
 #include "request_staging.h"
+#include "transport/reply_area.h"
 
 namespace peregrine::fs {
 namespace {
@@ -21,8 +22,10 @@ struct ReadOp {
   fuse_req_t req = nullptr;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
-  DataBuffer buffer;          // covers [aligned_start, aligned_end) of the file
-  uint64_t reply_offset = 0;  // where the caller's bytes start in buffer
+  DataBuffer buffer;          // the op's own room for the data, when not in place
+  std::byte* data = nullptr;  // covers [aligned_start, aligned_end) of the file:
+                              // buffer, or the transport's reply area
+  uint64_t reply_offset = 0;  // where the caller's bytes start in data
   uint64_t reply_length = 0;
   RequestSlots reqs;
   std::atomic<uint32_t> pending{0};
@@ -36,7 +39,7 @@ void finish(ReadOp* op) {
   if (err != 0) {
     fuse_reply_err(op->req, -err);
   } else {
-    fuse_reply_buf(op->req, reinterpret_cast<const char*>(op->buffer.data() + op->reply_offset), op->reply_length);
+    fuse_reply_buf(op->req, reinterpret_cast<const char*>(op->data + op->reply_offset), op->reply_length);
   }
   FsContext* fs = op->fs;
   fs->gates.unlock_shared(op->ino);
@@ -77,8 +80,17 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   size_t data_segments = 0;
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
   fs.data_op_started();
-  ReadOp* op = g_read_ops.get(aend - astart);
-  op->buffer.ensure(aend - astart);
+  // Straight into the reply's place when the transport has one and the
+  // read starts on a block (the caller's bytes are then at its start).
+  const ReplyArea area = tls_reply_area;
+  const bool in_place = area.data != nullptr && astart == off && aend - astart <= area.size;
+  ReadOp* op = g_read_ops.get(in_place ? 0 : aend - astart);
+  if (in_place) {
+    op->data = area.data;
+  } else {
+    op->buffer.ensure(aend - astart);
+    op->data = op->buffer.data();
+  }
   op->reqs.ensure(data_segments);
   op->error.store(0);
   op->req = req;
@@ -91,7 +103,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   Submitter* sub = fs.pool.for_this_thread();
   size_t k = 0;
   for (const meta::Segment& s : segs) {
-    std::byte* dst = op->buffer.data() + (s.file_off - astart);
+    std::byte* dst = op->data + (s.file_off - astart);
     if (s.kind == meta::Segment::kZero) {
       std::memset(dst, 0, s.len);
       continue;
@@ -103,7 +115,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
     r.op = IoOp::read;
     r.offset = s.vol_off - (s.file_off - bstart);
     r.length = bend - bstart;
-    r.buffer = op->buffer.data() + (bstart - astart);
+    r.buffer = op->data + (bstart - astart);
     r.on_complete = &on_extent_read;
     r.context = op;
     int src = sub == nullptr ? -EAGAIN : sub->add(r);

@@ -1,4 +1,5 @@
 #include "fuse_ring.h"
+#include "reply_area.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -202,8 +203,10 @@ ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
       payload_bytes = 0;
       break;
     }
-    // memmove: a reply may come from the request's own payload.
-    std::memmove(payload(entry) + payload_bytes, iov[i].iov_base, iov[i].iov_len);
+    // memmove: a reply may come from the request's own payload; a read
+    // that filled the payload in place (reply_area.h) needs no move at all.
+    std::byte* to = payload(entry) + payload_bytes;
+    if (iov[i].iov_base != to) std::memmove(to, iov[i].iov_base, iov[i].iov_len);
     payload_bytes += iov[i].iov_len;
   }
   out.unique = unique_[entry];
@@ -256,7 +259,9 @@ void FuseRing::run_entry(uint32_t e) {
   buf.mem = start;
   // Only this thread writes it: no read-modify-write needed.
   served_.store(served_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  tls_reply_area = ReplyArea{payload(e), room};
   owner_.run_request(*this, e, buf);
+  tls_reply_area = ReplyArea{};
 }
 
 void FuseRing::on_completion(uint64_t tag, int res) {
