@@ -73,16 +73,16 @@ class Context:
         return rec
 
 
-def run_matrix(ctx, case, configs, workloads, label=""):
-    """The interleaved loop: every configuration once per round."""
-    rounds = ctx.rounds()
-    secs = ctx.seconds()
+def run_rounds(ctx, case, configs, body, what="", rounds=None):
+    """The interleaved loop: every configuration set up once per round and
+    `body(cfg, target, round)` run on it; a Skip in setup leaves that
+    configuration out (said in the report)."""
+    rounds = rounds or ctx.rounds()
     ctx.session.progress.plan(rounds * len(configs))
     skipped = set()
     for r in range(1, rounds + 1):
         for cfg in configs:
-            ctx.session.progress.step(f"{case}{label}: round {r}/{rounds}, {cfg.name} "
-                                      f"({len(workloads)} workloads x {secs} s)")
+            ctx.session.progress.step(f"{case}: round {r}/{rounds}, {cfg.name}{what}")
             if cfg.name in skipped:
                 continue
             try:
@@ -92,13 +92,22 @@ def run_matrix(ctx, case, configs, workloads, label=""):
                 ctx.note(case, f"{cfg.name} not measured: {why}")
                 continue
             try:
-                for w in workloads:
-                    raw = os.path.join(ctx.out_dir, "raw", case, cfg.name, f"{w.name}-r{r}.json")
-                    ctx.record(case, cfg.name, w.name, r, fio.run(target, w, secs, raw))
-                if target.pids:
-                    ctx.record(case, cfg.name, "daemon", r, {"peak_rss_kib": fio.peak_rss_kib(target.pids)})
+                body(cfg, target, r)
             finally:
                 teardown()
+
+
+def run_matrix(ctx, case, configs, workloads, label=""):
+    """run_rounds with every workload run by fio on each configuration."""
+    secs = ctx.seconds()
+
+    def body(cfg, target, r):
+        for w in workloads:
+            raw = os.path.join(ctx.out_dir, "raw", case, cfg.name, f"{w.name}-r{r}.json")
+            ctx.record(case, cfg.name, w.name, r, fio.run(target, w, secs, raw))
+        if target.pids:
+            ctx.record(case, cfg.name, "daemon", r, {"peak_rss_kib": fio.peak_rss_kib(target.pids)})
+    run_rounds(ctx, case, configs, body, f"{label} ({len(workloads)} workloads x {secs} s)")
 
 
 def cells(records, case):

@@ -8,7 +8,7 @@ import time
 
 from .. import systems
 from . import common
-from .base import Case, Config, cells, fmt, md_table, value
+from .base import Case, cells, fmt, md_table, run_rounds, value
 
 
 def sizes_mib(ctx):
@@ -28,27 +28,10 @@ def _timed(cmd):
 
 
 def configs(ctx):
-    disk = ctx.disk_media
     write_mib, _ = sizes_mib(ctx)
-    member = max(1280, write_mib // 4 + 512) if not ctx.quick else 320
-
-    def peregrine(ctx):
-        v = systems.Volume(ctx.session, ctx.bins, disk.dir, 4, transport=ctx.args.transports[-1],
-                           member_mib=member, fill_file=False, label="peregrine")
-        return v.mnt, [v.pid], v.teardown
-
-    def merger(ctx):
-        setting = common.MERGERFS_SETTINGS["mergerfs-default"]
-        t, td = systems.mergerfs(ctx.session, disk.dir, 4, setting, 1)
-        return os.path.dirname(t.files[0]), t.pids, td
-
-    def native(ctx):
-        d = ctx.session.workdir(disk.dir, "native")
-        return d, [], lambda: ctx.session.remove(d)
-    out = [Config("peregrine", peregrine), Config("native-dir", native)]
-    if ctx.have_mergerfs:
-        out.insert(1, Config("mergerfs-default", merger))
-    return out
+    # Members big enough for the write, with room to spare.
+    member = 320 if ctx.quick else write_mib // 4 + 512
+    return common.directories(ctx, ctx.disk_media, ctx.args.transports[-1], member)
 
 
 def run(ctx):
@@ -56,22 +39,14 @@ def run(ctx):
     src_dir = ctx.session.workdir(ctx.disk_media.dir, "cpsrc")
     src = os.path.join(src_dir, "source")
     systems.fill(src, cp_mib, direct=True)
-    cfgs = configs(ctx)
-    rounds = _rounds(ctx)
-    ctx.session.progress.plan(rounds * len(cfgs))
-    for r in range(1, rounds + 1):
-        for cfg in cfgs:
-            ctx.session.progress.step(f"buffered: round {r}/{rounds}, {cfg.name} "
-                                      f"(write {write_mib} MiB, cp {cp_mib} MiB)")
-            where, pids, teardown = cfg.setup(ctx)
-            try:
-                secs = _timed(f"dd if=/dev/zero of={where}/big bs=1M count={write_mib} conv=fsync status=none")
-                ctx.record("buffered", cfg.name, "write", r, {"mib_s": write_mib / secs, "seconds": secs})
-                os.unlink(f"{where}/big")
-                secs = _timed(f"cp {src} {where}/copy && sync -f {where}/copy")
-                ctx.record("buffered", cfg.name, "cp", r, {"mib_s": cp_mib / secs, "seconds": secs})
-            finally:
-                teardown()
+
+    def body(cfg, where, r):
+        secs = _timed(f"dd if=/dev/zero of={where}/big bs=1M count={write_mib} conv=fsync status=none")
+        ctx.record("buffered", cfg.name, "write", r, {"mib_s": write_mib / secs, "seconds": secs})
+        os.unlink(f"{where}/big")
+        secs = _timed(f"cp {src} {where}/copy && sync -f {where}/copy")
+        ctx.record("buffered", cfg.name, "cp", r, {"mib_s": cp_mib / secs, "seconds": secs})
+    run_rounds(ctx, "buffered", configs(ctx), body, f" (write {write_mib} MiB, cp {cp_mib} MiB)", _rounds(ctx))
     ctx.extras["buffered"] = {"write_mib": write_mib, "cp_mib": cp_mib}
 
 

@@ -95,3 +95,24 @@ def mergerfs(media, name, members=4):
             shape_down()
         return t, teardown
     return Config(name, setup, note=f"{name}: -o {setting}")
+
+
+def directories(ctx, media, transport, volume_member_mib=None):
+    """Configurations whose target is a directory to work in: a peregrine
+    volume, mergerfs (default setting) and a native directory, on media."""
+    def peregrine(ctx):
+        v = systems.Volume(ctx.session, ctx.bins, media.dir, 4, transport=transport, fill_file=False,
+                           member_mib=volume_member_mib or member_mib(ctx), label="peregrine")
+        return v.mnt, v.teardown
+
+    def merger(ctx):
+        t, td = systems.mergerfs(ctx.session, media.dir, 4, MERGERFS_SETTINGS["mergerfs-default"], 1)
+        return os.path.dirname(t.files[0]), td
+
+    def native(ctx):
+        d = ctx.session.workdir(media.dir, "native")
+        return d, lambda: ctx.session.remove(d)
+    out = [Config("peregrine", peregrine), Config(f"native-{media.name}", native)]
+    if ctx.have_mergerfs:
+        out.insert(1, Config("mergerfs-default", merger))
+    return out

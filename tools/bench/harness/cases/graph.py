@@ -8,7 +8,7 @@ import subprocess
 
 from .. import systems
 from ..media import Shape
-from .base import Case, Config, cells, fmt, md_table, ratio, value
+from .base import Case, Config, cells, fmt, md_table, ratio, run_rounds, value
 
 ALGORITHMS = ("bfs", "kcore", "cc", "pagerank")
 
@@ -42,30 +42,22 @@ def run(ctx):
     ctx.session.progress.step(f"graph: generating a Kronecker graph of scale {s}")
     subprocess.run([ctx.bins.graph, "gen", "--scale", str(s), "--out", os.path.join(src, f"s{s}"), "--quiet"],
                    check=True)
-    cfgs = configs(ctx)
-    rounds = ctx.rounds()
-    ctx.session.progress.plan(rounds * len(cfgs))
-    for r in range(1, rounds + 1):
-        for cfg in cfgs:
-            ctx.session.progress.step(f"graph: round {r}/{rounds}, {cfg.name} (scale {s}, "
-                                      f"{shape(ctx).describe()} per drive)")
-            v, teardown = cfg.setup(ctx)
-            try:
-                shutil.copytree(os.path.join(src, f"s{s}"), os.path.join(v.mnt, f"s{s}"))
-                out = os.path.join(ctx.out_dir, "raw", "graph", f"{cfg.name}-r{r}.json")
-                os.makedirs(os.path.dirname(out), exist_ok=True)
-                subprocess.run([ctx.bins.graph_bench, "--scale", str(s), "--dir", v.mnt, "--reuse",
-                                "--bin", ctx.bins.graph, "--label", cfg.name, "--json-out", out,
-                                "--bfs-roots", "2" if ctx.quick else "8"],
-                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                with open(out) as f:
-                    for run_ in json.load(f)["runs"]:
-                        if run_.get("algorithm") in ALGORITHMS:
-                            ctx.record("graph", cfg.name, run_["algorithm"], r,
-                                       {"wall_s": run_["wall_seconds"], "cpu_s": run_["cpu_seconds"],
-                                        "mb_s": run_.get("mb_per_s", 0)})
-            finally:
-                teardown()
+
+    def body(cfg, v, r):
+        shutil.copytree(os.path.join(src, f"s{s}"), os.path.join(v.mnt, f"s{s}"))
+        out = os.path.join(ctx.out_dir, "raw", "graph", f"{cfg.name}-r{r}.json")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        subprocess.run([ctx.bins.graph_bench, "--scale", str(s), "--dir", v.mnt, "--reuse",
+                        "--bin", ctx.bins.graph, "--label", cfg.name, "--json-out", out,
+                        "--bfs-roots", "2" if ctx.quick else "8"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as f:
+            for run_ in json.load(f)["runs"]:
+                if run_.get("algorithm") in ALGORITHMS:
+                    ctx.record("graph", cfg.name, run_["algorithm"], r,
+                               {"wall_s": run_["wall_seconds"], "cpu_s": run_["cpu_seconds"],
+                                "mb_s": run_.get("mb_per_s", 0)})
+    run_rounds(ctx, "graph", configs(ctx), body, f" (scale {s}, {shape(ctx).describe()} per drive)")
 
 
 def report(ctx):

@@ -5,9 +5,8 @@ every system."""
 import os
 import time
 
-from .. import systems
 from . import common
-from .base import Case, Config, cells, fmt, md_table, ratio, value
+from .base import Case, cells, fmt, md_table, ratio, run_rounds, value
 
 PHASES = ("create", "stat", "readdir", "unlink")
 
@@ -40,43 +39,19 @@ def _phases(d, n):
 
 
 def configs(ctx):
-    tmpfs = ctx.tmpfs_media
-
-    def peregrine(ctx):
-        v = systems.Volume(ctx.session, ctx.bins, tmpfs.dir, 4, transport=ctx.args.transports[-1],
-                           fill_file=False, member_mib=common.member_mib(ctx), label="peregrine")
-        return v.mnt, [v.pid], v.teardown
-
-    def merger(ctx):
-        t, td = systems.mergerfs(ctx.session, tmpfs.dir, 4, common.MERGERFS_SETTINGS["mergerfs-default"], 1)
-        return os.path.dirname(t.files[0]), t.pids, td
-
-    def native(ctx):
-        d = ctx.session.workdir(tmpfs.dir, "native")
-        return d, [], lambda: ctx.session.remove(d)
-    out = [Config("peregrine", peregrine), Config("native-tmpfs", native)]
-    if ctx.have_mergerfs:
-        out.insert(1, Config("mergerfs-default", merger))
-    return out
+    return common.directories(ctx, ctx.tmpfs_media, ctx.args.transports[-1])
 
 
 def run(ctx):
     n = files(ctx)
-    cfgs = configs(ctx)
-    rounds = ctx.rounds()
-    ctx.session.progress.plan(rounds * len(cfgs))
-    for r in range(1, rounds + 1):
-        for cfg in cfgs:
-            ctx.session.progress.step(f"metadata: round {r}/{rounds}, {cfg.name} ({n} files)")
-            where, _pids, teardown = cfg.setup(ctx)
-            try:
-                d = os.path.join(where, "meta")
-                os.mkdir(d)
-                for phase, rate in _phases(d, n).items():
-                    ctx.record("metadata", cfg.name, phase, r, {"ops_s": rate})
-                os.rmdir(d)
-            finally:
-                teardown()
+
+    def body(cfg, where, r):
+        d = os.path.join(where, "meta")
+        os.mkdir(d)
+        for phase, rate in _phases(d, n).items():
+            ctx.record("metadata", cfg.name, phase, r, {"ops_s": rate})
+        os.rmdir(d)
+    run_rounds(ctx, "metadata", configs(ctx), body, f" ({n} files)")
 
 
 def report(ctx):

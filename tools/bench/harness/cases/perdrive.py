@@ -7,7 +7,7 @@ import os
 from .. import fio
 from ..fio import Workload
 from ..media import Media, Shape
-from . import common
+from . import common, report_util
 from .base import Case, fmt, md_table
 
 
@@ -90,11 +90,8 @@ def plots(ctx, outdir):
     ex = ctx.extras.get("perdrive")
     if not ex:
         return []
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = report_util.pyplot()
+    if plt is None:
         return []
     fig, axes = plt.subplots(1, len(ex), figsize=(5 * len(ex), 4), squeeze=False)
     for ax, (w, drives) in zip(axes[0], ex.items()):
@@ -109,11 +106,7 @@ def plots(ctx, outdir):
         ax.set_title(w)
         ax.legend()
     fig.suptitle("Per-drive latency at QD 256 (Falcon Fig. 9)")
-    fig.tight_layout()
-    path = os.path.join(outdir, "perdrive.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return report_util.save(plt, fig, outdir, "perdrive")
 
 
 CASE = Case("perdrive", "per-drive latency at QD 256", run, report, plots, lambda ctx: 2)

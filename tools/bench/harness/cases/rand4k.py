@@ -54,13 +54,7 @@ def report(ctx):
 
 
 def plots(ctx, outdir):
-    paths = []
-    for media in ctx.media:
-        c = cells(ctx.records, f"rand4k-{media.name}")
-        if c:
-            paths += report_util.bar_plot(c, workloads(ctx), f"rand4k-{media.name}", outdir,
-                                          f"4 KiB random IO, {media.name} members")
-    return paths
+    return report_util.media_plots(ctx, "rand4k", workloads(ctx), outdir, "4 KiB random IO")
 
 
 def steps(ctx):

@@ -66,16 +66,41 @@ def ratio_table(c, workloads, ctx, media, null_cells):
     return "\nratios (IOPS):\n\n" + md_table(["ratio"] + names, rows)
 
 
-def bar_plot(c, workloads, name, outdir, title):
-    """Grouped bars: IOPS per workload, one bar per configuration."""
+def pyplot():
+    """matplotlib's pyplot for files (no display), or None without it."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        return plt
     except ImportError:
-        return []
+        return None
+
+
+def save(plt, fig, outdir, name):
+    fig.tight_layout()
+    path = os.path.join(outdir, f"{name}.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
+
+
+def media_plots(ctx, prefix, workloads, outdir, title):
+    """One bar plot per medium of a case run on each (rand4k, seq)."""
+    from .base import cells
+    paths = []
+    for media in ctx.media:
+        c = cells(ctx.records, f"{prefix}-{media.name}")
+        if c:
+            paths += bar_plot(c, workloads, f"{prefix}-{media.name}", outdir, f"{title}, {media.name} members")
+    return paths
+
+
+def bar_plot(c, workloads, name, outdir, title):
+    """Grouped bars: IOPS per workload, one bar per configuration."""
+    plt = pyplot()
     configs = [cfg for cfg in c if any(value(c, cfg, w.name) for w in workloads)]
-    if not configs:
+    if plt is None or not configs:
         return []
     fig, ax = plt.subplots(figsize=(max(8, len(workloads) * 1.1), 4.5))
     width = 0.8 / len(configs)
@@ -88,8 +113,4 @@ def bar_plot(c, workloads, name, outdir, title):
     ax.set_ylabel("IOPS (MiB/s for large blocks)")
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    path = os.path.join(outdir, f"{name}.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return save(plt, fig, outdir, name)

@@ -7,7 +7,7 @@ the IO path can carry on these CPUs. Run at 0.5 L and at 0.8 L.
 """
 from ..fio import Workload
 from ..media import Media, Shape
-from . import common
+from . import common, report_util
 from .base import Case, cells, fmt, limit, md_table, ratio, run_matrix, value
 
 FRACTIONS = (0.5, 0.8)
@@ -89,13 +89,9 @@ def plots(ctx, outdir):
     ex = ctx.extras.get("scaling")
     if not ex or not ex.get("L"):
         return []
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = report_util.pyplot()
+    if plt is None:
         return []
-    import os
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for f in fractions(ctx):
         c = cells(ctx.records, f"scaling-{f}")
@@ -109,11 +105,7 @@ def plots(ctx, outdir):
     ax.set_ylabel("IOPS / shaped aggregate")
     ax.set_title("Scaling with one application job, shaped members")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(outdir, "scaling.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return report_util.save(plt, fig, outdir, "scaling")
 
 
 def steps(ctx):

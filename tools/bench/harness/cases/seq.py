@@ -49,13 +49,7 @@ def report(ctx):
 
 
 def plots(ctx, outdir):
-    paths = []
-    for media in ctx.media:
-        c = cells(ctx.records, f"seq-{media.name}")
-        if c:
-            paths += report_util.bar_plot(c, workloads(ctx), f"seq-{media.name}", outdir,
-                                          f"sequential IO, {media.name} members (MiB/s)")
-    return paths
+    return report_util.media_plots(ctx, "seq", workloads(ctx), outdir, "sequential IO (MiB/s)")
 
 
 def steps(ctx):

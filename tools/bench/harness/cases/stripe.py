@@ -1,10 +1,9 @@
 """Stripe unit sweep, 4 KiB to 1 MiB, random and sequential, on 4 shaped
 members: the evidence for mkfs's default."""
-import os
 
 from ..fio import Workload
 from ..media import Media, Shape
-from . import common
+from . import common, report_util
 from .base import Case, cells, fmt, md_table, run_matrix, value
 
 
@@ -43,11 +42,8 @@ def plots(ctx, outdir):
     c = cells(ctx.records, "stripe")
     if not c:
         return []
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = report_util.pyplot()
+    if plt is None:
         return []
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     xs = list(range(len(units(ctx))))
@@ -62,11 +58,7 @@ def plots(ctx, outdir):
         ax.set_ylabel(ylab)
         ax.legend(fontsize=8)
     fig.suptitle("Stripe unit sweep, 4 shaped members")
-    fig.tight_layout()
-    path = os.path.join(outdir, "stripe.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return report_util.save(plt, fig, outdir, "stripe")
 
 
 def steps(ctx):
