@@ -43,11 +43,13 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
   int flags = O_DIRECT | O_CLOEXEC | (mode == Mode::read_write ? O_RDWR : O_RDONLY);
   if (S_ISBLK(st.st_mode)) {
     info.is_block_device = true;
-    flags |= O_EXCL;  // refuses a device that is mounted or claimed by another holder
+    // Refuses a device that is mounted or claimed by another holder.
+    if (mode != Mode::inspect) flags |= O_EXCL;
   } else if (!S_ISREG(st.st_mode)) {
     return Status::error(EINVAL, "member " + path + ": not a regular file or block device");
   }
   int fd = ::open(path.c_str(), flags);
+  if (fd < 0 && errno == EINVAL && mode == Mode::inspect) fd = ::open(path.c_str(), flags & ~O_DIRECT);
   if (fd < 0) {
     int e = errno;
     if (e == EBUSY)

@@ -49,7 +49,7 @@ Value choice_name(E e, std::initializer_list<std::string_view> names) {
 #define PEREGRINE_CHOICES_CACHE {"direct", "writeback"}
 #define PEREGRINE_CHOICES_TRANSPORT {"auto", "io-uring", "classic"}
 #define PEREGRINE_CHOICES_LEVEL {"error", "warn", "info", "debug"}
-#define PEREGRINE_CHOICES_TARGET {"stderr", "syslog"}
+#define PEREGRINE_CHOICES_TARGET {"auto", "stderr", "syslog"}
 
 std::vector<Option> build_options() {
   constexpr int64_t KiB = 1024;
@@ -434,11 +434,13 @@ std::vector<Option> build_options() {
       {
           .key = "log.target",
           .kind = Kind::kChoice,
-          .default_value = std::string("stderr"),
+          .default_value = std::string("auto"),
           .choices = PEREGRINE_CHOICES_TARGET,
-          .doc = "Where messages go. Under systemd (peregrine@NAME.service) stderr already lands "
-                 "in the journal; choose syslog for a daemon started by mount(8) in the "
-                 "background, whose stderr is closed.",
+          .doc = "Where messages go. auto: syslog (the journal under systemd) when the daemon "
+                 "runs in the background, as after peregrine mount or mount(8), whose stderr is "
+                 "/dev/null once it serves; stderr with --foreground, as in "
+                 "peregrine@NAME.service, whose stderr is the journal. stderr in the background "
+                 "discards the log.",
           .store = [](Settings& s, const Value& v) { s.log.target = choice<LogTarget>(v, PEREGRINE_CHOICES_TARGET); },
           .load = [](const Settings& s) { return choice_name(s.log.target, PEREGRINE_CHOICES_TARGET); },
       },

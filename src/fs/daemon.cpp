@@ -1,6 +1,9 @@
 #include "peregrine/fs/daemon.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -8,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +19,7 @@
 
 #include "fs_context.h"
 #include "peregrine/config/cpu_list.h"
+#include "peregrine/volume/mount_record.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "request_staging.h"
@@ -25,6 +30,36 @@ namespace {
 
 bool g_to_syslog = false;
 int g_max_priority = LOG_INFO;  // from log.level
+// Tests only: syslog lines go as datagrams to this socket instead of
+// /dev/log, so a test can see what a background daemon logged without a
+// syslog daemon on the machine. -1 when unused.
+int g_test_syslog_fd = -1;
+constexpr const char* kTestSyslogEnv = "PEREGRINE_TEST_SYSLOG_SOCKET";
+
+void open_syslog() {
+  if (const char* path = std::getenv(kTestSyslogEnv); path != nullptr && *path != '\0') {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      g_test_syslog_fd = fd;
+      return;
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  openlog("peregrine", LOG_PID, LOG_DAEMON);
+}
+
+std::string format_line(const char* fmt, va_list ap) {
+  va_list measure;
+  va_copy(measure, ap);
+  int n = std::vsnprintf(nullptr, 0, fmt, measure);
+  va_end(measure);
+  std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  std::vsnprintf(line.data(), line.size() + 1, fmt, ap);
+  return line;
+}
 
 void log(int priority, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void log(int priority, const char* fmt, ...) {
@@ -34,13 +69,13 @@ void log(int priority, const char* fmt, ...) {
   if (!g_to_syslog) {
     // One write per message (the stats thread logs beside the main thread),
     // sized to the message: paths in it can be long.
-    va_list measure;
-    va_copy(measure, ap);
-    int n = std::vsnprintf(nullptr, 0, fmt, measure);
-    va_end(measure);
-    std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-    std::vsnprintf(line.data(), line.size() + 1, fmt, ap);
-    std::fprintf(stderr, "peregrine: %s\n", line.c_str());
+    std::fprintf(stderr, "peregrine: %s\n", format_line(fmt, ap).c_str());
+  } else if (g_test_syslog_fd >= 0) {
+    // The syslog wire format (RFC 3164 without the timestamp): <PRI>TAG[PID]: MSG
+    std::string line = "<" + std::to_string(LOG_DAEMON | priority) + ">peregrine[" + std::to_string(::getpid()) +
+                       "]: " + format_line(fmt, ap);
+    ssize_t w = ::send(g_test_syslog_fd, line.data(), line.size(), 0);
+    (void)w;  // as syslog(3): a lost line is not an error of the daemon
   } else {
     vsyslog(priority, fmt, ap);
   }
@@ -76,19 +111,61 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = f.effective_congestion_threshold();
 }
 
+// The source df and findmnt show for the mount: which volume it is, so two
+// volumes can be told apart. The type stays fuse.peregrine (subtype).
+// libfuse splits -o at commas unless escaped with a backslash.
+std::string mount_source(const Superblock& sb) {
+  std::string name = sb.label.empty() ? sb.volume_uuid.to_string() : sb.label;
+  std::string out = "peregrine:";
+  for (char c : name) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The mount-time write of a read-write mount: the mount record on every
+// member (last mount time, mount point, member paths: what `peregrine
+// examine` shows). A read-only mount must skip this and
+// record_clean_unmount() both. Failure is only a warning: the record
+// informs people, the volume does not depend on it.
+std::optional<MountRecord> record_read_write_mount(const VolumeRuntime& vr, const std::string& mountpoint) {
+  auto r = record_mount_on_members(vr.volume, mountpoint, static_cast<uint64_t>(std::time(nullptr)));
+  if (!r) {
+    log(LOG_WARNING, "%s", r.status().message().c_str());
+    return std::nullopt;
+  }
+  return std::move(*r);
+}
+
+// After the checkpoint and flush of a clean unmount: marks the mount record
+// of record_read_write_mount() clean.
+void record_clean_unmount(const VolumeRuntime& vr, const MountRecord& record) {
+  if (Status s = record_clean_unmount_on_members(vr.volume, record, static_cast<uint64_t>(std::time(nullptr))); !s)
+    log(LOG_WARNING, "%s", s.message().c_str());
+}
+
 }  // namespace
 
 int run_daemon(const DaemonOptions& o) {
-  // log.target: a daemon has no stderr once it is serving, so it always
-  // uses syslog; in the foreground (e.g. under systemd) stderr unless told.
-  g_to_syslog = !o.foreground || o.settings.log.target == config::LogTarget::kSyslog;
+  // log.target auto: a daemon has no stderr once it is serving, so syslog
+  // (the journal under systemd); in the foreground (e.g. a systemd unit,
+  // whose stderr is the journal) stderr. An explicit choice wins.
+  switch (o.settings.log.target) {
+    case config::LogTarget::kAuto: g_to_syslog = !o.foreground; break;
+    case config::LogTarget::kStderr: g_to_syslog = false; break;
+    case config::LogTarget::kSyslog: g_to_syslog = true; break;
+  }
   switch (o.settings.log.level) {
     case config::LogLevel::kError: g_max_priority = LOG_ERR; break;
     case config::LogLevel::kWarn: g_max_priority = LOG_WARNING; break;
     case config::LogLevel::kInfo: g_max_priority = LOG_INFO; break;
     case config::LogLevel::kDebug: g_max_priority = LOG_DEBUG; break;
   }
-  if (g_to_syslog) openlog("peregrine", LOG_PID, LOG_DAEMON);
+  if (g_to_syslog) open_syslog();
+  if (!o.foreground && o.settings.log.target == config::LogTarget::kStderr)
+    std::fprintf(stderr, "peregrine mount: warning: log.target = stderr in the background: the daemon's log is "
+                         "discarded once it serves (use auto or syslog, or --foreground)\n");
   // Set by whichever thread tells the caller first: the main thread, or
   // the libfuse worker on which the io-uring transport starts serving.
   std::atomic<bool> ready_sent{false};
@@ -159,7 +236,7 @@ int run_daemon(const DaemonOptions& o) {
   add_space_ops(ops);
   if (o.read_only) make_read_only(ops);
 
-  std::string mount_opts = "fsname=peregrine,subtype=peregrine,default_permissions";
+  std::string mount_opts = "fsname=" + mount_source(vr.volume.superblock) + ",subtype=peregrine,default_permissions";
   if (o.settings.fuse.allow_other) mount_opts += ",allow_other";
   if (o.read_only) mount_opts += ",ro";
   for (const std::string& k : o.kernel_options) mount_opts += "," + k;
@@ -189,7 +266,10 @@ int run_daemon(const DaemonOptions& o) {
     fuse_session_destroy(se);
     se = nullptr;
   }
+  std::optional<MountRecord> mount_record;
   if (se != nullptr) {
+    // A read-only mount writes nothing to the members, not even this record.
+    if (!o.read_only) mount_record = record_read_write_mount(vr, o.mountpoint);
     log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
     if (!plan->uring) serving();
     fuse_loop_config* cfg = fuse_loop_cfg_create();
@@ -231,6 +311,8 @@ int run_daemon(const DaemonOptions& o) {
   if (!s) {
     log(LOG_ERR, "unmount: %s", s.message().c_str());
     exit_code = 1;
+  } else if (mount_record) {
+    record_clean_unmount(vr, *mount_record);
   }
   meta->reset();
   rt->reset();

@@ -37,7 +37,7 @@ TEST(ConfigDefaults, MatchTheDocumentedValues) {
   EXPECT_FALSE(s.fuse.allow_other);
   EXPECT_TRUE(s.stats.enabled);
   EXPECT_EQ(s.log.level, LogLevel::kInfo);
-  EXPECT_EQ(s.log.target, LogTarget::kStderr);
+  EXPECT_EQ(s.log.target, LogTarget::kAuto);
 }
 
 TEST(ConfigDefaults, EveryDefaultPassesItsOwnValidation) {

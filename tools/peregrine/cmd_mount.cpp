@@ -33,6 +33,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "mount_table.h"
 #include "peregrine/config/load.h"
 #include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
@@ -88,6 +89,7 @@ int cmd_mount(int argc, char** argv) {
   std::vector<std::string> option_strings;
   std::string pid_file;
   bool foreground = false;
+  bool force_over = false;
   std::vector<std::string> positional;
   po::options_description desc("options");
   // Boost breaks a line at a space only in the second half of the column,
@@ -101,7 +103,8 @@ int cmd_mount(int argc, char** argv) {
       "(ro, noexec, ...; see mount.peregrine(8))")(
       "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
       "pid-file", po::value(&pid_file)->value_name("FILE"),
-      "write the daemon's process id to FILE (removed when the daemon exits)");
+      "write the daemon's process id to FILE (removed when the daemon exits)")(
+      "force", po::bool_switch(&force_over), "mount even over a live peregrine mount (which it hides)");
   po::variables_map vm;
   std::string error;
   if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
@@ -178,11 +181,7 @@ int cmd_mount(int argc, char** argv) {
   for (std::string& m : d.members) m = absolute(m);
   d.mountpoint = absolute(d.mountpoint);
   if (!pid_file.empty()) pid_file = absolute(pid_file);
-  struct stat st {};
-  if (::stat(d.mountpoint.c_str(), &st) != 0)
-    return report_and_exit(Status::error(errno, "mountpoint " + d.mountpoint + ": " + std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode))
-    return report_and_exit(Status::error(ENOTDIR, "mountpoint " + d.mountpoint + ": not a directory"));
+  if (Status s = check_mountpoint(d.mountpoint, force_over); !s) return report_and_exit(s);
 
   // The pid file names a running daemon: written once it serves, removed
   // when it exits (whatever the exit code: the process is gone either way).

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "mount_table.h"
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/util/result.h"
 
@@ -83,55 +84,12 @@ struct Snapshot {
 
 // ---- finding the mount ------------------------------------------------------
 
-// Undoes the octal escapes (\040 for a space, ...) of /proc/self/mountinfo.
-std::string unescape_mountinfo(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7') {
-      out += static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-struct MountEntry {
-  std::string mountpoint;
-  std::string fstype;
-};
-
-// The mount that holds `path` (an absolute, resolved path): the entry with
-// the longest mount point that is a prefix of it; the last such line wins
-// (a later mount over the same directory hides the earlier one).
-std::optional<MountEntry> mount_of(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  std::optional<MountEntry> best;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    std::string w;
-    while (fields >> w) f.push_back(w);
-    auto dash = std::find(f.begin(), f.end(), "-");
-    if (f.size() < 5 || dash == f.end() || dash + 1 == f.end()) continue;
-    MountEntry e{unescape_mountinfo(f[4]), *(dash + 1)};
-    bool inside = path == e.mountpoint || e.mountpoint == "/" ||
-                  (path.starts_with(e.mountpoint) && path[e.mountpoint.size()] == '/');
-    if (inside && (!best || e.mountpoint.size() >= best->mountpoint.size())) best = e;
-  }
-  return best;
-}
-
 // The root of the peregrine mount that holds `arg`, or why there is none.
 Expected<std::string> peregrine_root(const std::string& arg) {
   struct stat st;
   if (::stat(arg.c_str(), &st) != 0) {
     int e = errno;
-    if (e == ENOTCONN)
-      return Status::error(e, arg + ": transport endpoint is not connected: the daemon is gone; "
-                                    "unmount it with 'fusermount3 -u " + arg + "'");
+    if (e == ENOTCONN) return Status::error(e, dead_mount_advice(arg));
     return Status::error(e, arg + ": " + std::strerror(e));
   }
   char* resolved = ::realpath(arg.c_str(), nullptr);
@@ -165,9 +123,7 @@ Expected<std::string> read_xattr(const std::string& root) {
     if (e == ENODATA || e == ENOTSUP)
       return Status::error(e, root + ": the daemon publishes no statistics (" + kXattr + " " +
                                   std::strerror(e) + "); is it an older peregrine?");
-    if (e == ENOTCONN)
-      return Status::error(e, root + ": transport endpoint is not connected: the daemon is gone; "
-                                     "unmount it with 'fusermount3 -u " + root + "'");
+    if (e == ENOTCONN) return Status::error(e, dead_mount_advice(root));
     return Status::error(e, root + ": cannot read " + kXattr + ": " + std::strerror(e));
   }
   return Status::error(ERANGE, root + ": " + kXattr + " keeps growing; giving up");

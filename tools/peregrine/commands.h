@@ -7,6 +7,8 @@ namespace peregrine::cli {
 
 int cmd_mkfs(int argc, char** argv);
 int cmd_info(int argc, char** argv);
+int cmd_examine(int argc, char** argv);
+int cmd_scan(int argc, char** argv);
 int cmd_fsck(int argc, char** argv);
 int cmd_mount(int argc, char** argv);
 int cmd_mount_helper(int argc, char** argv);  // mount.peregrine, called by mount(8)

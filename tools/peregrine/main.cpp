@@ -21,6 +21,8 @@ struct Entry {
 constexpr Entry kCommands[] = {
     {"mkfs", peregrine::cli::cmd_mkfs, "create a volume over member drives or files"},
     {"info", peregrine::cli::cmd_info, "assemble members and print the volume's geometry"},
+    {"examine", peregrine::cli::cmd_examine, "print what one member records: volume, place, state, last mount"},
+    {"scan", peregrine::cli::cmd_scan, "find members, group them by volume, print conf sections and fstab lines"},
     {"fsck", peregrine::cli::cmd_fsck, "check (and repair) a volume"},
     {"mount", peregrine::cli::cmd_mount, "mount a volume as a filesystem"},
     {"stats", peregrine::cli::cmd_stats, "per-drive statistics of a mounted volume"},

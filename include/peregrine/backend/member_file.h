@@ -30,10 +30,13 @@ struct MemberInfo {
 
 class MemberFile {
  public:
-  enum class Mode { read_only, read_write };
+  // inspect: read-only and a block device is not claimed (no O_EXCL), so a
+  // member in use can be looked at (`peregrine examine`, `peregrine scan`);
+  // on a filesystem without O_DIRECT it falls back to buffered reads.
+  enum class Mode { read_only, read_write, inspect };
 
-  // Opens `path` with O_DIRECT. A block device is opened O_EXCL so that a
-  // mounted or otherwise claimed device is refused.
+  // Opens `path` with O_DIRECT. A block device is opened O_EXCL (except in
+  // Mode::inspect) so that a mounted or otherwise claimed device is refused.
   static Expected<MemberFile> open(const std::string& path, Mode mode);
 
   MemberFile(MemberFile&& other) noexcept;

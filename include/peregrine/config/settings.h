@@ -28,7 +28,8 @@ enum class CacheMode { kDirect, kWriteback };
 // kernel offers it (auto), always io_uring, or read()/writev() on /dev/fuse.
 enum class FuseTransport { kAuto, kIoUring, kClassic };
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class LogTarget { kStderr, kSyslog };
+// auto: syslog when the daemon runs in the background, stderr in the foreground.
+enum class LogTarget { kAuto, kStderr, kSyslog };
 
 // Staging layer: batching (watermarks) and back-pressure (pressure points).
 struct EngineSettings {

@@ -1,0 +1,111 @@
+#include "mount_table.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace peregrine::cli {
+namespace {
+
+// Undoes the octal escapes (\040 for a space, ...) of /proc/self/mountinfo.
+std::string unescape_mountinfo(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7') {
+      out += static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<MountEntry> read_mount_table() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::vector<MountEntry> table;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    std::string w;
+    while (fields >> w) f.push_back(w);
+    auto dash = std::find(f.begin(), f.end(), "-");
+    if (f.size() < 5 || dash == f.end() || dash + 1 == f.end()) continue;
+    MountEntry e{unescape_mountinfo(f[4]), *(dash + 1), dash + 2 != f.end() ? unescape_mountinfo(*(dash + 2)) : ""};
+    table.push_back(std::move(e));
+  }
+  return table;
+}
+
+std::string resolved(const std::string& path) {
+  char* r = ::realpath(path.c_str(), nullptr);
+  if (r == nullptr) return path;
+  std::string out = r;
+  std::free(r);
+  return out;
+}
+
+}  // namespace
+
+std::optional<MountEntry> mount_of(const std::string& path) {
+  std::optional<MountEntry> best;
+  for (MountEntry& e : read_mount_table()) {
+    bool inside = path == e.mountpoint || e.mountpoint == "/" ||
+                  (path.starts_with(e.mountpoint) && path[e.mountpoint.size()] == '/');
+    if (inside && (!best || e.mountpoint.size() >= best->mountpoint.size())) best = std::move(e);
+  }
+  return best;
+}
+
+std::optional<MountEntry> mount_at(const std::string& dir) {
+  std::optional<MountEntry> last;
+  for (MountEntry& e : read_mount_table())
+    if (e.mountpoint == dir) last = std::move(e);
+  return last;
+}
+
+std::string dead_mount_advice(const std::string& path) {
+  // realpath() fails on the dead mount itself; its parent still resolves.
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec).lexically_normal();
+  if (abs.has_filename() == false) abs = abs.parent_path();
+  std::string full = (std::filesystem::path(resolved(abs.parent_path().string())) / abs.filename()).string();
+  std::string what = "a dead mount";
+  if (auto m = mount_at(full); m && m->fstype.starts_with("fuse")) {
+    what = m->fstype == "fuse.peregrine" ? "a dead peregrine mount" : "a dead " + m->fstype + " mount";
+    if (!m->source.empty()) what += " (" + m->source + ")";
+  }
+  return path + ": " + what + ": its daemon is gone (transport endpoint is not connected); clear it with 'umount " +
+         path + "' or 'fusermount3 -u " + path + "'";
+}
+
+Status check_mountpoint(const std::string& mountpoint, bool force) {
+  struct stat st {};
+  if (::stat(mountpoint.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOTCONN) return Status::error(e, "mountpoint " + dead_mount_advice(mountpoint) + ", then mount again");
+    return Status::error(e, "mountpoint " + mountpoint + ": " + std::strerror(e));
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::error(ENOTDIR, "mountpoint " + mountpoint + ": not a directory");
+  if (force) return Status::ok();
+  auto m = mount_at(resolved(mountpoint));
+  if (m && m->fstype == "fuse.peregrine") {
+    std::string volume = m->source.starts_with("peregrine:") ? "volume " + m->source.substr(10) + " (" + m->source + ")"
+                                                              : "a peregrine volume";
+    return Status::error(EBUSY, "mountpoint " + mountpoint + ": " + volume +
+                                    " is mounted there already; unmount it first ('umount " + mountpoint +
+                                    "'), or give --force to mount over it (which hides it)");
+  }
+  return Status::ok();
+}
+
+}  // namespace peregrine::cli

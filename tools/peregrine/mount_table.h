@@ -1,0 +1,42 @@
+// The mount table as the commands need it: which mount holds a path, what
+// is mounted exactly at a directory, and the advice for a peregrine mount
+// whose daemon is gone ("Transport endpoint is not connected"). Read from
+// /proc/self/mountinfo on each call. Main thread only.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "peregrine/util/result.h"
+
+namespace peregrine::cli {
+
+struct MountEntry {
+  std::string mountpoint;
+  std::string fstype;  // "fuse.peregrine" for ours
+  std::string source;  // "peregrine:LABEL" or "peregrine:UUID" ("peregrine" from older daemons)
+};
+
+// The mount that holds `path` (absolute, resolved): the entry with the
+// longest mount point that is a prefix of it; the last such line wins (a
+// later mount over the same directory hides the earlier one).
+std::optional<MountEntry> mount_of(const std::string& path);
+
+// The visible (last) mount whose mount point is exactly `dir` (absolute,
+// resolved), if any.
+std::optional<MountEntry> mount_at(const std::string& dir);
+
+// For `path` that answered ENOTCONN: what it is and how to clear it, e.g.
+// "/mnt/pg: a dead peregrine mount (peregrine:data): its daemon is gone
+// (transport endpoint is not connected); clear it with 'umount /mnt/pg' or
+// 'fusermount3 -u /mnt/pg'".
+std::string dead_mount_advice(const std::string& path);
+
+// Checks that `mountpoint` (absolute) can take a new peregrine mount: it
+// exists and is a directory, it is not a dead mount (dead_mount_advice), and
+// no live peregrine volume is mounted exactly there unless `force` (mounting
+// over it would hide that volume). Errors name the mount point and, for a
+// live mount, the volume.
+Status check_mountpoint(const std::string& mountpoint, bool force);
+
+}  // namespace peregrine::cli
