@@ -83,7 +83,8 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   }
   t = Clock::now();
 
-  md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window);
+  md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window,
+                                           g.stripe_unit);
   for (const auto& [ino, in] : md->model_.inodes) {
     for (const auto& [off, e] : in->extents.extents()) {
       if (!md->alloc_->mark_used(e.vol_off, e.len))
