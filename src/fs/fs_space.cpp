@@ -23,7 +23,7 @@ void op_statfs(fuse_req_t req, fuse_ino_t) {
   st.f_frsize = s.block_size;
   st.f_blocks = s.total_blocks;
   st.f_bfree = s.free_blocks;
-  st.f_bavail = s.free_blocks;
+  st.f_bavail = s.avail_blocks;
   st.f_files = s.files;
   st.f_ffree = s.files_free;
   st.f_favail = s.files_free;

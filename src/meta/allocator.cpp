@@ -11,11 +11,15 @@ namespace {
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
-Allocator::Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window)
+Allocator::Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window,
+                     uint64_t stripe_unit)
     : data_offset_(data_offset),
       data_size_(data_size / kBlockSize * kBlockSize),
       stripe_width_(std::max<uint64_t>(stripe_width / kBlockSize * kBlockSize, kBlockSize)),
-      window_(round_up(std::max<uint64_t>(window, kBlockSize), std::max<uint64_t>(stripe_width_, kBlockSize))) {
+      window_(round_up(std::max<uint64_t>(window, kBlockSize), std::max<uint64_t>(stripe_width_, kBlockSize))),
+      unit_(stripe_unit >= kBlockSize && stripe_unit % kBlockSize == 0 && stripe_width_ % stripe_unit == 0
+                ? stripe_unit
+                : stripe_width_) {
   if (data_size_ > 0) insert_free(data_offset_, data_size_);
 }
 
@@ -72,14 +76,17 @@ bool Allocator::mark_used(uint64_t off, uint64_t len) {
   return true;
 }
 
-bool Allocator::find_region(uint64_t want, uint64_t* off, uint64_t* len) {
-  // Smallest free extent that holds `want` starting on a full stripe.
+bool Allocator::find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned_out) {
+  *aligned_out = false;
+  // Smallest free extent that holds `want` starting `phase` past a full
+  // stripe (on the member whose turn it is).
   for (auto it = by_size_.lower_bound({want, 0}); it != by_size_.end(); ++it) {
     const uint64_t fo = it->second, fl = it->first;
-    const uint64_t aligned = round_up(fo, stripe_width_);
+    const uint64_t aligned = fo <= phase ? phase : round_up(fo - phase, stripe_width_) + phase;
     if (aligned + want <= fo + fl) {
       *off = aligned;
       *len = want;
+      *aligned_out = true;
       return true;
     }
     // Extents much larger than asked always fit once aligned; stop scanning
@@ -172,7 +179,10 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   while (remaining > 0) {
     uint64_t off = 0, rlen = 0;
     const uint64_t want = round_up(remaining, window_);
-    if (!find_region(want, &off, &rlen)) break;
+    const uint64_t phase = windows_ % (stripe_width_ / unit_) * unit_;
+    bool aligned = false;
+    if (!find_region(want, phase, &off, &rlen, &aligned)) break;
+    if (aligned) ++windows_;
     if (rlen < want) {
       // Only smaller pieces left: take a free extent (maybe all of it).
       auto fit = by_size_.lower_bound({remaining, 0});

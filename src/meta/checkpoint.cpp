@@ -207,6 +207,9 @@ Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t
     }
   }
   m.next_ino = next_ino;
+  // Not body.size(): decoding merges adjacent extents an older writer may
+  // have kept apart, and the lenient decode drops what it cannot use.
+  m.recount_body_bytes();
   return m;
 }
 

@@ -72,8 +72,6 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     rep.decode_ms = ms_since(t);
     t = Clock::now();
     md->ckpt_seq_ = h.seq;
-    md->ckpt_body_bytes_.store(slots[best].body.size());
-    md->ckpt_inodes_.store(std::max<uint64_t>(1, h.inode_count));
     rep.checkpoint_seq = h.seq;
     start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt};
     Model& m = md->model_;
@@ -97,7 +95,8 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   }
   t = Clock::now();
 
-  md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window);
+  md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window,
+                                           g.stripe_unit);
   for (const auto& [ino, in] : md->model_.inodes) {
     for (const auto& [off, e] : in->extents.extents()) {
       if (!md->alloc_->mark_used(e.vol_off, e.len))
@@ -203,30 +202,13 @@ int Metadata::do_checkpoint() {
     return -st.errnum();
   }
   ckpt_seq_ = h.seq;
-  ckpt_body_bytes_.store(body.size());
-  ckpt_inodes_.store(std::max<uint64_t>(1, h.inode_count));
   journal_->checkpoint_done(covered);
   return 0;
 }
 
-uint64_t Metadata::checkpoint_estimate() const {
-  JournalPosition p = journal_->position();
-  // Journal bytes overstate growth (batch headers, block padding), which
-  // only makes the estimate safe; ensure_room() checkpoints to correct it.
-  // Records still in memory count too: a fast creator can pile up
-  // megabytes of them between two commits.
-  return ckpt_body_bytes_.load() + (p.head - p.tail + journal_->pending_bytes()) * 3 / 2;
-}
-
-int Metadata::ensure_room() {
-  // Records not yet written and one operation's own growth (an xattr value
-  // of up to 64 KiB) must fit too.
-  const uint64_t margin = layout_.max_body() / 32 + 2 * kXattrValueMax;
-  if (checkpoint_estimate() + margin <= layout_.max_body()) return 0;
-  int rc = checkpoint();
-  if (rc != 0 && rc != -ENOSPC) return rc;
-  if (checkpoint_estimate() + margin <= layout_.max_body()) return 0;
-  return -ENOSPC;
+MetaSpace Metadata::space() const {
+  std::shared_lock lk(ns_mu_);
+  return space_locked();
 }
 
 int Metadata::log_deferred_times(Inode* in) {

@@ -20,6 +20,26 @@ constexpr uint64_t kMaxFileSize = uint64_t{1} << 60;
 uint64_t down(uint64_t v) { return v / kBlockSize * kBlockSize; }
 uint64_t up(uint64_t v) { return (v + kBlockSize - 1) / kBlockSize * kBlockSize; }
 
+// What a transaction's extent deltas can add to the checkpoint body, at
+// most, and whether it allocates.
+uint64_t extent_growth(const Txn& txn, bool* allocates) {
+  uint64_t g = 0;
+  for (const Delta& d : txn) {
+    if (d.type == DeltaType::kExtentMap || d.type == DeltaType::kExtentUnmap || d.type == DeltaType::kExtentWritten)
+      g += kExtentDeltaGrowth;
+    if (d.type == DeltaType::kExtentMap && allocates) *allocates = true;
+  }
+  return g;
+}
+
+// Returns the volume ranges of a transaction's ExtentMap deltas to the
+// allocator: the transaction was refused and they were never mapped.
+void free_unmapped(Allocator& alloc, const Txn& txn) {
+  for (const Delta& d : txn) {
+    if (d.type == DeltaType::kExtentMap) alloc.free_now(VolRange{d.b, d.c});
+  }
+}
+
 int check_regular(const Inode* in) {
   if (!in) return -ENOENT;
   if (in->is_dir()) return -EISDIR;
@@ -90,7 +110,6 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
   if (len == 0) return 0;
   if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
   const uint64_t bs = down(off), be = up(off + len);
-  if (int rc = ensure_room(); rc != 0) return rc;  // new extents grow the checkpoint
   for (int attempt = 0;; ++attempt) {
     std::unique_lock lk(ns_mu_);
     Inode* in = model_.find(ino);
@@ -105,6 +124,12 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
     }
     if (rc != 0) return rc;
     if (!b.txn.empty()) {
+      // New extents grow the checkpoint; a rewrite of mapped blocks
+      // allocates nothing and is never refused here.
+      if (!space_locked().fits_allocation(extent_growth(b.txn, nullptr))) {
+        free_unmapped(*alloc_, b.txn);
+        return -ENOSPC;
+      }
       if (int crc = commit_txn(b.finish()); crc != 0) return crc;
     }
     std::vector<MapPiece> pieces;
@@ -164,6 +189,10 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
     }
     return 0;
   }
+  // Marking part of an unwritten extent written can split it. The data is on
+  // the volume already; when even that does not fit, the range stays
+  // unwritten (reads as zeros) and the write fails.
+  if (!b.txn.empty() && !space_locked().fits_at_all(extent_growth(b.txn, nullptr))) return -ENOSPC;
   InodeAttr& a = b.attr(in);
   a.size = std::max(a.size, std::min(new_size, kMaxFileSize));
   a.mtime_ns = a.ctime_ns = t;
@@ -232,6 +261,13 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
     if (!keep && off + len > a.size) {
       a.size = off + len;
       a.mtime_ns = a.ctime_ns = t;
+    }
+    bool allocates = false;
+    const uint64_t growth = extent_growth(b.txn, &allocates);
+    const MetaSpace sp = space_locked();
+    if (allocates ? !sp.fits_allocation(growth) : !sp.fits_at_all(growth)) {
+      free_unmapped(*alloc_, b.txn);
+      return -ENOSPC;
     }
     return commit_txn(b.finish());
   }

@@ -51,7 +51,6 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
                           const Cred& cred, bool open_it, InodeAttr* out) {
   if (opt_.read_only) return -EROFS;
   if (int rc = check_name(name); rc != 0) return rc;
-  if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
   Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
@@ -59,6 +58,8 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
   if (p->attr.nlink == 0) return -ENOENT;  // removed directory still open
   if (p->dir->find(name)) return -EEXIST;
   const bool is_dir = S_ISDIR(mode);
+  if (!space_locked().fits_new(body_size::inode_base(is_dir, target.size()) + body_size::dirent(name.size())))
+    return -ENOSPC;
   if (is_dir && p->attr.nlink >= kLinkMax) return -EMLINK;
   const int64_t t = now();
   InodeAttr a;
@@ -127,7 +128,6 @@ int Metadata::readlink(Ino ino, std::string* target) {
 int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out) {
   if (opt_.read_only) return -EROFS;
   if (int rc = check_name(newname); rc != 0) return rc;
-  if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   Inode* p = model_.find(newparent);
@@ -137,6 +137,7 @@ int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* 
   if (p->attr.nlink == 0 || in->attr.nlink == 0) return -ENOENT;
   if (in->attr.nlink >= kLinkMax) return -EMLINK;
   if (p->dir->find(newname)) return -EEXIST;
+  if (!space_locked().fits_new(body_size::dirent(newname.size()))) return -ENOSPC;
   const int64_t t = now();
   TxnBuilder b;
   b.put_dirent(newparent, ino, p->dir->next_cookie(), newname);
@@ -242,6 +243,9 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
   Inode* s = model_.find(src.ino);
   Inode* d = has_dst ? model_.find(dst.ino) : nullptr;
   if (!s || (has_dst && !d)) return -EIO;
+  // Only a move to a new, longer name grows the checkpoint.
+  if (!has_dst && newname.size() > name.size() && !space_locked().fits_new(newname.size() - name.size()))
+    return -ENOSPC;
   const int64_t t = now();
   TxnBuilder b;
   if (flags & RENAME_EXCHANGE) {
@@ -382,13 +386,16 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
   if (name.size() > kXattrNameMax) return -ERANGE;
   if (value.size() > kXattrValueMax) return -E2BIG;
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return -EINVAL;
-  if (int rc = ensure_room(); rc != 0) return rc;
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
-  const bool exists = in->xattrs.count(std::string(name)) > 0;
+  auto old = in->xattrs.find(std::string(name));
+  const bool exists = old != in->xattrs.end();
   if ((flags & XATTR_CREATE) && exists) return -EEXIST;
   if ((flags & XATTR_REPLACE) && !exists) return -ENODATA;
+  const uint64_t growth = !exists ? body_size::xattr(name.size(), value.size())
+                                  : value.size() > old->second.size() ? value.size() - old->second.size() : 0;
+  if (growth > 0 && !space_locked().fits_new(growth)) return -ENOSPC;
   TxnBuilder b;
   Delta d;
   d.type = DeltaType::kXattrPut;
@@ -428,13 +435,11 @@ int Metadata::statfs(StatFs* out) {
   std::shared_lock lk(ns_mu_);
   out->total_blocks = alloc_->total_bytes() / kBlockSize;
   out->free_blocks = alloc_->free_bytes() / kBlockSize;
-  // Free inodes: what the checkpoint slot still holds, at the bytes per
-  // inode of the newest checkpoint.
-  const uint64_t used = checkpoint_estimate();
-  const uint64_t per_inode = std::max<uint64_t>(128, ckpt_body_bytes_.load() / ckpt_inodes_.load());
-  const uint64_t room = used < layout_.max_body() ? layout_.max_body() - used : 0;
-  out->files_free = room / per_inode;
-  out->files = model_.inodes.size() + out->files_free;
+  // Free space that no extent could be recorded for cannot be written.
+  const MetaSpace sp = space_locked();
+  out->avail_blocks = sp.fits_allocation(kExtentDeltaGrowth) ? out->free_blocks : 0;
+  out->files_free = sp.files_free();
+  out->files = sp.inodes + out->files_free;
   return 0;
 }
 

@@ -18,7 +18,24 @@ Model Model::make_fresh(int64_t now_ns) {
   root->dir = std::make_unique<Directory>();
   root->parent = kRootIno;
   m.inodes.emplace(kRootIno, std::move(root));
+  m.recount_body_bytes();
   return m;
+}
+
+uint64_t body_size::inode(const Inode& in) {
+  uint64_t n = inode_base(in.dir != nullptr, in.symlink.size());
+  for (const auto& [k, v] : in.xattrs) n += xattr(k.size(), v.size());
+  n += in.extents.count() * kExtent;
+  if (in.dir) {
+    for (const auto& [name, ref] : in.dir->names()) n += dirent(name.size());
+  }
+  return n;
+}
+
+void Model::recount_body_bytes() {
+  uint64_t n = body_size::kCounts + orphans.size() * body_size::kOrphan;
+  for (const auto& [ino, in] : inodes) n += body_size::inode(*in);
+  body_bytes = n;
 }
 
 Inode* Model::find(Ino ino) {
@@ -52,6 +69,7 @@ int Model::apply(const Delta& d, std::vector<VolRange>* freed) {
       node->attr = d.attr;
       if (node->is_dir()) node->dir = std::make_unique<Directory>();
       if (node->is_symlink()) node->symlink = d.name;
+      body_bytes += body_size::inode_base(node->dir != nullptr, node->symlink.size());
       inodes.emplace(d.ino, std::move(node));
       next_ino = std::max(next_ino, d.ino + 1);
       return 0;
@@ -62,59 +80,74 @@ int Model::apply(const Delta& d, std::vector<VolRange>* freed) {
       if (freed) {
         for (const auto& [off, e] : it->second->extents.extents()) freed->push_back({e.vol_off, e.len});
       }
+      body_bytes -= body_size::inode(*it->second);
       inodes.erase(it);
-      orphans.erase(d.ino);
+      if (orphans.erase(d.ino) != 0) body_bytes -= body_size::kOrphan;
       return 0;
     }
     case DeltaType::kDirentPut: {
       Inode* p = find(d.ino);
       Inode* c = find(d.child);
       if (!p || !p->dir || !c || d.name.empty()) return -EUCLEAN;
-      p->dir->remove(d.name);
+      if (p->dir->remove(d.name)) body_bytes -= body_size::dirent(d.name.size());
       p->dir->add(d.name, d.child, d.a);
+      body_bytes += body_size::dirent(d.name.size());
       if (c->dir) c->parent = d.ino;
       return 0;
     }
     case DeltaType::kDirentDel: {
       Inode* p = find(d.ino);
       if (!p || !p->dir || !p->dir->remove(d.name)) return -EUCLEAN;
+      body_bytes -= body_size::dirent(d.name.size());
       return 0;
     }
     case DeltaType::kXattrPut: {
       Inode* in = find(d.ino);
       if (!in) return -EUCLEAN;
-      in->xattrs[d.name] = d.value;
+      auto [it, added] = in->xattrs.try_emplace(d.name);
+      body_bytes += added ? body_size::xattr(d.name.size(), d.value.size()) : d.value.size() - it->second.size();
+      it->second = d.value;
       return 0;
     }
     case DeltaType::kXattrDel: {
       Inode* in = find(d.ino);
-      if (!in || in->xattrs.erase(d.name) == 0) return -EUCLEAN;
+      if (!in) return -EUCLEAN;
+      auto it = in->xattrs.find(d.name);
+      if (it == in->xattrs.end()) return -EUCLEAN;
+      body_bytes -= body_size::xattr(it->first.size(), it->second.size());
+      in->xattrs.erase(it);
       return 0;
     }
     case DeltaType::kExtentMap: {
       Inode* in = find(d.ino);
       if (!in || !in->is_reg()) return -EUCLEAN;
+      const size_t before = in->extents.count();
       in->extents.insert(d.a, d.b, d.c, d.written, freed);
+      body_bytes += (in->extents.count() - before) * body_size::kExtent;
       return 0;
     }
     case DeltaType::kExtentUnmap: {
       Inode* in = find(d.ino);
       if (!in || !in->is_reg()) return -EUCLEAN;
+      const size_t before = in->extents.count();
       in->extents.remove(d.a, d.c, freed);
+      body_bytes += (in->extents.count() - before) * body_size::kExtent;
       return 0;
     }
     case DeltaType::kExtentWritten: {
       Inode* in = find(d.ino);
       if (!in || !in->is_reg()) return -EUCLEAN;
+      const size_t before = in->extents.count();
       in->extents.mark_written(d.a, d.b, d.c);
+      body_bytes += (in->extents.count() - before) * body_size::kExtent;
       return 0;
     }
     case DeltaType::kOrphanAdd:
       if (!find(d.ino)) return -EUCLEAN;
-      orphans.insert(d.ino);
+      if (orphans.insert(d.ino).second) body_bytes += body_size::kOrphan;
       return 0;
     case DeltaType::kOrphanDel:
-      orphans.erase(d.ino);
+      if (orphans.erase(d.ino) != 0) body_bytes -= body_size::kOrphan;
       return 0;
   }
   return -EUCLEAN;

@@ -53,6 +53,13 @@ Status check_options(const MkfsOptions& o) {
   if (o.meta_size && *o.meta_size < kMinMetaSize)
     return Status::error(EINVAL, "metadata size " + format_size(*o.meta_size) + " is below the minimum of " +
                                      format_size(kMinMetaSize));
+  if (int(o.meta_size.has_value()) + int(o.inodes.has_value()) + int(o.bytes_per_inode.has_value()) > 1)
+    return Status::error(EINVAL, "give at most one of --meta-size, --inodes and --bytes-per-inode");
+  if (o.bytes_per_inode && *o.bytes_per_inode < kMinBytesPerInode)
+    return Status::error(EINVAL, "bytes per inode " + std::to_string(*o.bytes_per_inode) + " is below the minimum of " +
+                                     std::to_string(kMinBytesPerInode));
+  if (o.inodes && (*o.inodes == 0 || *o.inodes > (uint64_t{1} << 40)))
+    return Status::error(EINVAL, "inode count " + std::to_string(*o.inodes) + " is out of range (1 to 2^40)");
   return Status::ok();
 }
 
@@ -153,8 +160,27 @@ Status sync_all(const std::vector<Candidate>& cs) {
 
 }  // namespace
 
-uint64_t default_meta_size(uint64_t volume_size, uint64_t row) {
-  return round_up(std::clamp(volume_size / 16, kMinMetaSize, kMaxDefaultMetaSize), row);
+uint64_t checkpoint_capacity(uint64_t meta_size) {
+  constexpr uint64_t kMiB = 1 << 20;
+  const uint64_t journal = round_down(std::clamp<uint64_t>(meta_size / 4, kMiB, 256 * kMiB), kBlockSize);
+  if (meta_size < journal + 2 * 2 * kBlockSize) return 0;
+  return round_down((meta_size - journal) / 2, kBlockSize) - kBlockSize;  // a slot less its header block
+}
+
+uint64_t meta_size_for_files(uint64_t files, uint64_t row) {
+  const uint64_t body = files * kMetaBytesPerFile;
+  // Journal = a quarter of the area (up to 256 MiB), slots = the rest
+  // halved: the area is 8/3 of a slot, or two slots plus 256 MiB.
+  constexpr uint64_t kMaxJournal = 256ull << 20;
+  const uint64_t slot = body + kBlockSize;
+  uint64_t size = slot / 3 * 8;
+  if (size / 4 > kMaxJournal) size = 2 * slot + kMaxJournal;
+  size = round_up(std::max(kMinMetaSize, size), row);
+  while (checkpoint_capacity(size) < body && size < (uint64_t{1} << 62)) {
+    const uint64_t missing = body - checkpoint_capacity(size);
+    size = round_up(size + 2 * missing, row);
+  }
+  return size;
 }
 
 Expected<MkfsResult> make_volume(const MkfsOptions& o) {
@@ -189,13 +215,23 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
   uint64_t member_data = smallest.final_size > kDefaultDataStart
                              ? round_down(smallest.final_size - kDefaultDataStart, unit)
                              : 0;
-  uint64_t meta = o.meta_size ? round_up(*o.meta_size, row) : default_meta_size(member_data * n, row);
+  uint64_t files = 0;
+  if (o.inodes) {
+    files = *o.inodes;
+  } else if (!o.meta_size) {
+    files = member_data * n / o.bytes_per_inode.value_or(kDefaultBytesPerInode);
+  }
+  uint64_t meta = o.meta_size ? round_up(*o.meta_size, row) : meta_size_for_files(files, row);
   // The data area must be at least as large as the metadata area.
   if (member_data == 0 || meta > member_data * n / 2) {
     uint64_t need = kDefaultDataStart + round_up((2 * meta + n - 1) / n, unit);
+    std::string hint;
+    if (member_data > 0 && (o.inodes || o.bytes_per_inode))
+      hint = " (" + std::to_string(files) + " files need a " + format_size(meta) +
+             " metadata area: ask for fewer files)";
     return refuse(smallest.id.path, "too small (" + format_size(smallest.final_size) + "); " + std::to_string(n) +
                                         " member(s) with a " + format_size(meta) +
-                                        " metadata area need at least " + format_size(need) + " each");
+                                        " metadata area need at least " + format_size(need) + " each" + hint);
   }
 
   Superblock sb;
@@ -257,6 +293,7 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
 
   MkfsResult result;
   result.superblock = sb;
+  result.files_planned = checkpoint_capacity(meta) / kMetaBytesPerFile;
   for (const Candidate& c : cs) result.members.push_back(c.id.path);
   return result;
 }

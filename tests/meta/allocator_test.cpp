@@ -22,6 +22,25 @@ TEST(Allocator, FirstAllocationIsStripeAligned) {
   EXPECT_EQ(r[0].len, 8 * B);
 }
 
+TEST(Allocator, SuccessiveWindowsStartOnSuccessiveMembers) {
+  constexpr uint64_t kUnit = kStripe / 4;  // four members
+  Allocator a(kBase, 64 << 20, kStripe, 1 << 20, kUnit);
+  int on_member[4] = {0, 0, 0, 0};
+  for (Ino owner = 1; owner <= 40; ++owner) {
+    // A small file: one allocation, then its last close gives the rest of
+    // its window back.
+    std::vector<VolRange> r;
+    ASSERT_EQ(a.allocate(owner, 0, 2 * B, &r), 0);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].off % kUnit, 0u) << "window start off a stripe unit";
+    const uint64_t member = r[0].off % kStripe / kUnit;
+    EXPECT_EQ(member, (owner - 1) % 4) << "file " << owner;
+    ++on_member[member];
+    a.drop_reservation(owner);
+  }
+  for (int m = 0; m < 4; ++m) EXPECT_EQ(on_member[m], 10) << "member " << m;
+}
+
 TEST(Allocator, SequentialWritersStayContiguousWhenInterleaved) {
   Allocator a(kBase, 64 << 20, kStripe, 1 << 20);
   std::vector<VolRange> f1, f2;

@@ -150,5 +150,84 @@ TEST(PeregrineCli, PidFileOfAForegroundDaemonIsRemovedWhenItExits) {
   EXPECT_FALSE(std::filesystem::exists(pid_file)) << pid_file << " outlived the daemon";
 }
 
+
+// The metadata area is sized for a number of files (mkfs --bytes-per-inode,
+// --inodes; docs/format.md, section 4), and `peregrine info` shows its size
+// and use: how much is taken and about how many more files fit.
+std::string line_of(const std::string& text, const std::string& key) {
+  size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  size_t end = text.find('\n', at);
+  return text.substr(at, end - at);
+}
+uint64_t number_after(const std::string& text, const std::string& key) {
+  size_t at = text.find(key);
+  return at == std::string::npos ? 0 : std::stoull(text.substr(at + key.size()));
+}
+
+TEST(PeregrineCli, MkfsSizesTheMetadataAreaForFilesAndInfoShowsItsUse) {
+  TempDir dir("peregrine-cli");
+  const std::string a = dir / "a", b = dir / "b";
+  // 2 x 128M: 254 MiB of volume. The default (one file per 64K) asks for
+  // less than the 16 MiB minimum.
+  RunResult r = run({peregrine_bin(), "mkfs", "--size", "128M", a, b});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "metadata area:    offset 0, 16 MiB")) << r.out;
+  EXPECT_TRUE(contains(r.out, "metadata holds:   24560 files at 256 bytes each")) << r.out;
+  r = run({peregrine_bin(), "info", a, b});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "metadata split:   journal 4 MiB, two checkpoint slots of 6 MiB")) << r.out;
+  EXPECT_TRUE(contains(r.out, "for 1 inodes (never mounted)")) << r.out;
+  const uint64_t fresh_free = number_after(r.out, "files free:       about ");
+  // 6 MiB less its header and reserves, at 128 bytes per file.
+  EXPECT_GT(fresh_free, 45000u) << line_of(r.out, "files free:");
+  EXPECT_LT(fresh_free, 49152u) << line_of(r.out, "files free:");
+
+  // --inodes 100000: 25.6 MB of checkpoint, so slots of that size, a
+  // quarter of the area for the journal, rounded up to whole stripe rows.
+  r = run({peregrine_bin(), "mkfs", "--force", "--inodes", "100000", a, b});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "metadata area:    offset 0, 66816 KiB")) << r.out;
+  EXPECT_TRUE(contains(r.out, "metadata holds:   100208 files")) << r.out;
+  // --bytes-per-inode 2K: 254 MiB / 2 KiB = 130048 files.
+  r = run({peregrine_bin(), "mkfs", "--force", "-i", "2K", a, b});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_GE(number_after(r.out, "metadata holds:   "), 130048u) << r.out;
+  EXPECT_LT(number_after(r.out, "metadata holds:   "), 130048u + 2000) << r.out;
+
+  r = run({peregrine_bin(), "mkfs", "--force", "--inodes", "0", a, b});
+  EXPECT_EQ(r.code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "--inodes: '0' is not a positive whole number")) << r.describe();
+  r = run({peregrine_bin(), "mkfs", "--force", "--inodes", "5000", "--bytes-per-inode", "4K", a, b});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "at most one of --meta-size, --inodes and --bytes-per-inode")) << r.describe();
+  r = run({peregrine_bin(), "mkfs", "--force", "--inodes", "10000000", a, b});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "10000000 files need a")) << r.describe();
+
+  r = run({peregrine_bin(), "mkfs", "--help"});
+  EXPECT_TRUE(contains(r.out, "--bytes-per-inode ] SIZE")) << r.out;
+  EXPECT_TRUE(contains(r.out, "at 256 bytes per file")) << r.out;
+}
+
+TEST(PeregrineCli, InfoCountsTheFilesOfAMountedVolume) {
+  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  Volume v;
+  RunResult m = v.mkfs();
+  ASSERT_EQ(m.code, 0) << m.describe();
+  m = v.mount();
+  ASSERT_EQ(m.code, 0) << m.describe();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(write_file(v.at("f" + std::to_string(i)), "x"));
+  int status = v.unmount();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "daemon wait status " << status;
+  std::vector<std::string> argv = {peregrine_bin(), "info"};
+  for (const std::string& member : v.members()) argv.push_back(member);
+  RunResult r = run(argv);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "for 101 inodes\n")) << r.out;
+  // Each file: inode 82 bytes, entry 17 + 2 or 3, one extent 25.
+  EXPECT_TRUE(contains(r.out, "more, at 128 bytes each")) << r.out;
+}
+
 }  // namespace
 }  // namespace peregrine::fstest

@@ -51,7 +51,7 @@ TEST_F(MkfsTest, CreatesAVolumeThatAssemblesWithTheSameGeometry) {
   EXPECT_EQ(sb.data_start, kDefaultDataStart);
   EXPECT_EQ(sb.member_data_size, 15 * kMiB);
   EXPECT_EQ(sb.meta_offset, 0u);
-  EXPECT_EQ(sb.meta_size, default_meta_size(45 * kMiB, 3 * 64 * 1024));
+  EXPECT_EQ(sb.meta_size, meta_size_for_files(45 * kMiB / kDefaultBytesPerInode, 3 * 64 * 1024));
   EXPECT_EQ(sb.label, "scratch");
   EXPECT_EQ(r->members, m);
 
@@ -135,11 +135,63 @@ TEST_F(MkfsTest, MetaSizeIsRoundedUpToWholeStripeRows) {
   EXPECT_LT(r->superblock.meta_size, 20 * kMiB + row);
 }
 
-TEST_F(MkfsTest, DefaultMetaSizeIsASixteenthWithinBounds) {
-  EXPECT_EQ(default_meta_size(64 * kMiB, 65536), kMinMetaSize);
-  EXPECT_EQ(default_meta_size(1024 * kMiB, 65536), 64 * kMiB);
-  EXPECT_EQ(default_meta_size(1ull << 40, 65536), kMaxDefaultMetaSize);
-  EXPECT_EQ(default_meta_size(1024 * kMiB, 3 * 65536) % (3 * 65536), 0u);
+TEST_F(MkfsTest, MetaSizeIsTheSmallestThatHoldsTheFiles) {
+  EXPECT_EQ(meta_size_for_files(0, 65536), kMinMetaSize);
+  EXPECT_EQ(meta_size_for_files(1000, 65536), kMinMetaSize);
+  EXPECT_EQ(meta_size_for_files(1000, 3 * 65536) % (3 * 65536), 0u);
+  for (uint64_t row : {uint64_t{65536}, uint64_t{3 * 65536}, uint64_t{4 * 128 * 1024}}) {
+    for (uint64_t files : {uint64_t{100'000}, uint64_t{1'000'000}, uint64_t{3'000'000}, uint64_t{100'000'000}}) {
+      const uint64_t m = meta_size_for_files(files, row);
+      EXPECT_EQ(m % row, 0u) << files;
+      EXPECT_GE(checkpoint_capacity(m), files * kMetaBytesPerFile) << files << " files, row " << row;
+      EXPECT_LT(checkpoint_capacity(m - row), files * kMetaBytesPerFile) << files << " files, row " << row
+                                                                         << ": a smaller area would do";
+    }
+  }
+  // The documented split: a 16 MiB area has a 4 MiB journal and two 6 MiB
+  // slots, each less its 4 KiB header.
+  EXPECT_EQ(checkpoint_capacity(16 * kMiB), 6 * kMiB - 4096);
+  // Past 1 GiB the journal stays at 256 MiB and the slots take the rest.
+  EXPECT_EQ(checkpoint_capacity(2304 * kMiB), 1024 * kMiB - 4096);
+}
+
+TEST_F(MkfsTest, BytesPerInodeAndInodesSizeTheMetadataArea) {
+  auto m = make_files("m", 2, 128 * kMiB);  // 254 MiB of volume
+  MkfsOptions o;
+  o.members = m;
+  o.bytes_per_inode = 2048;  // 130048 files
+  auto r = make_volume(o);
+  ASSERT_TRUE(r) << r.status().message();
+  const uint64_t row = 2 * kDefaultStripeUnit;
+  EXPECT_EQ(r->superblock.meta_size, meta_size_for_files(254 * kMiB / 2048, row));
+  EXPECT_GT(r->superblock.meta_size, kMinMetaSize);
+  EXPECT_GE(r->files_planned, 254 * kMiB / 2048);
+
+  o = MkfsOptions{};
+  o.members = m;
+  o.force = true;
+  o.inodes = 150'000;
+  r = make_volume(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->superblock.meta_size, meta_size_for_files(150'000, row));
+  EXPECT_GE(r->files_planned, 150'000u);
+
+  o.inodes = 2'000'000;  // 512 MB of checkpoint: more than the volume
+  r = make_volume(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("2000000 files need a"), std::string::npos) << r.status().message();
+
+  o.bytes_per_inode = 4096;
+  r = make_volume(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("at most one of --meta-size, --inodes and --bytes-per-inode"),
+            std::string::npos)
+      << r.status().message();
+  o.inodes.reset();
+  o.bytes_per_inode = 512;
+  r = make_volume(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("below the minimum of 1024"), std::string::npos) << r.status().message();
 }
 
 TEST_F(MkfsTest, RefusesAnExistingPeregrineMemberUnlessForced) {

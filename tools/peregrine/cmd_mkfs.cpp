@@ -3,6 +3,7 @@
 // when a member is refused), 2 bad command line.
 #include <boost/program_options.hpp>
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -51,8 +52,12 @@ int cmd_mkfs(int argc, char** argv) {
       ("label,L", po::value<std::string>()->value_name("LABEL"), "volume label, at most 63 bytes")
       ("size", po::value<std::string>()->value_name("SIZE"),
        "create regular-file members, or extend smaller ones, to SIZE")
+      ("bytes-per-inode,i", po::value<std::string>()->value_name("SIZE"),
+       "size the metadata area for one file per SIZE of volume (default 64K, at least 1K)")
+      ("inodes,N", po::value<std::string>()->value_name("COUNT"),
+       "size the metadata area for COUNT files")
       ("meta-size", po::value<std::string>()->value_name("SIZE"),
-       "metadata area size (default 1/16 of the volume, 16M..2G)")
+       "metadata area size, instead of sizing it for a number of files")
       ("force,f", "overwrite existing filesystems, partition tables and peregrine volumes");
   po::variables_map vm;
   std::vector<std::string> members;
@@ -63,7 +68,14 @@ int cmd_mkfs(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) {
-    std::cout << opts << "\nSIZE takes a K, M, G or T suffix (powers of 1024).\n";
+    std::cout << opts
+              << "\nSIZE takes a K, M, G or T suffix (powers of 1024).\n\n"
+                 "The metadata area holds every inode, directory entry, xattr and extent\n"
+                 "(twice: two checkpoint slots, plus a journal). mkfs makes it large enough\n"
+                 "for one file per 64K of volume (--bytes-per-inode), or for --inodes files,\n"
+                 "at 256 bytes per file (a name of about 150 bytes and a few extents), and\n"
+                 "at least 16M. Files with shorter names take less: `df -i` and\n"
+                 "`peregrine info` count with what the files there take.\n";
     return 0;
   }
   if (members.empty()) {
@@ -76,7 +88,17 @@ int cmd_mkfs(int argc, char** argv) {
   o.members = members;
   o.force = vm.count("force") > 0;
   if (vm.count("label")) o.label = vm["label"].as<std::string>();
-  for (const char* name : {"stripe-unit", "size", "meta-size"}) {
+  if (vm.count("inodes")) {
+    const std::string text = vm["inodes"].as<std::string>();
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n == 0) {
+      std::fprintf(stderr, "%s: --inodes: '%s' is not a positive whole number\n", prog, text.c_str());
+      return 2;
+    }
+    o.inodes = n;
+  }
+  for (const char* name : {"stripe-unit", "size", "meta-size", "bytes-per-inode"}) {
     if (!vm.count(name)) continue;
     auto v = size_option(vm, name);
     if (!v) {
@@ -92,6 +114,8 @@ int cmd_mkfs(int argc, char** argv) {
       o.stripe_unit = static_cast<uint32_t>(*v);
     } else if (n == "size") {
       o.size = *v;
+    } else if (n == "bytes-per-inode") {
+      o.bytes_per_inode = *v;
     } else {
       o.meta_size = *v;
     }
@@ -103,6 +127,9 @@ int cmd_mkfs(int argc, char** argv) {
     return 1;
   }
   std::printf("created peregrine %s", describe_volume(made->superblock, made->members).c_str());
+  std::printf("  %-18s%llu files at %llu bytes each (more with shorter names)\n", "metadata holds:",
+              static_cast<unsigned long long>(made->files_planned),
+              static_cast<unsigned long long>(kMetaBytesPerFile));
   return 0;
 }
 

@@ -4,9 +4,12 @@
 // (best fit). Sequential writers get large contiguous, stripe-aligned
 // allocations: the first allocation of a file carves a window (a multiple
 // of stripe_unit x member_count, at least Options::alloc_window) starting on
-// a full-stripe boundary, hands out what was asked, and keeps the rest as
+// a stripe-unit boundary, hands out what was asked, and keeps the rest as
 // the file's in-memory reservation, from which the file's next allocations
-// continue contiguously. Reservations are never persisted (a crash simply
+// continue contiguously. Successive windows start on successive members
+// (window k on member k mod member_count): a file smaller than a stripe
+// unit lives on the member its window starts on, and if every window
+// started on member 0, a tree of small files would put all its data there. Reservations are never persisted (a crash simply
 // forgets them) and are given back at close, at delete, or when the volume
 // would otherwise be full.
 //
@@ -36,7 +39,10 @@ namespace peregrine::meta {
 
 class Allocator {
  public:
-  Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window);
+  // stripe_unit: the member step of window starts (0: every window starts on
+  // a full-stripe boundary, member 0).
+  Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window,
+            uint64_t stripe_unit = 0);
 
   // Rebuild: marks [off, off + len) in use. false when part of it is not
   // free (two extents overlap, or outside the data area).
@@ -64,14 +70,17 @@ class Allocator {
  private:
   void insert_free(uint64_t off, uint64_t len);   // merges neighbours
   void take(uint64_t off, uint64_t len);          // must lie in one free extent
-  // Finds a free region of at least `want` bytes, stripe-aligned if it can.
-  bool find_region(uint64_t want, uint64_t* off, uint64_t* len);
+  // Finds a free region of at least `want` bytes starting `phase` bytes past
+  // a full-stripe boundary if it can (*aligned says whether it did).
+  bool find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned);
   void drop_reservation_locked(Ino owner);
 
   const uint64_t data_offset_;
   const uint64_t data_size_;
   const uint64_t stripe_width_;
   const uint64_t window_;
+  const uint64_t unit_;  // divides stripe_width_
+
 
   mutable std::mutex mu_;
   std::map<uint64_t, uint64_t> by_off_;
@@ -81,6 +90,7 @@ class Allocator {
   uint64_t reserved_bytes_ = 0;
   std::deque<std::pair<uint64_t, VolRange>> deferred_;
   uint64_t deferred_bytes_ = 0;
+  uint64_t windows_ = 0;  // windows carved so far: the next starts on member windows_ mod N
 };
 
 }  // namespace peregrine::meta

@@ -48,6 +48,7 @@
 #include "peregrine/meta/journal.h"
 #include "peregrine/meta/layout.h"
 #include "peregrine/meta/model.h"
+#include "peregrine/meta/space.h"
 #include "peregrine/meta/types.h"
 #include "peregrine/util/result.h"
 #include "peregrine/volume/volume_io.h"
@@ -65,8 +66,11 @@ struct StatFs {
   uint64_t block_size = kBlockSize;
   uint64_t total_blocks = 0;
   uint64_t free_blocks = 0;
+  // Blocks that can still be written to: free_blocks, or 0 once the
+  // metadata area has no room left to map them (MetaSpace).
+  uint64_t avail_blocks = 0;
   uint64_t files = 0;
-  uint64_t files_free = 0;
+  uint64_t files_free = 0;  // MetaSpace::files_free()
   uint32_t name_max = kNameMax;
 };
 
@@ -226,6 +230,8 @@ class Metadata {
   uint64_t journal_batches() const { return journal_->batches_written(); }
   JournalPosition journal_position() const { return journal_->position(); }
   const MetaLayout& layout() const { return layout_; }
+  // Use of the metadata area (what statfs reports from).
+  MetaSpace space() const;
   // Last error message of a failed checkpoint (e.g. "does not fit").
   std::string last_error() const;
 
@@ -234,15 +240,12 @@ class Metadata {
   Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout);
 
   int64_t now() const { return opt_.clock(); }
-  // Room for the next checkpoint. Every change grows the next checkpoint by
-  // about what it adds to the journal, so the last checkpoint's size plus
-  // the journal bytes since (with a margin) bound it. An operation that adds
-  // metadata first calls ensure_room(): when the bound passes a slot, it
-  // checkpoints to learn the real size, and refuses with ENOSPC if even that
-  // leaves no room — rather than accept a change no checkpoint could hold.
-  // Call without ns_mu_.
-  int ensure_room();
-  uint64_t checkpoint_estimate() const;
+  // The metadata area's use, from the Model's exact checkpoint body size.
+  // Operations check it (space.h) before they apply a change that grows the
+  // body, so no checkpoint ever outgrows its slot. Caller holds ns_mu_.
+  MetaSpace space_locked() const {
+    return MetaSpace{layout_.max_body(), model_.body_bytes, model_.inodes.size()};
+  }
   // Applies and journals a transaction; caller holds ns_mu_ exclusively.
   int commit_txn(Txn&& txn);
   // Journals the deferred timestamps of `in` (or of every such inode).
@@ -269,8 +272,6 @@ class Metadata {
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
   uint64_t ckpt_seq_ = 0;  // commit leader only
-  std::atomic<uint64_t> ckpt_body_bytes_{0};  // body size of the newest checkpoint
-  std::atomic<uint64_t> ckpt_inodes_{1};      // inodes in it
   MountReport report_;
   mutable std::mutex err_mu_;
   std::string last_error_;

@@ -22,26 +22,44 @@ inline constexpr uint32_t kDefaultStripeUnit = 128 * 1024;
 // 1 MiB: room for both superblock copies, and aligned for every stripe unit.
 inline constexpr uint64_t kDefaultDataStart = 1024 * 1024;
 inline constexpr uint64_t kMinMetaSize = 16ull << 20;
-inline constexpr uint64_t kMaxDefaultMetaSize = 2ull << 30;
+// Sizing the metadata area (docs/format.md, section 4): room for one file
+// per kDefaultBytesPerInode of volume, each file budgeted at
+// kMetaBytesPerFile of checkpoint (an inode, its entry with a name of about
+// 150 bytes, a few extents). Files with shorter names take less: statfs
+// and `peregrine info` count with what the files there really take.
+inline constexpr uint64_t kDefaultBytesPerInode = 64 * 1024;
+inline constexpr uint64_t kMinBytesPerInode = 1024;
+inline constexpr uint64_t kMetaBytesPerFile = 256;
 
 struct MkfsOptions {
   std::vector<std::string> members;    // member index = position here
   uint32_t stripe_unit = kDefaultStripeUnit;
   std::string label;
   std::optional<uint64_t> size;        // create or extend regular-file members to this size
-  std::optional<uint64_t> meta_size;   // rounded up to stripe_unit x member count
+  // At most one of these three: the metadata area's size (rounded up to
+  // stripe_unit x member count), or the files it must hold, given directly
+  // or as one per bytes_per_inode of volume (the default, at
+  // kDefaultBytesPerInode).
+  std::optional<uint64_t> meta_size;
+  std::optional<uint64_t> inodes;
+  std::optional<uint64_t> bytes_per_inode;
   bool force = false;                  // overwrite existing signatures and peregrine members
 };
 
 struct MkfsResult {
   Superblock superblock;               // member 0's copy; the shared fields hold for all
+  uint64_t files_planned = 0;          // files the area was sized for (0 with --meta-size)
   std::vector<std::string> members;    // paths in index order
 };
 
-// Default metadata area for a volume: 1/16 of it, clamped to
-// [kMinMetaSize, kMaxDefaultMetaSize], rounded up to a multiple of `row`
-// (stripe unit x member count).
-uint64_t default_meta_size(uint64_t volume_size, uint64_t row);
+// The smallest metadata area, a multiple of `row` (stripe unit x member
+// count) and at least kMinMetaSize, whose checkpoint slots (split as the
+// metadata layer splits the area: docs/metadata-format.md, section 1) hold
+// `files` files of kMetaBytesPerFile bytes each.
+uint64_t meta_size_for_files(uint64_t files, uint64_t row);
+// The checkpoint body that fits a slot of a metadata area of `meta_size`
+// bytes (the metadata layer's split, repeated here for sizing).
+uint64_t checkpoint_capacity(uint64_t meta_size);
 
 Expected<MkfsResult> make_volume(const MkfsOptions& options);
 
