@@ -1,6 +1,7 @@
 // Namespace operations against expected POSIX results: create/lookup,
 // link counts, unlink/rmdir errors, rename cases, setgid, symlinks,
-// xattrs, readdir cookies, timestamps, unlink of open files.
+// xattrs, readdir cookies, timestamps, unlink of open files, O_TMPFILE
+// inodes, suid/sgid removal.
 #include <linux/fs.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>

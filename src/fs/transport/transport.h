@@ -53,6 +53,9 @@ class TransportHost {
     bool pin_rings = false;               // pin each ring thread to its queue's CPU
   };
   virtual Limits transport_limits() const = 0;
+  // INIT flags (fuse_wire.h) the filesystem serves that libfuse 3.14
+  // cannot ask for; the transport grants those the kernel offers.
+  virtual uint64_t wanted_init_flags() const { return 0; }
   // The session is mounted with this /dev/fuse descriptor (libfuse's own;
   // its workers read clones of it). Called by Transport::install().
   virtual void session_mounted(int /*session_fd*/) {}
