@@ -5,11 +5,14 @@
 // caller is not in its group (without group-execute, setgid means mandatory
 // locking and stays for members); root keeps both, except through chown.
 // Each mode is read back with statx(STATX_MODE) alone, as stat -c %a does,
-// so a kernel attribute cache left stale is seen too. In both cache modes.
+// so a kernel attribute cache left stale is seen too. File capabilities
+// go with any write. In both cache modes.
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <functional>
@@ -131,6 +134,30 @@ TEST_P(SetuidTest, WritesTruncatesAndChownsTakeTheBitsAsOnALocalFilesystem) {
   int n = 0;
   for (const Case& c : cases) check(c, "f" + std::to_string(n++));
   // Contents, owners and modes alike in both trees (the writes happened).
+  expect_same_trees();
+}
+
+// File capabilities (security.capability) go with any write, root's too.
+TEST_P(SetuidTest, AWriteRemovesFileCapabilities) {
+  ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
+  vfs_cap_data cap{};
+  cap.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE;
+  cap.data[0].permitted = 1u << CAP_NET_RAW;
+  for (Who who : {Who::kRoot, Who::kNobody}) {
+    const std::string name = who == Who::kRoot ? "by-root" : "by-nobody";
+    same(("write " + name + ": the capability is gone").c_str(), [&](const std::string& root) {
+      const std::string path = root + "/" + name;
+      if (!write_file(path, "binary") || ::chmod(path.c_str(), 0777) != 0 ||
+          ::setxattr(path.c_str(), "security.capability", &cap, sizeof cap, 0) != 0) {
+        return outcome(-1);
+      }
+      Outcome w = who == Who::kNobody ? as_nobody([&] { return outcome(append(path, "!") ? 0 : -1); })
+                                      : outcome(append(path, "!") ? 0 : -1);
+      if (w.ret != 0) return Outcome{-2, w.err};
+      char buf[64];
+      return outcome(::getxattr(path.c_str(), "security.capability", buf, sizeof buf));
+    });
+  }
   expect_same_trees();
 }
 

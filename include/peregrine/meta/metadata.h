@@ -204,7 +204,8 @@ class Metadata {
   int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out);
   // Allocates (unwritten) whatever is unmapped in the blocks covering
   // [off, off + len) and returns the block-aligned ranges to write. Does not
-  // change the size. EFBIG past 2^60, ENOSPC when the volume is full.
+  // change the size. Removes the file's security.capability xattr (a
+  // written file loses its file capabilities). EFBIG past 2^60, ENOSPC when the volume is full.
   int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out);
   // After the data writes of `ranges` completed: marks them written (only
   // where the file still maps them to the same volume bytes), raises the

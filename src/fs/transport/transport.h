@@ -9,8 +9,9 @@
 //              replies; /dev/fuse still carries INIT, FORGET, INTERRUPT and
 //              whatever arrives before every ring is registered.
 // Both own INIT's reply so they can ask for what libfuse 3.14 cannot
-// (FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_OVER_IO_URING) and both mark direct-IO
-// opens FOPEN_PARALLEL_DIRECT_WRITES.
+// (FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_OVER_IO_URING, FUSE_HANDLE_KILLPRIV_V2),
+// both mark direct-IO opens FOPEN_PARALLEL_DIRECT_WRITES, and both hand
+// operations what libfuse 3.14 drops from requests (request_marks.h).
 //
 // Thread rules: the daemon's main thread creates the transport, installs it
 // after fuse_session_mount(), calls serve() (which returns when the session
