@@ -54,7 +54,8 @@ uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fs
   if (!S_ISREG(a.mode)) return 0;
   uint32_t drop = a.mode & S_ISUID;
   if ((a.mode & S_ISGID) != 0) {
-    bool keep = (a.mode & S_IXGRP) == 0 && ((!lacks_fsetid && fuse_req_ctx(req)->uid == 0) || caller_in_group(req, a.gid));
+    const bool capable = !lacks_fsetid && fuse_req_ctx(req)->uid == 0;
+    const bool keep = (a.mode & S_IXGRP) == 0 && (capable || caller_in_group(req, a.gid));
     if (!keep) drop |= S_ISGID;
   }
   return drop;

@@ -1,7 +1,7 @@
-// Open files: open, create (also O_TMPFILE), flush, release, fsync. The page-cache policy
-// is chosen here: `direct` sends every read and write to the daemon,
-// `writeback` lets the kernel cache (the kernel still sends O_DIRECT IO of
-// the application straight through).
+// Open files: open, create (also O_TMPFILE), flush, release, fsync. The
+// page-cache policy is chosen here: `direct` sends every read and write to
+// the daemon, `writeback` lets the kernel cache (the kernel still sends
+// O_DIRECT IO of the application straight through).
 #include <cerrno>
 
 #include "fs_context.h"
