@@ -105,6 +105,10 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ASYNC_DIO | FUSE_CAP_PARALLEL_DIROPS;
   if (f.cache == config::CacheMode::kWriteback) want |= FUSE_CAP_WRITEBACK_CACHE;
   conn->want |= (want & conn->capable);
+  // libfuse asks for FUSE_HANDLE_KILLPRIV by default; the transport asks
+  // for its successor, FUSE_HANDLE_KILLPRIV_V2, whose marks say when the
+  // caller lacks CAP_FSETID (fs_context.h, suidgid_to_drop).
+  conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
   conn->max_write = f.max_request_bytes;
   conn->max_readahead = f.max_request_bytes;
   conn->max_background = f.max_background;
@@ -245,6 +249,7 @@ int run_daemon(const DaemonOptions& o) {
   for (std::string& a : argv_s) argv.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, static_cast<TransportHost*>(&ctx));
+  ctx.session = se;
   int exit_code = 0;
   if (se == nullptr) {
     exit_code = fail(Status::error(EIO, "cannot create the FUSE session (is /dev/fuse available?)"));

@@ -1,7 +1,9 @@
-// getattr and setattr (chmod, chown, truncate, utimens).
+// getattr and setattr (chmod, chown, truncate, utimens), and the suid/sgid
+// bits chown and truncate remove.
 #include <cerrno>
 
 #include "fs_context.h"
+#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -45,9 +47,27 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   reply_attr_or_error(req, rc, a);
 }
 
+// Which suid/sgid bits this SETATTR takes from the file. Under
+// FUSE_HANDLE_KILLPRIV_V2 the kernel sends no mode for them: a truncate by
+// a caller without CAP_FSETID is marked; a chown(2) is not, and always
+// takes them (the VFS's rule for root too); the kernel's file_remove_privs()
+// (a cached write, fallocate) and chown(2) to -1, -1 come as a SETATTR
+// naming no attribute. A SETATTR that sets the mode itself decides.
+uint32_t suidgid_to_drop_in_setattr(fuse_req_t req, fuse_ino_t ino, int to_set) {
+  const RequestMarks& marks = tls_request_marks;
+  if (to_set & FUSE_SET_ATTR_MODE) return 0;
+  const bool chown = (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0;
+  const bool truncate = marks.kill_suidgid && (to_set & FUSE_SET_ATTR_SIZE);
+  if (!chown && !truncate && !marks.remove_privs) return 0;
+  meta::InodeAttr a;
+  if (context(req).meta.getattr(ino, &a) != 0) return 0;  // setattr reports it
+  return suidgid_to_drop(req, a, truncate);
+}
+
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   FsContext& fs = context(req);
   meta::SetAttrIn in;
+  in.clear_mode = suidgid_to_drop_in_setattr(req, ino, to_set);
   if (to_set & FUSE_SET_ATTR_MODE) {
     in.valid |= meta::SetAttrIn::kMode;
     in.mode = attr->st_mode & 07777;

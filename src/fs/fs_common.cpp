@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -24,6 +25,58 @@ void fill_stat(const meta::InodeAttr& a, struct stat* st) {
   st->st_mtim.tv_nsec = a.mtime_ns % 1000000000;
   st->st_ctim.tv_sec = a.ctime_ns / 1000000000;
   st->st_ctim.tv_nsec = a.ctime_ns % 1000000000;
+}
+
+namespace {
+
+// Whether the caller of `req` has `gid` as its filesystem group or as a
+// supplementary group (read from /proc by libfuse: FUSE passes only one
+// gid). If the list cannot be read, it is taken as not: the bit goes, the
+// safe side.
+bool caller_in_group(fuse_req_t req, uint32_t gid) {
+  if (fuse_req_ctx(req)->gid == gid) return true;
+  std::vector<gid_t> groups(32);
+  for (;;) {
+    int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+    if (n < 0) return false;
+    if (static_cast<size_t>(n) > groups.size()) {
+      groups.resize(static_cast<size_t>(n));
+      continue;
+    }
+    groups.resize(static_cast<size_t>(n));
+    return std::find(groups.begin(), groups.end(), gid) != groups.end();
+  }
+}
+
+}  // namespace
+
+uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid) {
+  if (!S_ISREG(a.mode)) return 0;
+  uint32_t drop = a.mode & S_ISUID;
+  if ((a.mode & S_ISGID) != 0) {
+    const bool capable = !lacks_fsetid && fuse_req_ctx(req)->uid == 0;
+    const bool keep = (a.mode & S_IXGRP) == 0 && (capable || caller_in_group(req, a.gid));
+    if (!keep) drop |= S_ISGID;
+  }
+  return drop;
+}
+
+int drop_suidgid_for_write(fuse_req_t req, FsContext& fs, uint64_t ino) {
+  meta::InodeAttr a;
+  int rc = fs.meta.getattr(ino, &a);
+  if (rc != 0) return rc;
+  meta::SetAttrIn in;
+  in.clear_mode = suidgid_to_drop(req, a, true);
+  if (in.clear_mode == 0) return 0;  // the usual case: nothing to remove
+  rc = fs.meta.setattr(ino, in, &a);
+  if (rc == 0) attributes_changed(fs, ino);
+  return rc;
+}
+
+void attributes_changed(FsContext& fs, uint64_t ino) {
+  // A negative offset: attributes only, so no writeback of dirty pages
+  // that would need this daemon to serve them first.
+  if (fs.session != nullptr) fuse_lowlevel_notify_inval_inode(fs.session, ino, -1, 0);
 }
 
 fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {

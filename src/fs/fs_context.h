@@ -23,6 +23,7 @@
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
+#include "transport/fuse_wire.h"
 #include "transport/transport.h"
 
 namespace peregrine::fs {
@@ -47,6 +48,7 @@ struct FsContext final : TransportHost {
   // Workers read cloned descriptors; one reading this one means cloning
   // failed and every worker shares it (and its blocking mode).
   int session_fd = -1;
+  fuse_session* session = nullptr;  // set before the session serves
 
   // TransportHost: the batching request reader for libfuse's workers, and
   // staging on the io-uring transport's ring threads.
@@ -54,6 +56,11 @@ struct FsContext final : TransportHost {
     return Limits{settings.fuse.workers, settings.fuse.ring_depth, settings.fuse.max_request_bytes,
                   settings.fuse.pin_rings};
   }
+  // The filesystem, not the kernel, removes suid/sgid on write, truncate,
+  // O_TRUNC and chown: the kernel does not for direct writes, and only the
+  // filesystem knows the file's mode at the moment it changes
+  // (suidgid_to_drop).
+  uint64_t wanted_init_flags() const override { return wire::kHandleKillprivV2; }
   void session_mounted(int fd) override { session_fd = fd; }
   ssize_t read_request(int fd, void* buf, size_t len) override;
   void set_may_stay_staged(bool may) override;
@@ -85,6 +92,25 @@ inline meta::Cred caller(fuse_req_t req) {
 }
 
 void fill_stat(const meta::InodeAttr& a, struct stat* st);
+
+// The suid/sgid bits of a file with attributes `a` that a write, truncate,
+// O_TRUNC open, chown or the kernel's file_remove_privs() by the caller of
+// `req` removes, as the Linux VFS does (setattr_should_drop_suidgid,
+// chown_common): only from regular files; S_ISUID always; S_ISGID when
+// group-execute is set (setgid then means "run as the group"), else (it
+// means mandatory locking) only when the caller is not in the file's group
+// and lacks CAP_FSETID. `lacks_fsetid`: the kernel said so (its kill marks);
+// otherwise uid 0 counts as holding it.
+uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid);
+// Removes from `ino` what suidgid_to_drop() names, journaled like a chmod,
+// for a write or O_TRUNC open the kernel marked (the caller lacks
+// CAP_FSETID). 0 or -errno.
+int drop_suidgid_for_write(fuse_req_t req, FsContext& fs, uint64_t ino);
+// The kernel's cached attributes of `ino` are stale: a reply that carries
+// none (write, open) changed the mode, and after such requests the kernel
+// refreshes only size and times, so stat(2) asking just for the mode would
+// see the old one. Attributes only: never waits for the page cache.
+void attributes_changed(FsContext& fs, uint64_t ino);
 // The entry FUSE caches for an inode: attributes plus this mount's timeouts.
 fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a);
 // Replies with an entry (lookup, mknod, mkdir, symlink, link) or the error.

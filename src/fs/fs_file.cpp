@@ -1,12 +1,13 @@
-// Open files: open, create, flush, release, fsync. The page-cache policy
-// is chosen here: `direct` sends every read and write to the daemon,
-// `writeback` lets the kernel cache (the kernel still sends O_DIRECT IO of
-// the application straight through).
+// Open files: open, create (also O_TMPFILE), flush, release, fsync. The
+// page-cache policy is chosen here: `direct` sends every read and write to
+// the daemon, `writeback` lets the kernel cache (the kernel still sends
+// O_DIRECT IO of the application straight through).
 #include <cerrno>
 
 #include "fs_context.h"
 #include "transport/open_reply_flags.h"
 #include "transport/fuse_wire.h"
+#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -25,16 +26,22 @@ void set_cache_policy(FsContext& fs, fuse_file_info* fi) {
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext& fs = context(req);
+  const bool kill_suidgid = tls_request_marks.kill_suidgid;
   meta::InodeAttr a;
   int rc = fs.meta.getattr(ino, &a);
   if (rc == 0 && S_ISDIR(a.mode)) rc = -EISDIR;
-  if (rc == 0 && (fi->flags & O_TRUNC) && a.size != 0) {
-    // O_TRUNC without a separate setattr (atomic_o_trunc is not asked for,
-    // so this is a guard, not the usual path).
+  if (rc == 0 && (fi->flags & O_TRUNC)) {
+    // libfuse asks for atomic_o_trunc: the open truncates, with no SETATTR
+    // after it, and an opener without CAP_FSETID (the kernel's mark) takes
+    // the suid/sgid bits as a truncate(2) would, also of an empty file.
     meta::SetAttrIn in;
-    in.valid = meta::SetAttrIn::kSize;
-    ExclusiveGate gate(fs.gates, ino);
-    rc = fs.meta.setattr(ino, in, &a);
+    if (a.size != 0) in.valid = meta::SetAttrIn::kSize;
+    if (kill_suidgid) in.clear_mode = suidgid_to_drop(req, a, true);
+    if (in.valid != 0 || in.clear_mode != 0) {
+      ExclusiveGate gate(fs.gates, ino);
+      rc = fs.meta.setattr(ino, in, &a);
+    }
+    if (rc == 0 && in.clear_mode != 0) attributes_changed(fs, ino);
   }
   if (rc == 0) rc = fs.meta.open(ino);
   if (rc != 0) {
@@ -48,7 +55,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   FsContext& fs = context(req);
   meta::InodeAttr a;
-  int rc = fs.meta.create(parent, name, mode, caller(req), &a);
+  // open(2) with O_TMPFILE: the transport turned FUSE_TMPFILE into this
+  // (its name argument means nothing).
+  int rc = tls_request_marks.tmpfile ? fs.meta.tmpfile(parent, mode, caller(req), &a)
+                                     : fs.meta.create(parent, name, mode, caller(req), &a);
   if (rc != 0) {
     fuse_reply_err(req, -rc);
     return;

@@ -3,7 +3,9 @@
 // mark them written and answer FUSE from the drive thread. A write with a
 // partial first or last block does read-modify-write of those blocks, with
 // the file's gate held exclusively so concurrent writers to the same block
-// cannot lose each other's bytes; that path runs on the FUSE thread.
+// cannot lose each other's bytes; that path runs on the FUSE thread. A
+// write the kernel marks (caller without CAP_FSETID) first removes the
+// file's suid/sgid.
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "request_slots.h"
 #include "fs_context.h"
 #include "request_staging.h"
+#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -132,6 +135,15 @@ int write_partial(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off_in, fuse_file_info*) {
   FsContext& fs = context(req);
   uint64_t off = static_cast<uint64_t>(off_in);
+  // A write by a caller without CAP_FSETID takes the file's suid/sgid
+  // first, as on a local filesystem (the kernel leaves it to us).
+  if (tls_request_marks.kill_suidgid) {
+    if (int rc = drop_suidgid_for_write(req, fs, ino); rc != 0) {
+      hand_on_staged(fs);
+      fuse_reply_err(req, -rc);
+      return;
+    }
+  }
   if (size == 0) {
     hand_on_staged(fs);
     fuse_reply_write(req, 0);

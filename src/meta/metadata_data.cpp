@@ -17,6 +17,7 @@ namespace peregrine::meta {
 
 namespace {
 constexpr uint64_t kMaxFileSize = uint64_t{1} << 60;
+constexpr const char* kCapabilityXattr = "security.capability";
 uint64_t down(uint64_t v) { return v / kBlockSize * kBlockSize; }
 uint64_t up(uint64_t v) { return (v + kBlockSize - 1) / kBlockSize * kBlockSize; }
 
@@ -123,6 +124,17 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
       continue;
     }
     if (rc != 0) return rc;
+    // A written file loses its file capabilities, whoever writes, as on a
+    // local filesystem (the kernel removes them itself only before cached
+    // writes).
+    if (in->xattrs.count(kCapabilityXattr) != 0) {
+      Delta d;
+      d.type = DeltaType::kXattrDel;
+      d.ino = ino;
+      d.name = kCapabilityXattr;
+      b.add(std::move(d));
+      b.attr(in).ctime_ns = now();
+    }
     if (!b.txn.empty()) {
       // New extents grow the checkpoint; a rewrite of mapped blocks
       // allocates nothing and is never refused here.

@@ -50,13 +50,17 @@ int Metadata::getattr(Ino ino, InodeAttr* out) {
 int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
                           const Cred& cred, bool open_it, InodeAttr* out) {
   if (opt_.read_only) return -EROFS;
-  if (int rc = check_name(name); rc != 0) return rc;
+  // An empty name: an O_TMPFILE inode (tmpfile()), which has none.
+  const bool unnamed = name.empty();
+  if (!unnamed) {
+    if (int rc = check_name(name); rc != 0) return rc;
+  }
   std::unique_lock lk(ns_mu_);
   Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
   if (!p->dir) return -ENOTDIR;
   if (p->attr.nlink == 0) return -ENOENT;  // removed directory still open
-  if (p->dir->find(name)) return -EEXIST;
+  if (!unnamed && p->dir->find(name)) return -EEXIST;
   const bool is_dir = S_ISDIR(mode);
   if (!space_locked().fits_new(body_size::inode_base(is_dir, target.size()) + body_size::dirent(name.size())))
     return -ENOSPC;
@@ -72,19 +76,26 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
     a.gid = p->attr.gid;
     if (is_dir) a.mode |= S_ISGID;
   }
-  a.nlink = is_dir ? 2 : 1;
+  a.nlink = unnamed ? 0 : is_dir ? 2 : 1;
   a.rdev = rdev;
   a.size = S_ISLNK(mode) ? target.size() : 0;
   a.atime_ns = a.mtime_ns = a.ctime_ns = t;
   TxnBuilder b;
   b.add(inode_put(a, target));
-  b.put_dirent(parent, a.ino, p->dir->next_cookie(), name);
-  InodeAttr& pa = b.attr(p);
-  pa.mtime_ns = pa.ctime_ns = t;
-  if (is_dir) ++pa.nlink;
+  if (unnamed) {
+    // Journaled with the inode: a crash can never leave it without being
+    // on the orphan list, so the next mount frees it.
+    b.orphan_adds.push_back(a.ino);
+  } else {
+    b.put_dirent(parent, a.ino, p->dir->next_cookie(), name);
+    InodeAttr& pa = b.attr(p);
+    pa.mtime_ns = pa.ctime_ns = t;
+    if (is_dir) ++pa.nlink;
+  }
   if (int rc = commit_txn(b.finish()); rc != 0) return rc;
   Inode* c = model_.find(a.ino);
   if (open_it) ++c->open_count;
+  c->linkable = unnamed;
   *out = attr_of(*c);
   return 0;
 }
@@ -103,6 +114,10 @@ int Metadata::mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t r
 
 int Metadata::create(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out) {
   return create_node(parent, name, S_IFREG | (mode & 07777), 0, {}, cred, true, out);
+}
+
+int Metadata::tmpfile(Ino parent, uint32_t mode, const Cred& cred, InodeAttr* out) {
+  return create_node(parent, {}, S_IFREG | (mode & 07777), 0, {}, cred, true, out);
 }
 
 int Metadata::mkdir(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out) {
@@ -134,19 +149,30 @@ int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* 
   if (!in || !p) return -ENOENT;
   if (in->is_dir()) return -EPERM;
   if (!p->dir) return -ENOTDIR;
-  if (p->attr.nlink == 0 || in->attr.nlink == 0) return -ENOENT;
+  if (p->attr.nlink == 0) return -ENOENT;
+  // A file without links can get one only if it never had one (O_TMPFILE;
+  // the kernel refuses O_TMPFILE|O_EXCL files itself).
+  const bool orphan = in->attr.nlink == 0;
+  if (orphan && !in->linkable) return -ENOENT;
   if (in->attr.nlink >= kLinkMax) return -EMLINK;
   if (p->dir->find(newname)) return -EEXIST;
   if (!space_locked().fits_new(body_size::dirent(newname.size()))) return -ENOSPC;
   const int64_t t = now();
   TxnBuilder b;
   b.put_dirent(newparent, ino, p->dir->next_cookie(), newname);
+  if (orphan) {
+    Delta d;
+    d.type = DeltaType::kOrphanDel;
+    d.ino = ino;
+    b.add(d);
+  }
   InodeAttr& a = b.attr(in);
   ++a.nlink;
   a.ctime_ns = t;
   InodeAttr& pa = b.attr(p);
   pa.mtime_ns = pa.ctime_ns = t;
   if (int rc = commit_txn(b.finish()); rc != 0) return rc;
+  in->linkable = false;
   *out = attr_of(*in);
   return 0;
 }
@@ -332,6 +358,7 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
     a.mtime_ns = t;
   }
   if (in.valid & SetAttrIn::kMode) a.mode = (a.mode & S_IFMT) | (in.mode & 07777);
+  a.mode &= ~(in.clear_mode & (S_ISUID | S_ISGID));
   if (in.valid & SetAttrIn::kUid) a.uid = in.uid;
   if (in.valid & SetAttrIn::kGid) a.gid = in.gid;
   if (in.valid & SetAttrIn::kAtimeNow) a.atime_ns = t;

@@ -1,6 +1,6 @@
 // InitNegotiation: INIT's reply gains exactly the wanted flags the kernel
-// offered, in flags2 with FUSE_INIT_EXT, and nothing when the kernel did
-// not offer them, when INIT failed, or for any other reply.
+// offered (those of flags2 with FUSE_INIT_EXT), and nothing when the kernel
+// did not offer them, when INIT failed, or for any other reply.
 #include "transport/init_negotiation.h"
 
 #include <gtest/gtest.h>
@@ -108,6 +108,31 @@ TEST(InitNegotiation, RevokedFlagsLeaveTheReply) {
   n.revoke(r.iov, 2, wire::kOverIoUring);  // e.g. the rings could not be made
   EXPECT_EQ(r.flags(), 0x1234 | wire::kInitExt | wire::kDirectIoAllowMmap);
   EXPECT_EQ(n.granted(), wire::kDirectIoAllowMmap);
+}
+
+TEST(InitNegotiation, GrantsFlagsOfTheFirstWordWithOrWithoutExtendedInit) {
+  const uint64_t wanted = kWanted | wire::kHandleKillprivV2;
+  {
+    InitNegotiation n(wanted);
+    auto req = init_request(15, wire::kInitExt | wire::kHandleKillprivV2 | wire::kDirectIoAllowMmap);
+    n.note_request(req.data(), req.size());
+    Reply r(15);
+    ASSERT_TRUE(n.patch_reply(r.iov, 2));
+    EXPECT_EQ(r.flags(), 0x1234 | wire::kInitExt | wire::kHandleKillprivV2 | wire::kDirectIoAllowMmap);
+    EXPECT_EQ(n.granted(), wire::kHandleKillprivV2 | wire::kDirectIoAllowMmap);
+  }
+  {
+    InitNegotiation n(wanted);
+    auto req = init_request(17, wire::kHandleKillprivV2, /*extended=*/false);
+    n.note_request(req.data(), req.size());
+    Reply r(17);
+    ASSERT_TRUE(n.patch_reply(r.iov, 2));
+    EXPECT_EQ(r.flags(), 0x1234 | wire::kHandleKillprivV2) << "no FUSE_INIT_EXT for a first-word flag";
+    EXPECT_EQ(n.granted(), wire::kHandleKillprivV2);
+    n.revoke(r.iov, 2, wire::kHandleKillprivV2);
+    EXPECT_EQ(r.flags(), 0x1234u);
+    EXPECT_EQ(n.granted(), 0u);
+  }
 }
 
 }  // namespace

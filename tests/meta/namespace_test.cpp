@@ -1,6 +1,7 @@
 // Namespace operations against expected POSIX results: create/lookup,
 // link counts, unlink/rmdir errors, rename cases, setgid, symlinks,
-// xattrs, readdir cookies, timestamps, unlink of open files.
+// xattrs, readdir cookies, timestamps, unlink of open files, O_TMPFILE
+// inodes, suid/sgid removal.
 #include <linux/fs.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -367,6 +368,91 @@ TEST_F(NamespaceTest, OrphanIsFreedAtMountAfterCrash) {
   StatFs after;
   ASSERT_EQ(md2->statfs(&after), 0);
   EXPECT_EQ(after.free_blocks, after.total_blocks);
+}
+
+TEST_F(NamespaceTest, TmpfileIsAnOpenOrphanUntilLinked) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 02775);
+  const InodeAttr dir_before = attr(d);
+  InodeAttr a;
+  ASSERT_EQ(md->tmpfile(d, 0640, Cred{1000, 2000}, &a), 0);
+  EXPECT_EQ(a.nlink, 0u);
+  EXPECT_EQ(a.mode, S_IFREG | 0640u);
+  EXPECT_EQ(a.uid, 1000u);
+  EXPECT_EQ(a.gid, dir_before.gid) << "the group of a setgid directory, as for create()";
+  EXPECT_NE(md->dump().find(test::cat("orphan ", a.ino)), std::string::npos);
+  std::vector<DirEntry> entries;
+  ASSERT_EQ(md->readdir(d, 0, 100, &entries), 0);
+  EXPECT_TRUE(entries.empty());
+  EXPECT_EQ(attr(d).mtime_ns, dir_before.mtime_ns) << "no name was added";
+
+  InodeAttr b;
+  ASSERT_EQ(md->link(a.ino, d, "named", &b), 0);
+  EXPECT_EQ(b.nlink, 1u);
+  EXPECT_EQ(md->dump().find("orphan"), std::string::npos);
+  ASSERT_EQ(md->release(a.ino), 0);
+  ASSERT_EQ(md->lookup(d, "named", &b), 0);
+  EXPECT_EQ(b.ino, a.ino);
+  // Once named, it is an ordinary file: unlinked while open, it cannot be
+  // linked again.
+  ASSERT_EQ(md->open(a.ino), 0);
+  ASSERT_EQ(md->unlink(d, "named"), 0);
+  EXPECT_EQ(md->link(a.ino, d, "again", &b), -ENOENT);
+  ASSERT_EQ(md->release(a.ino), 0);
+  EXPECT_EQ(md->getattr(a.ino, &b), -ENOENT);
+}
+
+TEST_F(NamespaceTest, TmpfileNeverLinkedIsFreedAtReleaseOrAtMountAfterCrash) {
+  InodeAttr a;
+  ASSERT_EQ(md->tmpfile(kRootIno, 0600, cred, &a), 0);
+  std::vector<WriteRange> w;
+  ASSERT_EQ(md->prepare_write(a.ino, 0, 1 << 20, &w), 0);
+  ASSERT_EQ(md->complete_write(a.ino, w, 1 << 20), 0);
+  ASSERT_EQ(md->release(a.ino), 0);
+  InodeAttr b;
+  EXPECT_EQ(md->getattr(a.ino, &b), -ENOENT);
+  StatFs s;
+  ASSERT_EQ(md->statfs(&s), 0);
+  EXPECT_EQ(s.free_blocks, s.total_blocks);
+
+  ASSERT_EQ(md->tmpfile(kRootIno, 0600, cred, &a), 0);
+  w.clear();
+  ASSERT_EQ(md->prepare_write(a.ino, 0, 1 << 20, &w), 0);
+  ASSERT_EQ(md->complete_write(a.ino, w, 1 << 20), 0);
+  ASSERT_EQ(md->fsync(a.ino), 0);
+  // "Crash" with the file open: it was never named, so nothing of it stays.
+  auto img = io->crash_image(MemoryVolumeIo::CrashPolicy::kUnflushedLost);
+  md.reset();
+  auto md2 = mount_ok(*img, g);
+  ASSERT_NE(md2, nullptr);
+  EXPECT_EQ(md2->mount_report().orphans_freed, 1u);
+  EXPECT_EQ(md2->getattr(a.ino, &b), -ENOENT);
+  ASSERT_EQ(md2->statfs(&s), 0);
+  EXPECT_EQ(s.free_blocks, s.total_blocks);
+}
+
+TEST_F(NamespaceTest, AWriteRemovesFileCapabilitiesOnly) {
+  Ino f = mk(kRootIno, "f");
+  ASSERT_EQ(md->setxattr(f, "security.capability", std::string(20, '\1'), 0), 0);
+  ASSERT_EQ(md->setxattr(f, "user.kept", "v", 0), 0);
+  std::vector<WriteRange> w;
+  ASSERT_EQ(md->prepare_write(f, 0, 4096, &w), 0);
+  std::string v;
+  EXPECT_EQ(md->getxattr(f, "security.capability", &v), -ENODATA);
+  EXPECT_EQ(md->getxattr(f, "user.kept", &v), 0);
+}
+
+TEST_F(NamespaceTest, SetattrClearModeTakesOnlySuidAndSgid) {
+  Ino f = mk(kRootIno, "f", S_IFREG | 06755);
+  SetAttrIn in;
+  in.clear_mode = S_ISUID | 0755;  // only the special bits count
+  InodeAttr a;
+  ASSERT_EQ(md->setattr(f, in, &a), 0);
+  EXPECT_EQ(a.mode, S_IFREG | 02755u);
+  in.valid = SetAttrIn::kMode;  // with a chmod: cleared from the new mode
+  in.mode = 06777;
+  in.clear_mode = S_ISGID;
+  ASSERT_EQ(md->setattr(f, in, &a), 0);
+  EXPECT_EQ(a.mode, S_IFREG | 04777u);
 }
 
 TEST_F(NamespaceTest, StatePersistsAcrossUnmount) {

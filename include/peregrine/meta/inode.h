@@ -28,6 +28,9 @@ struct Inode {
   // Derived / volatile state (not persisted as such):
   Ino parent = 0;           // directories: the one directory holding them
   uint32_t open_count = 0;  // open handles (unlinked-but-open files)
+  // An O_TMPFILE inode that has had no name yet: link() may give it one
+  // although its nlink is 0 (a file that lost its names may not get one).
+  bool linkable = false;
   uint64_t last_lsn = 0;    // journal sequence of the last change (fsync)
   // Timestamps of rewrites not yet journaled (see Metadata::complete_write),
   // and the ctime of the attributes last journaled (about when that was).

@@ -14,8 +14,8 @@
 // journal failed earlier; the volume must be remounted).
 //
 // Not done here (the caller's job): permission checks (the kernel's
-// default_permissions), umask (pass mode & ~umask), clearing suid/sgid on
-// write/chown (pass the new mode in setattr), "." and ".." in readdir
+// default_permissions), umask (pass mode & ~umask), deciding which suid/sgid
+// bits a write/truncate/chown removes (pass them as SetAttrIn::clear_mode), "." and ".." in readdir
 // (cookies 1 and 2 are free for them), sub-block IO (read-modify-write of
 // partial 4 KiB blocks, see prepare_write), zeroing the tail of a partial
 // last block before a file is extended past it, and zeroing partial blocks
@@ -104,6 +104,10 @@ struct SetAttrIn {
   };
   uint32_t valid = 0;
   uint32_t mode = 0;  // permission bits (07777); the type is kept
+  // S_ISUID / S_ISGID to remove from the mode as it is when the change is
+  // applied (after kMode): a write's or chown's loss of privileges, journaled
+  // like a chmod. Other bits are ignored.
+  uint32_t clear_mode = 0;
   uint32_t uid = 0, gid = 0;
   uint64_t size = 0;
   int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
@@ -153,12 +157,19 @@ class Metadata {
   int mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, const Cred& cred, InodeAttr* out);
   // mknod(S_IFREG) + open(): the returned inode is counted as open.
   int create(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out);
+  // O_TMPFILE: an open regular file with no name (nlink 0) in `parent`'s
+  // filesystem, owned as create() would own it there. It is an orphan from
+  // the start: freed at its last release() unless link() gave it a name,
+  // and at the next mount after a crash. The parent does not change.
+  int tmpfile(Ino parent, uint32_t mode, const Cred& cred, InodeAttr* out);
   // Child of a setgid directory inherits S_ISGID. EMLINK past 65000 subdirs.
   int mkdir(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out);
   // ENOENT for an empty target, ENAMETOOLONG past 4095 bytes.
   int symlink(Ino parent, std::string_view name, std::string_view target, const Cred& cred, InodeAttr* out);
   int readlink(Ino ino, std::string* target);  // EINVAL: not a symlink
-  // EPERM for directories, EMLINK past 65000 links, ENOENT for nlink 0.
+  // EPERM for directories, EMLINK past 65000 links, ENOENT for nlink 0 —
+  // except for a tmpfile() inode that never had a name: it gets its first
+  // and stops being an orphan (the kernel refuses O_TMPFILE|O_EXCL files).
   int link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out);
   // EISDIR for directories. An open file keeps existing (orphan) until its
   // last release(); a crash frees it at the next mount.
@@ -201,7 +212,8 @@ class Metadata {
   int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out);
   // Allocates (unwritten) whatever is unmapped in the blocks covering
   // [off, off + len) and returns the block-aligned ranges to write. Does not
-  // change the size. EFBIG past 2^60, ENOSPC when the volume is full.
+  // change the size. Removes the file's security.capability xattr (a
+  // written file loses its file capabilities). EFBIG past 2^60, ENOSPC when the volume is full.
   int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out);
   // After the data writes of `ranges` completed: marks them written (only
   // where the file still maps them to the same volume bytes), raises the

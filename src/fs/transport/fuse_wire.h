@@ -1,7 +1,10 @@
 // The parts of the kernel's FUSE wire protocol that peregrine speaks itself,
 // beyond what libfuse 3.14 knows: the INIT flags it negotiates (protocol
-// 7.36 flags2, 7.39 FUSE_DIRECT_IO_ALLOW_MMAP, 7.42 FUSE_OVER_IO_URING),
-// FOPEN_PARALLEL_DIRECT_WRITES, and the io_uring transport's structures.
+// 7.33 FUSE_HANDLE_KILLPRIV_V2, 7.36 flags2, 7.39 FUSE_DIRECT_IO_ALLOW_MMAP,
+// 7.42 FUSE_OVER_IO_URING), FOPEN_PARALLEL_DIRECT_WRITES, the request
+// fields libfuse 3.14 does not hand to operations (the kill-suid/sgid
+// marks of WRITE, SETATTR and OPEN; 7.37 FUSE_TMPFILE), and the io_uring
+// transport's structures.
 //
 // Defined here from the kernel's documented uapi (include/uapi/linux/fuse.h,
 // Documentation/filesystems/fuse/fuse-io-uring.rst) rather than taken from the
@@ -20,25 +23,45 @@ namespace peregrine::fs::wire {
 // Opcodes the transport looks at (the rest pass through to libfuse).
 inline constexpr uint32_t kOpForget = 2;
 inline constexpr uint32_t kOpSetattr = 4;
+inline constexpr uint32_t kOpOpen = 14;
 inline constexpr uint32_t kOpRead = 15;
 inline constexpr uint32_t kOpWrite = 16;
 inline constexpr uint32_t kOpFsync = 20;
 inline constexpr uint32_t kOpInit = 26;
 inline constexpr uint32_t kOpFsyncdir = 30;
+inline constexpr uint32_t kOpCreate = 35;
 inline constexpr uint32_t kOpInterrupt = 36;
 inline constexpr uint32_t kOpDestroy = 38;
 inline constexpr uint32_t kOpBatchForget = 42;
 inline constexpr uint32_t kOpFallocate = 43;
 inline constexpr uint32_t kOpCopyFileRange = 47;
+inline constexpr uint32_t kOpTmpfile = 51;  // arguments and reply as CREATE
 
 // INIT flags, as one 64-bit word: bits 32-63 travel in flags2, which both
 // sides use only when FUSE_INIT_EXT is set in flags.
+inline constexpr uint64_t kHandleKillpriv = uint64_t{1} << 19;
+inline constexpr uint64_t kHandleKillprivV2 = uint64_t{1} << 28;
 inline constexpr uint64_t kInitExt = uint64_t{1} << 30;
 inline constexpr uint64_t kDirectIoAllowMmap = uint64_t{1} << 36;
 inline constexpr uint64_t kOverIoUring = uint64_t{1} << 41;
 
 // fuse_open_out.open_flags: concurrent direct writes to one inode.
 inline constexpr uint32_t kOpenParallelDirectWrites = 1u << 6;
+
+// Under FUSE_HANDLE_KILLPRIV_V2, the kernel's marks for "the caller lacks
+// CAP_FSETID: remove suid/sgid as the VFS would".
+inline constexpr uint32_t kWriteKillSuidgid = 1u << 2;   // WriteIn.write_flags
+inline constexpr uint32_t kFattrKillSuidgid = 1u << 11;  // SetattrIn.valid (truncate)
+inline constexpr uint32_t kOpenKillSuidgid = 1u << 0;    // OpenIn / CreateIn .open_flags (O_TRUNC)
+
+// SetattrIn.valid bits that name an attribute the caller changes. A
+// SETATTR with none of them is the kernel's file_remove_privs() (the caller
+// lacks CAP_FSETID) or a chown(2) to -1, -1: with FUSE_HANDLE_KILLPRIV_V2
+// the kernel leaves their mode change to the filesystem. FATTR_CTIME is not
+// among them: with the writeback cache the kernel keeps ctime itself and
+// sends it along, also with that chown.
+inline constexpr uint32_t kFattrChanges = 0x1bf;  // MODE UID GID SIZE ATIME MTIME ATIME_NOW MTIME_NOW
+static_assert(kFattrChanges == (1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4 | 1u << 5 | 1u << 7 | 1u << 8));
 
 struct InHeader {
   uint32_t len;  // header + every argument, also under io_uring
@@ -88,6 +111,38 @@ struct InitOut {
 };
 static_assert(sizeof(InitOut) == 64);
 static_assert(offsetof(InitOut, flags2) == 32);
+
+struct WriteIn {
+  uint64_t fh;
+  uint64_t offset;
+  uint32_t size;
+  uint32_t write_flags;
+  uint64_t lock_owner;
+  uint32_t flags;
+  uint32_t padding;
+};
+static_assert(sizeof(WriteIn) == 40);
+
+// Only the start of fuse_setattr_in (88 bytes): the fields read here.
+struct SetattrInValid {
+  uint32_t valid;
+  uint32_t padding;
+};
+static_assert(sizeof(SetattrInValid) == 8);
+
+struct OpenIn {
+  uint32_t flags;
+  uint32_t open_flags;
+};
+static_assert(sizeof(OpenIn) == 8);
+
+struct CreateIn {
+  uint32_t flags;
+  uint32_t mode;
+  uint32_t umask;
+  uint32_t open_flags;
+};
+static_assert(sizeof(CreateIn) == 16);
 
 struct OpenOut {
   uint64_t fh;

@@ -5,6 +5,12 @@
 #include "fuse_wire.h"
 
 namespace peregrine::fs {
+namespace {
+
+// INIT flags in fuse_init_out.flags; the rest travel in flags2.
+constexpr uint64_t kLowFlags = 0xffffffff;
+
+}  // namespace
 
 void InitNegotiation::note_request(const void* buf, size_t n) {
   wire::InHeader in;
@@ -33,20 +39,26 @@ bool InitNegotiation::patch_reply(iovec* iov, int count) {
   init_unique_.store(0);
   if (out.error != 0 || count < 2 || iov[1].iov_len < sizeof(wire::InitOut)) return true;
   uint64_t offered = offered_.load();
-  // Every flag wanted here lives in flags2, which needs FUSE_INIT_EXT.
-  uint64_t grant = (offered & wire::kInitExt) != 0 ? wanted_ & offered & ~uint64_t{0xffffffff} : 0;
+  uint64_t grant = wanted_ & offered;
+  // Flags in flags2 exist only with FUSE_INIT_EXT (note_request() saw none
+  // without it).
+  if ((offered & wire::kInitExt) == 0) grant &= kLowFlags;
   if (grant == 0) return true;
   auto* init_out = static_cast<wire::InitOut*>(iov[1].iov_base);
-  init_out->flags |= static_cast<uint32_t>(wire::kInitExt);
-  init_out->flags2 |= static_cast<uint32_t>(grant >> 32);
+  init_out->flags |= static_cast<uint32_t>(grant & kLowFlags);
+  if ((grant & ~kLowFlags) != 0) {
+    init_out->flags |= static_cast<uint32_t>(wire::kInitExt);
+    init_out->flags2 |= static_cast<uint32_t>(grant >> 32);
+  }
   granted_.store(grant);
   return true;
 }
 
 void InitNegotiation::revoke(iovec* iov, int count, uint64_t flags) {
-  uint64_t take = granted_.load() & flags & ~uint64_t{0xffffffff};
+  uint64_t take = granted_.load() & flags;
   if (take == 0 || count < 2 || iov[1].iov_len < sizeof(wire::InitOut)) return;
   auto* init_out = static_cast<wire::InitOut*>(iov[1].iov_base);
+  init_out->flags &= ~static_cast<uint32_t>(take & kLowFlags);
   init_out->flags2 &= ~static_cast<uint32_t>(take >> 32);
   granted_.store(granted_.load() & ~take);
 }

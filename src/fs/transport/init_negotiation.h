@@ -17,7 +17,9 @@ namespace peregrine::fs {
 
 class InitNegotiation {
  public:
-  // `wanted`: INIT flags (wire::k*) to grant whenever the kernel offers them.
+  // `wanted`: INIT flags (wire::k*) to grant whenever the kernel offers them
+  // (those of flags2 only with FUSE_INIT_EXT). libfuse's own choices in the
+  // reply are kept.
   explicit InitNegotiation(uint64_t wanted) : wanted_(wanted) {}
 
   // A request as read from /dev/fuse (any opcode; only INIT is kept).

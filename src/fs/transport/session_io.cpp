@@ -9,6 +9,7 @@
 #include "fuse_ring.h"
 #include "fuse_wire.h"
 #include "open_reply_flags.h"
+#include "request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -34,7 +35,7 @@ void add_open_flags(iovec* iov, int count) {
 }  // namespace
 
 SessionIo::SessionIo(TransportHost& host, uint64_t wanted_init_flags, TransportLog log)
-    : host_(host), init_(wanted_init_flags), log_(std::move(log)) {}
+    : host_(host), init_(wanted_init_flags | host.wanted_init_flags()), log_(std::move(log)) {}
 
 int SessionIo::install(fuse_session* se) {
   static const fuse_custom_io io{
@@ -61,6 +62,8 @@ ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
   ssize_t n = self.host_.read_request(fd, buf, len);
   if (n > 0) {
     self.init_.note_request(buf, static_cast<size_t>(n));
+    // libfuse processes the request on this thread once the hook returns.
+    mark_request(buf, static_cast<size_t>(n));
     if (self.rings_registered_.load(std::memory_order_relaxed)) self.count_dev_fuse_request(buf, static_cast<size_t>(n));
   }
   return n;

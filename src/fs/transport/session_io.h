@@ -1,7 +1,8 @@
 // SessionIo: the part both transports share. It routes the session's
 // /dev/fuse IO through libfuse's custom-io hooks (fuse_session_custom_io):
-// requests are read through the batching request reader (or plainly), and
-// every reply passes one hook that
+// requests are read through the batching request reader (or plainly) and
+// marked for the operation libfuse runs next on that thread (request_marks.h),
+// and every reply passes one hook that
 //   - adds INIT flags libfuse 3.14 cannot ask for (InitNegotiation),
 //   - adds FOPEN_PARALLEL_DIRECT_WRITES to direct-IO opens,
 //   - sends replies to ring requests to their ring instead of /dev/fuse.

@@ -9,8 +9,9 @@
 //              replies; /dev/fuse still carries INIT, FORGET, INTERRUPT and
 //              whatever arrives before every ring is registered.
 // Both own INIT's reply so they can ask for what libfuse 3.14 cannot
-// (FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_OVER_IO_URING) and both mark direct-IO
-// opens FOPEN_PARALLEL_DIRECT_WRITES.
+// (FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_OVER_IO_URING, FUSE_HANDLE_KILLPRIV_V2),
+// both mark direct-IO opens FOPEN_PARALLEL_DIRECT_WRITES, and both hand
+// operations what libfuse 3.14 drops from requests (request_marks.h).
 //
 // Thread rules: the daemon's main thread creates the transport, installs it
 // after fuse_session_mount(), calls serve() (which returns when the session
@@ -53,6 +54,9 @@ class TransportHost {
     bool pin_rings = false;               // pin each ring thread to its queue's CPU
   };
   virtual Limits transport_limits() const = 0;
+  // INIT flags (fuse_wire.h) the filesystem serves that libfuse 3.14
+  // cannot ask for; the transport grants those the kernel offers.
+  virtual uint64_t wanted_init_flags() const { return 0; }
   // The session is mounted with this /dev/fuse descriptor (libfuse's own;
   // its workers read clones of it). Called by Transport::install().
   virtual void session_mounted(int /*session_fd*/) {}

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "fuse_wire.h"
+#include "request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -126,6 +127,7 @@ ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
 }
 
 void UringTransport::run_inline(const fuse_buf& buf, bool data) {
+  mark_request(buf.mem, buf.size);
   host_.set_may_stay_staged(data);
   fuse_session_process_buf(se_, &buf);
   host_.set_may_stay_staged(false);

@@ -1,0 +1,42 @@
+// RequestMarks: what the kernel says about a request that libfuse 3.14
+// does not hand to the operation. The transport reads them from the raw
+// request just before libfuse processes it on the same thread (classic:
+// the /dev/fuse read hook; io-uring: before fuse_session_process_buf), and
+// the operation reads them at its start, before it hands anything to
+// another thread.
+//
+// mark_request() also rewrites what libfuse 3.14 cannot decode: FUSE_TMPFILE
+// (no op in its table, it would answer ENOSYS and the kernel would refuse
+// O_TMPFILE for the rest of the mount) becomes FUSE_CREATE, whose arguments
+// and reply it shares, marked `tmpfile`.
+//
+// Thread rules: thread-local; every request read or run on a thread
+// overwrites that thread's marks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peregrine::fs {
+
+struct RequestMarks {
+  // WRITE, SETATTR with a size, OPEN with O_TRUNC: the caller lacks
+  // CAP_FSETID and the file's suid/sgid bits must go as the VFS would
+  // remove them (FUSE_HANDLE_KILLPRIV_V2).
+  bool kill_suidgid = false;
+  // SETATTR naming no attribute (but perhaps ctime): the kernel's
+  // file_remove_privs() or a chown(2) to -1, -1, which under
+  // FUSE_HANDLE_KILLPRIV_V2 leave the mode change to the filesystem.
+  bool remove_privs = false;
+  // CREATE that came as FUSE_TMPFILE (open(2) with O_TMPFILE): the new
+  // inode gets no name.
+  bool tmpfile = false;
+};
+
+inline thread_local RequestMarks tls_request_marks;
+
+// Sets this thread's marks from a request (fuse_in_header first, `n`
+// bytes) and rewrites FUSE_TMPFILE into FUSE_CREATE in place.
+void mark_request(void* buf, size_t n);
+
+}  // namespace peregrine::fs

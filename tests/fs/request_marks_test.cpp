@@ -1,0 +1,99 @@
+// mark_request: the kill-suid/sgid marks of WRITE, SETATTR and OPEN, the
+// SETATTR that names no attribute, and FUSE_TMPFILE turned into a marked
+// FUSE_CREATE; every request overwrites the marks of the one before.
+#include "transport/request_marks.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "transport/fuse_wire.h"
+
+namespace peregrine::fs {
+namespace {
+
+template <typename Arg>
+std::vector<char> request(uint32_t opcode, const Arg& arg) {
+  wire::InHeader in{};
+  in.opcode = opcode;
+  in.unique = 42;
+  in.len = static_cast<uint32_t>(sizeof in + sizeof arg);
+  std::vector<char> buf(in.len);
+  std::memcpy(buf.data(), &in, sizeof in);
+  std::memcpy(buf.data() + sizeof in, &arg, sizeof arg);
+  return buf;
+}
+
+RequestMarks marks_of(std::vector<char>& buf) {
+  mark_request(buf.data(), buf.size());
+  return tls_request_marks;
+}
+
+uint32_t opcode_of(const std::vector<char>& buf) {
+  wire::InHeader in;
+  std::memcpy(&in, buf.data(), sizeof in);
+  return in.opcode;
+}
+
+TEST(RequestMarks, WriteCarriesTheKernelsKillMark) {
+  wire::WriteIn w{};
+  w.write_flags = wire::kWriteKillSuidgid;
+  auto marked = request(wire::kOpWrite, w);
+  EXPECT_TRUE(marks_of(marked).kill_suidgid);
+  w.write_flags = 1;  // FUSE_WRITE_CACHE only
+  auto plain = request(wire::kOpWrite, w);
+  EXPECT_FALSE(marks_of(plain).kill_suidgid) << "the previous request's mark must not stay";
+}
+
+TEST(RequestMarks, SetattrTruncateMarkAndTheSetattrThatNamesNothing) {
+  wire::SetattrInValid s{};
+  s.valid = (1u << 3) | wire::kFattrKillSuidgid;  // size
+  auto truncate = request(wire::kOpSetattr, s);
+  RequestMarks m = marks_of(truncate);
+  EXPECT_TRUE(m.kill_suidgid);
+  EXPECT_FALSE(m.remove_privs);
+  s.valid = 0;  // file_remove_privs(), direct mode
+  auto empty = request(wire::kOpSetattr, s);
+  EXPECT_TRUE(marks_of(empty).remove_privs);
+  s.valid = 1u << 10;  // ctime alone: chown(2) to -1, -1 under the writeback cache
+  auto ctime_only = request(wire::kOpSetattr, s);
+  EXPECT_TRUE(marks_of(ctime_only).remove_privs);
+  s.valid = (1u << 5) | (1u << 10);  // mtime and ctime: the writeback cache's times
+  auto times = request(wire::kOpSetattr, s);
+  m = marks_of(times);
+  EXPECT_FALSE(m.remove_privs);
+  EXPECT_FALSE(m.kill_suidgid);
+}
+
+TEST(RequestMarks, OpenWithOTruncCarriesTheKillMark) {
+  wire::OpenIn o{};
+  o.open_flags = wire::kOpenKillSuidgid;
+  auto marked = request(wire::kOpOpen, o);
+  EXPECT_TRUE(marks_of(marked).kill_suidgid);
+}
+
+TEST(RequestMarks, TmpfileBecomesAMarkedCreate) {
+  wire::CreateIn c{};
+  c.mode = 0100600;
+  auto tmpfile = request(wire::kOpTmpfile, c);
+  RequestMarks m = marks_of(tmpfile);
+  EXPECT_TRUE(m.tmpfile);
+  EXPECT_EQ(opcode_of(tmpfile), wire::kOpCreate);
+  wire::CreateIn arg;
+  std::memcpy(&arg, tmpfile.data() + sizeof(wire::InHeader), sizeof arg);
+  EXPECT_EQ(arg.mode, 0100600u) << "the arguments stay as they are";
+  auto create = request(wire::kOpCreate, c);
+  EXPECT_FALSE(marks_of(create).tmpfile);
+}
+
+TEST(RequestMarks, ATruncatedRequestCarriesNoMark) {
+  wire::WriteIn w{};
+  w.write_flags = wire::kWriteKillSuidgid;
+  auto buf = request(wire::kOpWrite, w);
+  buf.resize(sizeof(wire::InHeader) + 8);
+  EXPECT_FALSE(marks_of(buf).kill_suidgid);
+}
+
+}  // namespace
+}  // namespace peregrine::fs
