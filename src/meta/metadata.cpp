@@ -100,6 +100,9 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   Metadata* self = md.get();
   md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
   md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });
+  md->journal_->set_failure_hook([self](int err, bool checkpoint) {
+    if (self->opt_.on_read_only) self->opt_.on_read_only(err, checkpoint ? "checkpoint" : "journal batch");
+  });
 
   {
     std::unique_lock lk(md->ns_mu_);
@@ -136,7 +139,7 @@ std::string Metadata::last_error() const {
 }
 
 int Metadata::commit_txn(Txn&& txn) {
-  if (int err = journal_->error(); err != 0) return -EIO;
+  if (int err = journal_->error(); err != 0) return -EROFS;  // read-only since a metadata write failed
   std::vector<VolRange> freed;
   if (int rc = model_.apply(txn, &freed); rc != 0) return -EIO;  // a bug: the op built a bad txn
   const uint64_t lsn = journal_->append(txn);
@@ -197,6 +200,7 @@ uint64_t Metadata::checkpoint_estimate() const {
 }
 
 int Metadata::ensure_room() {
+  if (read_only()) return -EROFS;
   // Records not yet written and one operation's own growth (an xattr value
   // of up to 64 KiB) must fit too.
   const uint64_t margin = layout_.max_body() / 32 + 2 * kXattrValueMax;
@@ -226,6 +230,7 @@ int Metadata::log_all_deferred_times() {
 }
 
 int Metadata::fsync(Ino ino) {
+  if (read_only()) return -EIO;  // what was not durable when the journal failed never will be
   uint64_t lsn;
   bool deferred;
   {
@@ -246,6 +251,7 @@ int Metadata::fsync(Ino ino) {
 }
 
 int Metadata::sync() {
+  if (read_only()) return -EIO;
   {
     std::unique_lock lk(ns_mu_);
     if (int rc = log_all_deferred_times(); rc != 0) return rc;

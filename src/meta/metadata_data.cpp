@@ -88,6 +88,7 @@ int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be)
 int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out) {
   if (len == 0) return 0;
   if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
+  if (read_only()) return -EROFS;  // even an overwrite: the volume stopped taking changes
   const uint64_t bs = down(off), be = up(off + len);
   if (int rc = ensure_room(); rc != 0) return rc;  // new extents grow the checkpoint
   for (int attempt = 0;; ++attempt) {

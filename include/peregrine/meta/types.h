@@ -53,6 +53,11 @@ struct Options {
   uint64_t alloc_window = 8 << 20;
   // Journal ring size; 0 = default split (see layout.h).
   uint64_t journal_size = 0;
+  // Called once, on the thread whose metadata write failed, when the
+  // journal or a checkpoint could not be written: from then on the volume
+  // is read-only (changes fail with EROFS, fsync and sync with EIO).
+  // `what` names the write ("journal batch", "checkpoint"); err is -errno.
+  std::function<void(int err, const char* what)> on_read_only;
 };
 
 // Attributes of one inode, as getattr reports them. mode holds the S_IF*
