@@ -35,6 +35,8 @@ constexpr const char* kUsage =
     "overlaps and free space. Without -n it repairs what is safely repairable (a\n"
     "damaged superblock copy from the member's other copy, orphans, link counts,\n"
     "leaked space) and writes a new checkpoint. The volume must not be mounted.\n"
+    "With -n a member that ends early (truncated, shrunk) is accepted, and the\n"
+    "files with data past its end, which is lost, are listed.\n"
     "Exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error, 16 usage.\n\n";
 
 }  // namespace

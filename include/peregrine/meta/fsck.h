@@ -38,7 +38,7 @@ struct LostMember {
 struct FsckOptions {
   bool repair = false;  // false = fsck -n: report only, write nothing
   uint64_t journal_size = 0;  // as Options::journal_size at mount (0 = default)
-  std::vector<LostMember> lost;  // fsck lists the files with data there
+  std::vector<LostMember> lost = {};  // fsck lists the files with data there
 };
 
 struct FsckReport {
