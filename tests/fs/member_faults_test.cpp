@@ -352,6 +352,13 @@ TEST_F(MemberFaultsTest, DeviceGoneFailsItsRequestsWithEioAndSaysSo) {
   EXPECT_TRUE(read_file(at("big")) == data);
   int status = volume_->unmount();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // Gone for good: fsck names the member and says what that means.
+  RunResult f = run({peregrine_bin(), "fsck", "-n", volume_->members()[0], volume_->members()[1],
+                     volume_->members()[2]});
+  EXPECT_EQ(f.code, 8) << f.describe();
+  EXPECT_NE(f.err.find("1 of 4 members missing: index 3"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("no file can be listed"), std::string::npos) << f.err;
+  volume_->wait_members_released();
 }
 
 TEST_F(MemberFaultsTest, TruncatedMemberFailsReadsAndFsckListsWhatIsLost) {
