@@ -310,11 +310,13 @@ size_t Drive::reap_and_complete() {
 void Drive::complete(const DeviceCompletion& c, uint64_t now) {
   TagSlot& t = tags_[c.tag];
   int error = 0;
+  bool past_end = false;
   if (c.result < 0) {
     error = c.result;
   } else if (t.op != IoOp::flush && static_cast<uint64_t>(c.result) < t.remaining) {
     if (c.result == 0) {
       error = -EIO;  // the member ended before the volume said it would
+      past_end = true;
     } else {
       // Short transfer: send the rest with the same tag.
       uint64_t done = static_cast<uint64_t>(c.result);
@@ -346,7 +348,13 @@ void Drive::complete(const DeviceCompletion& c, uint64_t now) {
     retry_unmerged(head);
     return;
   }
-  if (error != 0) ++counters_.errors;
+  if (error != 0) {
+    ++counters_.errors;
+    if (config_.on_io_error)
+      config_.on_io_error(IoErrorReport{index_, t.op, head->member_offset, head->chain_bytes, error, past_end});
+    // A device that is gone is, to the volume's users, an IO error.
+    if (error == -ENODEV || error == -ENXIO) error = -EIO;
+  }
   finish_chain(head, error);
 }
 

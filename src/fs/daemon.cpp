@@ -20,9 +20,11 @@
 #include "fs_context.h"
 #include "peregrine/config/cpu_list.h"
 #include "peregrine/volume/mount_record.h"
+#include "member_errors.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "request_staging.h"
+#include "test_faults.h"
 #include "transport/transport.h"
 
 namespace peregrine::fs {
@@ -183,21 +185,40 @@ int run_daemon(const DaemonOptions& o) {
   };
 
   if (Status s = config::check_cpus_usable(o.settings.drive.cpus, "drive.cpus"); !s) return fail(s);
+  // Every IO error of a member is logged with the member's name (a few per
+  // member; peregrine stats counts them all).
+  MemberErrorLog member_errors(static_cast<uint32_t>(o.members.size()),
+                               [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); });
   auto rt = open_volume(o.members, o.read_only ? MemberFile::Mode::read_only : MemberFile::Mode::read_write,
-                        o.settings);
+                        o.settings, [&member_errors](const IoErrorReport& r) { member_errors.report(r); });
   if (!rt) return fail(rt.status());
   VolumeRuntime& vr = **rt;
+  member_errors.set_names(vr.member_names);
   for (const std::string& w : vr.volume.warnings) {
     log(LOG_WARNING, "%s", w.c_str());
     // In the background the log is syslog; say it where `peregrine mount` ran too.
     if (!o.foreground) std::fprintf(stderr, "peregrine mount: warning: %s\n", w.c_str());
   }
   if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
+  if (const char* faults = std::getenv(kTestFaultsEnv))
+    log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
   uint32_t n = vr.volume.geometry.member_count;
   meta::Options meta_options;
   meta_options.read_only = o.read_only;
   meta_options.skip_replay = o.norecovery;
-  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, meta_options);
+  // A metadata write that fails must not be acknowledged later as if it
+  // were on disk: the journal stops, the volume turns read-only, and the
+  // log says which member and what to do.
+  meta_options.on_read_only = [&member_errors](int err, const char* what) {
+    std::string cause = member_errors.last_write_failure();
+    if (cause.empty()) cause = std::string("error: ") + std::strerror(-err);
+    log(LOG_CRIT,
+        "volume is now read-only: a metadata write (%s) failed: %s. Changes fail with EROFS and fsync with EIO; "
+        "what was not yet durable is lost. Unmount, fix or replace the member, and mount again: the journal "
+        "replays up to the last durable commit.",
+        what, cause.c_str());
+  };
+  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, std::move(meta_options));
   if (!meta) {
     return fail(Status::error(meta.status().errnum(), "volume on " + o.members.front() + " and " +
                                                           std::to_string(n - 1) + " more: metadata: " +
@@ -312,7 +333,10 @@ int run_daemon(const DaemonOptions& o) {
   }
   // Every FUSE worker has ended and every data op has replied, so no IO is
   // in flight but the metadata layer's own: checkpoint, flush, stop.
-  Status s = (*meta)->unmount();
+  Status s = (*meta)->write_failed()
+                 ? Status::error(EROFS, "the volume went read-only after a metadata write failed, so no checkpoint "
+                                        "was written; the next mount replays the journal")
+                 : (*meta)->unmount();
   if (!s) {
     log(LOG_ERR, "unmount: %s", s.message().c_str());
     exit_code = 1;

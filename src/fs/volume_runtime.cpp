@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "peregrine/config/engine_mapping.h"
+#include "test_faults.h"
 
 namespace peregrine::fs {
 namespace {
@@ -33,8 +34,10 @@ VolumeRuntime::~VolumeRuntime() {
 }
 
 Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::string>& members, MemberFile::Mode mode,
-                                                     const config::Settings& settings) {
-  auto vol = assemble(members, mode);
+                                                     const config::Settings& settings,
+                                                     std::function<void(const IoErrorReport&)> on_io_error,
+                                                     bool allow_short_members) {
+  auto vol = assemble(members, mode, allow_short_members);
   if (!vol) return vol.status();
   auto rt = std::make_unique<VolumeRuntime>();
   rt->volume = std::move(*vol);
@@ -68,8 +71,20 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
       d.queue_depth = qd;
     }
   }
+  // Tests only: members that fail or stall on command (test_faults.h).
+  if (const char* faults = std::getenv(kTestFaultsEnv)) {
+    MemberAreas areas{n, geo.data_start, geo.data_start + sb.meta_size / n, geo.data_start + geo.member_data_size};
+    auto rules = parse_test_faults(faults, areas);
+    if (!rules) return rules.status();
+    for (auto& [member, rule] : *rules) {
+      if (!specs[member].faults) specs[member].faults = FaultPlan{};
+      specs[member].faults->rules.push_back(std::move(rule));
+    }
+  }
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
-  auto engine = Engine::create(config::engine_config(settings, n), map, std::move(specs));
+  EngineConfig ec = config::engine_config(settings, n);
+  ec.on_io_error = std::move(on_io_error);
+  auto engine = Engine::create(ec, map, std::move(specs));
   if (!engine) return engine.status();
   rt->engine = std::move(*engine);
   rt->pool = std::make_unique<SubmitterPool>(*rt->engine);

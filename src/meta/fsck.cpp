@@ -384,6 +384,11 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
 
 FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt) {
   FsckReport r;
+  for (const LostMember& lost : opt.lost) {
+    if (lost.first_lost_row * g.stripe_width() < g.meta_offset + g.meta_size)
+      r.messages.push_back("member " + lost.name + " (index " + std::to_string(lost.index) +
+                           "): its end cuts into the metadata area: the journal and checkpoints on it are lost too");
+  }
   auto lm = load_metadata(io, g, opt.journal_size);
   if (!lm) {
     r.messages.push_back("metadata: " + lm.status().message());
@@ -398,6 +403,17 @@ FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt) {
   }
   const size_t orphans_before = lm->model.orphans.size();
   check_model(lm->model, g, opt.repair, &r);
+  // Data on a member that ends early: not repairable here, but the user
+  // must learn which files it takes with it.
+  for (const LostMember& lost : opt.lost) {
+    auto files = files_with_lost_data(lm->model, g, lost);
+    ++r.problems;
+    r.messages.push_back("member " + lost.name + " (index " + std::to_string(lost.index) + ") is short: " +
+                         std::to_string(files.size()) + " file(s) have data past its end, which is lost" +
+                         (files.empty() ? "" : ":"));
+    for (const auto& [path, bytes] : files)
+      r.messages.push_back("  lost: " + path + " (" + std::to_string(bytes) + " bytes on that member)");
+  }
   const bool changed = r.fixed > 0 || (opt.repair && orphans_before > 0);
   if (opt.repair && changed) {
     Status st = store_metadata(io, g, *lm);

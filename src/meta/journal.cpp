@@ -250,6 +250,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     committing_ = false;
     in_write_bytes_ = 0;
     force_checkpoint = false;
+    const bool first_failure = rc != 0 && failed_ == 0;
     if (rc != 0) {
       failed_ = rc;
     } else if (!ckpt) {
@@ -261,7 +262,11 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     }
     if (durable_hook_) durable_hook_(durable_lsn_);
     cv_.notify_all();
-    if (rc != 0) return rc;
+    if (rc != 0) {
+      lk.unlock();
+      if (first_failure && failure_hook_) failure_hook_(rc, ckpt);
+      return rc;
+    }
   }
 }
 

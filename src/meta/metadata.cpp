@@ -111,6 +111,9 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   Metadata* self = md.get();
   md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
   md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });
+  md->journal_->set_failure_hook([self](int err, bool checkpoint) {
+    if (self->opt_.on_read_only) self->opt_.on_read_only(err, checkpoint ? "checkpoint" : "journal batch");
+  });
 
   if (md->opt_.read_only) {
     // Replayed in memory only: no orphan is freed, no checkpoint written and
@@ -157,7 +160,7 @@ std::string Metadata::last_error() const {
 
 int Metadata::commit_txn(Txn&& txn) {
   if (opt_.read_only) return -EROFS;
-  if (int err = journal_->error(); err != 0) return -EIO;
+  if (int err = journal_->error(); err != 0) return -EROFS;  // read-only since a metadata write failed
   std::vector<VolRange> freed;
   if (int rc = model_.apply(txn, &freed); rc != 0) return -EIO;  // a bug: the op built a bad txn
   const uint64_t lsn = journal_->append(txn);
@@ -231,6 +234,7 @@ int Metadata::log_all_deferred_times() {
 
 int Metadata::fsync(Ino ino) {
   if (opt_.read_only) return 0;  // nothing can be pending
+  if (write_failed()) return -EIO;  // what was not durable when the journal failed never will be
   uint64_t lsn;
   bool deferred;
   {
@@ -252,6 +256,7 @@ int Metadata::fsync(Ino ino) {
 
 int Metadata::sync() {
   if (opt_.read_only) return 0;
+  if (write_failed()) return -EIO;
   {
     std::unique_lock lk(ns_mu_);
     if (int rc = log_all_deferred_times(); rc != 0) return rc;

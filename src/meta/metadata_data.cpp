@@ -110,6 +110,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
   if (opt_.read_only) return -EROFS;
   if (len == 0) return 0;
   if (off >= kMaxFileSize || len > kMaxFileSize - off) return -EFBIG;
+  if (write_failed()) return -EROFS;  // even an overwrite: the volume stopped taking changes
   const uint64_t bs = down(off), be = up(off + len);
   for (int attempt = 0;; ++attempt) {
     std::unique_lock lk(ns_mu_);

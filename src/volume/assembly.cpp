@@ -101,7 +101,8 @@ Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs
 
 }  // namespace
 
-Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode) {
+Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode, bool allow_short) {
+  allow_short = allow_short && mode == MemberFile::Mode::read_only;
   if (paths.empty()) return Status::error(EINVAL, "no members given");
   auto ids = identify_members(paths, /*allow_missing=*/false);
   if (!ids) return ids.status();
@@ -164,7 +165,11 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
 
   for (const Found& f : found) {
     uint64_t have = f.file.info().size_bytes;
-    if (have < shared.member_bytes_needed())
+    if (have < shared.member_bytes_needed() && allow_short) {
+      vol.short_members.push_back({f.sb.member_index, have});
+      vol.warnings.push_back("member " + f.path + ": smaller than its recorded size (" + std::to_string(have) +
+                             " bytes, the volume needs " + std::to_string(shared.member_bytes_needed()) + ")");
+    } else if (have < shared.member_bytes_needed())
       return refuse(f.path, "smaller than its recorded size (" + std::to_string(have) + " bytes, the volume needs " +
                                 std::to_string(shared.member_bytes_needed()) + ")");
     if (f.file.info().logical_block_size > shared.block_size)

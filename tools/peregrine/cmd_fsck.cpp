@@ -6,6 +6,7 @@
 //   peregrine fsck [-n | -y | -a | -p] [-f] [-v] MEMBER...
 //   fsck.peregrine ... m1,m2,m3     (fsck(8) passes an fstab spec as one word)
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -34,6 +35,8 @@ constexpr const char* kUsage =
     "overlaps and free space. Without -n it repairs what is safely repairable (a\n"
     "damaged superblock copy from the member's other copy, orphans, link counts,\n"
     "leaked space) and writes a new checkpoint. The volume must not be mounted.\n"
+    "With -n a member that ends early (truncated, shrunk) is accepted, and the\n"
+    "files with data past its end, which is lost, are listed.\n"
     "Exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error, 16 usage.\n\n";
 
 }  // namespace
@@ -75,9 +78,17 @@ int cmd_fsck(int argc, char** argv) {
     return kUsageError;
   }
   auto mode = no_change ? MemberFile::Mode::read_only : MemberFile::Mode::read_write;
-  auto rt = fs::open_volume(members, mode, config::Settings::defaults());
+  // fsck -n accepts a member that ends early (truncated, shrunk) to list
+  // the files that lost data with it; repair refuses it.
+  auto rt = fs::open_volume(members, mode, config::Settings::defaults(), {}, /*allow_short_members=*/no_change);
   if (!rt) {
     std::fprintf(stderr, "peregrine fsck: %s\n", rt.status().message().c_str());
+    if (rt.status().message().find("smaller than its recorded size") != std::string::npos)
+      std::fprintf(stderr, "peregrine fsck: run 'peregrine fsck -n' to list the files with data past its end\n");
+    if (rt.status().errnum() == ENODEV)
+      std::fprintf(stderr,
+                   "peregrine fsck: the metadata area is striped over every member, so without the missing one(s) "
+                   "no file can be listed; bring the member back (or restore it from a copy) and run fsck again\n");
     return kOperationalError;
   }
   const AssembledVolume& vol = (*rt)->volume;
@@ -105,6 +116,14 @@ int cmd_fsck(int argc, char** argv) {
   }
   meta::FsckOptions opt;
   opt.repair = !no_change;
+  for (const ShortMember& sm : vol.short_members) {
+    std::printf("member %s: %llu bytes, the volume needs %llu\n", vol.members[sm.member_index].info().path.c_str(),
+                static_cast<unsigned long long>(sm.size_bytes),
+                static_cast<unsigned long long>(vol.superblock.member_bytes_needed()));
+    const VolumeGeometry& geo = vol.geometry;
+    uint64_t have = sm.size_bytes > geo.data_start ? sm.size_bytes - geo.data_start : 0;
+    opt.lost.push_back({sm.member_index, have / geo.stripe_unit, vol.members[sm.member_index].info().path});
+  }
   meta::FsckReport report = meta::run_fsck(*(*rt)->io, (*rt)->meta_geometry, opt);
   for (const std::string& m : report.messages) std::printf("%s\n", m.c_str());
   problems += report.problems;

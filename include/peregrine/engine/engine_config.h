@@ -4,9 +4,24 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "peregrine/backend/device_queue.h"  // IoOp
+
 namespace peregrine {
+
+// One failed IO on a member, as the engine reports it (after a failed
+// merged IO was retried piece by piece: each report is one request's
+// own bytes).
+struct IoErrorReport {
+  uint32_t drive = 0;
+  IoOp op = IoOp::read;
+  uint64_t member_offset = 0;
+  uint64_t length = 0;
+  int error = 0;          // -errno
+  bool past_end = false;  // the member returned 0 bytes: it is shorter than the volume says
+};
 
 enum class Scheduler {
   per_drive,   // Falcon: submitters batch, one pinned thread per drive serves
@@ -44,6 +59,10 @@ struct EngineConfig {
   // CPU for each drive thread; empty = spread over the allowed CPUs,
   // preferring the member's NUMA node when sysfs names one.
   std::vector<int> drive_cpus;
+
+  // Called on the drive thread, with its dispatch lock held, for every IO
+  // that fails for good: must be short and must not block on the engine.
+  std::function<void(const IoErrorReport&)> on_io_error;
 };
 
 }  // namespace peregrine

@@ -7,6 +7,7 @@
 // thread-safe. Destruction stops the engine after completing all IO.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,8 +34,13 @@ struct VolumeRuntime {
 };
 
 // `mode`: read_only for checks that must not write (fsck -n).
-// PEREGRINE_BENCH_SHAPE in the environment shapes every member (benchmarks).
+// PEREGRINE_BENCH_SHAPE in the environment shapes every member (benchmarks);
+// PEREGRINE_TEST_FAULTS makes chosen members fail or stall (tests only,
+// src/fs/test_faults.h). `on_io_error`: see EngineConfig::on_io_error.
+// allow_short_members: see assemble() (read_only only; fsck -n).
 Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::string>& members, MemberFile::Mode mode,
-                                                     const config::Settings& settings);
+                                                     const config::Settings& settings,
+                                                     std::function<void(const IoErrorReport&)> on_io_error = {},
+                                                     bool allow_short_members = false);
 
 }  // namespace peregrine::fs

@@ -27,9 +27,18 @@
 
 namespace peregrine::meta {
 
+// A member that ends early: every stripe unit of its from `first_lost_row`
+// on (row = stripe div member_count) is gone or cut.
+struct LostMember {
+  uint32_t index = 0;
+  uint64_t first_lost_row = 0;
+  std::string name;  // for messages
+};
+
 struct FsckOptions {
   bool repair = false;  // false = fsck -n: report only, write nothing
   uint64_t journal_size = 0;  // as Options::journal_size at mount (0 = default)
+  std::vector<LostMember> lost = {};  // fsck lists the files with data there
 };
 
 struct FsckReport {
@@ -58,6 +67,11 @@ Status store_metadata(VolumeIo& io, const Geometry& g, LoadedMetadata& m);
 
 // Checks (and with repair, fixes) a model in memory. Appends to *report.
 void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report);
+
+// The files (by path; unreachable ones as "#ino") that have data on the
+// lost part of a member, each with the bytes of its data there.
+std::vector<std::pair<std::string, uint64_t>> files_with_lost_data(const Model& m, const Geometry& g,
+                                                                   const LostMember& lost);
 
 // Everything: load, check, repair, store.
 FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt);

@@ -107,6 +107,9 @@ class Journal {
   void set_checkpoint_fn(CheckpointFn fn) { checkpoint_fn_ = std::move(fn); }
   // Called (under the journal mutex) whenever the durable lsn advances.
   void set_durable_hook(std::function<void(uint64_t)> fn) { durable_hook_ = std::move(fn); }
+  // Called once, without the journal mutex, when a batch or checkpoint
+  // write fails and the journal stops accepting commits.
+  void set_failure_hook(std::function<void(int err, bool checkpoint)> fn) { failure_hook_ = std::move(fn); }
   void start_background(uint32_t interval_ms);
   void stop_background();
 
@@ -144,6 +147,7 @@ class Journal {
   const uint64_t pending_commit_bytes_;
   CheckpointFn checkpoint_fn_;
   std::function<void(uint64_t)> durable_hook_;
+  std::function<void(int, bool)> failure_hook_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;     // commit finished

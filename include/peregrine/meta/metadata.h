@@ -10,8 +10,9 @@
 //
 // Errors: every int-returning call returns 0 or -errno. Common ones:
 // ENOENT (no such inode or entry), ENOTDIR, EISDIR, EEXIST, ENOTEMPTY,
-// ENAMETOOLONG (name > 255 bytes), EINVAL (bad argument), ENOSPC, EIO (the
-// journal failed earlier; the volume must be remounted).
+// ENAMETOOLONG (name > 255 bytes), EINVAL (bad argument), ENOSPC, EROFS (a
+// journal or checkpoint write failed earlier: the volume is read-only until
+// it is remounted; fsync and sync fail with EIO then).
 //
 // Not done here (the caller's job): permission checks (the kernel's
 // default_permissions), umask (pass mode & ~umask), deciding which suid/sgid
@@ -235,6 +236,10 @@ class Metadata {
   int fsync(Ino ino);
   int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
+
+  // True once a journal or checkpoint write failed: changes fail with
+  // EROFS from then on, fsync and sync with EIO (see Options::on_read_only).
+  bool write_failed() const { return journal_->error() != 0; }
 
   // ---- for fsck, tools and tests ----
   std::string dump() const;  // Model::dump() under the shared lock

@@ -60,6 +60,11 @@ struct Options {
   // With read_only: do not replay the journal at all (ext4's norecovery):
   // the view is the last checkpoint, possibly older than what was fsync'd.
   bool skip_replay = false;
+  // Called once, on the thread whose metadata write failed, when the
+  // journal or a checkpoint could not be written: from then on the volume
+  // is read-only (changes fail with EROFS, fsync and sync with EIO).
+  // `what` names the write ("journal batch", "checkpoint"); err is -errno.
+  std::function<void(int err, const char* what)> on_read_only;
 };
 
 // Attributes of one inode, as getattr reports them. mode holds the S_IF*

@@ -29,6 +29,14 @@ struct DamagedSuperblockCopy {
   std::string problem;        // the warning, naming the member
 };
 
+// A member smaller than the volume needs (truncated, or a device that
+// shrank): accepted only by a read-only assembly that asks for it (fsck -n
+// lists what is lost).
+struct ShortMember {
+  uint32_t member_index = 0;
+  uint64_t size_bytes = 0;  // what the member holds now
+};
+
 struct AssembledVolume {
   Superblock superblock;            // member 0's; the shared fields hold for every member
   VolumeGeometry geometry;
@@ -36,8 +44,12 @@ struct AssembledVolume {
   std::vector<Superblock> member_superblocks;  // [i]: the copy assembly used for member i
   std::vector<std::string> warnings;  // e.g. "member X: primary superblock corrupt (...), using backup"
   std::vector<DamagedSuperblockCopy> damaged_copies;  // one per such warning, in member index order
+  std::vector<ShortMember> short_members;             // only with allow_short
 };
 
-Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode);
+// allow_short (read_only only): a member smaller than the volume needs is
+// kept and listed in short_members instead of refused.
+Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode,
+                                   bool allow_short = false);
 
 }  // namespace peregrine

@@ -1,0 +1,50 @@
+// MemberErrorLog: turns the engine's IO error reports into log lines that
+// name the member and what happened (an IO error, a device that is gone, a
+// member shorter than the volume), and remembers the last failed write or
+// flush so that the line saying the volume turned read-only can name the
+// member that caused it.
+//
+// Thread rules: report() runs on drive threads (with the drive's dispatch
+// lock held: it only formats and logs, a few lines per member at most);
+// last_write_failure() on any thread. Internally synchronised.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "peregrine/engine/engine_config.h"
+
+namespace peregrine::fs {
+
+class MemberErrorLog {
+ public:
+  using LogFn = std::function<void(int priority, const std::string& line)>;
+  // Lines logged per member before it only counts (peregrine stats has the totals).
+  static constexpr uint64_t kLoggedPerMember = 5;
+
+  MemberErrorLog(uint32_t members, LogFn log);
+  // The members' paths in index order; set once, before any IO.
+  void set_names(std::vector<std::string> names) { names_ = std::move(names); }
+
+  void report(const IoErrorReport& r);
+  // "member PATH (index I): write at member offset N: Input/output error",
+  // or "" when no write or flush has failed.
+  std::string last_write_failure() const;
+
+  static std::string describe(const IoErrorReport& r, const std::string& name);
+
+ private:
+  std::vector<std::string> names_;
+  const uint32_t members_;
+  LogFn log_;
+  std::unique_ptr<std::atomic<uint64_t>[]> counts_;
+  mutable std::mutex mu_;
+  std::string last_write_failure_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace peregrine::fs
