@@ -35,6 +35,7 @@ def write(ctx, cases, machine, failures, elapsed_s):
           f"{machine['memory_gib']} GiB; libfuse {machine['libfuse']}, liburing {machine['liburing']}, "
           f"{machine['fio']}, mergerfs {machine['mergerfs']}; peregrine {machine['peregrine_commit']}; "
           f"fuse enable_uring at start: {machine['fuse_enable_uring_at_start']}.\n",
+          (f"Command: `tools/bench/run {ctx.args.command}`. " if getattr(ctx.args, "command", None) else "") +
           f"Rounds {ctx.rounds()}, {ctx.seconds()} s per fio run{' (--quick)' if ctx.quick else ''}; "
           f"every figure is the median over rounds, every configuration measured once per round "
           f"(interleaved). Run took {elapsed_s / 60:.1f} min.\n"]
@@ -76,6 +77,8 @@ def publish(out_dir, docs_file, plots):
         body = f.read()
     lines = []
     for line in body.splitlines():
+        if line.startswith("# "):
+            continue  # the docs' own heading stands for the title
         if line.startswith("#"):
             line = "#" + line
         lines.append(line.replace("](plots/", "](bench/"))
