@@ -67,9 +67,9 @@ class Context:
         self.records.append(rec)
         if "error" in values:
             self.session.progress.note(f"{config} {workload}: {values['error']}")
-            text = f"{config} {workload}: fio failed: {values['error']}"
-            if text not in self.notes.get(case, []):
-                self.note(case, text)
+            # One note per cell, however many rounds failed (paths differ).
+            if not any(n.startswith(f"{config} {workload}: ") for n in self.notes.get(case, [])):
+                self.note(case, f"{config} {workload}: fio failed: {values['error']}")
         return rec
 
 
