@@ -1,6 +1,7 @@
 #include "fs_test_util.h"
 
 #include <dirent.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
@@ -557,6 +558,29 @@ void SideBySideTest::expect_same_trees() {
   Tree b = snapshot_tree(volume_->mountpoint(), false);
   EXPECT_EQ(a.size(), b.size());
   EXPECT_TRUE(a == b) << "native (first) vs peregrine (second):\n" << describe_tree_difference(a, b);
+}
+
+Outcome as_nobody(const std::function<Outcome()>& op) {
+  int p[2];
+  if (::pipe(p) != 0) return outcome(-1);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    Outcome o{-1, EPERM};
+    if (::setgroups(0, nullptr) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0) {
+      errno = 0;
+      o = op();
+    }
+    (void)!::write(p[1], &o, sizeof o);
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  Outcome o{-1, -1};
+  if (::read(p[0], &o, sizeof o) != sizeof o) o = Outcome{-1, -2};
+  ::close(p[0]);
+  int status;
+  ::waitpid(pid, &status, 0);
+  return o;
 }
 
 }  // namespace peregrine::fstest

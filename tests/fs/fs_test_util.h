@@ -12,6 +12,8 @@
 // stateless POSIX helpers (Fd, pattern, read_at, write_at), usable anywhere.
 #pragma once
 
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -239,6 +241,12 @@ struct Outcome {
 };
 inline Outcome outcome(long r) { return r < 0 ? Outcome{-1, errno} : Outcome{r, 0}; }
 void PrintTo(const Outcome& o, std::ostream* os);
+
+// nobody's uid and gid, the unprivileged user of the permission tests.
+constexpr uid_t kNobody = 65534;
+// Runs `op` in a child process as uid/gid kNobody, with no supplementary
+// groups and so no capabilities, and returns its outcome.
+Outcome as_nobody(const std::function<Outcome()>& op);
 
 // Side by side: every operation runs on a native directory (the reference)
 // and on the mount, and both must give the same result and errno.

@@ -21,32 +21,6 @@ class PermissionsTest : public SideBySideTest {
   std::vector<std::string> mount_options() override { return {"-o", "fuse.allow_other=true"}; }
 };
 
-constexpr uid_t kNobody = 65534;
-
-// Runs `op` in a child process as uid/gid 65534 and returns its outcome.
-Outcome as_nobody(const std::function<Outcome()>& op) {
-  int p[2];
-  if (::pipe(p) != 0) return outcome(-1);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(p[0]);
-    Outcome o{-1, EPERM};
-    if (::setgroups(0, nullptr) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0) {
-      errno = 0;
-      o = op();
-    }
-    (void)!::write(p[1], &o, sizeof o);
-    ::_exit(0);
-  }
-  ::close(p[1]);
-  Outcome o{-1, -1};
-  if (::read(p[0], &o, sizeof o) != sizeof o) o = Outcome{-1, -2};
-  ::close(p[0]);
-  int status;
-  ::waitpid(pid, &status, 0);
-  return o;
-}
-
 TEST_F(PermissionsTest, UnprivilegedUserIsDeniedWhatModesForbid) {
   ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
   same("setup", [](const std::string& r) {

@@ -22,33 +22,6 @@
 namespace peregrine::fstest {
 namespace {
 
-constexpr uid_t kNobody = 65534;
-
-// Runs `op` in a child process as uid/gid 65534 (no supplementary groups,
-// so no capabilities) and returns its outcome.
-Outcome as_nobody(const std::function<Outcome()>& op) {
-  int p[2];
-  if (::pipe(p) != 0) return outcome(-1);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(p[0]);
-    Outcome o{-1, EPERM};
-    if (::setgroups(0, nullptr) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0) {
-      errno = 0;
-      o = op();
-    }
-    (void)!::write(p[1], &o, sizeof o);
-    ::_exit(0);
-  }
-  ::close(p[1]);
-  Outcome o{-1, -1};
-  if (::read(p[0], &o, sizeof o) != sizeof o) o = Outcome{-1, -2};
-  ::close(p[0]);
-  int status;
-  ::waitpid(pid, &status, 0);
-  return o;
-}
-
 // The permission bits as statx(2) reports them when asked for the mode only.
 long mode_of(const std::string& path) {
   struct statx stx;

@@ -37,20 +37,10 @@ def run(ctx):
 
 
 def report(ctx):
-    text = []
-    null_cells = cells(ctx.records, "rand4k-tmpfs")
-    for media in ctx.media:
-        case = f"rand4k-{media.name}"
-        c = cells(ctx.records, case)
-        if not c:
-            continue
-        text.append(f"### {media.name}" + (f" ({media.shape.describe()} per member)" if media.shape else "")
-                    + "\n")
-        text.append(report_util.fio_table(c, workloads(ctx), ctx))
-        text.append(report_util.ratio_table(c, workloads(ctx), ctx, media, null_cells))
-        text += [f"- {n}" for n in ctx.notes.get(case, [])]
-        text.append("")
-    return "\n".join(text)
+    null_cells = cells(ctx.records, "rand4k-tmpfs")  # C comes from the tmpfs run
+    return report_util.media_report(ctx, "rand4k", lambda c, media: (
+        report_util.fio_table(c, workloads(ctx), ctx) +
+        report_util.ratio_table(c, workloads(ctx), ctx, media, null_cells)))
 
 
 def plots(ctx, outdir):

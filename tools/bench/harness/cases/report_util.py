@@ -85,6 +85,23 @@ def save(plt, fig, outdir, name):
     return [path]
 
 
+def media_report(ctx, prefix, render):
+    """One section per medium of a case run on each (rand4k, seq):
+    render(cells, media) gives its tables; the case's notes follow."""
+    from .base import cells
+    text = []
+    for media in ctx.media:
+        case = f"{prefix}-{media.name}"
+        c = cells(ctx.records, case)
+        if not c:
+            continue
+        shape = f" ({media.shape.describe()} per member)" if media.shape else ""
+        text += [f"### {media.name}{shape}\n", render(c, media)]
+        text += [f"- {n}" for n in ctx.notes.get(case, [])]
+        text.append("")
+    return "\n".join(text)
+
+
 def media_plots(ctx, prefix, workloads, outdir, title):
     """One bar plot per medium of a case run on each (rand4k, seq)."""
     from .base import cells

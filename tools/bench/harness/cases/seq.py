@@ -1,7 +1,7 @@
 """128 KiB and 1 MiB sequential read and write, one application job."""
 from ..fio import Workload
 from . import common, report_util
-from .base import Case, cells, run_matrix
+from .base import Case, run_matrix
 
 QD = 16
 
@@ -26,26 +26,16 @@ def run(ctx):
 
 
 def report(ctx):
-    text = []
-    for media in ctx.media:
-        case = f"seq-{media.name}"
-        c = cells(ctx.records, case)
-        if not c:
-            continue
-        text.append(f"### {media.name}, QD {QD}\n")
-        text.append(report_util.fio_table(c, workloads(ctx), ctx, "MiB/s, median over rounds"))
+    def render(c, media):
         names = [w.name for w in workloads(ctx)]
-        rows = []
-        for cfg in c:
-            if cfg.startswith("peregrine"):
-                rows.append([f"{cfg} / ideal"] + [report_util.fmt(report_util.ratio(
+        rows = [[f"{cfg} / ideal"] + [report_util.fmt(report_util.ratio(
                     report_util.value(c, cfg, w, "mib_s"), report_util.value(c, "ideal", w, "mib_s")), 2)
-                    for w in names])
+                 for w in names] for cfg in c if cfg.startswith("peregrine")]
+        text = report_util.fio_table(c, workloads(ctx), ctx, f"MiB/s at QD {QD}, median over rounds")
         if rows:
-            text.append("\nratios (bandwidth):\n\n" + report_util.md_table(["ratio"] + names, rows))
-        text += [f"- {n}" for n in ctx.notes.get(case, [])]
-        text.append("")
-    return "\n".join(text)
+            text += "\nratios (bandwidth):\n\n" + report_util.md_table(["ratio"] + names, rows)
+        return text
+    return report_util.media_report(ctx, "seq", render)
 
 
 def plots(ctx, outdir):
