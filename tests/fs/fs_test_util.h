@@ -233,6 +233,21 @@ class MountedTest : public ::testing::Test {
   std::optional<Volume> volume_;
 };
 
+// gtest fixture: a fresh 4-member volume, made but not mounted, for tests
+// that mount it their own way.
+class FreshVolumeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    volume_.emplace();
+    RunResult r = volume_->mkfs();
+    ASSERT_EQ(r.code, 0) << r.describe();
+  }
+  void TearDown() override { volume_.reset(); }
+
+  std::optional<Volume> volume_;
+};
+
 // The outcome of a system call: its result, or -1 and errno.
 struct Outcome {
   long ret = 0;

@@ -18,22 +18,12 @@ bool has_option(const std::string& options, const std::string& opt) {
   return ("," + options + ",").find("," + opt + ",") != std::string::npos;
 }
 
-class MountOptionsTest : public ::testing::Test {
+class MountOptionsTest : public FreshVolumeTest {
  protected:
-  void SetUp() override {
-    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    volume_.emplace();
-    RunResult r = volume_->mkfs();
-    ASSERT_EQ(r.code, 0) << r.describe();
-  }
-  void TearDown() override { volume_.reset(); }
-
   void unmount_cleanly() {
     int status = volume_->unmount();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "daemon wait status " << status;
   }
-
-  std::optional<Volume> volume_;
 };
 
 TEST_F(MountOptionsTest, EveryKernelFlagMountsAndShows) {

@@ -60,18 +60,7 @@ void expect_every_change_refused(const Volume& v, const std::string& existing) {
   EXPECT_EQ(outcome(::removexattr(v.at(existing).c_str(), "user.note")), (Outcome{-1, EROFS})) << "removexattr";
 }
 
-class ReadOnlyMountTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    volume_.emplace();
-    RunResult r = volume_->mkfs();
-    ASSERT_EQ(r.code, 0) << r.describe();
-  }
-  void TearDown() override { volume_.reset(); }
-
-  std::optional<Volume> volume_;
-};
+using ReadOnlyMountTest = FreshVolumeTest;
 
 TEST_F(ReadOnlyMountTest, RefusesEveryChangeServesTheDataAndWritesNothing) {
   Volume& v = *volume_;
