@@ -22,11 +22,7 @@ def _interrupt(signum, _frame):
 
 
 class Session:
-    def __init__(self, out_dir, quick, rounds, seconds):
-        self.out_dir = out_dir
-        self.quick = quick
-        self.rounds = rounds
-        self.seconds = seconds
+    def __init__(self):
         self._undo = []  # (description, callable), run newest first
         self._dirs = {}  # workdir -> its undo token
         self.progress = Progress()

@@ -71,15 +71,14 @@ class Volume:
     """A mounted peregrine volume (the daemon under test)."""
 
     def __init__(self, session, bins, media, members, transport="auto", options=(), shape=None,
-                 stripe_unit=None, member_mib=1280, file_mib=1024, fill_file=True, label=None,
-                 mkfs_extra=()):
+                 stripe_unit=None, member_mib=1280, file_mib=1024, fill_file=True, label=None):
         self.bins = bins
         self.session = session
         d = self.dir = session.workdir(media, "vol")
         self.mnt = os.path.join(d, "mnt")
         os.mkdir(self.mnt)
         self.members = [os.path.join(d, f"m{i}") for i in range(members)]
-        mkfs = [bins.peregrine, "mkfs", "--force", "--size", f"{member_mib}M", *mkfs_extra]
+        mkfs = [bins.peregrine, "mkfs", "--force", "--size", f"{member_mib}M"]
         if stripe_unit:
             mkfs += ["--stripe-unit", stripe_unit]
         subprocess.run(mkfs + self.members, check=True, stdout=subprocess.DEVNULL)
