@@ -240,7 +240,9 @@ int run_daemon(const DaemonOptions& o) {
   auto plan = plan_transport(o.settings.fuse.transport);
   if (!plan) return fail(plan.status());
 
-  FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
+  FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names,
+                preferred_io_size(vr.meta_geometry.stripe_unit, vr.meta_geometry.member_count,
+                                  o.settings.fuse.max_request_bytes));
   // The io-uring transport says it serves once its rings are registered,
   // so that when a mount command returns, requests already use them.
   auto serving = [&] {

@@ -15,9 +15,10 @@ void reply_attr_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
     fuse_reply_err(req, -rc);
     return;
   }
+  const FsContext& fs = context(req);
   struct stat st;
-  fill_stat(a, &st);
-  fuse_reply_attr(req, &st, context(req).attr_timeout);
+  fill_stat(a, fs.preferred_io_bytes, &st);
+  fuse_reply_attr(req, &st, fs.attr_timeout);
 }
 
 // A SETATTR of times only, for an inode that no longer exists. With

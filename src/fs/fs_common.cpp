@@ -8,7 +8,14 @@
 
 namespace peregrine::fs {
 
-void fill_stat(const meta::InodeAttr& a, struct stat* st) {
+uint32_t preferred_io_size(uint64_t stripe_unit, uint32_t members, uint32_t max_request_bytes) {
+  uint64_t want = std::min<uint64_t>(stripe_unit * members, max_request_bytes);
+  uint32_t size = 4096;
+  while (uint64_t{size} * 2 <= want) size *= 2;
+  return size;
+}
+
+void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st) {
   std::memset(st, 0, sizeof *st);
   st->st_ino = a.ino;
   st->st_mode = a.mode;
@@ -17,7 +24,7 @@ void fill_stat(const meta::InodeAttr& a, struct stat* st) {
   st->st_gid = a.gid;
   st->st_rdev = a.rdev;
   st->st_size = static_cast<off_t>(a.size);
-  st->st_blksize = 4096;
+  st->st_blksize = blksize;
   st->st_blocks = static_cast<blkcnt_t>(a.blocks);
   st->st_atim.tv_sec = a.atime_ns / 1000000000;
   st->st_atim.tv_nsec = a.atime_ns % 1000000000;
@@ -83,7 +90,7 @@ fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   fuse_entry_param e{};
   e.ino = a.ino;
   e.generation = a.generation;
-  fill_stat(a, &e.attr);
+  fill_stat(a, fs.preferred_io_bytes, &e.attr);
   e.attr_timeout = fs.attr_timeout;
   e.entry_timeout = fs.entry_timeout;
   return e;

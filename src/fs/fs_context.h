@@ -31,9 +31,9 @@ namespace peregrine::fs {
 // The transport's host: the session's userdata is the TransportHost base.
 struct FsContext final : TransportHost {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
-            std::vector<std::string> names)
+            std::vector<std::string> names, uint32_t io_size)
       : meta(m), pool(p), sync_io(io), gates([&p] { p.unplug_this_thread(); }), settings(s),
-        member_names(std::move(names)) {}
+        member_names(std::move(names)), preferred_io_bytes(io_size) {}
 
   meta::Metadata& meta;
   SubmitterPool& pool;
@@ -41,6 +41,8 @@ struct FsContext final : TransportHost {
   IoGates gates;  // a worker hands on its staged IO before it waits at a gate
   const config::Settings settings;
   const std::vector<std::string> member_names;
+  // st_blksize of every file: see preferred_io_size().
+  const uint32_t preferred_io_bytes;
   double entry_timeout = 1.0;
   double attr_timeout = 1.0;
   const uint64_t mount_time_ns = monotonic_ns();
@@ -91,7 +93,16 @@ inline meta::Cred caller(fuse_req_t req) {
   return meta::Cred{static_cast<uint32_t>(c->uid), static_cast<uint32_t>(c->gid)};
 }
 
-void fill_stat(const meta::InodeAttr& a, struct stat* st);
+// The st_blksize files report, which cp, dd-like tools and stdio take as
+// the size of their reads and writes: a full stripe (`stripe_unit` on each
+// of `members`), so that one write keeps every member busy, rounded down to
+// a power of two (the kernel keeps only its log2) and kept within one FUSE
+// request (`max_request_bytes`) and at least a page. With direct IO each
+// application write is a synchronous round trip, so cp's 128 KiB default
+// left the volume mostly idle.
+uint32_t preferred_io_size(uint64_t stripe_unit, uint32_t members, uint32_t max_request_bytes);
+
+void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st);
 
 // The suid/sgid bits of a file with attributes `a` that a write, truncate,
 // O_TRUNC open, chown or the kernel's file_remove_privs() by the caller of

@@ -126,5 +126,44 @@ TEST_P(AttributesTest, WhichTimestampsChange) {
 
 PEREGRINE_FOR_CACHE_MODES(AttributesTest);
 
+// st_blksize, the size cp and stdio read and write in, is a full stripe:
+// with a smaller one each direct write reaches only some of the members.
+class PreferredIoSizeTest : public MountedTest {};
+
+blksize_t blksize_of(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? st.st_blksize : -1;
+}
+
+TEST_F(PreferredIoSizeTest, IsTheStripeWidthOfTheDefaultVolume) {
+  ASSERT_TRUE(write_file(at("f"), "x"));
+  ASSERT_EQ(::mkdir(at("d").c_str(), 0755), 0);
+  // 4 members x the default 128 KiB stripe unit.
+  EXPECT_EQ(blksize_of(at("f")), 512 * 1024);
+  EXPECT_EQ(blksize_of(at("d")), 512 * 1024);
+  EXPECT_EQ(blksize_of(volume_->mountpoint()), 512 * 1024);
+}
+
+class PreferredIoSizeSmallUnitTest : public MountedTest {
+ protected:
+  std::vector<std::string> mkfs_options() override { return {"--stripe-unit", "64K"}; }
+};
+
+TEST_F(PreferredIoSizeSmallUnitTest, FollowsTheStripeUnit) {
+  ASSERT_TRUE(write_file(at("f"), "x"));
+  EXPECT_EQ(blksize_of(at("f")), 4 * 64 * 1024);
+}
+
+class PreferredIoSizeLargeUnitTest : public MountedTest {
+ protected:
+  std::vector<std::string> mkfs_options() override { return {"--stripe-unit", "1M"}; }
+};
+
+TEST_F(PreferredIoSizeLargeUnitTest, StaysWithinOneFuseRequest) {
+  ASSERT_TRUE(write_file(at("f"), "x"));
+  // A 4 MiB stripe, but a FUSE request carries at most fuse.max_request_bytes.
+  EXPECT_EQ(blksize_of(at("f")), 1024 * 1024);
+}
+
 }  // namespace
 }  // namespace peregrine::fstest
