@@ -147,14 +147,24 @@ bool FaultInjectingDevice::prepare_sleep() {
   return inner_->prepare_sleep();
 }
 
-size_t FaultInjectingDevice::reap(std::span<DeviceCompletion> out) {
+size_t FaultInjectingDevice::take_failed(std::span<DeviceCompletion> out) {
   release_held();
   size_t n = 0;
   while (n < out.size() && !failed_.empty()) {
     out[n++] = failed_.back();
     failed_.pop_back();
   }
+  return n;
+}
+
+size_t FaultInjectingDevice::reap(std::span<DeviceCompletion> out) {
+  size_t n = take_failed(out);
   return n + inner_->reap(out.subspan(n));
+}
+
+size_t FaultInjectingDevice::reap_finished_inline(std::span<DeviceCompletion> out) {
+  size_t n = take_failed(out);
+  return n + inner_->reap_finished_inline(out.subspan(n));
 }
 
 }  // namespace peregrine

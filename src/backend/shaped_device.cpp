@@ -40,8 +40,13 @@ void ShapedDevice::admit_waiting(uint64_t now) {
   }
 }
 
-size_t ShapedDevice::reap(std::span<DeviceCompletion> out) {
-  size_t got = inner_->reap(scratch_);
+size_t ShapedDevice::reap(std::span<DeviceCompletion> out) { return release_due(inner_->reap(scratch_), out); }
+
+size_t ShapedDevice::reap_finished_inline(std::span<DeviceCompletion> out) {
+  return release_due(inner_->reap_finished_inline(scratch_), out);
+}
+
+size_t ShapedDevice::release_due(size_t got, std::span<DeviceCompletion> out) {
   for (size_t i = 0; i < got; ++i) {
     held_.push(Held{release_by_tag_[scratch_[i].tag], scratch_[i]});
   }

@@ -137,13 +137,18 @@ void UringDevice::submit() {
   }
 }
 
-size_t UringDevice::reap(std::span<DeviceCompletion> out) {
+size_t UringDevice::reap_finished_inline(std::span<DeviceCompletion> out) {
   size_t n = 0;
   while (n < out.size() && inline_head_ < inline_done_.size()) out[n++] = inline_done_[inline_head_++];
   if (inline_head_ == inline_done_.size()) {
     inline_done_.clear();
     inline_head_ = 0;
   }
+  return n;
+}
+
+size_t UringDevice::reap(std::span<DeviceCompletion> out) {
+  size_t n = reap_finished_inline(out);
   unsigned head;
   unsigned seen = 0;
   io_uring_cqe* cqe;

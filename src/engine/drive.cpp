@@ -95,7 +95,7 @@ void Drive::wake_for_inline_completions() {
   if (device_->has_ready() && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
 }
 
-bool Drive::try_dispatch_inline(SubIo* const* items, size_t n) {
+bool Drive::try_dispatch_inline(SubIo* const* items, size_t n, bool caller_completes) {
   if (queued_.load() != 0) return false;
   std::unique_lock<std::mutex> lock(dispatch_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
@@ -105,10 +105,35 @@ bool Drive::try_dispatch_inline(SubIo* const* items, size_t n) {
   merge_into_backlog(items, n);
   dispatch_backlog(monotonic_ns());
   device_->submit();
-  wake_for_inline_completions();
+  if (!caller_completes) wake_for_inline_completions();
   ++counters_.inline_batches;
   dirty_ = true;
   return true;
+}
+
+void Drive::complete_inline() {
+  // Blocking: the drive thread holds the lock only for a round, and if it
+  // ran in between it has reaped these itself (then nothing is left here).
+  // A sleeping drive thread needs no wake-up afterwards: the inline
+  // dispatch found the backlog empty, and only the lock holder fills it.
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
+  // What try_dispatch_inline() would have woken the drive thread for. If
+  // some of it is still on the device after the reap (a shaped member holds
+  // it until the modelled completion time; only the drive thread arms that
+  // timer), the drive thread is woken after all. A member that completes
+  // through the kernel wakes the drive thread itself, as before.
+  const bool was_ready = device_->has_ready();
+  // Only what finished inside start(): the kernel's completion queue (IO,
+  // wake-ups) stays the drive thread's, which may be waiting on it now.
+  size_t done = reap_and_complete(true);
+  device_->submit();  // a short transfer resent by complete()
+  if (was_ready && in_flight_ios_ != 0 && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+  if (done == 0) return;
+  release_pressure();
+  if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
+  // The drive thread may sleep through all of this: publish now, or
+  // `peregrine stats` would not show these IOs until it next runs.
+  publish_stats(true);
 }
 
 // ---- submitter side, per-volume scheduler ----
@@ -295,10 +320,10 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
   device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt});
 }
 
-size_t Drive::reap_and_complete() {
+size_t Drive::reap_and_complete(bool finished_inline_only) {
   size_t total = 0;
   for (;;) {
-    size_t n = device_->reap(completions_);
+    size_t n = finished_inline_only ? device_->reap_finished_inline(completions_) : device_->reap(completions_);
     if (n == 0) break;
     uint64_t now = monotonic_ns();
     for (size_t i = 0; i < n; ++i) complete(completions_[i], now);

@@ -3,8 +3,10 @@
 // device queue and counters. Internal to the engine.
 //
 // Thread rules:
-// - push(), try_dispatch_inline(), the tag calls and stats() are called by
-//   submitting threads; run() is the drive thread.
+// - push(), try_dispatch_inline(), complete_inline(), the tag calls and
+//   stats() are called by submitting threads; run() is the drive thread.
+//   Completions (reap, callbacks, SubIo returns) run under dispatch_mutex_,
+//   on the drive thread or on a submitter in complete_inline().
 // - dispatch_mutex_ guards the tag space, the backlog, the device queue and
 //   the counters. The drive thread holds it for a whole round and drops it
 //   only to sleep; a submitter takes it (try_lock) to dispatch inline, and
@@ -45,8 +47,13 @@ class Drive {
   // Submitter side, per-drive scheduler. Blocks at the high pressure point.
   void push(uint32_t slot, SubIo* const* items, size_t n);
   // Dispatches the batch on the calling thread if the drive is idle and has
-  // the tags for it; returns false (and does nothing) otherwise.
-  bool try_dispatch_inline(SubIo* const* items, size_t n);
+  // the tags for it; returns false (and does nothing) otherwise. With
+  // `caller_completes`, IO the device finished inside start() does not
+  // wake the drive thread: the caller must call complete_inline() next.
+  bool try_dispatch_inline(SubIo* const* items, size_t n, bool caller_completes);
+  // Reaps what the device has finished and runs the callbacks on the
+  // calling thread (Submitter::Completions::here).
+  void complete_inline();
 
   // Submitter side, per-volume scheduler: tags taken at plug time.
   bool try_acquire_tag(uint32_t* tag);
@@ -77,7 +84,8 @@ class Drive {
   void dispatch_backlog(uint64_t now);
   void wake_for_inline_completions();  // submitter side, dispatch lock held
   void start_io(uint32_t tag, SubIo* head, uint64_t now);
-  size_t reap_and_complete();
+  // finished_inline_only: DeviceQueue::reap_finished_inline (submitters).
+  size_t reap_and_complete(bool finished_inline_only = false);
   void complete(const DeviceCompletion& c, uint64_t now);
   void finish_chain(SubIo* head, int error);
   void retry_unmerged(SubIo* head);

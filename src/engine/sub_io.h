@@ -63,6 +63,7 @@ struct SubmitterSlot {
   // scheduler, per-drive tags taken at plug time for the per-volume one.
   std::vector<std::vector<SubIo*>> plug;
   std::vector<std::vector<uint32_t>> plug_tags;
+  std::vector<uint32_t> served_inline;  // drives unplug() dispatched to inline
   uint32_t batch = 0;
   uint32_t round_robin = 0;
 };

@@ -109,7 +109,7 @@ int Submitter::add(Request& r) {
   return 0;
 }
 
-void Submitter::unplug() {
+void Submitter::unplug(Completions where) {
   if (engine_.config_.scheduler == Scheduler::per_volume) {
     unplug_per_volume();
     return;
@@ -117,6 +117,7 @@ void Submitter::unplug() {
   if (slot_.batch == 0) return;
   slot_.batch = 0;
   const EngineConfig& c = engine_.config_;
+  const bool complete_here = where == Completions::here;
   uint64_t volume_outstanding = UINT64_MAX;
   for (uint32_t d = 0; d < engine_.drive_count(); ++d) {
     std::vector<SubIo*>& list = slot_.plug[d];
@@ -129,13 +130,18 @@ void Submitter::unplug() {
         for (auto& other : engine_.drives_) volume_outstanding += other->outstanding();
       }
       if (volume_outstanding + list.size() < c.low_watermark) {
-        served_inline = drive.try_dispatch_inline(list.data(), list.size());
+        served_inline = drive.try_dispatch_inline(list.data(), list.size(), complete_here);
         if (served_inline) volume_outstanding += list.size();
+        if (served_inline && complete_here) slot_.served_inline.push_back(d);
       }
     }
     if (!served_inline) drive.push(slot_.index, list.data(), list.size());
     list.clear();
   }
+  // Only now, with every plug list handed on and the batch empty: a
+  // callback may stage and unplug IO of its own on this thread.
+  for (uint32_t d : slot_.served_inline) engine_.drives_[d]->complete_inline();
+  slot_.served_inline.clear();
 }
 
 // Both schedulers count what they stage in batch and zero it on unplug.

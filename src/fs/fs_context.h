@@ -67,6 +67,7 @@ struct FsContext final : TransportHost {
   ssize_t read_request(int fd, void* buf, size_t len) override;
   void set_may_stay_staged(bool may) override;
   void unplug_this_thread() override { pool.unplug_this_thread(); }
+  void unplug_between_requests() override { pool.unplug_this_thread(Submitter::Completions::here); }
 
   // Reads and writes whose reply a drive thread still owes. The daemon
   // waits for none before it lets the session go, so no reply is sent on

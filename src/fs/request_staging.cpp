@@ -15,7 +15,8 @@ class WorkerStaging final : public StagedIo {
  public:
   explicit WorkerStaging(SubmitterPool& pool) : pool_(pool) {}
   bool staged() override { return pool_.staged_on_this_thread(); }
-  void unplug() override { pool_.unplug_this_thread(); }
+  // Between requests: the worker holds no lock and waits for nothing.
+  void unplug() override { pool_.unplug_this_thread(Submitter::Completions::here); }
 
  private:
   SubmitterPool& pool_;
@@ -56,7 +57,9 @@ void end_request_staging(FsContext& fs, Submitter& sub) {
     // "always" here, where the engine must turn it into 1.
     if (engine.outstanding() >= fs.settings.engine.low_watermark(engine.drive_count())) return;
   }
-  sub.unplug();
+  // The end of a read or write handler: no lock held, and the caller's own
+  // request may complete here (its op stays valid: it holds a guard count).
+  sub.unplug(Submitter::Completions::here);
 }
 
 }  // namespace peregrine::fs

@@ -52,8 +52,8 @@ bool SubmitterPool::staged_on_this_thread() const {
   return tls_submitter.pool == this && tls_submitter.sub != nullptr && tls_submitter.sub->has_staged();
 }
 
-void SubmitterPool::unplug_this_thread() {
-  if (tls_submitter.pool == this && tls_submitter.sub != nullptr) tls_submitter.sub->unplug();
+void SubmitterPool::unplug_this_thread(Submitter::Completions where) {
+  if (tls_submitter.pool == this && tls_submitter.sub != nullptr) tls_submitter.sub->unplug(where);
 }
 
 }  // namespace peregrine::fs

@@ -47,7 +47,13 @@ class GatedDevice final : public DeviceQueue {
   void submit() override { inner_->submit(); }
   size_t reap(std::span<DeviceCompletion> out) override {
     DeviceCompletion buf[256];
-    size_t n = inner_->reap(std::span<DeviceCompletion>(buf, 256));
+    return release(inner_->reap(std::span<DeviceCompletion>(buf, 256)), buf, out);
+  }
+  size_t reap_finished_inline(std::span<DeviceCompletion> out) override {
+    DeviceCompletion buf[256];
+    return release(inner_->reap_finished_inline(std::span<DeviceCompletion>(buf, 256)), buf, out);
+  }
+  size_t release(size_t n, const DeviceCompletion* buf, std::span<DeviceCompletion> out) {
     held_.insert(held_.end(), buf, buf + n);
     if (!gate_->open.load()) return 0;
     size_t k = std::min(out.size(), held_.size());

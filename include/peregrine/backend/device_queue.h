@@ -59,6 +59,11 @@ class DeviceQueue {
   virtual void sleep() = 0;
   // Makes a wake() from another thread end sleep(). Safe from any thread.
   virtual void wake() = 0;
+  // reap(), but only of IO that finished inside start() (copy-inline
+  // members, injected failures): it never touches the kernel's completion
+  // queue, which the drive thread may be waiting on in sleep() meanwhile.
+  // For a thread dispatching inline (Drive::complete_inline).
+  virtual size_t reap_finished_inline(std::span<DeviceCompletion> out) = 0;
 };
 
 }  // namespace peregrine

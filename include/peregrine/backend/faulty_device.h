@@ -63,6 +63,7 @@ class FaultInjectingDevice final : public DeviceQueue {
   bool has_ready() const override { return !failed_.empty() || inner_->has_ready(); }
   void sleep() override { inner_->sleep(); }
   void wake() override { inner_->wake(); }
+  size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
 
  private:
   struct Held {
@@ -74,6 +75,8 @@ class FaultInjectingDevice final : public DeviceQueue {
   // Starts (and submits) every held IO whose rule is no longer armed;
   // true if it started any.
   bool release_held();
+  // release_held(), then hands out the synthesized failures.
+  size_t take_failed(std::span<DeviceCompletion> out);
   void watch();
 
   std::unique_ptr<DeviceQueue> inner_;

@@ -35,6 +35,7 @@ class ShapedDevice final : public DeviceQueue {
   bool has_ready() const override { return inner_->has_ready(); }
   void sleep() override { inner_->sleep(); }
   void wake() override { inner_->wake(); }
+  size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
 
  private:
   struct Held {
@@ -45,6 +46,9 @@ class ShapedDevice final : public DeviceQueue {
 
   void admit(const DeviceIo& io, uint64_t now);
   void admit_waiting(uint64_t now);
+  // Holds what the inner device reported (`got` in scratch_), then hands
+  // out what is due.
+  size_t release_due(size_t got, std::span<DeviceCompletion> out);
 
   std::unique_ptr<UringDevice> inner_;
   ShapeModel model_;

@@ -51,6 +51,7 @@ class UringDevice final : public DeviceQueue {
   bool has_ready() const override { return inline_head_ != inline_done_.size(); }
   void sleep() override;
   void wake() override;
+  size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
 
   // The next sleep() returns by CLOCK_MONOTONIC `deadline_ns` at the latest
   // (one io_uring_enter with a timeout: no timer SQE, no extra system

@@ -99,8 +99,22 @@ class Submitter {
   // write completes at once. May unplug, and may block at a pressure point.
   int add(Request& request);
 
-  // Hands the batch to the drives (or dispatches it inline).
-  void unplug();
+  // Where unplug() completes what it dispatched inline.
+  enum class Completions {
+    on_drive_thread,  // the drive thread reaps it and runs the callbacks
+    here,             // this thread does, before unplug() returns
+  };
+
+  // Hands the batch to the drives (or dispatches it inline). With
+  // Completions::here, IO that a member finished within the inline
+  // dispatch (memory-backed members copy inline) is reaped on this thread
+  // and the drive thread is not woken for it, saving the two context
+  // switches of a hand-off at low depth. The callbacks of those requests,
+  // and of any other IO that drive has finished, then run on this thread
+  // under the drive's dispatch lock, as they would on the drive thread: ask
+  // for it only where this thread holds no lock a callback takes and waits
+  // for nothing a callback must do (a FUSE thread between requests).
+  void unplug(Completions where = Completions::on_drive_thread);
 
   // Whether add() has staged sub-IOs that no unplug() has handed on yet.
   bool has_staged() const;

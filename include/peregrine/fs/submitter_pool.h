@@ -30,9 +30,9 @@ class SubmitterPool {
   // The calling thread's own Submitter, created on first use.
   Submitter* for_this_thread();
   // Whether the calling thread's own Submitter holds staged IO, and handing
-  // that IO on. Neither creates a Submitter.
+  // that IO on (Submitter::unplug). Neither creates a Submitter.
   bool staged_on_this_thread() const;
-  void unplug_this_thread();
+  void unplug_this_thread(Submitter::Completions where = Submitter::Completions::on_drive_thread);
 
  private:
   Engine& engine_;

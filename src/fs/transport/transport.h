@@ -66,6 +66,10 @@ class TransportHost {
   // (the ring hands it on when idle), and handing staged IO on.
   virtual void set_may_stay_staged(bool) {}
   virtual void unplug_this_thread() {}
+  // Ring threads between requests, holding no lock: hand staged IO on, and
+  // complete on this thread what that dispatched inline and the member
+  // finished at once (Submitter::Completions::here).
+  virtual void unplug_between_requests() {}
 
   Transport* transport = nullptr;  // set before the session serves
 

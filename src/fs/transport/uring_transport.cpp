@@ -149,7 +149,7 @@ void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
   run_inline(buf, data);
 }
 
-void UringTransport::ring_idle(FuseRing&) { host_.unplug_this_thread(); }
+void UringTransport::ring_idle(FuseRing&) { host_.unplug_between_requests(); }
 
 void UringTransport::quiesce() {
   if (!started_.load(std::memory_order_acquire)) return;
