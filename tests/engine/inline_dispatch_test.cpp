@@ -112,30 +112,40 @@ std::vector<DriveSpec> copy_inline(std::vector<DriveSpec> v) {
   return v;
 }
 
+class CompletionsTest : public EngineFixture {
+ protected:
+  // `rounds` 4 KiB writes and read-backs on drive 2, one request at a time,
+  // each unplugged with `where`; checks the data and returns how many
+  // requests completed on this thread within their unplug().
+  int write_read_rounds(int rounds, Submitter::Completions where) {
+    auto sub = engine_->open_submitter();
+    EXPECT_TRUE(sub);
+    int here = 0;
+    for (int i = 0; i < rounds; ++i) {
+      AlignedBuffer out(4096), in(4096);
+      fill(out, 7 + i);
+      uint64_t off = 40960 + static_cast<uint64_t>(i) * 16384;  // drive 2
+      here += completed_during_unplug(**sub, IoOp::write, off, out, where);
+      here += completed_during_unplug(**sub, IoOp::read, off, in, where);
+      EXPECT_EQ(std::memcmp(in.data(), out.data(), 4096), 0) << "round " << i;
+    }
+    return here;
+  }
+};
+
 // A member that copies inline has finished the IO when the inline dispatch
 // returns: with Completions::here the submitting thread reaps it and runs
 // the callback before unplug() returns, and the drive thread is not woken
 // for it (the two context switches of a hand-off at QD 1).
-TEST_F(EngineFixture, CompletionsHereRunOnTheSubmittingThread) {
+TEST_F(CompletionsTest, CompletionsHereRunOnTheSubmittingThread) {
   make_members(4, 1 << 20);
   EngineConfig c;
   c.low_watermark = 4;
   start(c, 4096, copy_inline(specs()));
-  auto sub = engine_->open_submitter();
-  ASSERT_TRUE(sub);
   // As above, a drive thread still ending its round takes the batch
   // instead now and then: count over many requests.
   const int rounds = 40;
-  int here = 0;
-  for (int i = 0; i < rounds; ++i) {
-    AlignedBuffer out(4096), in(4096);
-    fill(out, 7 + i);
-    uint64_t off = 40960 + static_cast<uint64_t>(i) * 16384;  // drive 2
-    here += completed_during_unplug(**sub, IoOp::write, off, out, Submitter::Completions::here);
-    here += completed_during_unplug(**sub, IoOp::read, off, in, Submitter::Completions::here);
-    ASSERT_EQ(std::memcmp(in.data(), out.data(), 4096), 0) << "round " << i;
-  }
-  EXPECT_GT(here, 0);
+  EXPECT_GT(write_read_rounds(rounds, Submitter::Completions::here), 0);
   // Every IO is in the stats although the drive thread may never have run.
   DriveStats s = wait_stats(2, [&](const DriveStats& s) { return s.ios == 2 * rounds && s.in_flight == 0; });
   EXPECT_EQ(s.bytes_written, 4096u * rounds);
@@ -143,23 +153,12 @@ TEST_F(EngineFixture, CompletionsHereRunOnTheSubmittingThread) {
 }
 
 // By default the drive thread completes what was dispatched inline.
-TEST_F(EngineFixture, CompletionsStayOnTheDriveThreadByDefault) {
+TEST_F(CompletionsTest, CompletionsStayOnTheDriveThreadByDefault) {
   make_members(4, 1 << 20);
   EngineConfig c;
   c.low_watermark = 4;
   start(c, 4096, copy_inline(specs()));
-  auto sub = engine_->open_submitter();
-  ASSERT_TRUE(sub);
-  int here = 0;
-  for (int i = 0; i < 20; ++i) {
-    AlignedBuffer out(4096), in(4096);
-    fill(out, 9 + i);
-    uint64_t off = 40960 + static_cast<uint64_t>(i) * 16384;
-    here += completed_during_unplug(**sub, IoOp::write, off, out, Submitter::Completions::on_drive_thread);
-    here += completed_during_unplug(**sub, IoOp::read, off, in, Submitter::Completions::on_drive_thread);
-    ASSERT_EQ(std::memcmp(in.data(), out.data(), 4096), 0) << "round " << i;
-  }
-  EXPECT_EQ(here, 0);
+  EXPECT_EQ(write_read_rounds(20, Submitter::Completions::on_drive_thread), 0);
   EXPECT_GT(wait_stats(2, [](const DriveStats& s) { return s.inline_batches > 0; }).inline_batches, 0u);
 }
 
