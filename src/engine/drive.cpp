@@ -114,21 +114,21 @@ bool Drive::try_dispatch_inline(SubIo* const* items, size_t n, bool caller_compl
 void Drive::complete_inline() {
   // Blocking: the drive thread holds the lock only for a round, and if it
   // ran in between it has reaped these itself (then nothing is left here).
-  // A sleeping drive thread needs no wake-up afterwards: the inline
-  // dispatch found the backlog empty, and only the lock holder fills it.
+  // The backlog needs no drive thread: the inline dispatch found it empty,
+  // and only the lock holder fills it.
   std::lock_guard<std::mutex> lock(dispatch_mutex_);
-  // What try_dispatch_inline() would have woken the drive thread for. If
-  // some of it is still on the device after the reap (a shaped member holds
-  // it until the modelled completion time; only the drive thread arms that
-  // timer), the drive thread is woken after all. A member that completes
-  // through the kernel wakes the drive thread itself, as before.
+  // What try_dispatch_inline() would have woken the drive thread for.
   const bool was_ready = device_->has_ready();
   // Only what finished inside start(): the kernel's completion queue (IO,
   // wake-ups) stays the drive thread's, which may be waiting on it now.
   size_t done = reap_and_complete(true);
-  device_->submit();  // a short transfer resent by complete()
+  // Still on the device after the reap (a shaped member holds it until the
+  // modelled completion time, and only the drive thread arms that timer):
+  // wake the drive thread after all. A member that completes through the
+  // kernel wakes it itself.
   if (was_ready && in_flight_ios_ != 0 && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
   if (done == 0) return;
+  device_->submit();  // a short transfer complete() sent again
   release_pressure();
   if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
   // The drive thread may sleep through all of this: publish now, or

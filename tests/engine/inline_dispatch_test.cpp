@@ -114,6 +114,14 @@ std::vector<DriveSpec> copy_inline(std::vector<DriveSpec> v) {
 
 class CompletionsTest : public EngineFixture {
  protected:
+  // 4 copy-inline members; a single request on an idle volume is inline.
+  void start_copy_inline() {
+    make_members(4, 1 << 20);
+    EngineConfig c;
+    c.low_watermark = 4;
+    start(c, 4096, copy_inline(specs()));
+  }
+
   // `rounds` 4 KiB writes and read-backs on drive 2, one request at a time,
   // each unplugged with `where`; checks the data and returns how many
   // requests completed on this thread within their unplug().
@@ -138,10 +146,7 @@ class CompletionsTest : public EngineFixture {
 // the callback before unplug() returns, and the drive thread is not woken
 // for it (the two context switches of a hand-off at QD 1).
 TEST_F(CompletionsTest, CompletionsHereRunOnTheSubmittingThread) {
-  make_members(4, 1 << 20);
-  EngineConfig c;
-  c.low_watermark = 4;
-  start(c, 4096, copy_inline(specs()));
+  start_copy_inline();
   // As above, a drive thread still ending its round takes the batch
   // instead now and then: count over many requests.
   const int rounds = 40;
@@ -154,10 +159,7 @@ TEST_F(CompletionsTest, CompletionsHereRunOnTheSubmittingThread) {
 
 // By default the drive thread completes what was dispatched inline.
 TEST_F(CompletionsTest, CompletionsStayOnTheDriveThreadByDefault) {
-  make_members(4, 1 << 20);
-  EngineConfig c;
-  c.low_watermark = 4;
-  start(c, 4096, copy_inline(specs()));
+  start_copy_inline();
   EXPECT_EQ(write_read_rounds(20, Submitter::Completions::on_drive_thread), 0);
   EXPECT_GT(wait_stats(2, [](const DriveStats& s) { return s.inline_batches > 0; }).inline_batches, 0u);
 }
@@ -168,11 +170,8 @@ TEST_F(CompletionsTest, CompletionsStayOnTheDriveThreadByDefault) {
 // only what finished inside start()), or the drive thread sleeps through
 // its inbox and the other thread's requests never complete: this test then
 // hangs until ctest's timeout, as it did when it reaped the whole device.
-TEST_F(EngineFixture, CompletingHereLosesNoWakeUpOfTheDriveThread) {
-  make_members(4, 1 << 20);
-  EngineConfig c;
-  c.low_watermark = 4;
-  start(c, 4096, copy_inline(specs()));
+TEST_F(CompletionsTest, CompletingHereLosesNoWakeUpOfTheDriveThread) {
+  start_copy_inline();
   const int rounds = 3000;
   std::thread pusher([&] {
     auto sub = engine_->open_submitter();
