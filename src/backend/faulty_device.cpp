@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <set>
 
+#include "peregrine/backend/completion_waker.h"
+
 namespace peregrine {
 namespace {
 
@@ -64,7 +66,7 @@ void FaultInjectingDevice::watch() {
     if (p[1].revents != 0) break;
     while (::read(in, buf, sizeof buf) > 0) {
     }
-    inner_->wake();
+    if (CompletionWaker* w = waker_.load()) w->wake();
   }
   ::close(in);
 }
@@ -140,11 +142,16 @@ bool FaultInjectingDevice::release_held() {
   return any;
 }
 
-bool FaultInjectingDevice::prepare_sleep() {
+Status FaultInjectingDevice::attach_waker(CompletionWaker& waker) {
+  waker_.store(&waker);
+  return inner_->attach_waker(waker);
+}
+
+bool FaultInjectingDevice::prepare_sleep(uint64_t& deadline_ns) {
   if (!failed_.empty()) return false;
   // Held IO released: start it now rather than sleep on it.
   if (release_held()) return false;
-  return inner_->prepare_sleep();
+  return inner_->prepare_sleep(deadline_ns);
 }
 
 size_t FaultInjectingDevice::take_failed(std::span<DeviceCompletion> out) {

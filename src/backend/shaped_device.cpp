@@ -61,12 +61,12 @@ size_t ShapedDevice::release_due(size_t got, std::span<DeviceCompletion> out) {
   return n;
 }
 
-bool ShapedDevice::prepare_sleep() {
-  if (!inner_->prepare_sleep()) return false;
+bool ShapedDevice::prepare_sleep(uint64_t& deadline_ns) {
+  if (!inner_->prepare_sleep(deadline_ns)) return false;
   if (held_.empty()) return true;
   uint64_t due = held_.top().release_ns;
   if (due <= monotonic_ns()) return false;
-  inner_->set_wake_deadline(due);
+  if (deadline_ns == 0 || due < deadline_ns) deadline_ns = due;
   return true;
 }
 

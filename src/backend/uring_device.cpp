@@ -1,24 +1,16 @@
 #include "peregrine/backend/uring_device.h"
 
-#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <string>
 
-#include "peregrine/util/clock.h"
+#include "peregrine/backend/completion_waker.h"
 
 namespace peregrine {
-namespace {
-
-// user_data values that are not tags. Tags are < 2^32.
-constexpr uint64_t kWakeUserData = ~uint64_t{0};
-
-}  // namespace
 
 Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const RingOptions& options) {
   auto* dev = new UringDevice();
@@ -27,8 +19,8 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const Ring
   dev->sqpoll_ = options.sqpoll;
   // Every outstanding IO plus a resubmission of each: start() never allocates.
   if (options.copy_inline) dev->inline_done_.reserve(capacity * 2 + 8);
-  // Room for every IO, a resubmission of each short one and the wake-up
-  // read, so get_sqe() only runs dry when a round is huge. A smaller SQ
+  // Room for every IO and a resubmission of each short one, so get_sqe()
+  // only runs dry when a round is huge. A smaller SQ
   // (sq_entries) works too: get_sqe() then submits as it goes. The CQ
   // always holds every completion that can be outstanding.
   unsigned needed = 8;
@@ -50,7 +42,7 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const Ring
   dev->ring_ready_ = true;
   if ((params.features & IORING_FEAT_EXT_ARG) == 0) {
     delete dev;
-    // Without it a timed wait would submit a timer SQE, racing inline dispatch.
+    // The drive thread's timed wait (CompletionWaker) needs it.
     return Status::error(ENOSYS, "io_uring lacks IORING_FEAT_EXT_ARG: Linux 5.11 or newer is needed");
   }
   rc = io_uring_register_files(&dev->ring_, &fd, 1);
@@ -58,20 +50,11 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const Ring
     delete dev;
     return Status::error(-rc, std::string("io_uring file registration failed: ") + std::strerror(-rc));
   }
-  dev->event_fd_ = ::eventfd(0, EFD_CLOEXEC);
-  if (dev->event_fd_ < 0) {
-    int e = errno;
-    delete dev;
-    return Status::error(e, std::string("eventfd: ") + std::strerror(e));
-  }
-  dev->post_wake_read();
-  dev->submit();
   return dev;
 }
 
 UringDevice::~UringDevice() {
   if (ring_ready_) io_uring_queue_exit(&ring_);
-  if (event_fd_ >= 0) ::close(event_fd_);
 }
 
 io_uring_sqe* UringDevice::get_sqe() {
@@ -87,10 +70,10 @@ io_uring_sqe* UringDevice::get_sqe() {
   return sqe;
 }
 
-void UringDevice::post_wake_read() {
-  io_uring_sqe* sqe = get_sqe();
-  io_uring_prep_read(sqe, event_fd_, &wake_value_, sizeof wake_value_, 0);
-  io_uring_sqe_set_data64(sqe, kWakeUserData);
+Status UringDevice::attach_waker(CompletionWaker& waker) {
+  int rc = io_uring_register_eventfd(&ring_, waker.fd());
+  if (rc < 0) return Status::error(-rc, std::string("io_uring eventfd registration failed: ") + std::strerror(-rc));
+  return Status::ok();
 }
 
 void UringDevice::copy_now(const DeviceIo& io) {
@@ -152,47 +135,13 @@ size_t UringDevice::reap(std::span<DeviceCompletion> out) {
   unsigned head;
   unsigned seen = 0;
   io_uring_cqe* cqe;
-  bool rearm_wake = false;
   io_uring_for_each_cqe(&ring_, head, cqe) {
     if (n == out.size()) break;
     ++seen;
-    uint64_t ud = io_uring_cqe_get_data64(cqe);
-    if (ud == kWakeUserData) {
-      rearm_wake = true;
-    } else {
-      out[n++] = DeviceCompletion{static_cast<uint32_t>(ud), cqe->res};
-    }
+    out[n++] = DeviceCompletion{static_cast<uint32_t>(io_uring_cqe_get_data64(cqe)), cqe->res};
   }
   io_uring_cq_advance(&ring_, seen);
-  if (rearm_wake) post_wake_read();  // goes out with the round's submit
   return n;
-}
-
-void UringDevice::sleep() {
-  io_uring_cqe* cqe = nullptr;
-  // Only waits: it submits nothing, so it may run beside another thread's
-  // start()/submit() under the dispatch lock. (With IORING_FEAT_EXT_ARG,
-  // which every kernel we support has, the timed wait submits nothing too.)
-  uint64_t deadline = wake_deadline_ns_;
-  wake_deadline_ns_ = 0;
-  int rc;
-  do {
-    if (deadline == 0) {
-      rc = io_uring_wait_cqe(&ring_, &cqe);
-    } else {
-      uint64_t now = monotonic_ns();
-      if (deadline <= now) return;
-      uint64_t rel = deadline - now;
-      __kernel_timespec ts{static_cast<long long>(rel / 1000000000ull), static_cast<long long>(rel % 1000000000ull)};
-      rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
-    }
-  } while (rc == -EINTR);
-}
-
-void UringDevice::wake() {
-  uint64_t one = 1;
-  ssize_t n = ::write(event_fd_, &one, sizeof one);
-  (void)n;  // eventfd write fails only on counter overflow, which a read clears
 }
 
 }  // namespace peregrine

@@ -61,8 +61,9 @@ std::vector<Option> build_options() {
           .kind = Kind::kChoice,
           .default_value = std::string("per-drive"),
           .choices = PEREGRINE_CHOICES_SCHEDULER,
-          .doc = "Who serves the member drives. per-drive: each member has its own pinned "
-                 "thread that sorts, merges, allocates tags and dispatches (the Falcon design). "
+          .doc = "Who serves the member drives. per-drive: pinned drive threads (one per "
+                 "member, or one per CPU when members outnumber CPUs) sort, merge, allocate tags "
+                 "and dispatch (the Falcon design). "
                  "per-volume: the FUSE worker that issued a request serves every drive itself, "
                  "round-robin, with tags taken at plug time, the way md RAID-0 and LVM do; "
                  "it exists as the baseline for benchmarks, not for production.",
@@ -174,12 +175,31 @@ std::vector<Option> build_options() {
           .key = "drive.cpus",
           .kind = Kind::kCpuList,
           .default_value = std::string("auto"),
-          .doc = "Where the drive threads run. \"auto\": pin one thread per member, spread over "
-                 "the CPUs, preferring the member's NUMA node. \"none\": do not pin. A CPU list "
-                 "such as \"0,2-3\" pins the threads round-robin over those CPUs. Set a list to "
-                 "keep drive threads off CPUs reserved for the application.",
+          .doc = "Where the drive threads run. \"auto\": spread the members over the CPUs, "
+                 "preferring each member's NUMA node, and pin the threads. \"none\": do not pin. "
+                 "A CPU list such as \"0,2-3\" places the members round-robin over those CPUs. "
+                 "Set a list to keep drive threads off CPUs reserved for the application.",
           .store = [](Settings& s, const Value& v) { s.drive.cpus = *parse_cpu_affinity(text(v)); },
           .load = [](const Settings& s) { return Value(s.drive.cpus.to_string()); },
+      },
+      {
+          .key = "drive.threads",
+          .kind = Kind::kInteger,
+          .default_value = std::string("auto"),
+          .unit = "threads",
+          .min = 1,
+          .max = 1024,
+          .allows_auto = true,
+          .auto_means = "one thread per CPU that `cpus` places members on (per allowed CPU with "
+                        "\"none\"), never more than the members",
+          .doc = "How many threads serve the member drives; member i is served by thread i mod "
+                 "threads. One thread per member keeps each drive's work apart, but when members "
+                 "outnumber CPUs each of those threads sleeps and wakes for nearly every "
+                 "completion; a thread serving several members finds their completions together "
+                 "(docs/performance.md, \"Drive threads\"). Set it to the member count for "
+                 "one thread per member.",
+          .store = [](Settings& s, const Value& v) { s.drive.threads = auto_u32(v); },
+          .load = [](const Settings& s) { return from_auto(s.drive.threads); },
       },
       {
           .key = "drive.max_merge_bytes",

@@ -3,6 +3,7 @@
 #include <numa.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <map>
 
 namespace peregrine {
@@ -54,6 +55,40 @@ std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const s
     }
   }
   return placement;
+}
+
+}  // namespace peregrine
+
+namespace peregrine {
+
+uint32_t allowed_cpu_count() {
+  size_t n = allowed_cpus().size();
+  return n == 0 ? 1 : static_cast<uint32_t>(n);
+}
+
+std::vector<DriveThreadPlan> plan_drive_threads(const std::vector<int>& drive_cpus, uint32_t threads,
+                                                uint32_t allowed) {
+  std::vector<DriveThreadPlan> plan;
+  uint32_t n = static_cast<uint32_t>(drive_cpus.size());
+  bool pinned = std::all_of(drive_cpus.begin(), drive_cpus.end(), [](int c) { return c >= 0; });
+  if (threads == 0 && pinned) {
+    std::map<int, size_t> by_cpu;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto [it, fresh] = by_cpu.emplace(drive_cpus[i], plan.size());
+      if (fresh) plan.push_back(DriveThreadPlan{drive_cpus[i], {}});
+      plan[it->second].drives.push_back(i);
+    }
+    return plan;
+  }
+  if (threads == 0) threads = std::max<uint32_t>(1, allowed);
+  threads = std::min(threads, n);
+  plan.resize(threads);
+  for (uint32_t i = 0; i < n; ++i) {
+    DriveThreadPlan& t = plan[i % threads];
+    if (t.drives.empty()) t.cpu = drive_cpus[i];
+    t.drives.push_back(i);
+  }
+  return plan;
 }
 
 }  // namespace peregrine

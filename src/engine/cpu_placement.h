@@ -1,7 +1,8 @@
-// Chooses the CPU each drive thread is pinned to. Called once, by
-// Engine::create, on the creating thread.
+// Chooses the CPU each drive is served on, and which drives share a drive
+// thread. Called once, by Engine::create, on the creating thread.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace peregrine {
@@ -11,5 +12,24 @@ namespace peregrine {
 // node's allowed CPUs, the rest round-robin over all allowed CPUs.
 // `explicit_cpus`, when not empty, is used as given (cycled if shorter).
 std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus);
+
+}  // namespace peregrine
+
+namespace peregrine {
+
+struct DriveThreadPlan {
+  int cpu = -1;                  // -1 = not pinned
+  std::vector<uint32_t> drives;  // indices, ascending
+};
+
+// Which drives each thread serves, given each drive's CPU (-1 = unpinned)
+// and the number of threads asked for (0 = auto). Auto: drives on the same
+// CPU share a thread; unpinned drives get min(drives, `allowed_cpus`)
+// threads. Otherwise drive i goes to thread i % threads, pinned to the CPU
+// of its first drive.
+std::vector<DriveThreadPlan> plan_drive_threads(const std::vector<int>& drive_cpus, uint32_t threads,
+                                                uint32_t allowed_cpus);
+// The number of CPUs this process may run on (at least 1).
+uint32_t allowed_cpu_count();
 
 }  // namespace peregrine

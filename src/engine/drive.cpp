@@ -1,8 +1,5 @@
 #include "drive.h"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <cerrno>
 
@@ -16,8 +13,8 @@ constexpr uint64_t kPublishIntervalNs = 1000000;  // stats snapshot at most ever
 }  // namespace
 
 Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
-             uint32_t queue_depth, int cpu)
-    : index_(index), config_(config), queue_depth_(queue_depth), cpu_(cpu), device_(std::move(device)) {
+             uint32_t queue_depth)
+    : index_(index), config_(config), queue_depth_(queue_depth), device_(std::move(device)) {
   // A submitter pushes only below the high pressure point, at most its
   // whole SubIo pool at once: its queue never needs more room than that.
   size_t inbox_capacity = config.pressure_high + config.subios_per_submitter + 1;
@@ -33,25 +30,14 @@ Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQ
   published_.queue_depth = queue_depth;
 }
 
-Drive::~Drive() { stop(); }
-
-void Drive::start() { thread_ = std::thread([this] { run(); }); }
-
-void Drive::stop() {
-  if (!thread_.joinable()) return;
-  stopping_.store(true);
-  device_->wake();
-  thread_.join();
+Status Drive::attach(DriveThreadSleep& sleep) {
+  sleep_ = &sleep;
+  return device_->attach_waker(*sleep.waker);
 }
 
-void Drive::pin_to_cpu() {
-  if (cpu_ < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu_, &set);
-  // Pinning is a performance hint: a refusal (e.g. a restricted cpuset)
-  // leaves the thread where the scheduler puts it.
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+void Drive::request_stop() {
+  stopping_.store(true);
+  if (sleep_ != nullptr) sleep_->waker->wake();  // null: the engine failed before its threads
 }
 
 // ---- submitter side, per-drive scheduler ----
@@ -77,22 +63,22 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
     pushed += q.push(items + pushed, n - pushed);
     if (pushed < n) {
       // Only when the drive thread has fallen a whole queue behind.
-      device_->wake();
+      sleep_->waker->wake();
       std::this_thread::yield();
     }
   }
-  // Pairs with run()'s check before sleeping: either the drive thread sees
-  // the epoch move (and so our items), or we see it asleep and wake it.
+  // Pairs with may_sleep(): either the drive thread sees the epoch move
+  // (and so our items), or we see it asleep and wake it.
   inbox_epoch_.fetch_add(1);
-  if (sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+  sleep_->wake_if_sleeping();
 }
 
 void Drive::wake_for_inline_completions() {
   // A device that finishes IO inside start() (copy-inline members) posts no
   // completion to end the drive thread's sleep. We hold the dispatch lock,
-  // so the drive thread either has yet to check prepare_sleep() (and will
-  // see these), or has said it sleeps: then wake it to reap them.
-  if (device_->has_ready() && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+  // so the drive thread either has yet to check this drive in may_sleep()
+  // (and will see these), or has said it sleeps: then wake it to reap them.
+  if (device_->has_ready()) sleep_->wake_if_sleeping();
 }
 
 bool Drive::try_dispatch_inline(SubIo* const* items, size_t n, bool caller_completes) {
@@ -126,7 +112,7 @@ void Drive::complete_inline() {
   // modelled completion time, and only the drive thread arms that timer):
   // wake the drive thread after all. A member that completes through the
   // kernel wakes it itself.
-  if (was_ready && in_flight_ios_ != 0 && sleeping_.load() && sleeping_.exchange(false)) device_->wake();
+  if (was_ready && in_flight_ios_ != 0) sleep_->wake_if_sleeping();
   if (done == 0) return;
   device_->submit();  // a short transfer complete() sent again
   release_pressure();
@@ -182,37 +168,34 @@ void Drive::dispatch_tags(const uint32_t* tags, size_t n) {
 
 // ---- drive thread ----
 
-void Drive::run() {
-  pin_to_cpu();
-  std::unique_lock<std::mutex> lock(dispatch_mutex_);
-  for (;;) {
-    uint64_t epoch = inbox_epoch_.load();
-    reap_and_complete();
-    size_t drained = drain_inboxes();
-    if (drained > 0) merge_into_backlog(incoming_.data(), drained);
-    dispatch_backlog(monotonic_ns());
-    device_->submit();
-    release_pressure();
-    if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-    publish_stats(false);
+void Drive::run_round() {
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
+  round_epoch_ = inbox_epoch_.load();
+  reap_and_complete();
+  size_t drained = drain_inboxes();
+  if (drained > 0) merge_into_backlog(incoming_.data(), drained);
+  dispatch_backlog(monotonic_ns());
+  device_->submit();
+  release_pressure();
+  if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
+  publish_stats(false);
+}
 
-    if (stopping_.load() && outstanding_.load() == 0 && inboxes_empty()) break;
+bool Drive::may_sleep(uint64_t& deadline_ns) {
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
+  // The thread set its sleeping flag before this: a push after this check
+  // sees it and wakes the thread; one before it moved the epoch.
+  if (inbox_epoch_.load() != round_epoch_ || !device_->prepare_sleep(deadline_ns)) return false;
+  publish_stats(true);
+  return true;
+}
 
-    // Sleep until a completion, a timer or a wake-up — but only after
-    // telling submitters we sleep and finding the inboxes still empty.
-    sleeping_.store(true);
-    if (inbox_epoch_.load() != epoch || !device_->prepare_sleep()) {
-      sleeping_.store(false);
-      continue;
-    }
-    publish_stats(true);
-    lock.unlock();
-    device_->sleep();
-    lock.lock();
-    sleeping_.store(false);
-  }
+void Drive::publish_final() {
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
   publish_stats(true);
 }
+
+bool Drive::finished() const { return stopping_.load() && outstanding_.load() == 0 && inboxes_empty(); }
 
 bool Drive::inboxes_empty() const {
   uint32_t n = inbox_count_.load();

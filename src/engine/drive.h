@@ -1,17 +1,20 @@
 // Drive: everything the engine keeps for one member drive — its inboxes
-// (one SPSC queue per submitter slot), its thread, its tag space, backlog,
-// device queue and counters. Internal to the engine.
+// (one SPSC queue per submitter slot), its tag space, backlog, device queue
+// and counters. The DriveThread that serves it (alone, or with other
+// drives) calls its rounds. Internal to the engine.
 //
 // Thread rules:
 // - push(), try_dispatch_inline(), complete_inline(), the tag calls and
-//   stats() are called by submitting threads; run() is the drive thread.
-//   Completions (reap, callbacks, SubIo returns) run under dispatch_mutex_,
-//   on the drive thread or on a submitter in complete_inline().
+//   stats() are called by submitting threads; run_round(), may_sleep() and
+//   finished() by the drive thread. Completions (reap, callbacks, SubIo
+//   returns) run under dispatch_mutex_, on the drive thread or on a
+//   submitter in complete_inline().
 // - dispatch_mutex_ guards the tag space, the backlog, the device queue and
-//   the counters. The drive thread holds it for a whole round and drops it
-//   only to sleep; a submitter takes it (try_lock) to dispatch inline, and
-//   (per-volume scheduler) to take tags and dispatch its own batch.
-// - queued_, outstanding_ and sleeping_ are atomics shared by all.
+//   the counters. The drive thread holds it for one round of this drive; a
+//   submitter takes it (try_lock) to dispatch inline, and (per-volume
+//   scheduler) to take tags and dispatch its own batch.
+// - queued_ and outstanding_ are atomics shared by all; the thread's
+//   sleeping flag is shared with the other drives of the same thread.
 #pragma once
 
 #include <atomic>
@@ -22,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "peregrine/backend/completion_waker.h"
 #include "peregrine/backend/device_queue.h"
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/engine/engine_config.h"
@@ -29,20 +33,43 @@
 
 namespace peregrine {
 
+// Where the thread serving one or more drives sleeps, and whether it does:
+// shared by those drives (see DriveThread).
+struct DriveThreadSleep {
+  std::unique_ptr<CompletionWaker> waker;
+  std::atomic<bool> sleeping{false};
+  // Wakes the thread if it has said it sleeps; one caller per sleep does.
+  void wake_if_sleeping() {
+    if (sleeping.load() && sleeping.exchange(false)) waker->wake();
+  }
+};
+
 class Drive {
  public:
   Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
-        uint32_t queue_depth, int cpu);
-  ~Drive();
+        uint32_t queue_depth);
   Drive(const Drive&) = delete;
   Drive& operator=(const Drive&) = delete;
 
   uint32_t index() const { return index_; }
   uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
 
-  void start();
-  // Finishes all queued and in-flight IO, then joins the thread.
-  void stop();
+  // Ties the drive to the thread that will serve it; before any IO.
+  Status attach(DriveThreadSleep& sleep);
+  // Asks the serving thread to finish all queued and in-flight IO and stop.
+  void request_stop();
+
+  // Drive thread: one round under the dispatch lock — reap and complete,
+  // take in what submitters queued, sort, merge, dispatch, submit.
+  void run_round();
+  // Drive thread, after it has set the sleeping flag: whether this drive
+  // lets it sleep (nothing queued since the round, nothing to reap).
+  // Lowers `deadline_ns` to when the device needs looking at again.
+  bool may_sleep(uint64_t& deadline_ns);
+  // Drive thread: stopping, and nothing queued or in flight.
+  bool finished() const;
+  // Drive thread, on its way out: the final counters for stats().
+  void publish_final();
 
   // Submitter side, per-drive scheduler. Blocks at the high pressure point.
   void push(uint32_t slot, SubIo* const* items, size_t n);
@@ -76,8 +103,6 @@ class Drive {
     std::vector<iovec> iov;
   };
 
-  void run();
-  void pin_to_cpu();
   // All below: REQUIRES dispatch_mutex_ held.
   size_t drain_inboxes();
   void merge_into_backlog(SubIo* const* items, size_t n);
@@ -96,14 +121,14 @@ class Drive {
   const uint32_t index_;
   const EngineConfig& config_;
   const uint32_t queue_depth_;
-  const int cpu_;
   std::unique_ptr<DeviceQueue> device_;
+  DriveThreadSleep* sleep_ = nullptr;  // set by attach()
 
   // Hand-off: inbox_[slot] is written by that slot's submitter only.
   std::vector<std::unique_ptr<SubIoQueue>> inbox_;
   std::atomic<uint32_t> inbox_count_{0};  // slots ever opened: drain bound
-  std::atomic<bool> sleeping_{false};
   std::atomic<uint64_t> inbox_epoch_{0};  // bumped after every push
+  uint64_t round_epoch_ = 0;              // drive thread: epoch its last round saw
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> queued_{0};       // sub-IOs in inboxes or backlog
   std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device
@@ -131,8 +156,6 @@ class Drive {
 
   mutable std::mutex stats_mutex_;
   DriveStats published_;  // GUARDED_BY(stats_mutex_)
-
-  std::thread thread_;
 };
 
 }  // namespace peregrine

@@ -5,6 +5,7 @@
 
 #include "cpu_placement.h"
 #include "drive.h"
+#include "drive_thread.h"
 #include "peregrine/backend/uring_device.h"
 
 namespace peregrine {
@@ -53,6 +54,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   std::vector<int> nodes;
   for (const DriveSpec& d : drives) nodes.push_back(d.numa_node);
   std::vector<int> cpus = place_drive_threads(nodes, config.drive_cpus);
+  if (!config.pin_drive_threads) cpus.assign(n, -1);
 
   for (uint32_t i = 0; i < n; ++i) {
     DriveSpec& spec = drives[i];
@@ -67,15 +69,22 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
     }
     if (spec.faults) device = std::make_unique<FaultInjectingDevice>(std::move(device), *spec.faults);
     if (spec.wrap_device) device = spec.wrap_device(std::move(device));
-    engine->drives_.push_back(
-        std::make_unique<Drive>(i, engine->config_, std::move(device), spec.queue_depth, cpus[i]));
+    engine->drives_.push_back(std::make_unique<Drive>(i, engine->config_, std::move(device), spec.queue_depth));
   }
-  for (auto& d : engine->drives_) d->start();
+  for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
+    std::vector<Drive*> served;
+    for (uint32_t d : p.drives) served.push_back(engine->drives_[d].get());
+    auto t = DriveThread::create(std::move(served), p.cpu, "pg-drive-" + std::to_string(p.drives.front()));
+    if (!t) return Status::error(t.status().errnum(), "drive thread: " + t.status().message());
+    engine->threads_.push_back(std::move(*t));
+  }
+  for (auto& t : engine->threads_) t->start();
   return engine;
 }
 
 Engine::~Engine() {
-  for (auto& d : drives_) d->stop();
+  for (auto& d : drives_) d->request_stop();
+  threads_.clear();  // joins, after each has finished its drives' IO
 }
 
 Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {

@@ -3,7 +3,8 @@
 // against the member files themselves, under both schedulers, with IO
 // through the ring, copied inline (the mode for tmpfs members), through a
 // ring polled by a kernel thread (SQPOLL) and through a one-entry SQ that
-// must be submitted piecewise.
+// must be submitted piecewise; and with one drive thread serving all four
+// drives, and with a thread for each.
 #include <random>
 
 #include "engine_fixture.h"
@@ -15,6 +16,7 @@ struct RoundTripMode {
   Scheduler scheduler;
   RingOptions ring;
   const char* name;
+  uint32_t drive_threads = 0;  // EngineConfig::drive_threads
 };
 
 class DataRoundTrip : public EngineFixture, public ::testing::WithParamInterface<RoundTripMode> {};
@@ -24,6 +26,7 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   make_members(4, 4 << 20, 8192);
   EngineConfig c;
   c.scheduler = GetParam().scheduler;
+  c.drive_threads = GetParam().drive_threads;
   std::vector<DriveSpec> drives = specs(8);
   for (DriveSpec& d : drives) d.ring = GetParam().ring;
   start(c, unit, std::move(drives));
@@ -102,7 +105,11 @@ INSTANTIATE_TEST_SUITE_P(Modes, DataRoundTrip,
                                            RoundTripMode{Scheduler::per_drive, sqpoll(), "Sqpoll"},
                                            RoundTripMode{Scheduler::per_volume, sqpoll(), "Sqpoll"},
                                            RoundTripMode{Scheduler::per_drive, one_entry_sq(), "OneEntrySq"},
-                                           RoundTripMode{Scheduler::per_volume, one_entry_sq(), "OneEntrySq"}),
+                                           RoundTripMode{Scheduler::per_volume, one_entry_sq(), "OneEntrySq"},
+                                           RoundTripMode{Scheduler::per_drive, {}, "RingOneThread", 1},
+                                           RoundTripMode{Scheduler::per_drive, {}, "RingThreadEach", 4},
+                                           RoundTripMode{Scheduler::per_drive, copy_inline(), "CopyInlineOneThread", 1},
+                                           RoundTripMode{Scheduler::per_volume, {}, "RingOneThread", 1}),
                          [](const auto& info) {
                            return std::string(info.param.scheduler == Scheduler::per_drive ? "PerDrive" : "PerVolume") +
                                   info.param.name;

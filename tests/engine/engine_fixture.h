@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "peregrine/backend/completion_waker.h"
 #include "peregrine/backend/member_file.h"
 #include "peregrine/engine/engine.h"
 #include "peregrine/util/aligned_buffer.h"
@@ -30,15 +31,17 @@ class GatedDevice final : public DeviceQueue {
   struct Gate {
     std::atomic<bool> open{true};
     std::atomic<uint64_t> started{0};
-    DeviceQueue* device = nullptr;  // set when wrapped; for wake()
+    std::atomic<CompletionWaker*> waker{nullptr};  // the drive thread's, once attached
     void set_open(bool v) {
       open.store(v);
-      if (device != nullptr) device->wake();
+      if (CompletionWaker* w = waker.load()) w->wake();
     }
   };
   GatedDevice(std::unique_ptr<DeviceQueue> inner, std::shared_ptr<Gate> gate)
-      : inner_(std::move(inner)), gate_(std::move(gate)) {
-    gate_->device = this;
+      : inner_(std::move(inner)), gate_(std::move(gate)) {}
+  Status attach_waker(CompletionWaker& waker) override {
+    gate_->waker.store(&waker);
+    return inner_->attach_waker(waker);
   }
   void start(const DeviceIo& io) override {
     gate_->started.fetch_add(1);
@@ -61,10 +64,10 @@ class GatedDevice final : public DeviceQueue {
     held_.erase(held_.begin(), held_.begin() + static_cast<long>(k));
     return k;
   }
-  bool prepare_sleep() override { return !(gate_->open.load() && !held_.empty()) && inner_->prepare_sleep(); }
+  bool prepare_sleep(uint64_t& deadline_ns) override {
+    return !(gate_->open.load() && !held_.empty()) && inner_->prepare_sleep(deadline_ns);
+  }
   bool has_ready() const override { return (gate_->open.load() && !held_.empty()) || inner_->has_ready(); }
-  void sleep() override { inner_->sleep(); }
-  void wake() override { inner_->wake(); }
 
  private:
   std::unique_ptr<DeviceQueue> inner_;

@@ -1,16 +1,18 @@
 // DeviceQueue: one member drive as its drive thread sees it — start IOs,
-// submit them in one go, reap completions, sleep until something happens.
+// submit them in one go, reap completions, say when to look again.
 //
 // Implementations stack: UringDevice does real io_uring IO on the member;
 // ShapedDevice (tests, benchmarks) wraps it to behave like an SSD with a
 // given latency, internal queue depth, IOPS and bandwidth; FaultInjecting-
 // Device (tests) wraps either to fail or shorten chosen IOs.
 //
-// Thread rules: a DeviceQueue is not thread-safe. Every call except sleep()
-// must be made by the holder of the owning drive's dispatch lock (the drive
-// thread, or a submitting thread dispatching inline). sleep() is called by
-// the drive thread alone, without the lock: it only waits on the completion
-// side, so another thread may start() and submit() meanwhile.
+// The drive thread does not sleep in the device: it sleeps in the
+// CompletionWaker it shares with its other drives, which every completion
+// of an attached device signals.
+//
+// Thread rules: a DeviceQueue is not thread-safe. Every call must be made
+// by the holder of the owning drive's dispatch lock (the drive thread, or a
+// submitting thread dispatching inline), attach_waker() before any IO.
 #pragma once
 
 #include <sys/uio.h>
@@ -19,7 +21,11 @@
 #include <cstdint>
 #include <span>
 
+#include "peregrine/util/result.h"
+
 namespace peregrine {
+
+class CompletionWaker;
 
 enum class IoOp : uint8_t { read, write, flush };
 
@@ -48,20 +54,21 @@ class DeviceQueue {
   virtual void submit() = 0;
   // Moves finished IOs into `out`; returns how many. Never blocks.
   virtual size_t reap(std::span<DeviceCompletion> out) = 0;
-  // Called before sleep(): arms whatever timer the device needs and returns
-  // false if reap() already has something to report (then do not sleep).
-  virtual bool prepare_sleep() = 0;
+  // Makes every completion signal `waker` (and the device's own wake-ups
+  // wake it). Once, before the first IO; `waker` outlives the device's use.
+  virtual Status attach_waker(CompletionWaker& waker) = 0;
+  // Called before the drive thread sleeps: returns false if reap() already
+  // has something to report (then do not sleep); otherwise lowers
+  // `deadline_ns` (0 = none) to when reap() will next have something that
+  // no completion announces (a shaped member's modelled completion).
+  virtual bool prepare_sleep(uint64_t& deadline_ns) = 0;
   // True if reap() has something now that no kernel completion will
   // announce (IO finished inside start(), e.g. copy-inline members), so a
   // thread that dispatched while the drive thread sleeps must wake it.
   virtual bool has_ready() const = 0;
-  // Blocks until the kernel posts any completion: an IO, a timer, a wake-up.
-  virtual void sleep() = 0;
-  // Makes a wake() from another thread end sleep(). Safe from any thread.
-  virtual void wake() = 0;
   // reap(), but only of IO that finished inside start() (copy-inline
   // members, injected failures): it never touches the kernel's completion
-  // queue, which the drive thread may be waiting on in sleep() meanwhile.
+  // queue, which the drive thread reaps.
   // For a thread dispatching inline (Drive::complete_inline).
   virtual size_t reap_finished_inline(std::span<DeviceCompletion> out) = 0;
 };

@@ -12,8 +12,8 @@
 // when that happens, so nothing polls.
 //
 // Thread rules: the FaultPlan is fixed before the engine starts; the
-// device follows DeviceQueue's rules. The watcher thread only calls the
-// inner device's wake(), which is safe from any thread.
+// device follows DeviceQueue's rules. The watcher thread only wakes the
+// attached CompletionWaker, which is safe from any thread.
 #pragma once
 
 #include <atomic>
@@ -59,10 +59,9 @@ class FaultInjectingDevice final : public DeviceQueue {
   void start(const DeviceIo& io) override;
   void submit() override { inner_->submit(); }
   size_t reap(std::span<DeviceCompletion> out) override;
-  bool prepare_sleep() override;
+  Status attach_waker(CompletionWaker& waker) override;
+  bool prepare_sleep(uint64_t& deadline_ns) override;
   bool has_ready() const override { return !failed_.empty() || inner_->has_ready(); }
-  void sleep() override { inner_->sleep(); }
-  void wake() override { inner_->wake(); }
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
 
  private:
@@ -86,6 +85,7 @@ class FaultInjectingDevice final : public DeviceQueue {
   std::vector<DeviceCompletion> failed_;  // synthesized, reported by the next reap
   std::vector<std::vector<iovec>> short_iov_;  // per tag: a shortened IO's iovecs, alive until it completes
   std::vector<Held> held_;                      // stalled IOs, in start order
+  std::atomic<CompletionWaker*> waker_{nullptr};  // read by the watcher
   int stop_fd_ = -1;                            // eventfd: ends the watcher
   std::thread watcher_;
 };

@@ -3,7 +3,8 @@
 // for tests and benchmarks. Every IO still goes to the real member through
 // the wrapped UringDevice; the shaper only holds each completion back until
 // the modelled device would have finished it, by bounding the drive
-// thread's next sleep, so it burns no CPU while waiting.
+// thread's next sleep (prepare_sleep's deadline), so it burns no CPU while
+// waiting.
 //
 // Model: an IO enters the device when fewer than `queue_depth` are inside
 // (otherwise it waits in the device's FIFO); ShapeModel says when it
@@ -31,10 +32,9 @@ class ShapedDevice final : public DeviceQueue {
   void start(const DeviceIo& io) override;
   void submit() override { inner_->submit(); }
   size_t reap(std::span<DeviceCompletion> out) override;
-  bool prepare_sleep() override;
+  Status attach_waker(CompletionWaker& waker) override { return inner_->attach_waker(waker); }
+  bool prepare_sleep(uint64_t& deadline_ns) override;
   bool has_ready() const override { return inner_->has_ready(); }
-  void sleep() override { inner_->sleep(); }
-  void wake() override { inner_->wake(); }
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
 
  private:

@@ -32,9 +32,11 @@ inline EngineConfig engine_config(const Settings& s, uint32_t members) {
   e.pressure_high = s.engine.high_pressure_per_drive;
   e.max_io_bytes = s.drive.max_merge_bytes;
   e.max_iovecs = s.drive.max_merge_iovecs;
-  // "auto" and "none" both leave the list empty (= spread, NUMA-aware): the
-  // engine has no unpinned mode yet. A CPU list is used round-robin.
+  // "auto" and "none" leave the list empty (= spread, NUMA-aware); "none"
+  // then leaves the threads unpinned. A CPU list is used round-robin.
   e.drive_cpus.clear();
+  e.pin_drive_threads = s.drive.cpus.mode != CpuAffinity::Mode::kNone;
+  e.drive_threads = s.drive.threads.value_or(0);
   if (s.drive.cpus.mode == CpuAffinity::Mode::kList) {
     for (uint32_t d = 0; d < members; ++d)
       e.drive_cpus.push_back(static_cast<int>(s.drive.cpus.cpus[d % s.drive.cpus.cpus.size()]));

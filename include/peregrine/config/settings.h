@@ -49,10 +49,11 @@ struct EngineSettings {
   uint64_t high_watermark(uint32_t members) const { return uint64_t{high_watermark_per_drive} * members; }
 };
 
-// Drive layer: one pinned thread per member drive.
+// Drive layer: pinned drive threads, one per member or per CPU.
 struct DriveSettings {
   std::optional<uint32_t> queue_depth;  // nullopt = auto (sysfs nr_requests, else 32)
   CpuAffinity cpus;                     // where drive threads run
+  std::optional<uint32_t> threads;      // nullopt = auto (one per CPU the drives are placed on)
   uint32_t max_merge_bytes;             // power of two
   uint32_t max_merge_iovecs;
 };

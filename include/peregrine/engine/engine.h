@@ -5,10 +5,11 @@
 // sub-IOs and sorts them into per-drive plug lists; unplug() (explicit, or
 // when the batch reaches the high watermark) pushes each drive's share into
 // the lock-free SPSC queue of that (submitter, drive) pair and wakes the
-// drive thread only if it sleeps. One pinned thread per drive drains its
-// queues, sorts by member offset, merges neighbours, takes a tag only at
-// dispatch, submits with io_uring, reaps completions and runs the requests'
-// callbacks. A small batch on an idle volume is dispatched inline by the
+// drive thread only if it sleeps. Pinned drive threads (one per drive, or
+// one per CPU serving the drives placed there when drives outnumber CPUs)
+// drain each drive's queues, sort by member offset, merge neighbours, take
+// a tag only at dispatch, submit with io_uring, reap completions and run
+// the requests' callbacks. A small batch on an idle volume is dispatched inline by the
 // submitting thread instead. A drive above its high pressure point blocks
 // submitters until it drains below the low one.
 //
@@ -38,6 +39,7 @@
 namespace peregrine {
 
 class Drive;
+class DriveThread;
 struct SubmitterSlot;
 
 // One member drive as the engine needs it. The fd stays owned by the caller
@@ -83,6 +85,7 @@ class Engine {
   EngineConfig config_;
   StripeMap map_;
   std::vector<std::unique_ptr<Drive>> drives_;
+  std::vector<std::unique_ptr<DriveThread>> threads_;  // after drives_: they serve them
   std::mutex slots_mutex_;
   std::vector<std::unique_ptr<SubmitterSlot>> slots_;  // GUARDED_BY(slots_mutex_), only grows
 };

@@ -24,7 +24,7 @@ struct IoErrorReport {
 };
 
 enum class Scheduler {
-  per_drive,   // Falcon: submitters batch, one pinned thread per drive serves
+  per_drive,   // Falcon: submitters batch, pinned drive threads serve
   per_volume,  // baseline: the submitting thread does it all, like md/LVM
 };
 
@@ -56,9 +56,15 @@ struct EngineConfig {
   // Sub-IO slots per submitter; 0 = default (max(4096, 4 * high_watermark)).
   uint32_t subios_per_submitter = 0;
 
-  // CPU for each drive thread; empty = spread over the allowed CPUs,
-  // preferring the member's NUMA node when sysfs names one.
+  // CPU for each drive; empty = spread over the allowed CPUs, preferring
+  // the member's NUMA node when sysfs names one. Drives placed on the same
+  // CPU share a thread unless `drive_threads` says otherwise.
   std::vector<int> drive_cpus;
+  bool pin_drive_threads = true;
+  // Drive threads; drive i is served by thread i % drive_threads. 0 = auto:
+  // one thread per CPU the drives are placed on (unpinned: per allowed CPU),
+  // never more than the drives.
+  uint32_t drive_threads = 0;
 
   // Called on the drive thread, with its dispatch lock held, for every IO
   // that fails for good: must be short and must not block on the engine.
