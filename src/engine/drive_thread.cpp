@@ -10,13 +10,19 @@ Expected<std::unique_ptr<DriveThread>> DriveThread::create(std::vector<Drive*> d
   auto waker = CompletionWaker::create();
   if (!waker) return waker.status();
   t->sleep_.waker = std::move(*waker);
-  for (Drive* d : t->drives_) {
-    if (Status s = d->attach(t->sleep_); !s) return s;
-  }
   return t;
 }
 
-DriveThread::~DriveThread() {
+Status DriveThread::attach_drives() {
+  for (Drive* d : drives_) {
+    if (Status s = d->attach(sleep_); !s) return s;
+  }
+  return Status::ok();
+}
+
+DriveThread::~DriveThread() { join(); }
+
+void DriveThread::join() {
   if (thread_.joinable()) thread_.join();
 }
 

@@ -9,9 +9,11 @@
 // the drives placed on its CPU finds their completions together. With no
 // more drives than CPUs each drive still has a thread of its own (Falcon).
 //
-// Thread rules: the constructor, start() and the destructor run on the
-// engine's owning thread; run() is the thread itself. Stop it by calling
-// request_stop() on each of its drives, then destroy it (joins).
+// Thread rules: create(), attach_drives(), start(), join() and the
+// destructor run on the engine's owning thread; run() is the thread
+// itself. Stop it by calling request_stop() on each of its drives, then
+// join(). The DriveThread (its waker) must outlive its drives: devices keep
+// a pointer to the waker.
 #pragma once
 
 #include <memory>
@@ -28,11 +30,14 @@ class DriveThread {
  public:
   // `cpu` < 0: not pinned. `name` shows in top -H and /proc (15 chars).
   static Expected<std::unique_ptr<DriveThread>> create(std::vector<Drive*> drives, int cpu, std::string name);
-  ~DriveThread();
+  ~DriveThread();  // joins
   DriveThread(const DriveThread&) = delete;
   DriveThread& operator=(const DriveThread&) = delete;
 
+  // Ties each drive (and its device) to this thread's waker.
+  Status attach_drives();
   void start();
+  void join();
 
  private:
   DriveThread(std::vector<Drive*> drives, int cpu, std::string name)

@@ -76,7 +76,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
     for (uint32_t d : p.drives) served.push_back(engine->drives_[d].get());
     auto t = DriveThread::create(std::move(served), p.cpu, "pg-drive-" + std::to_string(p.drives.front()));
     if (!t) return Status::error(t.status().errnum(), "drive thread: " + t.status().message());
+    // Owned by the engine before any drive points at its waker.
     engine->threads_.push_back(std::move(*t));
+    if (Status s = engine->threads_.back()->attach_drives(); !s)
+      return Status::error(s.errnum(), "drive thread: " + s.message());
   }
   for (auto& t : engine->threads_) t->start();
   return engine;
@@ -84,7 +87,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
 
 Engine::~Engine() {
   for (auto& d : drives_) d->request_stop();
-  threads_.clear();  // joins, after each has finished its drives' IO
+  for (auto& t : threads_) t->join();  // each finishes its drives' IO first
+  // Devices (a fault injector's watcher) may still wake the waker until
+  // they are gone: drives first, then the threads that own the wakers.
+  drives_.clear();
+  threads_.clear();
 }
 
 Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {

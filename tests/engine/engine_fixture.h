@@ -39,6 +39,7 @@ class GatedDevice final : public DeviceQueue {
   };
   GatedDevice(std::unique_ptr<DeviceQueue> inner, std::shared_ptr<Gate> gate)
       : inner_(std::move(inner)), gate_(std::move(gate)) {}
+  ~GatedDevice() override { gate_->waker.store(nullptr); }  // the gate may outlive the engine
   Status attach_waker(CompletionWaker& waker) override {
     gate_->waker.store(&waker);
     return inner_->attach_waker(waker);

@@ -85,7 +85,7 @@ class Engine {
   EngineConfig config_;
   StripeMap map_;
   std::vector<std::unique_ptr<Drive>> drives_;
-  std::vector<std::unique_ptr<DriveThread>> threads_;  // after drives_: they serve them
+  std::vector<std::unique_ptr<DriveThread>> threads_;  // own the wakers drives_ point at
   std::mutex slots_mutex_;
   std::vector<std::unique_ptr<SubmitterSlot>> slots_;  // GUARDED_BY(slots_mutex_), only grows
 };
