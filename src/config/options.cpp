@@ -237,7 +237,7 @@ std::vector<Option> build_options() {
           .max = 32768,
           .allows_auto = true,
           .auto_means = "room for every IO the member's queue depth allows, a resubmission of each "
-                        "short one and the wake-up read (the kernel rounds up to a power of two)",
+                        "short one (the kernel rounds up to a power of two)",
           .doc = "Submission queue size of each member's ring. A smaller ring still works: the drive "
                  "thread then submits in several system calls per round when it dispatches more "
                  "IOs than fit. The completion queue is always sized for every outstanding IO.",
@@ -483,7 +483,7 @@ const std::vector<std::string_view>& tables() {
 
 std::string_view table_doc(std::string_view table) {
   if (table == "engine") return "Staging: how FUSE workers batch sub-IOs and when they must wait.";
-  if (table == "drive") return "Drive threads: one per member drive; tags, merging, CPU placement.";
+  if (table == "drive") return "Drive threads: one per member or per CPU; tags, merging, CPU placement.";
   if (table == "io_uring") return "The io_uring instance of each member drive.";
   if (table == "fuse") return "The FUSE session: worker threads and what the kernel is told.";
   if (table == "stats") return "Counters read by peregrine stats.";
