@@ -48,8 +48,13 @@ bool DriveThread::all_finished() const {
 }
 
 void DriveThread::run() {
+  size_t first = 0;
+  const size_t n = drives_.size();
   for (;;) {
-    for (Drive* d : drives_) d->run_round();
+    // Each turn starts at the next drive: a drive served later in every
+    // turn would see its completions reaped, and its IO dispatched, later.
+    for (size_t i = 0; i < n; ++i) drives_[(first + i) % n]->run_round();
+    first = (first + 1) % n;
     if (all_finished()) break;
     // Say we sleep first, then ask each drive: a submitter that queues
     // after a drive's check sees the flag and wakes us (Drive::may_sleep).
