@@ -35,11 +35,10 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
   std::mt19937_64 rng(7);
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
-  // Many writes in flight at once, each with its own buffer and waiter.
+  // Many writes in flight at once, each with its own buffer.
   const int kWrites = 96;
   std::vector<AlignedBuffer> bufs;
   std::vector<Request> reqs(kWrites);
-  std::vector<Waiter> waiters(kWrites);
   for (int i = 0; i < kWrites; ++i) {
     // Each write stays within its own 1/kWrites of the volume: overlapping
     // writes in flight at once may land in either order (the test used to
@@ -54,14 +53,8 @@ TEST_P(DataRoundTrip, RandomWritesReadBackExactly) {
     reqs[i].offset = off;
     reqs[i].length = len;
     reqs[i].buffer = bufs.back().data();
-    waiters[i].arm(reqs[i]);
-    ASSERT_EQ((*sub)->add(reqs[i]), 0);
   }
-  (*sub)->unplug();
-  for (auto& w : waiters) {
-    w.wait();
-    ASSERT_EQ(w.result.load(), 0);
-  }
+  ASSERT_EQ(run_batch(**sub, reqs), 0);
   // Read the whole volume back in odd-sized chunks.
   for (uint64_t off = 0; off < vol;) {
     uint64_t len = std::min<uint64_t>(vol - off, 4096 * (1 + rng() % 80));

@@ -96,7 +96,6 @@ TEST_F(DriveThreads, OneThreadServesShapedDrivesWithDifferentLatencies) {
   const int kWrites = 64;
   std::vector<AlignedBuffer> bufs;
   std::vector<Request> reqs(kWrites);
-  std::vector<Waiter> waiters(kWrites);
   for (int i = 0; i < kWrites; ++i) {
     bufs.emplace_back(unit);
     fill(bufs.back(), i + 1);
@@ -104,14 +103,8 @@ TEST_F(DriveThreads, OneThreadServesShapedDrivesWithDifferentLatencies) {
     reqs[i].offset = (static_cast<uint64_t>(i) * 3 * unit) % vol;
     reqs[i].length = unit;
     reqs[i].buffer = bufs.back().data();
-    waiters[i].arm(reqs[i]);
-    ASSERT_EQ((*sub)->add(reqs[i]), 0);
   }
-  (*sub)->unplug();
-  for (auto& w : waiters) {
-    w.wait();
-    ASSERT_EQ(w.result.load(), 0);
-  }
+  ASSERT_EQ(run_batch(**sub, reqs), 0);
   for (int i = 0; i < kWrites; ++i) {
     AlignedBuffer in(unit);
     ASSERT_EQ(io(IoOp::read, reqs[i].offset, in), 0);

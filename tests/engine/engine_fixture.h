@@ -157,6 +157,27 @@ class EngineFixture : public ::testing::Test {
     return w.result.load();
   }
 
+  // Adds every request to `sub` (one batch, one unplug) and waits for all
+  // of them; returns the first failure (add's or the IO's), or 0.
+  static int run_batch(Submitter& sub, std::vector<Request>& reqs) {
+    std::vector<Waiter> waiters(reqs.size());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      waiters[i].arm(reqs[i]);
+      if (int rc = sub.add(reqs[i]); rc != 0) {
+        sub.unplug();
+        for (size_t k = 0; k < i; ++k) waiters[k].wait();
+        return rc;
+      }
+    }
+    sub.unplug();
+    int first = 0;
+    for (auto& w : waiters) {
+      w.wait();
+      if (first == 0) first = w.result.load();
+    }
+    return first;
+  }
+
   // Waits until drive d's published snapshot satisfies `pred`. Snapshots
   // are published when the drive thread goes idle, so this ends promptly;
   // the 30 s guard only turns a bug into a failure instead of a hang.
