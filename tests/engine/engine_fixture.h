@@ -95,6 +95,12 @@ struct Waiter {
   }
 };
 
+// A request for all of `buf` at volume offset `offset`.
+// (A prvalue: Request holds atomics, so it is neither copied nor moved.)
+inline Request request_for(IoOp op, uint64_t offset, AlignedBuffer& buf) {
+  return Request{.op = op, .offset = offset, .length = buf.size(), .buffer = buf.data()};
+}
+
 class EngineFixture : public ::testing::Test {
  protected:
   void TearDown() override {
@@ -144,11 +150,7 @@ class EngineFixture : public ::testing::Test {
   int io(IoOp op, uint64_t offset, AlignedBuffer& buf) {
     auto sub = engine_->open_submitter();
     EXPECT_TRUE(sub);
-    Request r;
-    r.op = op;
-    r.offset = offset;
-    r.length = buf.size();
-    r.buffer = buf.data();
+    Request r = request_for(op, offset, buf);
     Waiter w;
     w.arm(r);
     int rc = (*sub)->submit(r);

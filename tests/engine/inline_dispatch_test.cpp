@@ -91,11 +91,7 @@ struct ThreadRecorder {
 // run on this thread by the time unplug() returned. Waits for it either way.
 bool completed_during_unplug(Submitter& sub, IoOp op, uint64_t off, AlignedBuffer& buf,
                              Submitter::Completions where) {
-  Request r;
-  r.op = op;
-  r.offset = off;
-  r.length = buf.size();
-  r.buffer = buf.data();
+  Request r = request_for(op, off, buf);
   ThreadRecorder rec;
   r.on_complete = &ThreadRecorder::on_complete;
   r.context = &rec;
@@ -180,21 +176,14 @@ TEST_F(CompletionsTest, CompletingHereLosesNoWakeUpOfTheDriveThread) {
     // always handed to the drive thread.
     AlignedBuffer buf(4 * 4096);
     for (int i = 0; i < rounds; ++i) {
-      Request r[4];
-      Waiter w[4];
+      std::vector<Request> r(4);
       for (int k = 0; k < 4; ++k) {
         r[k].op = IoOp::read;
         r[k].offset = 40960 + static_cast<uint64_t>(k) * 16384;
         r[k].length = 4096;
         r[k].buffer = buf.data() + k * 4096;
-        w[k].arm(r[k]);
-        ASSERT_EQ((*sub)->add(r[k]), 0);
       }
-      (*sub)->unplug();
-      for (Waiter& x : w) {
-        x.wait();
-        ASSERT_EQ(x.result.load(), 0);
-      }
+      ASSERT_EQ(run_batch(**sub, r), 0);
     }
   });
   auto sub = engine_->open_submitter();
