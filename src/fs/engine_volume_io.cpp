@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cerrno>
 
+#include "peregrine/fs/read_turn.h"
+
 namespace peregrine::fs {
 namespace {
 
@@ -21,8 +23,10 @@ struct Wait {
 
 int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
   // A FUSE worker may hold staged IO of its own (fuse.batch_requests): hand
-  // it on rather than let it wait behind this call.
+  // it on rather than let it wait behind this call, and let another worker
+  // read requests meanwhile.
   pool_.unplug_this_thread();
+  ReadTurn::leave_held_turn();
   Submitter* sub = pool_.acquire();
   if (sub == nullptr) return -EAGAIN;
   Request r;

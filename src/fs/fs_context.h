@@ -20,6 +20,7 @@
 #include "peregrine/engine/engine.h"
 #include "peregrine/fs/engine_volume_io.h"
 #include "peregrine/fs/io_gates.h"
+#include "peregrine/fs/read_turn.h"
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
@@ -32,13 +33,20 @@ namespace peregrine::fs {
 struct FsContext final : TransportHost {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names, uint32_t io_size)
-      : meta(m), pool(p), sync_io(io), gates([&p] { p.unplug_this_thread(); }), settings(s),
+      : meta(m), pool(p), sync_io(io), gates([&p] {
+          p.unplug_this_thread();
+          ReadTurn::leave_held_turn();
+        }),
+        settings(s),
         member_names(std::move(names)), preferred_io_bytes(io_size) {}
 
   meta::Metadata& meta;
   SubmitterPool& pool;
   EngineVolumeIo& sync_io;  // blocking IO for the rare synchronous paths
-  IoGates gates;  // a worker hands on its staged IO before it waits at a gate
+  // A worker hands on its staged IO, and its turn to read requests, before
+  // it waits at a gate.
+  IoGates gates;
+  ReadTurn read_turn;  // which classic worker reads /dev/fuse (batching reader)
   const config::Settings settings;
   const std::vector<std::string> member_names;
   // st_blksize of every file: see preferred_io_size().

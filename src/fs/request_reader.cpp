@@ -19,6 +19,29 @@ bool is_data_request(const void* buf, ssize_t n) {
   return h.opcode == FUSE_READ || h.opcode == FUSE_WRITE;
 }
 
+// Requests whose handling may wait for long (a journal commit, another
+// process's lock, the device): their worker lets go of the read turn first.
+// Any other request keeps it; a wait they meet on the way (an IO gate,
+// synchronous IO) lets go of it there.
+bool may_wait_long(const void* buf, ssize_t n) {
+  if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) return true;
+  fuse_in_header h;
+  std::memcpy(&h, buf, sizeof h);
+  switch (h.opcode) {
+    case FUSE_FSYNC:
+    case FUSE_FSYNCDIR:
+    case FUSE_SETLK:
+    case FUSE_SETLKW:
+    case FUSE_IOCTL:
+    case FUSE_POLL:
+    case FUSE_INIT:
+    case FUSE_DESTROY:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // A read that must not end the thread: libfuse cancels workers blocked in
 // read() at exit, and staged IO must not be left to a thread-exit handler.
 ssize_t read_uncancellable(int fd, void* buf, size_t len) {
@@ -49,8 +72,50 @@ bool RequestReader::set_nonblocking(int fd, bool on) {
   return true;
 }
 
-ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data) {
+ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn) {
   *is_data = false;
+  if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data);
+  for (;;) {
+    if (turn->try_take()) {
+      // Only a busy volume stages IO across requests; only then may
+      // requests queue faster than one worker takes them. (The check costs
+      // a system call, which a quiet volume should not pay per request.)
+      const bool busy = staging.staged();
+      ssize_t n = read_in_turn(fd, buf, len, staging, is_data);
+      if (n > 0 && !may_wait_long(buf, n)) {
+        if (busy) turn->call_help(fd);
+      } else {
+        turn->leave();  // or the channel ended, or an error
+      }
+      return n;
+    }
+    ssize_t n = read_waiting(fd, buf, len, staging, is_data);
+    if (n >= 0 || errno != EAGAIN) return n;
+    if (turn->wait() == ReadTurn::Woken::by_signal) {
+      errno = EINTR;  // libfuse checks for exit, then calls again
+      return -1;
+    }
+  }
+}
+
+ssize_t RequestReader::read_waiting(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data) {
+  ssize_t n = -1;
+  int err = EAGAIN;
+  if (set_nonblocking(fd, true)) {
+    n = read_uncancellable(fd, buf, len);
+    err = errno;
+  }
+  if (n >= 0) {
+    *is_data = is_data_request(buf, n);
+    if (!*is_data) staging.unplug();
+    return n;
+  }
+  staging.unplug();  // about to wait, or an error
+  errno = err;
+  return -1;
+}
+
+ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data) {
   bool staged = staging.staged();
   if (!set_nonblocking(fd, staged) && staged) {
     staging.unplug();  // cannot peek without blocking: hand on now

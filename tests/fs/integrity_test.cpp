@@ -33,6 +33,9 @@ constexpr Mode kModes[] = {
     {"writeback", "fuse.cache=writeback"},
     {"direct_always_staged", "fuse.cache=direct,engine.low_watermark_per_drive=0"},
     {"direct_unbatched", "fuse.cache=direct,fuse.batch_requests=false"},
+    // Helpers called to the read turn, and every worker in read() (classic).
+    {"direct_four_workers", "fuse.cache=direct,fuse.workers=4"},
+    {"direct_every_worker_reads", "fuse.cache=direct,fuse.workers=4,fuse.one_reader=false"},
 };
 
 void PrintTo(const Mode& m, std::ostream* os) { *os << m.options; }

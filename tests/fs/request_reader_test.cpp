@@ -2,6 +2,8 @@
 // requests only, is handed on before the worker could sleep or return
 // anything else, and the descriptor blocks only while nothing is staged. A
 // SOCK_SEQPACKET pair stands in for /dev/fuse: one read, one request.
+// With a ReadTurn, one worker at a time sleeps in read() and keeps the turn
+// across requests that do not wait, and the others read only when called.
 #include "peregrine/fs/request_reader.h"
 
 #include <fcntl.h>
@@ -209,6 +211,139 @@ TEST_F(RequestReaderTest, ShortMessageIsNotADataRequest) {
   EXPECT_EQ(reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data), 4);
   EXPECT_FALSE(is_data);
   EXPECT_EQ(staging.handed_on, 1);
+}
+
+// A worker of the turn tests: reads on its own thread, once.
+struct TurnWorker {
+  RequestReader reader;
+  FakeStaging staging{false};
+  char buf[4096];
+  std::atomic<ssize_t> n{-2};
+  uint64_t unique = 0;
+  std::thread thread;
+
+  void start(int fd, ReadTurn& turn) {
+    thread = std::thread([this, fd, &turn] {
+      bool is_data = false;
+      ssize_t got = reader.read(fd, buf, sizeof buf, staging, &is_data, &turn);
+      if (got >= static_cast<ssize_t>(sizeof(fuse_in_header))) {
+        fuse_in_header h;
+        std::memcpy(&h, buf, sizeof h);
+        unique = h.unique;
+      }
+      n.store(got);
+    });
+  }
+};
+
+void wait_until_waiting(const ReadTurn& turn) {
+  while (turn.waiting() == 0) std::this_thread::yield();
+}
+
+TEST_F(RequestReaderTest, TurnIsKeptAcrossRequestsThatDoNotWaitAndLeftBeforeOnesThatMay) {
+  ReadTurn turn;
+  ASSERT_TRUE(turn.usable());
+  FakeStaging idle(false);
+  bool is_data = false;
+  for (uint32_t op : {FUSE_WRITE, FUSE_READ, FUSE_LOOKUP, FUSE_GETATTR, FUSE_FLUSH}) {
+    send(op, op);
+    ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+    EXPECT_EQ(unique_of(buf_), op);
+    EXPECT_TRUE(turn.held_here()) << "opcode " << op;
+  }
+  for (uint32_t op : {FUSE_FSYNC, FUSE_FSYNCDIR, FUSE_SETLKW}) {
+    send(op, op);
+    ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+    EXPECT_FALSE(turn.held_here()) << "opcode " << op;
+    ASSERT_TRUE(turn.try_take());
+  }
+}
+
+// The holder works on an fsync (it does not read again): the worker that
+// waited for the turn must read the next request.
+TEST_F(RequestReaderTest, AWorkerThatMayWaitHandsTheTurnToAWaitingWorker) {
+  ReadTurn turn;
+  FakeStaging idle(false);
+  bool is_data = false;
+  send(FUSE_WRITE, 1);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  ASSERT_TRUE(turn.held_here());
+  TurnWorker b;
+  b.start(worker_fd(), turn);
+  wait_until_waiting(turn);  // found nothing, and the turn is taken
+  send(FUSE_FSYNC, 2);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  EXPECT_FALSE(turn.held_here());
+  send(FUSE_READ, 3);
+  b.thread.join();
+  ASSERT_GT(b.n.load(), 0);
+  EXPECT_EQ(b.unique, 3u);
+}
+
+// An IO gate or synchronous IO lets go of the caller's turn the same way.
+TEST_F(RequestReaderTest, LeavingAHeldTurnBeforeAWaitLetsAnotherWorkerRead) {
+  ReadTurn turn;
+  FakeStaging idle(false);
+  bool is_data = false;
+  send(FUSE_WRITE, 1);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  TurnWorker b;
+  b.start(worker_fd(), turn);
+  wait_until_waiting(turn);
+  ReadTurn::leave_held_turn();
+  EXPECT_FALSE(turn.held_here());
+  send(FUSE_WRITE, 4);
+  b.thread.join();
+  ASSERT_GT(b.n.load(), 0);
+  EXPECT_EQ(b.unique, 4u);
+}
+
+// On a busy volume (IO staged), a holder that sees another request queued
+// behind the one it took calls a waiting worker to take it.
+TEST_F(RequestReaderTest, BusyHolderCallsAWaitingWorkerForAQueuedRequest) {
+  ReadTurn turn;
+  FakeStaging busy(true);
+  bool is_data = false;
+  send(FUSE_WRITE, 1);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy, &is_data, &turn), 0);
+  TurnWorker b;
+  b.start(worker_fd(), turn);
+  wait_until_waiting(turn);
+  send(FUSE_WRITE, 2);
+  send(FUSE_WRITE, 3);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy, &is_data, &turn), 0);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  EXPECT_TRUE(turn.held_here());
+  b.thread.join();  // called to help, it takes request 3 while this one works
+  ASSERT_GT(b.n.load(), 0);
+  EXPECT_EQ(b.unique, 3u);
+  EXPECT_EQ(turn.helps_called(), 1u);
+}
+
+// On a quiet volume nobody is called: the holder takes the queued requests
+// itself, one read() each, and the waiting worker stays asleep.
+TEST_F(RequestReaderTest, QuietHolderTakesQueuedRequestsItself) {
+  ReadTurn turn;
+  FakeStaging idle(false);
+  bool is_data = false;
+  send(FUSE_WRITE, 1);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  TurnWorker b;
+  b.start(worker_fd(), turn);
+  wait_until_waiting(turn);
+  send(FUSE_WRITE, 2);
+  send(FUSE_WRITE, 3);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  EXPECT_EQ(unique_of(buf_), 3u);
+  EXPECT_EQ(turn.helps_called(), 0u);
+  EXPECT_EQ(b.n.load(), -2) << "the waiting worker read a request";
+  ReadTurn::leave_held_turn();  // let it go: it takes the turn and the next request
+  send(FUSE_READ, 5);
+  b.thread.join();
+  EXPECT_EQ(b.unique, 5u);
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ struct FuseSettings {
   uint32_t ring_depth;  // io_uring transport: entries (requests in flight) per kernel queue
   bool pin_rings;       // io_uring transport: pin each ring thread to its queue's CPU
   bool batch_requests;  // keep data IO staged across requests (DESIGN.md section 2)
+  bool one_reader;      // classic: one worker at a time sleeps in read() (ReadTurn)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
   uint32_t max_request_bytes;                    // power of two

@@ -12,6 +12,10 @@
 // while something is staged it is non-blocking, so finding no request costs
 // one failed read() and never a sleep.
 //
+// With a ReadTurn shared by the workers, only the worker holding the turn
+// sleeps in read(); the others take a request only when one is waiting
+// (read_turn.h says why).
+//
 // Thread rules: one RequestReader per FUSE worker, used by that worker only.
 // It remembers the blocking mode it last set on the descriptor it last read
 // (each worker has its own cloned descriptor). Never fails with EAGAIN.
@@ -20,6 +24,8 @@
 #include <sys/types.h>
 
 #include <cstddef>
+
+#include "peregrine/fs/read_turn.h"
 
 namespace peregrine::fs {
 
@@ -38,9 +44,16 @@ class RequestReader {
   // Reads one request into buf. Returns its size (0 if the descriptor gave
   // none), or -1 with errno set. *is_data says whether it is a FUSE_READ or
   // FUSE_WRITE, the only requests that return with IO still staged.
-  ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
+  // `turn`: the workers' ReadTurn, or null for every worker to read alike.
+  ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn = nullptr);
 
  private:
+  // As the worker whose turn it is (or the only one): sleeps when nothing
+  // is staged and no request waits.
+  ssize_t read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
+  // As a helper: a request only if one is waiting; else -1 with EAGAIN,
+  // with the batch handed on.
+  ssize_t read_waiting(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
   bool set_nonblocking(int fd, bool on);
 
   int fd_ = -1;  // the descriptor whose flags are known, -1 if none

@@ -1,0 +1,67 @@
+// ReadTurn: which classic FUSE worker reads /dev/fuse next. Every worker
+// blocked in read() on the shared request queue is a wake-up the kernel
+// spends on the next request; with two application threads whose requests
+// arrive one at a time, the workers took turns waking for one request each
+// and sleeping again (docs/performance.md, "Classic transport: one reader").
+//
+// So one worker at a time holds the turn and is the only one that sleeps
+// in read(). It keeps the turn across requests that do not wait for IO
+// (reads and writes stage theirs; metadata lives in memory) and lets go of
+// it before anything that may wait for long (fsync, flush, locks, an IO
+// gate, synchronous IO), waking a waiting worker to read in its place. While the holder works on a request and another is already
+// queued, it calls a waiting worker to help; a helper takes requests only
+// while some are waiting, then waits for a call again.
+//
+// Thread rules: shared by the session's workers. take/leave/call_help act
+// for the calling thread (which turn it holds is thread-local); waiting
+// workers sleep in read() on an eventfd, a cancellation point at which they
+// hold nothing, as libfuse cancels its workers at exit.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace peregrine::fs {
+
+class ReadTurn {
+ public:
+  ReadTurn();
+  ~ReadTurn();
+  ReadTurn(const ReadTurn&) = delete;
+  ReadTurn& operator=(const ReadTurn&) = delete;
+
+  // False if the eventfd could not be made: then workers read as before.
+  bool usable() const { return wake_fd_ >= 0; }
+
+  bool held_here() const;
+  // Takes the turn for the calling thread if no worker holds it.
+  bool try_take();
+  // The calling thread lets go of the turn, if it holds it, and wakes a
+  // waiting worker to read instead.
+  void leave();
+  // The holder, about to work on a request: if another request waits on
+  // `fd` and a worker is waiting, wake one to help.
+  void call_help(int fd);
+  // A worker without the turn, having found no request waiting: sleeps
+  // until the turn is let go of or help is called.
+  enum class Woken { took_turn, to_help, by_signal };
+  Woken wait();
+
+  // Lets go of whatever turn the calling thread holds: before it waits for
+  // something a drive or another thread must finish.
+  static void leave_held_turn();
+
+  // For tests and statistics.
+  uint32_t waiting() const { return waiting_.load(); }
+  uint64_t helps_called() const { return helps_.load(std::memory_order_relaxed); }
+
+ private:
+  void wake_one();
+
+  std::atomic<bool> taken_{false};
+  std::atomic<uint32_t> waiting_{0};
+  std::atomic<uint64_t> helps_{0};
+  int wake_fd_ = -1;
+};
+
+}  // namespace peregrine::fs

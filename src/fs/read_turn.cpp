@@ -1,0 +1,76 @@
+#include "peregrine/fs/read_turn.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace peregrine::fs {
+namespace {
+
+thread_local ReadTurn* tls_held = nullptr;
+
+}  // namespace
+
+// A semaphore: each wake-up lets one waiter's read() return. One that finds
+// no waiter stays counted and ends the next wait at once, which costs that
+// worker one more look at the queue and loses nothing.
+ReadTurn::ReadTurn() : wake_fd_(eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC)) {}
+
+ReadTurn::~ReadTurn() {
+  if (tls_held == this) tls_held = nullptr;
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+bool ReadTurn::held_here() const { return tls_held == this; }
+
+bool ReadTurn::try_take() {
+  if (tls_held == this) return true;
+  if (taken_.exchange(true)) return false;
+  tls_held = this;
+  return true;
+}
+
+void ReadTurn::leave() {
+  if (tls_held != this) return;
+  tls_held = nullptr;
+  // Pairs with wait(): either the waiter's exchange sees the turn free, or
+  // this load sees the waiter counted and wakes it.
+  taken_.store(false);
+  if (waiting_.load() != 0) wake_one();
+}
+
+void ReadTurn::call_help(int fd) {
+  if (waiting_.load() == 0) return;
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0 || (p.revents & POLLIN) == 0) return;
+  helps_.fetch_add(1, std::memory_order_relaxed);
+  wake_one();
+}
+
+ReadTurn::Woken ReadTurn::wait() {
+  waiting_.fetch_add(1);
+  if (try_take()) {
+    waiting_.fetch_sub(1);
+    return Woken::took_turn;
+  }
+  uint64_t v = 0;
+  ssize_t n = ::read(wake_fd_, &v, sizeof v);
+  int err = errno;
+  waiting_.fetch_sub(1);
+  if (n < 0 && err == EINTR) return Woken::by_signal;
+  return try_take() ? Woken::took_turn : Woken::to_help;
+}
+
+void ReadTurn::wake_one() {
+  uint64_t one = 1;
+  // Cannot fail short of a bad descriptor: the counter is far from full.
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void ReadTurn::leave_held_turn() {
+  if (tls_held != nullptr) tls_held->leave();
+}
+
+}  // namespace peregrine::fs
