@@ -19,23 +19,24 @@ ShapedDevice::ShapedDevice(std::unique_ptr<UringDevice> inner, ShapeParams shape
     : inner_(std::move(inner)), model_(shape), release_by_tag_(capacity, 0), scratch_(capacity) {}
 
 void ShapedDevice::start(const DeviceIo& io) {
+  uint64_t now = monotonic_ns();
   if (model_.params().queue_depth != 0 && inside_ >= model_.params().queue_depth) {
-    waiting_.push_back(io);
+    waiting_.push_back(Waiting{io, now});
     return;
   }
-  admit(io, monotonic_ns());
+  admit(io, now);
 }
 
-void ShapedDevice::admit(const DeviceIo& io, uint64_t now) {
+void ShapedDevice::admit(const DeviceIo& io, uint64_t at) {
   ++inside_;
-  release_by_tag_[io.tag] = model_.admit(now, io_bytes(io));
+  release_by_tag_[io.tag] = model_.admit(at, io_bytes(io));
   // The real IO runs now; only its completion is held back.
   inner_->start(io);
 }
 
-void ShapedDevice::admit_waiting(uint64_t now) {
+void ShapedDevice::admit_waiting(uint64_t freed_ns) {
   while (!waiting_.empty() && (model_.params().queue_depth == 0 || inside_ < model_.params().queue_depth)) {
-    admit(waiting_.front(), now);
+    admit(waiting_.front().io, std::max(freed_ns, waiting_.front().arrival_ns));
     waiting_.pop_front();
   }
 }
@@ -53,11 +54,12 @@ size_t ShapedDevice::release_due(size_t got, std::span<DeviceCompletion> out) {
   uint64_t now = monotonic_ns();
   size_t n = 0;
   while (n < out.size() && !held_.empty() && held_.top().release_ns <= now) {
+    uint64_t freed = held_.top().release_ns;
     out[n++] = held_.top().completion;
     held_.pop();
     --inside_;
+    admit_waiting(freed);
   }
-  admit_waiting(now);
   return n;
 }
 

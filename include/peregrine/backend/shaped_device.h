@@ -8,7 +8,10 @@
 //
 // Model: an IO enters the device when fewer than `queue_depth` are inside
 // (otherwise it waits in the device's FIFO); ShapeModel says when it
-// completes (latency, IOPS and bandwidth caps).
+// completes (latency, IOPS and bandwidth caps). A slot frees at its IO's
+// modelled completion, not when the drive thread gets round to reaping it:
+// a real drive takes its next command from its queue without waiting for
+// the host, so a late reap must not slow the modelled drive down.
 //
 // Thread rules: see DeviceQueue.
 #pragma once
@@ -44,8 +47,16 @@ class ShapedDevice final : public DeviceQueue {
     bool operator>(const Held& o) const { return release_ns > o.release_ns; }
   };
 
-  void admit(const DeviceIo& io, uint64_t now);
-  void admit_waiting(uint64_t now);
+  struct Waiting {
+    DeviceIo io;
+    uint64_t arrival_ns;
+  };
+
+  // `at`: when, in the model, the IO entered the device.
+  void admit(const DeviceIo& io, uint64_t at);
+  // Waiting IOs enter free slots: a slot freed at `freed_ns` takes the
+  // oldest waiting IO from then, or from its arrival if later.
+  void admit_waiting(uint64_t freed_ns);
   // Holds what the inner device reported (`got` in scratch_), then hands
   // out what is due.
   size_t release_due(size_t got, std::span<DeviceCompletion> out);
@@ -54,7 +65,7 @@ class ShapedDevice final : public DeviceQueue {
   ShapeModel model_;
   uint32_t inside_ = 0;                   // IOs admitted and not yet released
   std::vector<uint64_t> release_by_tag_;  // modelled completion time per tag
-  std::deque<DeviceIo> waiting_;          // device-internal FIFO when full
+  std::deque<Waiting> waiting_;           // device-internal FIFO when full
   std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
   std::vector<DeviceCompletion> scratch_;
 };

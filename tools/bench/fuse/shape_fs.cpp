@@ -26,6 +26,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <condition_variable>
@@ -47,7 +48,9 @@ namespace {
 
 // The modelled drive: FIFO admission into queue_depth slots, then the model.
 // A finished IO hands its slot straight to the oldest waiter, so a release
-// wakes one thread, not every waiting one.
+// wakes one thread, not every waiting one. The slot frees at the modelled
+// completion, not when this thread wakes from its sleep, as in ShapedDevice:
+// a real drive does not wait for its host to take the next command.
 class Drive {
  public:
   explicit Drive(peregrine::ShapeParams p) : model_(p) {}
@@ -56,14 +59,16 @@ class Drive {
   void serve(uint64_t bytes) {
     std::unique_lock lock(mu_);
     uint32_t qd = model_.params().queue_depth;
+    uint64_t entered = peregrine::monotonic_ns();
     if ((qd != 0 && inside_ >= qd) || !waiting_.empty()) {
       Waiter me;
       waiting_.push_back(&me);
       me.admitted.wait(lock, [&] { return me.slot; });
+      entered = std::max(entered, me.slot_freed_ns);
     } else {
       ++inside_;
     }
-    uint64_t release = model_.admit(peregrine::monotonic_ns(), bytes);
+    uint64_t release = model_.admit(entered, bytes);
     lock.unlock();
     timespec ts{static_cast<time_t>(release / 1000000000ull), static_cast<long>(release % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
@@ -76,6 +81,7 @@ class Drive {
     Waiter* next = waiting_.front();
     waiting_.pop_front();
     next->slot = true;  // the slot passes on: inside_ stays
+    next->slot_freed_ns = release;
     next->admitted.notify_one();
   }
 
@@ -83,6 +89,7 @@ class Drive {
   struct Waiter {
     std::condition_variable admitted;
     bool slot = false;
+    uint64_t slot_freed_ns = 0;
   };
   std::mutex mu_;
   peregrine::ShapeModel model_;
