@@ -4,7 +4,16 @@ The shape is chosen from this machine's own L (do-nothing FUSE file and a
 tmpfs member, measured first): each member gets fraction * L / 8 IOPS, so
 even 8 members ask the daemon for at most that fraction of what FUSE and
 the IO path can carry on these CPUs. Run at 0.5 L and at 0.8 L.
+
+Beside the aggregate, each row gives the ceiling of random routing
+(peregrine-shaped-ceiling, a model with no software in the loop): one job
+whose IOs each go to a random member leaves a member idle now and then,
+so no volume reaches the aggregate with 8 members at QD 128.
 """
+import os
+import re
+import subprocess
+
 from ..fio import Workload
 from ..media import Media, Shape
 from . import common, report_util
@@ -41,6 +50,19 @@ def calibrate(ctx):
     return L
 
 
+def ceiling(ctx, n, shape):
+    """Fraction of the aggregate that random routing allows n members of
+    this shape at this depth, or None if the model is not built."""
+    tool = ctx.bins.shaped_ceiling
+    if not os.path.exists(tool):
+        return None
+    out = subprocess.run([tool, "--drives", str(n), "--depth", str(qd(ctx)), "--iops", str(shape.iops),
+                          "--latency-us", str(shape.latency_us), "--qd", str(shape.qd), "--transit-us", "0"],
+                         capture_output=True, text=True)
+    m = re.search(r"transit\s+0 us: ([0-9.]+)", out.stdout)
+    return float(m.group(1)) if out.returncode == 0 and m else None
+
+
 def run(ctx):
     L = calibrate(ctx)
     if not L:
@@ -50,6 +72,7 @@ def run(ctx):
     for f in fractions(ctx):
         shape = Shape(latency_us=80, qd=32, iops=int(f * L / 8), mb_s=500)
         ctx.extras["scaling"][str(f)] = shape.describe()
+        ctx.extras["scaling"][f"ceiling-{f}"] = {str(n): ceiling(ctx, n, shape) for n in members(ctx)}
         media = Media("shaped", "/dev/shm", shape)
         cfgs = []
         for n in members(ctx):
@@ -64,23 +87,29 @@ def report(ctx):
     if not ex or not ex.get("L"):
         return "\n".join(ctx.notes.get("scaling", []))
     out = [f"L on this machine ({ex['transport']}, 4 KiB randread QD {qd(ctx)}): {fmt(ex['L'])} IOPS.\n"]
+    out.append(f"routing ceiling: the fraction of the aggregate one job at QD {qd(ctx)} can get when each IO "
+               "goes to a random member, with no software in the loop (peregrine-shaped-ceiling, a model); "
+               "\"/ ceiling\" is the measured IOPS against it.\n")
     for f in fractions(ctx):
         c = cells(ctx.records, f"scaling-{f}")
         if not c:
             continue
         iops = int(f * ex["L"] / 8)
+        ceilings = ex.get(f"ceiling-{f}") or {}
         out.append(f"### at {f} L: each member {ex[str(f)]}\n")
         rows = []
         for n in members(ctx):
             agg = n * iops
-            row = [str(n), fmt(agg)]
+            ceil = ceilings.get(str(n))
+            row = [str(n), fmt(agg), fmt(ceil, 3)]
             for w in workloads(ctx):
                 pd, pv = value(c, f"per-drive-{n}", w.name), value(c, f"per-volume-{n}", w.name)
-                row += [fmt(pd), fmt(ratio(pd, agg), 3), fmt(ratio(pd, pv), 2)]
+                row += [fmt(pd), fmt(ratio(pd, agg), 3), fmt(ratio(pd, agg * ceil) if ceil else None, 3),
+                        fmt(ratio(pd, pv), 2)]
             rows.append(row)
-        header = ["members", "aggregate IOPS"]
+        header = ["members", "aggregate IOPS", "routing ceiling"]
         for w in workloads(ctx):
-            header += [f"{w.rw} per-drive", "/ aggregate", "/ per-volume"]
+            header += [f"{w.rw} per-drive", "/ aggregate", "/ ceiling", "/ per-volume"]
         out.append(md_table(header, rows))
     return "\n".join(out)
 
