@@ -362,13 +362,13 @@ std::vector<Option> build_options() {
           .doc = "classic transport, with fuse.batch_requests: only one worker at a time sleeps "
                  "in read() on /dev/fuse. It keeps that turn across requests that do not wait "
                  "for IO and hands it on before fsync, locks, an IO gate or synchronous IO; "
-                 "while the volume is busy and another request is queued it calls an idle "
-                 "worker to help. With every worker sleeping in read(), each request that "
-                 "arrives alone wakes a worker of its own. Measured on 2 cores, 4 members "
-                 "(docs/performance.md): two application threads +10% to +28% IOPS (files on "
-                 "disk, shaped, tmpfs); one thread unchanged on members with latency and 13% "
-                 "lower on tmpfs members, where the second worker's CPU was the gain. false: "
-                 "every idle worker waits in read().",
+                 "when requests queue behind the one it took it calls an idle worker to help. "
+                 "With every worker sleeping in read(), each request that arrives alone wakes "
+                 "a worker of its own. Measured on 2 cores, 4 members (docs/performance.md): "
+                 "two application threads +10% to +30% IOPS (files on disk, shaped, tmpfs); "
+                 "one thread unchanged on members with latency and about 15% lower on tmpfs "
+                 "members, where a second worker's CPU was the gain. false: every idle worker "
+                 "waits in read().",
           .store = [](Settings& s, const Value& v) { s.fuse.one_reader = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.one_reader); },
       },

@@ -7,10 +7,12 @@
 // So one worker at a time holds the turn and is the only one that sleeps
 // in read(). It keeps the turn across requests that do not wait for IO
 // (reads and writes stage theirs; metadata lives in memory) and lets go of
-// it before anything that may wait for long (fsync, flush, locks, an IO
-// gate, synchronous IO), waking a waiting worker to read in its place. While the holder works on a request and another is already
-// queued, it calls a waiting worker to help; a helper takes requests only
-// while some are waiting, then waits for a call again.
+// it before anything that may wait for long (fsync, locks, an IO gate,
+// synchronous IO), waking a waiting worker to read in its place. When the
+// holder finds requests queueing (its read returned at once, or the volume
+// is busy) and another is queued behind the one it took, it calls a
+// waiting worker to help; a helper takes requests only while some are
+// waiting, then waits for a call again.
 //
 // Thread rules: shared by the session's workers. take/leave/call_help act
 // for the calling thread (which turn it holds is thread-local); waiting
