@@ -240,107 +240,97 @@ void wait_until_waiting(const ReadTurn& turn) {
   while (turn.waiting() == 0) std::this_thread::yield();
 }
 
-TEST_F(RequestReaderTest, TurnIsKeptAcrossRequestsThatDoNotWaitAndLeftBeforeOnesThatMay) {
-  ReadTurn turn;
-  ASSERT_TRUE(turn.usable());
-  FakeStaging idle(false);
-  bool is_data = false;
+// The test's thread is worker A; b_ is a second worker.
+class ReadTurnTest : public RequestReaderTest {
+ protected:
+  ssize_t read_as_a(StagedIo& staging) {
+    return reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data_, &turn_);
+  }
+  // A takes the turn with a first request; b_ then finds nothing to read
+  // and waits for the turn.
+  void a_holds_while_b_waits(StagedIo& staging) {
+    send(FUSE_WRITE, 1);
+    ASSERT_GT(read_as_a(staging), 0);
+    ASSERT_TRUE(turn_.held_here());
+    b_.start(worker_fd(), turn_);
+    wait_until_waiting(turn_);
+  }
+  // The request b_ returned with.
+  uint64_t b_took() {
+    b_.thread.join();
+    EXPECT_GT(b_.n.load(), 0);
+    return b_.unique;
+  }
+
+  ReadTurn turn_;
+  TurnWorker b_;
+  bool is_data_ = false;
+  FakeStaging idle_{false};
+  FakeStaging busy_{true};
+};
+
+TEST_F(ReadTurnTest, TurnIsKeptAcrossRequestsThatDoNotWaitAndLeftBeforeOnesThatMay) {
+  ASSERT_TRUE(turn_.usable());
   for (uint32_t op : {FUSE_WRITE, FUSE_READ, FUSE_LOOKUP, FUSE_GETATTR, FUSE_FLUSH}) {
     send(op, op);
-    ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+    ASSERT_GT(read_as_a(idle_), 0);
     EXPECT_EQ(unique_of(buf_), op);
-    EXPECT_TRUE(turn.held_here()) << "opcode " << op;
+    EXPECT_TRUE(turn_.held_here()) << "opcode " << op;
   }
   for (uint32_t op : {FUSE_FSYNC, FUSE_FSYNCDIR, FUSE_SETLKW}) {
     send(op, op);
-    ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
-    EXPECT_FALSE(turn.held_here()) << "opcode " << op;
-    ASSERT_TRUE(turn.try_take());
+    ASSERT_GT(read_as_a(idle_), 0);
+    EXPECT_FALSE(turn_.held_here()) << "opcode " << op;
+    ASSERT_TRUE(turn_.try_take());
   }
 }
 
-// The holder works on an fsync (it does not read again): the worker that
-// waited for the turn must read the next request.
-TEST_F(RequestReaderTest, AWorkerThatMayWaitHandsTheTurnToAWaitingWorker) {
-  ReadTurn turn;
-  FakeStaging idle(false);
-  bool is_data = false;
-  send(FUSE_WRITE, 1);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
-  ASSERT_TRUE(turn.held_here());
-  TurnWorker b;
-  b.start(worker_fd(), turn);
-  wait_until_waiting(turn);  // found nothing, and the turn is taken
+// A works on an fsync (it does not read again): b_, which waited for the
+// turn, must read the next request.
+TEST_F(ReadTurnTest, AWorkerThatMayWaitHandsTheTurnToAWaitingWorker) {
+  a_holds_while_b_waits(idle_);
   send(FUSE_FSYNC, 2);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
+  ASSERT_GT(read_as_a(idle_), 0);
   EXPECT_EQ(unique_of(buf_), 2u);
-  EXPECT_FALSE(turn.held_here());
+  EXPECT_FALSE(turn_.held_here());
   send(FUSE_READ, 3);
-  b.thread.join();
-  ASSERT_GT(b.n.load(), 0);
-  EXPECT_EQ(b.unique, 3u);
+  EXPECT_EQ(b_took(), 3u);
 }
 
 // An IO gate or synchronous IO lets go of the caller's turn the same way.
-TEST_F(RequestReaderTest, LeavingAHeldTurnBeforeAWaitLetsAnotherWorkerRead) {
-  ReadTurn turn;
-  FakeStaging idle(false);
-  bool is_data = false;
-  send(FUSE_WRITE, 1);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, &turn), 0);
-  TurnWorker b;
-  b.start(worker_fd(), turn);
-  wait_until_waiting(turn);
+TEST_F(ReadTurnTest, LeavingAHeldTurnBeforeAWaitLetsAnotherWorkerRead) {
+  a_holds_while_b_waits(idle_);
   ReadTurn::leave_held_turn();
-  EXPECT_FALSE(turn.held_here());
+  EXPECT_FALSE(turn_.held_here());
   send(FUSE_WRITE, 4);
-  b.thread.join();
-  ASSERT_GT(b.n.load(), 0);
-  EXPECT_EQ(b.unique, 4u);
+  EXPECT_EQ(b_took(), 4u);
 }
 
 // On a busy volume (IO staged), a holder that sees another request queued
 // behind the one it took calls a waiting worker to take it.
-TEST_F(RequestReaderTest, BusyHolderCallsAWaitingWorkerForAQueuedRequest) {
-  ReadTurn turn;
-  FakeStaging busy(true);
-  bool is_data = false;
-  send(FUSE_WRITE, 1);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy, &is_data, &turn), 0);
-  TurnWorker b;
-  b.start(worker_fd(), turn);
-  wait_until_waiting(turn);
+TEST_F(ReadTurnTest, BusyHolderCallsAWaitingWorkerForAQueuedRequest) {
+  a_holds_while_b_waits(busy_);
   send(FUSE_WRITE, 2);
   send(FUSE_WRITE, 3);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy, &is_data, &turn), 0);
+  ASSERT_GT(read_as_a(busy_), 0);
   EXPECT_EQ(unique_of(buf_), 2u);
-  EXPECT_TRUE(turn.held_here());
-  b.thread.join();  // called to help, it takes request 3 while this one works
-  ASSERT_GT(b.n.load(), 0);
-  EXPECT_EQ(b.unique, 3u);
-  EXPECT_EQ(turn.helps_called(), 1u);
+  EXPECT_TRUE(turn_.held_here());
+  EXPECT_EQ(b_took(), 3u) << "called to help, b_ takes request 3 while A works";
+  EXPECT_EQ(turn_.helps_called(), 1u);
 }
 
 // A lone request calls nobody: there is nothing queued behind it for a
 // helper to take, so the waiting worker stays asleep.
-TEST_F(RequestReaderTest, HolderCallsNoHelpForALoneRequest) {
-  ReadTurn turn;
-  FakeStaging busy(true);
-  bool is_data = false;
-  send(FUSE_WRITE, 1);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy, &is_data, &turn), 0);
-  TurnWorker b;
-  b.start(worker_fd(), turn);
-  wait_until_waiting(turn);
+TEST_F(ReadTurnTest, HolderCallsNoHelpForALoneRequest) {
+  a_holds_while_b_waits(busy_);
   send(FUSE_WRITE, 2);
-  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy, &is_data, &turn), 0);
+  ASSERT_GT(read_as_a(busy_), 0);
   EXPECT_EQ(unique_of(buf_), 2u);
-  EXPECT_EQ(turn.helps_called(), 0u);
-  EXPECT_EQ(b.n.load(), -2) << "the waiting worker read a request";
+  EXPECT_EQ(turn_.helps_called(), 0u);
+  EXPECT_EQ(b_.n.load(), -2) << "the waiting worker read a request";
   ReadTurn::leave_held_turn();  // let it go: it takes the turn and the next request
   send(FUSE_READ, 5);
-  b.thread.join();
-  EXPECT_EQ(b.unique, 5u);
+  EXPECT_EQ(b_took(), 5u);
 }
 
 }  // namespace
