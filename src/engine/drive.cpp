@@ -45,6 +45,7 @@ void Drive::request_stop() {
 
 void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
   if (queued_.load() >= config_.pressure_high) {
+    if (config_.before_submitter_blocks) config_.before_submitter_blocks();
     pressure_waits_.fetch_add(1, std::memory_order_relaxed);
     pressure_waiters_.fetch_add(1);
     {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <functional>
 
 #include "drive.h"
 #include "peregrine/engine/engine.h"
@@ -17,7 +18,8 @@ constexpr uint64_t kAlign = 4096;
 // the thread waits for returns. Reserving a whole request's SubIos up front
 // keeps the request in one batch, so it merges whole on each drive.
 template <typename MakeProgress>
-void reserve_subios(SubmitterSlot& slot, size_t want, MakeProgress&& make_progress) {
+void reserve_subios(SubmitterSlot& slot, size_t want, MakeProgress&& make_progress,
+                    const std::function<void()>& before_block) {
   want = std::min(want, slot.pool.size());
   for (;;) {
     if (slot.free.size() >= want) return;
@@ -33,14 +35,17 @@ void reserve_subios(SubmitterSlot& slot, size_t want, MakeProgress&& make_progre
     slot.waiting_for_returns.store(true);
     bool any = false;
     for (auto& q : slot.returns) any = any || q->read_available() != 0;
-    if (!any) slot.return_epoch.wait(epoch);
+    if (!any) {
+      if (before_block) before_block();
+      slot.return_epoch.wait(epoch);
+    }
     slot.waiting_for_returns.store(false);
   }
 }
 
 template <typename MakeProgress>
-SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress) {
-  reserve_subios(slot, 1, make_progress);
+SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress, const std::function<void()>& before_block) {
+  reserve_subios(slot, 1, make_progress, before_block);
   SubIo* s = &slot.pool[slot.free.back()];
   slot.free.pop_back();
   return s;
@@ -87,10 +92,11 @@ int Submitter::add(Request& r) {
     add_per_volume(r);
     return 0;
   }
+  const std::function<void()>& before_block = engine_.config_.before_submitter_blocks;
   auto progress = [this] { unplug(); };
-  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), progress);
+  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), progress, before_block);
   auto stage = [&](uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
-    SubIo* s = take_subio(slot_, progress);
+    SubIo* s = take_subio(slot_, progress, before_block);
     init_subio(s, r, member_offset, buf, len);
     slot_.plug[member].push_back(s);
     ++slot_.batch;
@@ -155,7 +161,7 @@ void Submitter::add_per_volume(Request& r) {
   auto stage = [&](uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
     Drive& drive = *engine_.drives_[member];
     std::vector<uint32_t>& tags = slot_.plug_tags[member];
-    SubIo* s = take_subio(slot_, progress);
+    SubIo* s = take_subio(slot_, progress, c.before_submitter_blocks);
     init_subio(s, r, member_offset, buf, len);
     s->next = nullptr;
     // Like the kernel's plug merge: try to extend the last IO of this drive.
@@ -177,6 +183,7 @@ void Submitter::add_per_volume(Request& r) {
       // per-volume path does. Dispatch what we hold first (as the kernel
       // flushes the plug before sleeping), or we would wait on ourselves.
       unplug_per_volume();
+      if (c.before_submitter_blocks) c.before_submitter_blocks();
       drive.wait_for_tag();
     }
     s->chain_tail = s;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "peregrine/config/engine_mapping.h"
+#include "peregrine/fs/read_turn.h"
 #include "test_faults.h"
 
 namespace peregrine::fs {
@@ -84,6 +85,9 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
   EngineConfig ec = config::engine_config(settings, n);
   ec.on_io_error = std::move(on_io_error);
+  // A FUSE worker blocked on the drives must not keep others from reading
+  // requests meanwhile (a stat need not wait for a write flood to drain).
+  ec.before_submitter_blocks = [] { ReadTurn::leave_held_turn(); };
   auto engine = Engine::create(ec, map, std::move(specs));
   if (!engine) return engine.status();
   rt->engine = std::move(*engine);

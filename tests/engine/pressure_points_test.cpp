@@ -17,6 +17,12 @@ TEST_F(EngineFixture, SubmitterBlocksAtHighAndResumesBelowLow) {
   c.pressure_low = 2;
   c.high_watermark = 1;  // every sub-IO is its own batch
   c.low_watermark = 1;
+  // The producer says, before it blocks, that it is about to (the FUSE
+  // layer hands on its read turn there).
+  static thread_local bool on_producer = false;
+  std::atomic<int> producer_blocks{0};
+  std::atomic<int> other_blocks{0};
+  c.before_submitter_blocks = [&] { (on_producer ? producer_blocks : other_blocks).fetch_add(1); };
   auto gate = std::make_shared<GatedDevice::Gate>();
   gate->open.store(false);
   auto drives = specs(/*queue_depth=*/1);
@@ -32,6 +38,7 @@ TEST_F(EngineFixture, SubmitterBlocksAtHighAndResumesBelowLow) {
   std::vector<Waiter> w(n);
   std::atomic<int> submitted{0};
   std::thread producer([&] {
+    on_producer = true;
     auto sub = engine_->open_submitter();
     for (int i = 0; i < n; ++i) {
       reqs[i].op = IoOp::read;
@@ -57,6 +64,8 @@ TEST_F(EngineFixture, SubmitterBlocksAtHighAndResumesBelowLow) {
   EXPECT_GE(engine_->stats(0).queued, c.pressure_low) << "drive fell below the low point with nothing completing";
   EXPECT_EQ(gate->started.load(), 1u);
   EXPECT_EQ(submitted.load(), through) << "the producer got past a drive at its high pressure point";
+  EXPECT_EQ(producer_blocks.load(), 1) << "the producer blocked without saying so first";
+  EXPECT_EQ(other_blocks.load(), 0);
   gate->set_open(true);
   producer.join();
   for (auto& x : w) {

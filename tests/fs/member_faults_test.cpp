@@ -9,8 +9,9 @@
 //   EROFS), says so naming the member, unmounts, and the next mount replays
 //   to a state fsck finds clean.
 // - A stalled member: requests for the other members complete while its IO
-//   is held; the pressure point bounds what queues for it; unmount waits
-//   for the held IO and then finishes.
+//   is held; the pressure point bounds what queues for it; other requests
+//   are read while a worker waits there; unmount waits for the held IO and
+//   then finishes.
 // - A member that is gone (ENODEV) or truncated: EIO to the application,
 //   a log line naming it, no crash; fsck -n lists the files that lost data.
 #include <fcntl.h>
@@ -336,6 +337,90 @@ TEST_F(MemberFaultsTest, StalledMemberHoldsOnlyItsOwnRequestsAndUnmountWaitsForI
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   RunResult f = fsck_n();
   EXPECT_EQ(f.code, 0) << f.describe();
+}
+
+// A worker that blocks at a pressure point (its drive stalled) must not
+// keep the other requests from being read meanwhile: on the classic
+// transport it hands on its read turn before it blocks. Reads pile onto a
+// held member until one blocks there; the statistics, a stat and a read of
+// another member are served while it waits.
+TEST_F(MemberFaultsTest, OtherRequestsAreServedWhileAWorkerWaitsAtAPressurePoint) {
+  const bool two_cpus = std::thread::hardware_concurrency() >= 2;
+  if (test_transport() == "io-uring" && !two_cpus) {
+    GTEST_SKIP() << "the ring transport serves a CPU's requests on its own ring: this needs a second CPU";
+  }
+  const std::string hold = arm("hold");
+  mount_with("member=2,action=hold,while=" + hold,
+             {"-o", "drive.queue_depth=1,engine.high_pressure_per_drive=2,engine.low_pressure_per_drive=1,"
+                    "engine.high_watermark_per_drive=1"});
+  constexpr int kRows = 4;
+  const std::string data = pattern(kRows * kMembers * kUnit, 53);
+  write_synced("big", data);
+  touch(hold);
+
+  // One read per row on member 2: one takes its only tag, two queue, and
+  // the next blocks at the high pressure point. On the ring transport the
+  // readers run on CPU 1 and the observer below on CPU 0 (their rings).
+  std::atomic<int> reads_done{0};
+  std::vector<int> read_ok(kRows, 0);
+  std::vector<std::thread> readers;
+  for (int k = 0; k < kRows; ++k) {
+    readers.emplace_back([&, k] {
+      if (two_cpus) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(1, &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+      }
+      const off_t at_off = static_cast<off_t>((k * kMembers + 2) * kUnit);
+      Fd fd(::open(at("big").c_str(), O_RDONLY | O_DIRECT));
+      read_ok[k] = read_at(fd.get(), 4096, at_off) == data.substr(at_off, 4096) ? 1 : -1;
+      reads_done.fetch_add(1);
+    });
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool observed = false;
+  json seen;
+  bool stat_ok = false, other_read_ok = false;
+  int reads_done_then = -1;
+  std::thread observer([&] {
+    if (two_cpus) {
+      cpu_set_t zero;
+      CPU_ZERO(&zero);
+      CPU_SET(0, &zero);
+      ::sched_setaffinity(0, sizeof zero, &zero);
+    }
+    json d = stats_when([](const json& s) { return s["drives"][2]["pressure_waits"].get<int>() > 0; });
+    struct stat st{};
+    bool st_ok = ::stat(at("big").c_str(), &st) == 0 && st.st_size == static_cast<off_t>(data.size());
+    Fd fd(::open(at("big").c_str(), O_RDONLY | O_DIRECT));
+    bool rd_ok = read_at(fd.get(), 4096, 0) == data.substr(0, 4096);  // member 0
+    int done_then = reads_done.load();
+    std::lock_guard lk(mu);
+    seen = d;
+    stat_ok = st_ok;
+    other_read_ok = rd_ok;
+    reads_done_then = done_then;
+    observed = true;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock lk(mu);
+    bool in_time = cv.wait_for(lk, std::chrono::seconds(60), [&] { return observed; });
+    EXPECT_TRUE(in_time) << "no request was served while a worker waited at the pressure point";
+    if (in_time) {
+      EXPECT_GT(seen["drives"][2]["pressure_waits"].get<int>(), 0);
+      EXPECT_TRUE(stat_ok) << "stat of the file failed or gave the wrong size";
+      EXPECT_TRUE(other_read_ok) << "a read on member 0 returned wrong data";
+      EXPECT_EQ(reads_done_then, 0) << "a read on the held member completed while it is held";
+    }
+  }
+  release(hold);  // also ends a wait the test gave up on, so the threads can be joined
+  observer.join();
+  for (auto& r : readers) r.join();
+  for (int k = 0; k < kRows; ++k) EXPECT_EQ(read_ok[k], 1) << "read " << k << " of the held member";
 }
 
 TEST_F(MemberFaultsTest, DeviceGoneFailsItsRequestsWithEioAndSaysSo) {

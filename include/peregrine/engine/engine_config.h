@@ -69,6 +69,12 @@ struct EngineConfig {
   // Called on the drive thread, with its dispatch lock held, for every IO
   // that fails for good: must be short and must not block on the engine.
   std::function<void(const IoErrorReport&)> on_io_error;
+
+  // Called on a submitting thread just before it blocks until drives finish
+  // IO (a pressure point, its SubIo pool, a tag on the per-volume path), so
+  // the layer above can hand on work the thread would hold up meanwhile (the
+  // FUSE read turn). Must not block or call into the engine.
+  std::function<void()> before_submitter_blocks;
 };
 
 }  // namespace peregrine
