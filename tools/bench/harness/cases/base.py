@@ -97,7 +97,7 @@ def run_rounds(ctx, case, configs, body, what="", rounds=None):
                 teardown()
 
 
-def run_matrix(ctx, case, configs, workloads, label=""):
+def run_matrix(ctx, case, configs, workloads, label="", rounds=None):
     """run_rounds with every workload run by fio on each configuration."""
     secs = ctx.seconds()
 
@@ -107,7 +107,7 @@ def run_matrix(ctx, case, configs, workloads, label=""):
             ctx.record(case, cfg.name, w.name, r, fio.run(target, w, secs, raw))
         if target.pids:
             ctx.record(case, cfg.name, "daemon", r, {"peak_rss_kib": fio.peak_rss_kib(target.pids)})
-    run_rounds(ctx, case, configs, body, f"{label} ({len(workloads)} workloads x {secs} s)")
+    run_rounds(ctx, case, configs, body, f"{label} ({len(workloads)} workloads x {secs} s)", rounds)
 
 
 def cells(records, case):
