@@ -1,6 +1,8 @@
 // write: block-aligned writes go out asynchronously — allocate (unwritten)
 // extents, send one engine request per extent, and on the last completion
-// mark them written and answer FUSE from the drive thread. A write with a
+// mark them written and answer FUSE from the drive thread (a rewrite of
+// written blocks inside the file has nothing to mark: its times are set
+// when it starts). A write with a
 // partial first or last block does read-modify-write of those blocks, with
 // the file's gate held exclusively so concurrent writers to the same block
 // cannot lose each other's bytes; that path runs on the FUSE thread. A
@@ -29,6 +31,7 @@ struct WriteOp {
   uint64_t ino = 0;
   uint64_t size = 0;
   uint64_t new_end = 0;
+  bool rewrite_done = false;  // prepare_write set the times: nothing to complete
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
   RequestSlots reqs;
@@ -42,7 +45,7 @@ void finish(WriteOp* op) {
   int err = op->error.load();
   // Only completed writes are marked written: a failed one stays unwritten
   // and reads as zeros, never as stale volume bytes.
-  if (err == 0) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end);
+  if (err == 0 && !op->rewrite_done) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end);
   if (err != 0) {
     fuse_reply_err(op->req, -err);
   } else {
@@ -67,7 +70,9 @@ void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* da
   fs.gates.lock_shared(ino);
   WriteOp* op = g_write_ops.get(size);
   op->ranges.clear();
-  int rc = fs.meta.prepare_write(ino, off, size, &op->ranges);
+  // The shared gate, held until finish(), keeps truncate and hole punching
+  // away, as prepare_write's rewrite_done asks.
+  int rc = fs.meta.prepare_write(ino, off, size, &op->ranges, &op->rewrite_done);
   if (rc != 0) {
     fs.gates.unlock_shared(ino);
     g_write_ops.put(op);

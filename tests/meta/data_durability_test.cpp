@@ -200,6 +200,32 @@ TEST_F(DeferredTimes, WithoutFsyncACrashKeepsTheLastDurableTimes) {
   EXPECT_EQ(a.size, 2 * B);
 }
 
+// A rewrite whose times prepare_write set (the fs layer's fast path) is
+// deferred like one completed: fsync makes it durable, a crash before
+// does not.
+TEST_F(DeferredTimes, RewriteTimedAtPrepareIsDeferredAndFsyncKeepsIt) {
+  std::vector<WriteRange> w;
+  bool done = false;
+  ASSERT_EQ(md_->prepare_write(ino_, B, B, &w, &done), 0);
+  ASSERT_TRUE(done);
+  InodeAttr a;
+  ASSERT_EQ(md_->getattr(ino_, &a), 0);
+  ASSERT_GT(a.mtime_ns, newest_mtime_);
+  const int64_t prepared = a.mtime_ns;
+  ASSERT_EQ(md_->fsync(ino_), 0);
+  a = after_crash();
+  EXPECT_EQ(a.mtime_ns, prepared);
+  EXPECT_EQ(a.size, 2 * B);
+}
+
+TEST_F(DeferredTimes, RewriteTimedAtPrepareIsLostByACrashWithoutFsync) {
+  std::vector<WriteRange> w;
+  bool done = false;
+  ASSERT_EQ(md_->prepare_write(ino_, 0, 2 * B, &w, &done), 0);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(after_crash().mtime_ns, logged_mtime_);
+}
+
 TEST_F(DeferredTimes, UnmountKeepsTheNewestTimes) {
   ASSERT_TRUE(md_->unmount());
   md_.reset();

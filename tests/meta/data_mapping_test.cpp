@@ -90,6 +90,47 @@ TEST_F(DataTest, RewriteOfWrittenDataNeedsNoAllocation) {
   EXPECT_EQ(free_blocks(), free_before);
 }
 
+// prepare_write says which writes only rewrite written blocks inside the
+// file, and sets their times then: the fs layer skips complete_write for
+// them. Anything that maps, marks or grows still needs it.
+TEST_F(DataTest, PrepareTimesRewritesInsideTheFileAndOnlyThose) {
+  write(0, 4 * B);
+  InodeAttr before;
+  ASSERT_EQ(md->getattr(f, &before), 0);
+  std::vector<WriteRange> w;
+  bool done = false;
+  ASSERT_EQ(md->prepare_write(f, B, B, &w, &done), 0);
+  EXPECT_TRUE(done) << "a rewrite of one written block inside the file";
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].written);
+  InodeAttr after;
+  ASSERT_EQ(md->getattr(f, &after), 0);
+  EXPECT_GT(after.mtime_ns, before.mtime_ns);
+  EXPECT_EQ(after.ctime_ns, after.mtime_ns);
+  EXPECT_EQ(after.size, 4 * B);
+
+  w.clear();
+  ASSERT_EQ(md->prepare_write(f, 3 * B, 2 * B, &w, &done), 0);
+  EXPECT_FALSE(done) << "a write past the end grows the file";
+  w.clear();
+  ASSERT_EQ(md->prepare_write(f, 8 * B, B, &w, &done), 0);
+  EXPECT_FALSE(done) << "a write into a hole maps blocks";
+  // Unwritten blocks inside the file (fallocate grew it).
+  ASSERT_EQ(md->fallocate(f, 0, 0, 16 * B), 0);
+  w.clear();
+  ASSERT_EQ(md->prepare_write(f, 12 * B, B, &w, &done), 0);
+  EXPECT_FALSE(done) << "a write over unwritten blocks marks them written";
+  w.clear();
+  ASSERT_EQ(md->prepare_write(f, 0, 4 * B, &w, &done), 0);
+  EXPECT_TRUE(done);
+  // Without the out-parameter nothing is timed early.
+  ASSERT_EQ(md->getattr(f, &before), 0);
+  w.clear();
+  ASSERT_EQ(md->prepare_write(f, 0, B, &w), 0);
+  ASSERT_EQ(md->getattr(f, &after), 0);
+  EXPECT_EQ(after.mtime_ns, before.mtime_ns);
+}
+
 TEST_F(DataTest, HolesAndSparseReads) {
   write(0, B);
   write(10 * B, B);

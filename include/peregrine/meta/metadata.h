@@ -215,7 +215,13 @@ class Metadata {
   // [off, off + len) and returns the block-aligned ranges to write. Does not
   // change the size. Removes the file's security.capability xattr (a
   // written file loses its file capabilities). EFBIG past 2^60, ENOSPC when the volume is full.
-  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out);
+  // With `rewrite_done`: a write that only rewrites written blocks inside
+  // the file also gets its mtime/ctime here (as the kernel updates them
+  // before a write's data) and *rewrite_done says so; it needs no
+  // complete_write, provided the caller keeps the file's extents and size
+  // from shrinking until its data is written (the fs layer's IO gate).
+  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out,
+                    bool* rewrite_done = nullptr);
   // After the data writes of `ranges` completed: marks them written (only
   // where the file still maps them to the same volume bytes), raises the
   // size to new_size if larger, updates mtime/ctime. Called from IO
@@ -268,6 +274,13 @@ class Metadata {
   // Journals the deferred timestamps of `in` (or of every such inode).
   // Caller holds ns_mu_ exclusively.
   int log_deferred_times(Inode* in);
+  // A rewrite of written blocks inside the file: sets mtime/ctime to `t`
+  // in memory only, if the inode's times were journaled less than a commit
+  // interval ago (false: the caller journals them). Caller holds ns_mu_
+  // exclusively.
+  bool defer_rewrite_times(Inode* in, int64_t t);
+  // Sets mtime/ctime to `t` for a rewrite, deferred or journaled.
+  int touch_rewrite_times(Inode* in, int64_t t);
   int log_all_deferred_times();
   int do_checkpoint();
   int create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
