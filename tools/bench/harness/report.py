@@ -3,8 +3,10 @@ it), summary.md (the tables, with each peregrine figure beside its
 references as ratios) and the PNG plots."""
 import json
 import os
+import sys
 
 from .cases.base import cells
+from .cases.report_util import pyplot
 
 
 def write(ctx, cases, machine, failures, elapsed_s):
@@ -42,6 +44,13 @@ def write(ctx, cases, machine, failures, elapsed_s):
     for m in ctx.media:
         md.append(f"- medium **{m.name}**: {m.dir}" + (f", shaped {m.shape.describe()} per member" if m.shape else ""))
     md.append("")
+    if pyplot() is None:
+        # Said on the page and the terminal: a run without its plots looks
+        # complete otherwise (as under another python3 than Debian's).
+        why = (f"No plots: {sys.executable} cannot import matplotlib (Debian: apt-get install "
+               "python3-matplotlib, and run tools/bench/run itself rather than through another python3).")
+        md.append(f"**{why}**\n")
+        print(f"bench: {why}", file=sys.stderr)
     for case in cases:
         try:
             text = case.report(ctx)
