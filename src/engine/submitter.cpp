@@ -130,12 +130,12 @@ void Submitter::unplug(Completions where) {
     if (list.empty()) continue;
     Drive& drive = *engine_.drives_[d];
     bool served_inline = false;
-    if (c.inline_dispatch && list.size() < c.low_watermark) {
+    if (c.inline_dispatch && list.size() <= c.low_watermark) {
       if (volume_outstanding == UINT64_MAX) {
         volume_outstanding = 0;
         for (auto& other : engine_.drives_) volume_outstanding += other->outstanding();
       }
-      if (volume_outstanding + list.size() < c.low_watermark) {
+      if (volume_outstanding + list.size() <= c.low_watermark) {
         served_inline = drive.try_dispatch_inline(list.data(), list.size(), complete_here);
         if (served_inline) volume_outstanding += list.size();
         if (served_inline && complete_here) slot_.served_inline.push_back(d);

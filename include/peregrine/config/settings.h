@@ -38,7 +38,7 @@ struct EngineSettings {
   // these times the member count (Falcon section 4.3). Use the helpers.
   uint32_t low_watermark_per_drive;
   uint32_t high_watermark_per_drive;
-  bool inline_dispatch;  // serve a batch below the low watermark inline
+  bool inline_dispatch;  // serve a batch that does not cross the low watermark inline
   // Pressure points count sub-IOs queued but not yet dispatched on ONE
   // drive; each drive compares its own count, so N drives hold at most
   // N x high_pressure_per_drive queued sub-IOs in total.

@@ -33,7 +33,9 @@ struct EngineConfig {
 
   // Batching watermarks, volume-wide (sub-IOs in one submitter's batch).
   // A batch whose drive share, plus everything the volume has outstanding,
-  // is below `low_watermark` is dispatched inline by the submitting thread;
+  // does not cross `low_watermark` (is at most it: Falcon's "would not
+  // cross", so a 1-drive volume serves a lone IO inline) is dispatched
+  // inline by the submitting thread;
   // a batch that has reached `high_watermark` at the end of a request is
   // handed off (unplugged) at once.
   // 0 = default: 1 per drive (low) and 16 per drive (high).
