@@ -49,8 +49,31 @@ void ReadTurn::call_help(int fd) {
   wake_one();
 }
 
+bool ReadTurn::note_holder_read(bool quiet) {
+  if (!quiet) {
+    quiet_reads_.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  uint32_t n = quiet_reads_.load(std::memory_order_relaxed) + 1;
+  if (n < kQuietReadsToFree) {
+    quiet_reads_.store(n, std::memory_order_relaxed);
+    return false;
+  }
+  quiet_reads_.store(0, std::memory_order_relaxed);
+  // Pairs with wait(): either a waiter's load sees the volume quiet, or
+  // this load sees it counted and wakes it.
+  busy_.store(false);
+  leave();
+  wake(waiting_.load());
+  return true;
+}
+
 ReadTurn::Woken ReadTurn::wait() {
   waiting_.fetch_add(1);
+  if (!busy_.load()) {
+    waiting_.fetch_sub(1);
+    return Woken::quiet;
+  }
   if (try_take()) {
     waiting_.fetch_sub(1);
     return Woken::took_turn;
@@ -60,13 +83,16 @@ ReadTurn::Woken ReadTurn::wait() {
   int err = errno;
   waiting_.fetch_sub(1);
   if (n < 0 && err == EINTR) return Woken::by_signal;
+  if (!busy_.load()) return Woken::quiet;
   return try_take() ? Woken::took_turn : Woken::to_help;
 }
 
-void ReadTurn::wake_one() {
-  uint64_t one = 1;
+void ReadTurn::wake_one() { wake(1); }
+
+void ReadTurn::wake(uint64_t n) {
+  if (n == 0) return;
   // Cannot fail short of a bad descriptor: the counter is far from full.
-  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  [[maybe_unused]] ssize_t w = ::write(wake_fd_, &n, sizeof n);
 }
 
 void ReadTurn::leave_held_turn() {

@@ -83,16 +83,22 @@ ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bo
   *is_data = false;
   if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data);
   for (;;) {
+    // IO staged, or on the drives: requests are being answered by the drive
+    // threads rather than by the workers that read them.
+    const bool busy = staging.staged();
+    const bool io_going = busy || staging.io_in_flight();
+    if (io_going) turn->note_busy();
+    if (!turn->busy()) return read_in_turn(fd, buf, len, staging, is_data);  // every worker reads
     if (turn->try_take()) {
       // Requests may be queueing faster than one worker takes them when
       // the volume is busy (IO staged across requests) or when this one was
       // already waiting (the read returned sooner than a sleep could): only
       // then check for another, a system call a quiet volume should not pay
       // per request.
-      const bool busy = staging.staged();
       const uint64_t asked = monotonic_ns();
       ssize_t n = read_in_turn(fd, buf, len, staging, is_data);
       const bool was_waiting = monotonic_ns() - asked < kFasterThanASleepNs;
+      if (n > 0 && turn->note_holder_read(!io_going && !was_waiting)) return n;  // quiet: the turn is let go of
       if (n > 0 && !may_wait_long(buf, n)) {
         if (busy || was_waiting) turn->call_help(fd);
       } else {

@@ -17,6 +17,7 @@ class WorkerStaging final : public StagedIo {
   bool staged() override { return pool_.staged_on_this_thread(); }
   // Between requests: the worker holds no lock and waits for nothing.
   void unplug() override { pool_.unplug_this_thread(Submitter::Completions::here); }
+  bool io_in_flight() override { return pool_.engine().outstanding() != 0; }
 
  private:
   SubmitterPool& pool_;

@@ -2,8 +2,9 @@
 // requests only, is handed on before the worker could sleep or return
 // anything else, and the descriptor blocks only while nothing is staged. A
 // SOCK_SEQPACKET pair stands in for /dev/fuse: one read, one request.
-// With a ReadTurn, one worker at a time sleeps in read() and keeps the turn
-// across requests that do not wait, and the others read only when called.
+// With a ReadTurn on a busy volume, one worker at a time sleeps in read()
+// and keeps the turn across requests that do not wait, and the others read
+// only when called; on a quiet volume every worker reads.
 #include "peregrine/fs/request_reader.h"
 
 #include <fcntl.h>
@@ -26,6 +27,8 @@ class FakeStaging final : public StagedIo {
  public:
   explicit FakeStaging(bool staged) : staged_(staged) {}
   bool staged() override { return staged_.load(); }
+  bool io_in_flight() override { return in_flight.load(); }
+  std::atomic<bool> in_flight{false};
   void unplug() override {
     if (staged_.exchange(false)) {
       ++handed_on;
@@ -240,9 +243,14 @@ void wait_until_waiting(const ReadTurn& turn) {
   while (turn.waiting() == 0) std::this_thread::yield();
 }
 
-// The test's thread is worker A; b_ is a second worker.
+// The test's thread is worker A; b_ is a second worker. The volume is busy
+// (IO was staged across requests) unless a test says otherwise.
 class ReadTurnTest : public RequestReaderTest {
  protected:
+  void SetUp() override {
+    RequestReaderTest::SetUp();
+    turn_.note_busy();
+  }
   ssize_t read_as_a(StagedIo& staging) {
     return reader_.read(worker_fd(), buf_, sizeof buf_, staging, &is_data_, &turn_);
   }
@@ -331,6 +339,68 @@ TEST_F(ReadTurnTest, HolderCallsNoHelpForALoneRequest) {
   ReadTurn::leave_held_turn();  // let it go: it takes the turn and the next request
   send(FUSE_READ, 5);
   EXPECT_EQ(b_took(), 5u);
+}
+
+// A worker that finds IO staged makes the volume busy and takes the turn.
+TEST_F(ReadTurnTest, StagedIoMakesAQuietVolumeBusy) {
+  ReadTurn turn;
+  EXPECT_FALSE(turn.busy());
+  send(FUSE_WRITE, 1);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, busy_, &is_data_, &turn), 0);
+  EXPECT_TRUE(turn.busy());
+  EXPECT_TRUE(turn.held_here());
+  turn.leave();
+}
+
+// IO on the drives (the drive threads will answer) makes it busy as well.
+TEST_F(ReadTurnTest, IoOnTheDrivesMakesAQuietVolumeBusy) {
+  ReadTurn turn;
+  FakeStaging waiting_for_drives{false};
+  waiting_for_drives.in_flight.store(true);
+  send(FUSE_READ, 1);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, waiting_for_drives, &is_data_, &turn), 0);
+  EXPECT_TRUE(turn.busy());
+  EXPECT_TRUE(turn.held_here());
+  turn.leave();
+}
+
+// On a quiet volume nobody holds the turn: both workers read, and each
+// takes a request without being called.
+TEST_F(ReadTurnTest, OnAQuietVolumeEveryWorkerReads) {
+  ReadTurn quiet;
+  TurnWorker b, c;
+  b.start(worker_fd(), quiet);
+  c.start(worker_fd(), quiet);
+  send(FUSE_LOOKUP, 1);
+  send(FUSE_GETATTR, 2);
+  b.thread.join();
+  c.thread.join();
+  EXPECT_GT(b.n.load(), 0);
+  EXPECT_GT(c.n.load(), 0);
+  EXPECT_EQ(b.unique + c.unique, 3u) << "each took one of the two";
+  EXPECT_FALSE(quiet.busy());
+  EXPECT_EQ(quiet.helps_called(), 0u);
+}
+
+// kQuietReadsToFree quiet reads of the holder in a row make the volume
+// quiet: the turn is let go of and the waiting worker reads; a read that
+// was not quiet starts the count again.
+TEST_F(ReadTurnTest, HolderReadsThatFindTheVolumeQuietWakeTheWaitingWorkers) {
+  a_holds_while_b_waits(idle_);
+  // A's first read may have counted as quiet (a slow first read() here):
+  // start from a read that found a request waiting.
+  EXPECT_FALSE(turn_.note_holder_read(false));
+  for (uint32_t i = 1; i < ReadTurn::kQuietReadsToFree; ++i) EXPECT_FALSE(turn_.note_holder_read(true));
+  EXPECT_FALSE(turn_.note_holder_read(false));
+  for (uint32_t i = 1; i < ReadTurn::kQuietReadsToFree; ++i) EXPECT_FALSE(turn_.note_holder_read(true));
+  EXPECT_TRUE(turn_.busy());
+  EXPECT_TRUE(turn_.held_here());
+  EXPECT_EQ(b_.n.load(), -2) << "the waiting worker read while the volume was busy";
+  EXPECT_TRUE(turn_.note_holder_read(true));
+  EXPECT_FALSE(turn_.busy());
+  EXPECT_FALSE(turn_.held_here());
+  send(FUSE_READ, 7);
+  EXPECT_EQ(b_took(), 7u);
 }
 
 }  // namespace

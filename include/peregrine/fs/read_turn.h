@@ -4,8 +4,8 @@
 // arrive one at a time, the workers took turns waking for one request each
 // and sleeping again (docs/performance.md, "Classic transport: one reader").
 //
-// So one worker at a time holds the turn and is the only one that sleeps
-// in read(). It keeps the turn across requests that do not wait for IO
+// So, while the volume is busy, one worker at a time holds the turn and is
+// the only one that sleeps in read(). It keeps the turn across requests that do not wait for IO
 // (reads and writes stage theirs; metadata lives in memory) and lets go of
 // it before anything that may wait for long (fsync, locks, an IO gate,
 // synchronous IO, the engine's pressure point: EngineConfig's
@@ -14,6 +14,19 @@
 // is busy) and another is queued behind the one it took, it calls a
 // waiting worker to help; a helper takes requests only while some are
 // waiting, then waits for a call again.
+//
+// While the volume is quiet (no IO staged or on the drives: each request is
+// answered by the worker that read it, as metadata requests and IO on
+// memory members are) every worker sleeps in read() instead. A lone thread
+// serving one application thread's requests one at a time ends up on
+// another CPU than its caller, and on a machine where waking an idle CPU is
+// dear (a virtual machine that halts idle vCPUs: 10 us or more each) the
+// wake-up for the request and the one for the reply halved the QD 1 IOPS
+// and the metadata rate; with every worker in read() one of them runs
+// beside the caller (docs/transport.md). A worker that finds IO staged or
+// on the drives makes the volume busy; a holder whose reads found neither
+// and slept kQuietReadsToFree times in a row makes it quiet again and wakes
+// the waiting workers to read.
 //
 // Thread rules: shared by the session's workers. take/leave/call_help act
 // for the calling thread (which turn it holds is thread-local); waiting
@@ -36,6 +49,21 @@ class ReadTurn {
   // False if the eventfd could not be made: then workers read as before.
   bool usable() const { return wake_fd_ >= 0; }
 
+  // Holder reads in a row that found the volume quiet before every worker
+  // reads again.
+  static constexpr uint32_t kQuietReadsToFree = 8;
+
+  // Whether only the turn's holder sleeps in read() (the volume is busy).
+  bool busy() const { return busy_.load(); }
+  // A worker found IO staged or on the drives.
+  void note_busy() {
+    if (!busy_.load(std::memory_order_relaxed)) busy_.store(true);
+  }
+  // The holder, after a read: `quiet` if it started with no IO staged or
+  // on the drives and had to sleep. Returns true if that made the volume quiet: the turn
+  // is then let go of and every waiting worker woken to read.
+  bool note_holder_read(bool quiet);
+
   bool held_here() const;
   // Takes the turn for the calling thread if no worker holds it.
   bool try_take();
@@ -46,8 +74,9 @@ class ReadTurn {
   // `fd` and a worker is waiting, wake one to help.
   void call_help(int fd);
   // A worker without the turn, having found no request waiting: sleeps
-  // until the turn is let go of or help is called.
-  enum class Woken { took_turn, to_help, by_signal };
+  // until the turn is let go of, help is called or the volume is quiet
+  // (`quiet`: read as every worker does).
+  enum class Woken { took_turn, to_help, quiet, by_signal };
   Woken wait();
 
   // Lets go of whatever turn the calling thread holds: before it waits for
@@ -60,7 +89,10 @@ class ReadTurn {
 
  private:
   void wake_one();
+  void wake(uint64_t n);
 
+  std::atomic<bool> busy_{false};
+  std::atomic<uint32_t> quiet_reads_{0};  // the holder's (relaxed: one holder at a time)
   std::atomic<bool> taken_{false};
   std::atomic<uint32_t> waiting_{0};
   std::atomic<uint64_t> helps_{0};

@@ -34,6 +34,9 @@ class StagedIo {
  public:
   virtual bool staged() = 0;
   virtual void unplug() = 0;
+  // Whether the volume has IO on its drives, whose replies drive threads
+  // send: requests are then not answered by the worker that read them.
+  virtual bool io_in_flight() = 0;
 
  protected:
   ~StagedIo() = default;
