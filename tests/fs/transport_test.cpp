@@ -3,15 +3,18 @@
 // request but INIT, FORGET, INTERRUPT and DESTROY comes over /dev/fuse);
 // `auto` on a kernel without FUSE over io_uring falls back to classic,
 // says why in the log and serves data; `io-uring` there refuses to mount.
+// A ring thread answering one request at a time moves to its queue's CPU.
 // The kernel's answer is stood in for by PEREGRINE_FUSE_URING_PARAM, a file
 // the daemon reads instead of the fuse module's enable_uring parameter.
 #include <fcntl.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -76,6 +79,43 @@ TEST_F(TransportTest, TheRunsTransportIsInUse) {
   } else {
     EXPECT_TRUE(after.at("ring_requests").empty());
   }
+}
+
+// The CPUs a thread of `pid` named `name` may run on (Cpus_allowed_list),
+// or "" if there is no such thread.
+std::string cpus_of_thread(pid_t pid, const std::string& name) {
+  std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(task_dir)) {
+    std::string comm = read_file(task.path() / "comm");
+    if (comm != name + "\n") continue;
+    std::string status = read_file(task.path() / "status");
+    size_t at = status.find("Cpus_allowed_list:");
+    if (at == std::string::npos) return "";
+    size_t start = status.find_first_not_of(" \t", at + 18);
+    return status.substr(start, status.find('\n', start) - start);
+  }
+  return "";
+}
+
+// fuse.pin_rings = false: a ring thread that answers its requests itself,
+// one at a time (getxattr from one thread: never cached by the kernel),
+// moves to its queue's CPU (transport/ring_placement.h).
+TEST_F(TransportTest, RingAnsweringOneRequestAtATimeMovesToItsQueuesCpu) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
+  const int cpus = get_nprocs();
+  if (cpus < 2) GTEST_SKIP() << "one CPU: pinned and free are the same";
+  ASSERT_TRUE(write_file(at("x"), "data"));
+  ASSERT_EQ(::setxattr(at("x").c_str(), "user.k", "v", 1, 0), 0) << std::strerror(errno);
+  char value[8];
+  // Each request goes to the ring of the CPU this thread is on; whichever
+  // ring gets most of them sees far more light rounds than it needs.
+  for (int i = 0; i < 400; ++i) ASSERT_EQ(::getxattr(at("x").c_str(), "user.k", value, sizeof value), 1);
+  std::vector<std::string> pinned;
+  for (int q = 0; q < cpus; ++q) {
+    std::string allowed = cpus_of_thread(volume_->daemon_pid(), "pg-ring" + std::to_string(q));
+    if (allowed == std::to_string(q)) pinned.push_back("pg-ring" + std::to_string(q));
+  }
+  EXPECT_FALSE(pinned.empty()) << "no ring thread runs on its queue's CPU alone";
 }
 
 // A fresh volume, mounted in the foreground with `transport` on a kernel

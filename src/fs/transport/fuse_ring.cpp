@@ -215,6 +215,7 @@ ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
   header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(payload_bytes);
   if (tls_ring_thread == this) {
     local_commits_.push_back(entry);
+    ++round_answered_;
   } else if (remote_->push(entry)) {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
@@ -271,6 +272,7 @@ void FuseRing::on_completion(uint64_t tag, int res) {
   }
   auto e = static_cast<uint32_t>(tag);
   if (res == 0) {
+    ++round_requests_;
     in_request_.store(true);
     if (!quiescing_.load()) run_entry(e);
     in_request_.store(false);
@@ -322,15 +324,26 @@ int FuseRing::register_entries() {
   return refused == 0 ? 0 : rc;
 }
 
-void FuseRing::run() {
-  if (shape_.pin) {
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    CPU_SET(shape_.qid, &cpus);
-    // A CPU that is possible but offline cannot take the thread: it then
-    // runs unpinned, and its queue only sees requests if the CPU comes up.
-    pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+void FuseRing::pin_to_queue_cpu(bool pin) {
+  if (!pin) {
+    pthread_setaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_);
+    return;
   }
+  // Only within the CPUs the daemon may use; outside them the thread stays
+  // where it is.
+  if (!CPU_ISSET(shape_.qid, &unpinned_cpus_)) return;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  CPU_SET(shape_.qid, &cpus);
+  // A CPU that is possible but offline cannot take the thread: it then
+  // runs unpinned, and its queue only sees requests if the CPU comes up.
+  pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+}
+
+void FuseRing::run() {
+  CPU_ZERO(&unpinned_cpus_);
+  if (pthread_getaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_) != 0) CPU_ZERO(&unpinned_cpus_);
+  if (shape_.placement == Shape::Placement::pinned) pin_to_queue_cpu(true);
   std::string name = "pg-ring" + std::to_string(shape_.qid);
   pthread_setname_np(pthread_self(), name.c_str());
   tls_ring_thread = this;
@@ -357,6 +370,12 @@ void FuseRing::run() {
       remote_->awake();
       continue;
     }
+    if (shape_.placement == Shape::Placement::adaptive) {
+      RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_);
+      if (change != RingPlacement::Change::none) pin_to_queue_cpu(change == RingPlacement::Change::pin);
+    }
+    round_requests_ = 0;
+    round_answered_ = 0;
     rc = io_uring_submit_and_wait(&ring_, 1);
     remote_->awake();
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {

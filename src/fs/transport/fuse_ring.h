@@ -28,6 +28,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <liburing.h>
+#include <sched.h>
 #include <sys/uio.h>
 
 #include <atomic>
@@ -40,6 +41,7 @@
 #include <vector>
 
 #include "commit_stack.h"
+#include "ring_placement.h"
 #include "transport.h"
 
 namespace peregrine::fs {
@@ -64,7 +66,10 @@ class FuseRing {
     uint16_t qid = 0;          // kernel queue = CPU
     uint32_t entries = 0;      // requests in flight on this queue
     size_t payload_bytes = 0;  // >= the kernel's max payload (page multiple)
-    bool pin = false;          // pin the thread to CPU qid (fuse.pin_rings)
+    // Where the thread runs (fuse.pin_rings): on CPU qid, anywhere, or
+    // on CPU qid only while its requests come one at a time (ring_placement.h).
+    enum class Placement { free, pinned, adaptive };
+    Placement placement = Placement::free;
   };
 
   FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);
@@ -124,6 +129,7 @@ class FuseRing {
   void on_completion(uint64_t tag, int res);
   void run_entry(uint32_t e);
   void commit_error(uint32_t e, int err);
+  void pin_to_queue_cpu(bool pin);
 
   Owner& owner_;
   const int fuse_fd_;
@@ -142,6 +148,10 @@ class FuseRing {
   std::vector<uint64_t> unique_;  // the kernel's unique of each entry's request
   std::vector<uint32_t> local_commits_;
   bool logged_error_ = false;
+  RingPlacement placement_;
+  uint32_t round_requests_ = 0;  // requests run since the thread last slept
+  uint32_t round_answered_ = 0;  // replies made on the thread since then
+  cpu_set_t unpinned_cpus_{};    // the thread's CPUs as started (cpusets, taskset)
 
   // Replies from other threads.
   std::unique_ptr<CommitStack> remote_;

@@ -62,7 +62,7 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
   // Kernel: max(FUSE_MIN_READ_BUFFER, max_write, max_pages * page size);
   // libfuse asks for max_pages = max_write / page size.
   shape.payload_bytes = std::max<size_t>(wire::kMinPayloadBytes, limits.max_request_bytes);
-  shape.pin = limits.pin_rings;
+  shape.placement = limits.pin_rings ? FuseRing::Shape::Placement::pinned : FuseRing::Shape::Placement::adaptive;
   for (int q = 0; q < cpus; ++q) {
     shape.qid = static_cast<uint16_t>(q);
     rings_.push_back(std::make_unique<FuseRing>(*this, fuse_session_fd(se_), shape, log_));
