@@ -80,7 +80,7 @@ std::vector<Option> build_options() {
           .min = 0,
           .max = 4096,
           .doc = "Inline threshold. A FUSE worker whose batch, plus everything the volume has "
-                 "outstanding, is below this times the member count serves it itself instead of "
+                 "outstanding, is at most this times the member count serves it itself instead of "
                  "handing it to the drive threads, saving two thread hand-offs at queue depth 1. "
                  "0 never serves inline. Falcon used 16 per drive inside the kernel, where plug "
                  "lists are long; a FUSE worker's batch is usually one request, so 1 per drive "
@@ -330,12 +330,16 @@ std::vector<Option> build_options() {
           .key = "fuse.pin_rings",
           .kind = Kind::kBool,
           .default_value = false,
-          .doc = "io_uring transport: pin each ring's thread to the CPU whose requests it serves. "
-                 "The kernel queues a request on the ring of the CPU its caller runs on, so a pinned "
-                 "ring thread competes for that CPU with the very application it serves, while an "
-                 "unpinned one runs wherever a CPU is free. Measured on 2 CPUs, tmpfs members, one "
-                 "fio job at QD 128: 44K IOPS pinned against 123K unpinned (docs/transport.md). Pin "
-                 "only on machines with CPUs to spare for the rings.",
+          .doc = "io_uring transport: pin each ring's thread to the CPU whose requests it serves, "
+                 "always. The kernel queues a request on the ring of the CPU its caller runs on, so "
+                 "a pinned ring thread competes for that CPU with the very application it serves. "
+                 "false: a ring thread runs wherever a CPU is free while its requests come in "
+                 "bunches, and on its queue's CPU while they come one at a time and it answers "
+                 "them itself (metadata, memory members), where a thread on another CPU costs two "
+                 "cross-CPU wake-ups per request. Measured on 2 CPUs, tmpfs members: one fio job at "
+                 "QD 128 44K IOPS always pinned against 123K with false; at QD 1 and for stat from "
+                 "one thread, false with the light-load pinning 1.5x and 1.9x never pinned "
+                 "(docs/transport.md). Pin always only on machines with CPUs to spare for the rings.",
           .store = [](Settings& s, const Value& v) { s.fuse.pin_rings = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.pin_rings); },
       },
@@ -359,16 +363,17 @@ std::vector<Option> build_options() {
           .key = "fuse.one_reader",
           .kind = Kind::kBool,
           .default_value = true,
-          .doc = "classic transport, with fuse.batch_requests: only one worker at a time sleeps "
-                 "in read() on /dev/fuse. It keeps that turn across requests that do not wait "
-                 "for IO and hands it on before fsync, locks, an IO gate or synchronous IO; "
-                 "when requests queue behind the one it took it calls an idle worker to help. "
-                 "With every worker sleeping in read(), each request that arrives alone wakes "
-                 "a worker of its own. Measured on 2 cores, 4 members (docs/performance.md): "
-                 "two application threads +10% to +30% IOPS (files on disk, shaped, tmpfs); "
-                 "one thread unchanged on members with latency and about 15% lower on tmpfs "
-                 "members, where a second worker's CPU was the gain. false: every idle worker "
-                 "waits in read().",
+          .doc = "classic transport, with fuse.batch_requests: while the volume has IO staged "
+                 "or on its drives, only one worker at a time sleeps in read() on /dev/fuse. It "
+                 "keeps that turn across requests that do not wait for IO and hands it on before "
+                 "fsync, locks, an IO gate or synchronous IO; when requests queue behind the one "
+                 "it took it calls an idle worker to help. With every worker sleeping in read(), "
+                 "each request that arrives alone wakes a worker of its own. Measured on 2 cores, "
+                 "4 members (docs/performance.md): two application threads +10% to +30% IOPS "
+                 "(files on disk, shaped). On a quiet volume (metadata, memory members, whose "
+                 "requests the worker answers itself) every worker reads: one worker alone there "
+                 "halved the QD 1 IOPS and the stat rate of one application thread on a virtual "
+                 "machine. false: every idle worker always waits in read().",
           .store = [](Settings& s, const Value& v) { s.fuse.one_reader = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.one_reader); },
       },
