@@ -54,7 +54,13 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const Ring
 }
 
 UringDevice::~UringDevice() {
-  if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (!ring_ready_) return;
+  // The ring's reference to the member goes now, on this thread. Left to
+  // the ring's teardown, which the kernel runs later on a worker, it kept
+  // a block device claimed (O_EXCL) after the member was closed and the
+  // process gone: `umount` then `peregrine fsck` found the device busy.
+  io_uring_unregister_files(&ring_);
+  io_uring_queue_exit(&ring_);
 }
 
 io_uring_sqe* UringDevice::get_sqe() {
