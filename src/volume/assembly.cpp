@@ -111,9 +111,8 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
   std::vector<Found> found;
   found.reserve(paths.size());
   for (const std::string& path : paths) {
-    auto file = MemberFile::open(path, mode);
+    auto file = open_member_locked(path, mode);
     if (!file) return file.status();
-    if (Status s = lock_member(*file, lock_mode_for(mode)); !s) return s;
     auto sbs = read_member_superblocks(*file);
     if (!sbs) return sbs.status();
     std::vector<std::pair<uint64_t, std::string>> damaged;

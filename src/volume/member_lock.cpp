@@ -56,11 +56,70 @@ pid_t exiting_holder(int fd) {
   return fl.l_pid;
 }
 
+namespace {
+
+// Waiting for a peregrine daemon that is finishing its unmount to let go
+// of a member: its flock, or a block device's O_EXCL claim.
+class ExitingDaemonWait {
+ public:
+  ExitingDaemonWait(const std::string& path, const LockWait& wait)
+      : path_(path), wait_(wait), deadline_(std::chrono::steady_clock::now() + wait.limit) {}
+
+  // An exiting daemon waited for, once one was seen (0: none yet).
+  pid_t seen() const { return exiting_; }
+
+  // The member is held by `holder`, a daemon marked exiting (0: the
+  // daemon seen before has gone, but the kernel still holds its lock or
+  // claim for a moment: rings of a killed process are torn down
+  // asynchronously). Waits for it, or says why it may not.
+  Status wait_for(pid_t holder) {
+    if (holder != 0) exiting_ = holder;
+    const std::string who = "peregrine daemon (pid " + std::to_string(exiting_) + ")";
+    if (wait_.limit.count() <= 0)
+      return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " that is exiting");
+    if (std::chrono::steady_clock::now() >= deadline_)
+      return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who + " that began exiting; gave up after " +
+                                      std::to_string(wait_.limit.count() / 1000) + " s");
+    if (!told_) {
+      told_ = true;
+      std::string msg = "member " + path_ + ": held by a " + who +
+                        " that is finishing its unmount; waiting for it to exit (up to " +
+                        std::to_string(wait_.limit.count() / 1000) + " s)";
+      if (wait_.on_wait)
+        wait_.on_wait(msg);
+      else
+        std::fprintf(stderr, "peregrine: %s\n", msg.c_str());
+    }
+    if (holder != 0)
+      wait_for_exit(holder, deadline_);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return Status::ok();
+  }
+
+ private:
+  const std::string& path_;
+  const LockWait& wait_;
+  const std::chrono::steady_clock::time_point deadline_;
+  pid_t exiting_ = 0;
+  bool told_ = false;
+};
+
+// The exiting daemon that holds a block device's claim, or 0: looked up
+// through a descriptor opened without O_EXCL, which the claim allows.
+pid_t exiting_claimant(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  pid_t holder = exiting_holder(fd);
+  ::close(fd);  // this process holds no POSIX lock on the member to lose
+  return holder;
+}
+
+}  // namespace
+
 Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait) {
   const std::string& path = member.info().path;
-  const auto deadline = std::chrono::steady_clock::now() + wait.limit;
-  pid_t exiting = 0;  // the exiting daemon waited for, once seen
-  bool told = false;
+  ExitingDaemonWait waiter(path, wait);
   while (true) {
     int rc = try_flock(member.fd(), mode);
     if (rc == 1) return Status::ok();
@@ -72,33 +131,28 @@ Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait
       rc = try_flock(member.fd(), mode);
       if (rc == 1) return Status::ok();
       if (rc < 0) return Status::error(-rc, "member " + path + ": cannot lock: " + std::strerror(-rc));
-      if (exiting == 0)
+      if (waiter.seen() == 0)
         return Status::error(EBUSY, "member " + path + ": in use by another peregrine process");
-      // The daemon has exited but the kernel still holds its lock for a
-      // moment (rings of a killed process are torn down asynchronously).
-    } else {
-      exiting = holder;
     }
-    const std::string who = "peregrine daemon (pid " + std::to_string(exiting) + ")";
-    if (wait.limit.count() <= 0)
-      return Status::error(EBUSY, "member " + path + ": in use by a " + who + " that is exiting");
-    if (std::chrono::steady_clock::now() >= deadline)
-      return Status::error(EBUSY, "member " + path + ": still in use by a " + who + " that began exiting; gave up after " +
-                                      std::to_string(wait.limit.count() / 1000) + " s");
-    if (!told) {
-      told = true;
-      std::string msg = "member " + path + ": held by a " + who +
-                        " that is finishing its unmount; waiting for it to exit (up to " +
-                        std::to_string(wait.limit.count() / 1000) + " s)";
-      if (wait.on_wait)
-        wait.on_wait(msg);
-      else
-        std::fprintf(stderr, "peregrine: %s\n", msg.c_str());
+    if (Status s = waiter.wait_for(holder); !s) return s;
+  }
+}
+
+Expected<MemberFile> open_member_locked(const std::string& path, MemberFile::Mode mode, const LockWait& wait) {
+  ExitingDaemonWait waiter(path, wait);
+  while (true) {
+    auto file = MemberFile::open(path, mode);
+    if (file) {
+      if (Status s = lock_member(*file, lock_mode_for(mode), wait); !s) return s;
+      return file;
     }
-    if (holder != 0)
-      wait_for_exit(holder, deadline);
-    else
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // EBUSY: a block device claimed by another holder. A daemon that is
+    // finishing its unmount keeps its claim until it exits: `umount` and
+    // then fsck or mount must wait for it, as for a file member's flock.
+    if (file.status().errnum() != EBUSY) return file.status();
+    pid_t holder = exiting_claimant(path);
+    if (holder == 0 && waiter.seen() == 0) return file.status();
+    if (Status s = waiter.wait_for(holder); !s) return s;
   }
 }
 

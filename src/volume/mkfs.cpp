@@ -92,12 +92,11 @@ Status check_contents(const Candidate& c, bool force) {
 }
 
 Status open_and_lock(Candidate& c) {
-  auto f = MemberFile::open(c.id.path, MemberFile::Mode::read_write);
+  auto f = open_member_locked(c.id.path, MemberFile::Mode::read_write);
   if (!f) return f.status();
   if (f->info().logical_block_size > kBlockSize)
     return refuse(c.id.path, "logical block size " + std::to_string(f->info().logical_block_size) +
                                  " is larger than the volume block size " + std::to_string(kBlockSize));
-  if (Status s = lock_member(*f, LockMode::exclusive); !s) return s;
   c.file = std::move(*f);
   return Status::ok();
 }

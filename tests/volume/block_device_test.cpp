@@ -1,5 +1,6 @@
 // mkfs and assembly on block devices (loop devices over temp files): the
-// O_EXCL "busy" refusal and rdev-based duplicate detection. Needs root and
+// O_EXCL "busy" refusal, the wait for a daemon finishing its unmount, and
+// rdev-based duplicate detection. Needs root and
 // losetup; skips otherwise. Labelled integration (external tool, root).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "exiting_holder.h"
 #include "peregrine/volume/assembly.h"
+#include "peregrine/volume/member_lock.h"
 #include "volume_test_util.h"
 
 namespace peregrine::test {
@@ -75,6 +78,43 @@ TEST_F(BlockDeviceTest, BusyDeviceIsRefusedAndNothingIsWritten) {
   EXPECT_MENTIONS(r.status(), "member " + devices_[1] + ":");
   EXPECT_MENTIONS(r.status(), "busy");
   EXPECT_TRUE(snapshot(backing_) == before);
+}
+
+// A daemon finishing its unmount (members marked exiting) keeps its
+// O_EXCL claim until it exits: opening the device waits for that exit,
+// says so, and then holds the device; `umount` followed at once by fsck
+// or mount found it busy before.
+TEST_F(BlockDeviceTest, DeviceClaimedByAnExitingDaemonIsWaitedFor) {
+  Holder daemon(devices_[0], /*mark_exiting=*/true, O_EXCL);
+  ASSERT_TRUE(daemon.ok());
+  std::vector<std::string> told;
+  LockWait wait;
+  wait.on_wait = [&](const std::string& msg) {
+    told.push_back(msg);
+    daemon.release();  // it exits only now: the open must have waited for it
+  };
+  auto f = open_member_locked(devices_[0], MemberFile::Mode::read_write, wait);
+  ASSERT_TRUE(f) << f.status().message();
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_NE(told[0].find("member " + devices_[0]), std::string::npos) << told[0];
+  EXPECT_NE(told[0].find("finishing its unmount"), std::string::npos) << told[0];
+  int other = ::open(devices_[0].c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+  EXPECT_LT(other, 0) << "the device is not claimed by the waiter";
+  if (other >= 0) ::close(other);
+}
+
+// A claim by anything else is refused at once, as before.
+TEST_F(BlockDeviceTest, DeviceClaimedByALiveHolderIsRefusedAtOnce) {
+  Holder live(devices_[0], /*mark_exiting=*/false, O_EXCL);
+  ASSERT_TRUE(live.ok());
+  int waits = 0;
+  LockWait wait;
+  wait.on_wait = [&](const std::string&) { ++waits; };
+  auto f = open_member_locked(devices_[0], MemberFile::Mode::read_only, wait);
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.status().errnum(), EBUSY);
+  EXPECT_MENTIONS(f.status(), "device is busy");
+  EXPECT_EQ(waits, 0);
 }
 
 TEST_F(BlockDeviceTest, TheSameDeviceUnderAnotherNodeIsRefused) {

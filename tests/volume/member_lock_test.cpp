@@ -6,64 +6,18 @@
 // on_wait tells it to, so the waiter is really waiting when it goes.
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "exiting_holder.h"
 #include "peregrine/backend/member_file.h"
 #include "peregrine/volume/member_lock.h"
 #include "volume_test_util.h"
 
 namespace peregrine::test {
 namespace {
-
-// A child process holding LOCK_EX on `path`, marked exiting or not. It
-// exits when its `release` pipe is written to (or closed).
-class Holder {
- public:
-  Holder(const std::string& path, bool mark_exiting) {
-    int ready[2], release[2];
-    if (::pipe(ready) != 0 || ::pipe(release) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(ready[0]);
-      ::close(release[1]);
-      int fd = ::open(path.c_str(), O_RDWR);
-      bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && (!mark_exiting || mark_members_exiting({path}));
-      char c = ok ? 'y' : 'n';
-      if (::write(ready[1], &c, 1) != 1) ::_exit(2);
-      ssize_t got = ::read(release[0], &c, 1);  // returns when released (or the test dies)
-      ::_exit(got >= 0 ? 0 : 1);
-    }
-    ::close(ready[1]);
-    ::close(release[0]);
-    release_ = release[1];
-    char c = 0;
-    ok_ = ::read(ready[0], &c, 1) == 1 && c == 'y';
-    ::close(ready[0]);
-  }
-  ~Holder() {
-    release();
-    reap();
-  }
-  bool ok() const { return pid_ > 0 && ok_; }
-  pid_t pid() const { return pid_; }
-  void release() {
-    if (release_ >= 0) ::close(release_);
-    release_ = -1;
-  }
-  void reap() {
-    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
-
- private:
-  pid_t pid_ = 0;
-  int release_ = -1;
-  bool ok_ = false;
-};
 
 class MemberLockTest : public VolumeTest {
  protected:

@@ -13,7 +13,8 @@
 // the end of any member), taken by mark_members_exiting() and dropped by
 // the kernel when the daemon closes its members or exits; F_GETLK names
 // its pid. A lock_member() that finds a member held by such a daemon waits
-// for the daemon to exit (up to LockWait::limit) instead of refusing.
+// for the daemon to exit (up to LockWait::limit) instead of refusing; so
+// does open_member_locked() for a block device the daemon still claims.
 #pragma once
 
 #include <sys/types.h>
@@ -49,6 +50,13 @@ struct LockWait {
 // it has exited and takes the lock, or refuses after wait.limit naming
 // the daemon's pid.
 Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait = {});
+
+// MemberFile::open + lock_member. A block device claimed (O_EXCL) by a
+// daemon marked exiting is waited for the same way: the daemon keeps its
+// claim until it exits, so `umount` followed at once by fsck or mount
+// would otherwise find the device busy. Any other claim is refused at once
+// ("device is busy").
+Expected<MemberFile> open_member_locked(const std::string& path, MemberFile::Mode mode, const LockWait& wait = {});
 
 // Locks every member, stopping at the first refusal.
 Status lock_members(std::span<const MemberFile> members, LockMode mode, const LockWait& wait = {});
