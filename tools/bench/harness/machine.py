@@ -15,6 +15,25 @@ def _deb(pkg):
     return _out(["dpkg-query", "-W", "-f=${Version}", pkg]) or None
 
 
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def idle_wakeups():
+    """How idle CPUs wait, which sets what a cross-CPU wake-up costs: on a
+    virtual machine whose idle vCPUs halt without polling first (guest
+    haltpoll off), each wake of an idle CPU exits to the hypervisor, 10 us
+    or more, and QD 1 and one-thread metadata figures follow it
+    (docs/transport.md, "Light load")."""
+    driver = _read("/sys/devices/system/cpu/cpuidle/current_driver") or "none"
+    poll_ns = _read("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+    return driver + (f", guest_halt_poll_ns {poll_ns}" if poll_ns is not None else "")
+
+
 def describe(root):
     cpu = ""
     try:
@@ -36,6 +55,7 @@ def describe(root):
         "cpu_model": cpu,
         "memory_gib": round(mem_kib / 1048576, 1),
         "fuse_enable_uring_at_start": uring,
+        "cpuidle": idle_wakeups(),
         "libfuse": _deb("libfuse3-3"),
         "liburing": _deb("liburing2"),
         "fio": _out(["fio", "--version"]),

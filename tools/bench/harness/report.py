@@ -36,7 +36,8 @@ def write(ctx, cases, machine, failures, elapsed_s):
           f"Kernel {machine['kernel']}, {machine['cpus']} CPUs ({machine['cpu_model']}), "
           f"{machine['memory_gib']} GiB; libfuse {machine['libfuse']}, liburing {machine['liburing']}, "
           f"{machine['fio']}, mergerfs {machine['mergerfs']}; peregrine {machine['peregrine_commit']}; "
-          f"fuse enable_uring at start: {machine['fuse_enable_uring_at_start']}.\n",
+          f"fuse enable_uring at start: {machine['fuse_enable_uring_at_start']}; "
+          f"cpuidle: {machine.get('cpuidle', 'not recorded')}.\n",
           (f"Command: `tools/bench/run {ctx.args.command}`. " if getattr(ctx.args, "command", None) else "") +
           f"Rounds {ctx.rounds()}, {ctx.seconds()} s per fio run{' (--quick)' if ctx.quick else ''}; "
           f"every figure is the median over rounds, every configuration measured once per round "

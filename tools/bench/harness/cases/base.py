@@ -117,11 +117,14 @@ def cells(records, case):
         if rec["case"] != case:
             continue
         cell = grouped.setdefault(rec["config"], {}).setdefault(rec["workload"], {})
+        if "error" in rec:
+            # A failed run's zeros are no measurement: the cell shows "-"
+            # (with the error in the notes) rather than a median with 0 in it.
+            cell.setdefault("errors", []).append(rec["error"])
+            continue
         for k, v in rec.items():
             if isinstance(v, (int, float)) and k != "round":
                 cell.setdefault(k, []).append(v)
-            elif k == "error":
-                cell.setdefault("errors", []).append(v)
     out = {}
     for config, works in grouped.items():
         for wname, metrics in works.items():

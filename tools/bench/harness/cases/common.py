@@ -97,13 +97,17 @@ def mergerfs(media, name, members=4):
     return Config(name, setup, note=f"{name}: -o {setting}")
 
 
-def directories(ctx, media, transport, volume_member_mib=None):
+def directories(ctx, media, transport, volume_member_mib=None, writeback=False):
     """Configurations whose target is a directory to work in: a peregrine
-    volume, mergerfs (default setting) and a native directory, on media."""
-    def peregrine(ctx):
-        v = systems.Volume(ctx.session, ctx.bins, media.dir, 4, transport=transport, fill_file=False,
-                           member_mib=volume_member_mib or member_mib(ctx), label="peregrine")
-        return v.mnt, v.teardown
+    volume, mergerfs (default setting) and a native directory, on media;
+    with `writeback`, also a volume with fuse.cache=writeback (the setting
+    for buffered IO: the kernel page cache absorbs the writes)."""
+    def volume(options, label):
+        def setup(ctx):
+            v = systems.Volume(ctx.session, ctx.bins, media.dir, 4, transport=transport, fill_file=False,
+                               member_mib=volume_member_mib or member_mib(ctx), options=options, label=label)
+            return v.mnt, v.teardown
+        return setup
 
     def merger(ctx):
         t, td = systems.mergerfs(ctx.session, media.dir, 4, MERGERFS_SETTINGS["mergerfs-default"], 1)
@@ -112,7 +116,11 @@ def directories(ctx, media, transport, volume_member_mib=None):
     def native(ctx):
         d = ctx.session.workdir(media.dir, "native")
         return d, lambda: ctx.session.remove(d)
-    out = [Config("peregrine", peregrine), Config(f"native-{media.name}", native)]
+    out = [Config("peregrine", volume((), "peregrine"))]
+    if writeback:
+        out.append(Config("peregrine-writeback", volume(("fuse.cache=writeback",), "peregrine-writeback"),
+                          note="peregrine-writeback: -o fuse.cache=writeback"))
     if ctx.have_mergerfs:
-        out.insert(1, Config("mergerfs-default", merger))
+        out.append(Config("mergerfs-default", merger))
+    out.append(Config(f"native-{media.name}", native))
     return out
