@@ -13,6 +13,10 @@ def workloads(ctx):
 def configs(ctx, media):
     ts = ctx.args.transports
     out = [common.ideal(media, 4)]
+    if media.name == "tmpfs":
+        # The FUSE ceiling for bandwidth: every byte crosses /dev/fuse (or
+        # the ring's buffers) once, whatever the members are.
+        out += [common.null_fuse(media, t) for t in ts]
     out += [common.peregrine(media, t) for t in ts]
     out.append(common.per_volume(media, ts[-1]))
     if ctx.have_mergerfs:
@@ -28,9 +32,17 @@ def run(ctx):
 def report(ctx):
     def render(c, media):
         names = [w.name for w in workloads(ctx)]
-        rows = [[f"{cfg} / ideal"] + [report_util.fmt(report_util.ratio(
-                    report_util.value(c, cfg, w, "mib_s"), report_util.value(c, "ideal", w, "mib_s")), 2)
-                 for w in names] for cfg in c if cfg.startswith("peregrine")]
+        def row(cfg, ref):
+            return [f"{cfg} / {ref}"] + [report_util.fmt(report_util.ratio(
+                report_util.value(c, cfg, w, "mib_s"), report_util.value(c, ref, w, "mib_s")), 2) for w in names]
+        rows = []
+        for cfg in c:
+            if not cfg.startswith("peregrine"):
+                continue
+            rows.append(row(cfg, "ideal"))
+            null = "null-" + cfg[len("peregrine-"):]
+            if null in c:
+                rows.append(row(cfg, null))
         text = report_util.fio_table(c, workloads(ctx), ctx, f"MiB/s at QD {QD}, median over rounds")
         if rows:
             text += "\nratios (bandwidth):\n\n" + report_util.md_table(["ratio"] + names, rows)
