@@ -88,7 +88,13 @@ ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bo
     const bool busy = staging.staged();
     const bool io_going = busy || staging.io_in_flight();
     if (io_going) turn->note_busy();
-    if (!turn->busy()) return read_in_turn(fd, buf, len, staging, is_data);  // every worker reads
+    if (!turn->busy()) {
+      // Every worker reads. One that took the turn just as the volume went
+      // quiet lets go of it: a holder that no longer reads through the turn
+      // would never hand it on.
+      turn->leave();
+      return read_in_turn(fd, buf, len, staging, is_data);
+    }
     if (turn->try_take()) {
       // Requests may be queueing faster than one worker takes them when
       // the volume is busy (IO staged across requests) or when this one was

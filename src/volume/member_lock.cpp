@@ -6,9 +6,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace peregrine {
@@ -67,13 +69,27 @@ class ExitingDaemonWait {
 
   // An exiting daemon waited for, once one was seen (0: none yet).
   pid_t seen() const { return exiting_; }
+  // What is left of the wait's limit.
+  std::chrono::milliseconds remaining() const {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+    return std::max(left, std::chrono::milliseconds(0));
+  }
 
   // The member is held by `holder`, a daemon marked exiting (0: the
   // daemon seen before has gone, but the kernel still holds its lock or
   // claim for a moment: rings of a killed process are torn down
   // asynchronously). Waits for it, or says why it may not.
   Status wait_for(pid_t holder) {
-    if (holder != 0) exiting_ = holder;
+    const auto now = std::chrono::steady_clock::now();
+    if (holder != 0) {
+      exiting_ = holder;
+      released_since_.reset();
+    } else if (!released_since_) {
+      released_since_ = now;
+    } else if (now - *released_since_ > kReleaseGrace) {
+      // Long after the daemon let go: the member is someone else's now.
+      return Status::error(EBUSY, "member " + path_ + ": in use by another program");
+    }
     const std::string who = "peregrine daemon (pid " + std::to_string(exiting_) + ")";
     if (wait_.limit.count() <= 0)
       return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " that is exiting");
@@ -98,10 +114,15 @@ class ExitingDaemonWait {
   }
 
  private:
+  // How long a lock or claim may outlive the exiting daemon's mark: the
+  // kernel tears the rings of a killed process down asynchronously.
+  static constexpr std::chrono::seconds kReleaseGrace{2};
+
   const std::string& path_;
   const LockWait& wait_;
   const std::chrono::steady_clock::time_point deadline_;
   pid_t exiting_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> released_since_;  // the mark gone, the hold not
   bool told_ = false;
 };
 
@@ -143,7 +164,10 @@ Expected<MemberFile> open_member_locked(const std::string& path, MemberFile::Mod
   while (true) {
     auto file = MemberFile::open(path, mode);
     if (file) {
-      if (Status s = lock_member(*file, lock_mode_for(mode), wait); !s) return s;
+      // The flock gets what is left of the limit, not a second one.
+      LockWait rest = wait;
+      if (waiter.seen() != 0) rest.limit = waiter.remaining();
+      if (Status s = lock_member(*file, lock_mode_for(mode), rest); !s) return s;
       return file;
     }
     // EBUSY: a block device claimed by another holder. A daemon that is

@@ -357,6 +357,19 @@ TEST_F(ReadTurnTest, StagedIoOrIoOnTheDrivesMakesAQuietVolumeBusy) {
   }
 }
 
+// A worker that took the turn just as the volume went quiet (its try_take
+// raced the holder's last quiet read) lets go of it on its next read, or
+// it would keep the turn through requests that wait and never hand it on.
+TEST_F(ReadTurnTest, TurnTakenAsTheVolumeWentQuietIsLetGoOf) {
+  ASSERT_TRUE(turn_.try_take());
+  for (uint32_t i = 0; i < ReadTurn::kQuietReadsToFree; ++i) turn_.note_holder_read(true);
+  ASSERT_FALSE(turn_.busy());
+  ASSERT_TRUE(turn_.try_take()) << "the race's outcome: held on a quiet volume";
+  send(FUSE_LOOKUP, 1);
+  ASSERT_GT(read_as_a(idle_), 0);
+  EXPECT_FALSE(turn_.held_here());
+}
+
 // On a quiet volume nobody holds the turn: both workers read, and each
 // takes a request without being called.
 TEST_F(ReadTurnTest, OnAQuietVolumeEveryWorkerReads) {

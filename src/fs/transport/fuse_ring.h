@@ -66,10 +66,10 @@ class FuseRing {
     uint16_t qid = 0;          // kernel queue = CPU
     uint32_t entries = 0;      // requests in flight on this queue
     size_t payload_bytes = 0;  // >= the kernel's max payload (page multiple)
-    // Where the thread runs (fuse.pin_rings): on CPU qid, anywhere, or
-    // on CPU qid only while its requests come one at a time (ring_placement.h).
-    enum class Placement { free, pinned, adaptive };
-    Placement placement = Placement::free;
+    // Where the thread runs (fuse.pin_rings): on CPU qid always, or on
+    // CPU qid only while its requests come one at a time (ring_placement.h).
+    enum class Placement { pinned, adaptive };
+    Placement placement = Placement::adaptive;
   };
 
   FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);
