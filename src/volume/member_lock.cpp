@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 namespace peregrine {
@@ -80,16 +79,7 @@ class ExitingDaemonWait {
   // claim for a moment: rings of a killed process are torn down
   // asynchronously). Waits for it, or says why it may not.
   Status wait_for(pid_t holder) {
-    const auto now = std::chrono::steady_clock::now();
-    if (holder != 0) {
-      exiting_ = holder;
-      released_since_.reset();
-    } else if (!released_since_) {
-      released_since_ = now;
-    } else if (now - *released_since_ > kReleaseGrace) {
-      // Long after the daemon let go: the member is someone else's now.
-      return Status::error(EBUSY, "member " + path_ + ": in use by another program");
-    }
+    if (holder != 0) exiting_ = holder;
     const std::string who = "peregrine daemon (pid " + std::to_string(exiting_) + ")";
     if (wait_.limit.count() <= 0)
       return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " that is exiting");
@@ -114,15 +104,10 @@ class ExitingDaemonWait {
   }
 
  private:
-  // How long a lock or claim may outlive the exiting daemon's mark: the
-  // kernel tears the rings of a killed process down asynchronously.
-  static constexpr std::chrono::seconds kReleaseGrace{2};
-
   const std::string& path_;
   const LockWait& wait_;
   const std::chrono::steady_clock::time_point deadline_;
   pid_t exiting_ = 0;
-  std::optional<std::chrono::steady_clock::time_point> released_since_;  // the mark gone, the hold not
   bool told_ = false;
 };
 
