@@ -5,9 +5,10 @@
 // and sleeping again (docs/performance.md, "Classic transport: one reader").
 //
 // So, while the volume is busy, one worker at a time holds the turn and is
-// the only one that sleeps in read(). It keeps the turn across requests that do not wait for IO
-// (reads and writes stage theirs; metadata lives in memory) and lets go of
-// it before anything that may wait for long (fsync, locks, an IO gate,
+// the only one that sleeps in read(). It keeps the turn across requests
+// that do not wait for IO (reads and writes stage theirs; metadata lives
+// in memory) and lets go of it before anything that may wait for long
+// (fsync, locks, an IO gate,
 // synchronous IO, the engine's pressure point: EngineConfig's
 // before_submitter_blocks), waking a waiting worker to read in its place. When the
 // holder finds requests queueing (its read returned at once, or the volume
@@ -60,8 +61,8 @@ class ReadTurn {
     if (!busy_.load(std::memory_order_relaxed)) busy_.store(true);
   }
   // The holder, after a read: `quiet` if it started with no IO staged or
-  // on the drives and had to sleep. Returns true if that made the volume quiet: the turn
-  // is then let go of and every waiting worker woken to read.
+  // on the drives and had to sleep. Returns true if that made the volume
+  // quiet: the turn is then let go of and every waiting worker woken.
   bool note_holder_read(bool quiet);
 
   bool held_here() const;

@@ -326,12 +326,12 @@ int FuseRing::register_entries() {
 
 void FuseRing::pin_to_queue_cpu(bool pin) {
   if (!pin) {
-    pthread_setaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_);
+    if (CPU_COUNT(&unpinned_cpus_) != 0) pthread_setaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_);
     return;
   }
-  // Only within the CPUs the daemon may use; outside them the thread stays
-  // where it is.
-  if (!CPU_ISSET(shape_.qid, &unpinned_cpus_)) return;
+  // Only within the CPUs the daemon may use (when they are known); outside
+  // them the thread stays where it is.
+  if (CPU_COUNT(&unpinned_cpus_) != 0 && !CPU_ISSET(shape_.qid, &unpinned_cpus_)) return;
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   CPU_SET(shape_.qid, &cpus);
@@ -341,7 +341,8 @@ void FuseRing::pin_to_queue_cpu(bool pin) {
 }
 
 void FuseRing::run() {
-  CPU_ZERO(&unpinned_cpus_);
+  // Unknown (more CPUs than a cpu_set_t holds): empty, so that pinning is
+  // still tried, and letting go is not (it would fail on an empty set).
   if (pthread_getaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_) != 0) CPU_ZERO(&unpinned_cpus_);
   if (shape_.placement == Shape::Placement::pinned) pin_to_queue_cpu(true);
   std::string name = "pg-ring" + std::to_string(shape_.qid);

@@ -1,5 +1,5 @@
 // RingPlacement: where a FUSE ring thread should run, from how its requests
-// arrive (fuse.pin_rings = auto).
+// arrive (fuse.pin_rings = false, the default).
 //
 // The kernel queues a request on the ring of the CPU its caller runs on.
 // Requests that come one at a time (an application waiting for each reply:
@@ -13,10 +13,11 @@
 // So: pinned to its queue's CPU after a run of light rounds (each round,
 // from one sleep to the next, ran one request and answered it itself),
 // free again after consecutive rounds that ran several. A request whose
-// reply a drive thread sends (IO on a member with latency) is not light: the
-// reply's wake-up then comes from the drive thread's CPU whatever the ring
-// thread does, and pinning measured 13% fewer QD 1 IOPS on disk members. The counts keep it from flapping on
-// the odd round; a change costs one sched_setaffinity.
+// reply a drive thread sends (IO on a member with latency) is not light:
+// the reply's wake-up then comes from the drive thread's CPU whatever the
+// ring thread does, and pinning measured 13% fewer QD 1 IOPS on disk
+// members. The counts keep it from flapping on the odd round; a change
+// costs one sched_setaffinity.
 //
 // Thread rules: one per ring, used by its ring thread only.
 #pragma once
