@@ -10,9 +10,9 @@
 // in memory) and lets go of it before anything that may wait for long
 // (fsync, locks, an IO gate, synchronous IO, the engine's pressure point:
 // EngineConfig's before_submitter_blocks), waking a waiting worker to read
-// in its place. When the holder finds requests queueing (its read returned at once, or the volume
-// is busy) and another is queued behind the one it took, it calls a
-// waiting worker to help; a helper takes requests only while some are
+// in its place. When the holder finds requests queueing (its read
+// returned at once, or the volume is busy) and another is queued behind
+// the one it took, it calls a waiting worker to help; a helper takes requests only while some are
 // waiting, then waits for a call again.
 //
 // While the volume is quiet (no IO staged or on the drives: each request is
