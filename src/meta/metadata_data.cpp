@@ -131,11 +131,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
     // local filesystem (the kernel removes them itself only before cached
     // writes).
     if (in->xattrs.count(kCapabilityXattr) != 0) {
-      Delta d;
-      d.type = DeltaType::kXattrDel;
-      d.ino = ino;
-      d.name = kCapabilityXattr;
-      b.add(std::move(d));
+      b.add(xattr_del(ino, kCapabilityXattr));
       b.attr(in).ctime_ns = now();
     }
     if (!b.txn.empty()) {

@@ -6,15 +6,43 @@
 
 #include <cerrno>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 #include "peregrine/meta/metadata.h"
+#include "peregrine/meta/posix_acl.h"
 #include "txn_builder.h"
 
 namespace peregrine::meta {
 
 namespace {
 constexpr uint32_t kLinkMax = 65000;
+
+// A new inode's mode and the ACL xattrs it is created with, from its
+// parent's default ACL or, without one, the umask (posix_acl_create()).
+struct NewInodeAccess {
+  uint32_t mode = 0;
+  std::vector<std::pair<std::string_view, std::string>> xattrs;
+};
+
+NewInodeAccess new_inode_access(const Inode& parent, uint32_t mode, const Cred& cred, bool posix_acl) {
+  NewInodeAccess out{mode, {}};
+  if (S_ISLNK(mode)) return out;  // symlinks have neither umask nor ACLs
+  std::optional<PosixAcl> inherited;
+  if (posix_acl) {
+    auto it = parent.xattrs.find(std::string(kAclDefaultXattr));
+    if (it != parent.xattrs.end()) inherited = PosixAcl::decode(it->second);
+  }
+  if (!inherited) {
+    out.mode &= ~(cred.umask & 0777);
+    return out;
+  }
+  if (S_ISDIR(mode)) out.xattrs.emplace_back(kAclDefaultXattr, inherited->encode());
+  if (inherited->create_masq(&out.mode)) out.xattrs.emplace_back(kAclAccessXattr, inherited->encode());
+  return out;
+}
+
+bool is_acl_name(std::string_view name) { return name == kAclAccessXattr || name == kAclDefaultXattr; }
 
 int check_name(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
@@ -62,14 +90,16 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
   if (p->attr.nlink == 0) return -ENOENT;  // removed directory still open
   if (!unnamed && p->dir->find(name)) return -EEXIST;
   const bool is_dir = S_ISDIR(mode);
-  if (!space_locked().fits_new(body_size::inode_base(is_dir, target.size()) + body_size::dirent(name.size())))
-    return -ENOSPC;
+  NewInodeAccess access = new_inode_access(*p, mode, cred, opt_.posix_acl);
+  uint64_t growth = body_size::inode_base(is_dir, target.size()) + body_size::dirent(name.size());
+  for (const auto& [k, v] : access.xattrs) growth += body_size::xattr(k.size(), v.size());
+  if (!space_locked().fits_new(growth)) return -ENOSPC;
   if (is_dir && p->attr.nlink >= kLinkMax) return -EMLINK;
   const int64_t t = now();
   InodeAttr a;
   a.ino = model_.next_ino;
   a.generation = 1;
-  a.mode = mode;
+  a.mode = access.mode;
   a.uid = cred.uid;
   a.gid = cred.gid;
   if (p->attr.mode & S_ISGID) {
@@ -82,6 +112,7 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
   a.atime_ns = a.mtime_ns = a.ctime_ns = t;
   TxnBuilder b;
   b.add(inode_put(a, target));
+  for (auto& [k, v] : access.xattrs) b.add(xattr_put(a.ino, k, std::move(v)));
   if (unnamed) {
     // Journaled with the inode: a crash can never leave it without being
     // on the orphan list, so the next mount frees it.
@@ -357,7 +388,21 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
     a.size = in.size;
     a.mtime_ns = t;
   }
-  if (in.valid & SetAttrIn::kMode) a.mode = (a.mode & S_IFMT) | (in.mode & 07777);
+  if (in.valid & SetAttrIn::kMode) {
+    a.mode = (a.mode & S_IFMT) | (in.mode & 07777);
+    if (opt_.posix_acl) {
+      // The access ACL follows the mode (ext4: posix_acl_chmod).
+      auto it = node->xattrs.find(std::string(kAclAccessXattr));
+      std::optional<PosixAcl> acl = it != node->xattrs.end() ? PosixAcl::decode(it->second) : std::nullopt;
+      if (acl) {
+        acl->chmod(a.mode);
+        std::string value = acl->encode();
+        if (value.size() > it->second.size() && !space_locked().fits_new(value.size() - it->second.size()))
+          return -ENOSPC;
+        b.add(xattr_put(ino, kAclAccessXattr, std::move(value)));
+      }
+    }
+  }
   a.mode &= ~(in.clear_mode & (S_ISUID | S_ISGID));
   if (in.valid & SetAttrIn::kUid) a.uid = in.uid;
   if (in.valid & SetAttrIn::kGid) a.gid = in.gid;
@@ -407,12 +452,17 @@ int Metadata::getxattr(Ino ino, std::string_view name, std::string* value) {
   return 0;
 }
 
-int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, int flags) {
+int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, int flags, uint32_t clear_mode) {
   if (opt_.read_only) return -EROFS;
   if (name.empty()) return -EINVAL;
   if (name.size() > kXattrNameMax) return -ERANGE;
   if (value.size() > kXattrValueMax) return -E2BIG;
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return -EINVAL;
+  std::optional<PosixAcl> acl;
+  if (opt_.posix_acl && is_acl_name(name)) {
+    acl = PosixAcl::decode(value);
+    if (!acl) return -EINVAL;
+  }
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
@@ -420,17 +470,24 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
   const bool exists = old != in->xattrs.end();
   if ((flags & XATTR_CREATE) && exists) return -EEXIST;
   if ((flags & XATTR_REPLACE) && !exists) return -ENODATA;
-  const uint64_t growth = !exists ? body_size::xattr(name.size(), value.size())
-                                  : value.size() > old->second.size() ? value.size() - old->second.size() : 0;
-  if (growth > 0 && !space_locked().fits_new(growth)) return -ENOSPC;
   TxnBuilder b;
-  Delta d;
-  d.type = DeltaType::kXattrPut;
-  d.ino = ino;
-  d.name = std::string(name);
-  d.value = std::string(value);
-  b.add(std::move(d));
-  b.attr(in).ctime_ns = now();
+  InodeAttr& a = b.attr(in);
+  bool store = true;
+  if (acl && name == kAclAccessXattr) {
+    // The mode shows what the ACL grants; an ACL the mode says all of is
+    // not kept (ext4: posix_acl_update_mode).
+    store = acl->extends_mode(&a.mode);
+    a.mode &= ~(clear_mode & S_ISGID);
+  }
+  if (store) {
+    const uint64_t growth = !exists ? body_size::xattr(name.size(), value.size())
+                                    : value.size() > old->second.size() ? value.size() - old->second.size() : 0;
+    if (growth > 0 && !space_locked().fits_new(growth)) return -ENOSPC;
+    b.add(xattr_put(ino, name, std::string(value)));
+  } else if (exists) {
+    b.add(xattr_del(ino, name));
+  }
+  a.ctime_ns = now();
   return commit_txn(b.finish());
 }
 
@@ -447,13 +504,13 @@ int Metadata::removexattr(Ino ino, std::string_view name) {
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
-  if (!in->xattrs.count(std::string(name))) return -ENODATA;
+  if (!in->xattrs.count(std::string(name))) {
+    // The kernel removes an ACL to say "none" (setfacl -k, -b), whether
+    // there is one or not; ext4 answers 0.
+    return opt_.posix_acl && is_acl_name(name) ? 0 : -ENODATA;
+  }
   TxnBuilder b;
-  Delta d;
-  d.type = DeltaType::kXattrDel;
-  d.ino = ino;
-  d.name = std::string(name);
-  b.add(std::move(d));
+  b.add(xattr_del(ino, name));
   b.attr(in).ctime_ns = now();
   return commit_txn(b.finish());
 }

@@ -70,4 +70,21 @@ inline Delta inode_put(const InodeAttr& a, std::string_view target = {}) {
   return d;
 }
 
+inline Delta xattr_put(Ino ino, std::string_view name, std::string value) {
+  Delta d;
+  d.type = DeltaType::kXattrPut;
+  d.ino = ino;
+  d.name = std::string(name);
+  d.value = std::move(value);
+  return d;
+}
+
+inline Delta xattr_del(Ino ino, std::string_view name) {
+  Delta d;
+  d.type = DeltaType::kXattrDel;
+  d.ino = ino;
+  d.name = std::string(name);
+  return d;
+}
+
 }  // namespace peregrine::meta

@@ -15,7 +15,7 @@
 // it is remounted; fsync and sync fail with EIO then).
 //
 // Not done here (the caller's job): permission checks (the kernel's
-// default_permissions), umask (pass mode & ~umask), deciding which suid/sgid
+// default_permissions, which also checks POSIX ACLs), deciding which suid/sgid
 // bits a write/truncate/chown removes (pass them as SetAttrIn::clear_mode), "." and ".." in readdir
 // (cookies 1 and 2 are free for them), sub-block IO (read-modify-write of
 // partial 4 KiB blocks, see prepare_write), zeroing the tail of a partial
@@ -154,7 +154,10 @@ class Metadata {
   int getattr(Ino ino, InodeAttr* out);
   // Regular file (S_IFREG or type 0), FIFO, socket, char/block device.
   // EINVAL for S_IFDIR/S_IFLNK. New inode owned by cred (group of a setgid
-  // parent); parent mtime/ctime updated.
+  // parent); parent mtime/ctime updated. Every create below takes
+  // cred.umask from the mode, or with Options::posix_acl and a parent with
+  // a default ACL, that ACL instead (the inode's access ACL, and for a
+  // directory its default ACL too, in the same transaction).
   int mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, const Cred& cred, InodeAttr* out);
   // mknod(S_IFREG) + open(): the returned inode is counted as open.
   int create(Ino parent, std::string_view name, uint32_t mode, const Cred& cred, InodeAttr* out);
@@ -185,7 +188,8 @@ class Metadata {
   int rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags);
   // chmod/chown/truncate/utimens. ctime becomes now (or in.ctime_ns with
   // kCtime). kSize on a directory: EISDIR; on other non-regular: EINVAL.
-  // Truncating frees the blocks past the new size (whole blocks).
+  // Truncating frees the blocks past the new size (whole blocks). With
+  // Options::posix_acl a chmod rewrites the access ACL to match.
   int setattr(Ino ino, const SetAttrIn& in, InodeAttr* out);
   // Entries with cookie > `cookie` (0 = from the start), at most `max`,
   // in stable order. An empty result means the end.
@@ -197,8 +201,14 @@ class Metadata {
   // ---- xattrs ----  flags: XATTR_CREATE (EEXIST if present),
   // XATTR_REPLACE (ENODATA if absent). Name > 255: ERANGE; value > 64 KiB:
   // E2BIG. The caller handles the size-0 probe and ERANGE for short buffers.
+  // With Options::posix_acl the ACL xattrs are kept as ext4 keeps them:
+  // an access ACL sets the mode's permission bits and is stored only if it
+  // says more than they can (EINVAL if malformed); `clear_mode` (S_ISGID,
+  // when the caller is neither in the file's group nor holds CAP_FSETID)
+  // is then taken from the mode, as the VFS does. Removing an ACL that is
+  // not there succeeds.
   int getxattr(Ino ino, std::string_view name, std::string* value);  // ENODATA
-  int setxattr(Ino ino, std::string_view name, std::string_view value, int flags);
+  int setxattr(Ino ino, std::string_view name, std::string_view value, int flags, uint32_t clear_mode = 0);
   int listxattr(Ino ino, std::vector<std::string>* names);
   int removexattr(Ino ino, std::string_view name);  // ENODATA
 

@@ -60,6 +60,11 @@ struct Options {
   // With read_only: do not replay the journal at all (ext4's norecovery):
   // the view is the last checkpoint, possibly older than what was fsync'd.
   bool skip_replay = false;
+  // POSIX ACLs as on ext4 (the kernel enforces them under FUSE_POSIX_ACL):
+  // a new inode takes its parent's default ACL instead of the umask, chmod
+  // rewrites the access ACL, and setting the access ACL sets the mode and
+  // is not stored when the mode says it all (posix_acl.h).
+  bool posix_acl = false;
   // Called once, on the thread whose metadata write failed, when the
   // journal or a checkpoint could not be written: from then on the volume
   // is read-only (changes fail with EROFS, fsync and sync with EIO).
@@ -90,6 +95,9 @@ struct InodeAttr {
 struct Cred {
   uint32_t uid = 0;
   uint32_t gid = 0;
+  // Taken from a new inode's mode unless its parent has a default ACL
+  // (Options::posix_acl): the kernel leaves that choice to the filesystem.
+  uint32_t umask = 0;
 };
 
 }  // namespace peregrine::meta
