@@ -58,7 +58,9 @@ const std::vector<MountFlag>& mount_flags() {
        "with ro only: do not apply the journal left by a crash; the volume shows its last checkpoint, which "
        "may lack changes that were fsync'd (they come back at the next read-write mount)"},
       {"noload", FlagUse::kNoRecovery, "the same as norecovery"},
-      {"allow_other", FlagUse::kSetting, "the same as fuse.allow_other"},
+      {"allow_other", FlagUse::kSetting, "the same as fuse.allow_other", "fuse.allow_other"},
+      {"acl", FlagUse::kSetting, "POSIX ACLs (the default, as on ext4): the same as fuse.acl=true", "fuse.acl=true"},
+      {"noacl", FlagUse::kSetting, "no POSIX ACLs: the same as fuse.acl=false", "fuse.acl=false"},
       {"default_permissions", FlagUse::kMeaningless, "always on: the kernel checks permissions"},
       {"nosuid", FlagUse::kKernel, "passed to the kernel's mount (the default of FUSE mounts)"},
       {"suid", FlagUse::kKernel, "passed to the kernel's mount: set-user-ID bits take effect"},
@@ -154,7 +156,7 @@ Expected<MountRequest> parse_mount_options(std::string_view options, std::string
       case FlagUse::kReadOnly: out.read_only = true; break;
       case FlagUse::kReadWrite: out.read_only = false; break;
       case FlagUse::kNoRecovery: out.norecovery = true; break;
-      case FlagUse::kSetting: out.settings.push_back("fuse." + item); break;
+      case FlagUse::kSetting: out.settings.emplace_back(flag->setting); break;
       case FlagUse::kConfigFile: out.config_file = item.substr(flag->name.size()); break;
       case FlagUse::kMeaningless: break;
       case FlagUse::kRefused: return Status::error(EINVAL, named + ": " + std::string(flag->doc));

@@ -440,6 +440,19 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.fuse.allow_other = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.allow_other); },
       },
+      {
+          .key = "fuse.acl",
+          .kind = Kind::kBool,
+          .default_value = true,
+          .doc = "POSIX access control lists, as ext4 has them by default (the mount options acl and "
+                 "noacl say the same): setfacl/getfacl work, the kernel checks named users and groups, "
+                 "new files and directories inherit their directory's default ACL instead of the "
+                 "umask, and chmod and the ACL stay in step. false: system.posix_acl_* attributes are "
+                 "refused (EOPNOTSUPP), the umask always applies, and ACLs kept from a mount with "
+                 "them are not enforced.",
+          .store = [](Settings& s, const Value& v) { s.fuse.acl = flag(v); },
+          .load = [](const Settings& s) { return Value(s.fuse.acl); },
+      },
       // ----------------------------------------------------------------- stats
       {
           .key = "stats.enabled",

@@ -106,6 +106,15 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // flight per file: the engine needs depth to keep every drive busy.
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ASYNC_DIO | FUSE_CAP_PARALLEL_DIROPS;
   if (f.cache == config::CacheMode::kWriteback) want |= FUSE_CAP_WRITEBACK_CACHE;
+  // POSIX ACLs: the kernel checks them and caches them from getxattr; the
+  // umask comes with each create (DONT_MASK), because a directory's default
+  // ACL, which only the filesystem reads, decides whether it applies.
+  if (f.acl) {
+    want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+    if ((conn->capable & FUSE_CAP_POSIX_ACL) == 0)
+      log(LOG_WARNING, "fuse.acl: the kernel does not offer POSIX ACLs to FUSE filesystems; they are kept but "
+                       "not enforced");
+  }
   conn->want |= (want & conn->capable);
   // libfuse asks for FUSE_HANDLE_KILLPRIV by default; the transport asks
   // for its successor, FUSE_HANDLE_KILLPRIV_V2, whose marks say when the
@@ -206,6 +215,7 @@ int run_daemon(const DaemonOptions& o) {
   meta::Options meta_options;
   meta_options.read_only = o.read_only;
   meta_options.skip_replay = o.norecovery;
+  meta_options.posix_acl = o.settings.fuse.acl;
   // A metadata write that fails must not be acknowledged later as if it
   // were on disk: the journal stops, the volume turns read-only, and the
   // log says which member and what to do.

@@ -57,6 +57,10 @@ bool caller_in_group(fuse_req_t req, uint32_t gid) {
 
 }  // namespace
 
+bool caller_may_keep_sgid(fuse_req_t req, uint32_t gid) {
+  return fuse_req_ctx(req)->uid == 0 || caller_in_group(req, gid);
+}
+
 uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid) {
   if (!S_ISREG(a.mode)) return 0;
   uint32_t drop = a.mode & S_ISUID;

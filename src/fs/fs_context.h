@@ -99,7 +99,7 @@ inline FsContext& context(fuse_req_t req) {
 
 inline meta::Cred caller(fuse_req_t req) {
   const fuse_ctx* c = fuse_req_ctx(req);
-  return meta::Cred{static_cast<uint32_t>(c->uid), static_cast<uint32_t>(c->gid)};
+  return meta::Cred{static_cast<uint32_t>(c->uid), static_cast<uint32_t>(c->gid), static_cast<uint32_t>(c->umask)};
 }
 
 // The st_blksize files report, which cp, dd-like tools and stdio take as
@@ -122,6 +122,10 @@ void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st);
 // and lacks CAP_FSETID. `lacks_fsetid`: the kernel said so (its kill marks);
 // otherwise uid 0 counts as holding it.
 uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid);
+// Whether the caller of `req` may keep S_ISGID on a file of group `gid`
+// when it changes the file's permissions: it is in that group, or holds
+// CAP_FSETID (taken as uid 0).
+bool caller_may_keep_sgid(fuse_req_t req, uint32_t gid);
 // Removes from `ino` what suidgid_to_drop() names, journaled like a chmod,
 // for a write or O_TRUNC open the kernel marked (the caller lacks
 // CAP_FSETID). 0 or -errno.

@@ -1,5 +1,7 @@
 // Extended attributes, plus the root's read-only user.peregrine.stats,
 // which carries the engine's per-drive statistics to `peregrine stats`.
+// POSIX ACLs are xattrs too: the kernel enforces them, the metadata layer
+// keeps them in step with the mode (meta/posix_acl.h).
 #include <sys/xattr.h>
 
 #include <cerrno>
@@ -8,17 +10,36 @@
 #include <vector>
 
 #include "fs_context.h"
+#include "peregrine/meta/posix_acl.h"
 
 namespace peregrine::fs {
 namespace {
 
+bool is_acl_name(std::string_view name) {
+  return name == meta::kAclAccessXattr || name == meta::kAclDefaultXattr;
+}
+
 // Linux knows these namespaces; a name outside them is EOPNOTSUPP, as on
-// native filesystems.
-bool known_namespace(const char* name) {
+// native filesystems. So are the ACL names on a mount without ACLs, as on
+// ext4 mounted noacl.
+bool supported_name(const FsContext& fs, const char* name) {
+  if (is_acl_name(name)) return fs.settings.fuse.acl;
   for (const char* prefix : {"user.", "trusted.", "security.", "system."}) {
     if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
   }
   return false;
+}
+
+// What setting the access ACL takes from the mode besides its permission
+// bits: S_ISGID unless the caller is in the file's group or holds
+// CAP_FSETID (taken as uid 0), the VFS's rule (posix_acl_update_mode()).
+// The kernel sends this as FUSE_SETXATTR_ACL_KILL_SGID only with the
+// extended SETXATTR request, which libfuse 3.14 cannot read.
+uint32_t acl_clear_mode(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* name) {
+  if (!fs.settings.fuse.acl || meta::kAclAccessXattr != name) return 0;
+  meta::InodeAttr a;
+  if (fs.meta.getattr(ino, &a) != 0 || (a.mode & S_ISGID) == 0) return 0;
+  return caller_may_keep_sgid(req, a.gid) ? 0 : S_ISGID;
 }
 
 // getxattr/listxattr protocol: size 0 asks for the length only; a buffer
@@ -39,7 +60,7 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
     reply_value(req, stats_json(fs), size);
     return;
   }
-  if (!known_namespace(name)) {
+  if (!supported_name(fs, name)) {
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
@@ -57,22 +78,26 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
     fuse_reply_err(req, EPERM);  // reserved, computed on every read
     return;
   }
-  if (!known_namespace(name)) {
+  FsContext& fs = context(req);
+  if (!supported_name(fs, name)) {
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
-  fuse_reply_err(req, -context(req).meta.setxattr(ino, name, std::string_view(value, size), flags));
+  const uint32_t clear_mode = acl_clear_mode(req, fs, ino, name);
+  fuse_reply_err(req, -fs.meta.setxattr(ino, name, std::string_view(value, size), flags, clear_mode));
 }
 
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  FsContext& fs = context(req);
   std::vector<std::string> names;
-  int rc = context(req).meta.listxattr(ino, &names);
+  int rc = fs.meta.listxattr(ino, &names);
   if (rc != 0) {
     fuse_reply_err(req, -rc);
     return;
   }
   std::string packed;
   for (const std::string& n : names) {
+    if (!supported_name(fs, n.c_str())) continue;  // ACLs kept from a mount with them
     packed += n;
     packed += '\0';
   }
@@ -84,11 +109,12 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
     fuse_reply_err(req, EPERM);
     return;
   }
-  if (!known_namespace(name)) {
+  FsContext& fs = context(req);
+  if (!supported_name(fs, name)) {
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
-  fuse_reply_err(req, -context(req).meta.removexattr(ino, name));
+  fuse_reply_err(req, -fs.meta.removexattr(ino, name));
 }
 
 }  // namespace

@@ -29,6 +29,13 @@ TEST(MountFlags, SortsSettingsKernelFlagsAndDaemonFlags) {
   EXPECT_EQ(r.to_string(), "fuse.cache=writeback,fuse.allow_other,drive.cpus=0,1,ro,noexec,nosuid,noatime,nodev");
 }
 
+TEST(MountFlags, AclAndNoaclSetTheAclSetting) {
+  EXPECT_EQ(parsed("acl").settings, (std::vector<std::string>{"fuse.acl=true"}));
+  EXPECT_EQ(parsed("noacl").settings, (std::vector<std::string>{"fuse.acl=false"}));
+  // The later one wins, as with -o fuse.acl=... given twice.
+  EXPECT_EQ(parsed("acl,noacl").settings, (std::vector<std::string>{"fuse.acl=true", "fuse.acl=false"}));
+}
+
 TEST(MountFlags, FstabBookkeepingIsAcceptedAndDropped) {
   MountRequest r = parsed(
       "defaults,auto,noauto,nofail,_netdev,user,nouser,users,owner,group,user=alice,default_permissions,"

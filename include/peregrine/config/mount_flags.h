@@ -27,7 +27,7 @@ enum class FlagUse {
   kReadOnly,    // ro: kernel read-only, daemon writes nothing
   kReadWrite,   // rw: the default
   kNoRecovery,  // norecovery / noload: with ro, the journal is not replayed
-  kSetting,     // an alias of a peregrine setting (allow_other)
+  kSetting,     // an alias of a peregrine setting (allow_other, acl): MountFlag::setting
   kConfigFile,  // config=FILE: the config file to read
   kMeaningless, // accepted, nothing to do (read by mount(8), systemd, or always on)
   kRefused,     // known, not supported: refused with its reason
@@ -37,6 +37,7 @@ struct MountFlag {
   std::string_view name;  // "noexec"; a name ending in '=' or '.' or '-' is a prefix ("x-", "comment=")
   FlagUse use;
   std::string_view doc;  // for docs and refusals: what it does here, or why it is refused
+  std::string_view setting = {};  // kSetting: the key=value it stands for
 };
 
 // Every generic option accepted (or known and refused), in documentation order.

@@ -77,6 +77,7 @@ struct FuseSettings {
   uint32_t max_request_bytes;                    // power of two
   CacheMode cache;
   bool allow_other;
+  bool acl;  // POSIX ACLs (FUSE_POSIX_ACL), as ext4's acl mount option
 
   uint32_t effective_congestion_threshold() const {
     return congestion_threshold ? *congestion_threshold : max_background * 3 / 4;
