@@ -11,14 +11,13 @@ namespace peregrine::config {
 namespace {
 
 constexpr std::string_view kKernelDoc = "passed to the kernel's mount";
-constexpr std::string_view kAtimeDoc =
-    "passed to the kernel's mount; peregrine never updates access times on reads, so stat shows the same "
-    "atime either way";
-// libfuse 3.14 refuses these (it passes noatime and atime only): accepted,
-// since no atime choice would change what peregrine does.
-constexpr std::string_view kAtimeNotPassedDoc =
-    "accepted and not passed on (libfuse does not know it); peregrine never updates access times on reads, "
-    "so it would change nothing";
+// FUSE inodes never have their atime updated by the kernel: the daemon
+// does it (fuse.atime), so these set the daemon's rule.
+constexpr std::string_view kNoDirAtimeDoc =
+    "accepted; directories follow the same access-time rule as files (fuse.atime)";
+constexpr std::string_view kLazytimeDoc =
+    "accepted; peregrine already keeps frequent time updates in memory and journals them with the file's "
+    "next change, fsync or unmount";
 constexpr std::string_view kFstabDoc = "read by mount(8) or systemd, nothing to do for peregrine";
 
 bool is_prefix_entry(std::string_view name) {
@@ -71,16 +70,22 @@ const std::vector<MountFlag>& mount_flags() {
       {"sync", FlagUse::kKernel, kKernelDoc},
       {"async", FlagUse::kKernel, kKernelDoc},
       {"dirsync", FlagUse::kKernel, kKernelDoc},
-      {"noatime", FlagUse::kKernel, kAtimeDoc},
-      {"atime", FlagUse::kKernel, kAtimeDoc},
-      {"relatime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"norelatime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"strictatime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"nostrictatime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"nodiratime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"diratime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"lazytime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
-      {"nolazytime", FlagUse::kMeaningless, kAtimeNotPassedDoc},
+      {"noatime", FlagUse::kSetting,
+       "access times are never updated: the same as fuse.atime=noatime (also passed to the kernel's mount)",
+       "fuse.atime=noatime", true},
+      {"atime", FlagUse::kSetting,
+       "access times are updated (relatime, the default): fuse.atime=relatime (also passed to the kernel's "
+       "mount)",
+       "fuse.atime=relatime", true},
+      {"relatime", FlagUse::kSetting, "the default: fuse.atime=relatime", "fuse.atime=relatime"},
+      {"norelatime", FlagUse::kSetting, "the same as strictatime", "fuse.atime=strictatime"},
+      {"strictatime", FlagUse::kSetting, "every read updates the access time: fuse.atime=strictatime",
+       "fuse.atime=strictatime"},
+      {"nostrictatime", FlagUse::kSetting, "the same as relatime", "fuse.atime=relatime"},
+      {"nodiratime", FlagUse::kMeaningless, kNoDirAtimeDoc},
+      {"diratime", FlagUse::kMeaningless, kNoDirAtimeDoc},
+      {"lazytime", FlagUse::kMeaningless, kLazytimeDoc},
+      {"nolazytime", FlagUse::kMeaningless, kLazytimeDoc},
       {"defaults", FlagUse::kMeaningless, "nothing beyond the defaults above"},
       {"auto", FlagUse::kMeaningless, kFstabDoc},
       {"noauto", FlagUse::kMeaningless, kFstabDoc},
@@ -156,7 +161,10 @@ Expected<MountRequest> parse_mount_options(std::string_view options, std::string
       case FlagUse::kReadOnly: out.read_only = true; break;
       case FlagUse::kReadWrite: out.read_only = false; break;
       case FlagUse::kNoRecovery: out.norecovery = true; break;
-      case FlagUse::kSetting: out.settings.emplace_back(flag->setting); break;
+      case FlagUse::kSetting:
+        out.settings.emplace_back(flag->setting);
+        if (flag->kernel_too) out.kernel.push_back(std::move(item));
+        break;
       case FlagUse::kConfigFile: out.config_file = item.substr(flag->name.size()); break;
       case FlagUse::kMeaningless: break;
       case FlagUse::kRefused: return Status::error(EINVAL, named + ": " + std::string(flag->doc));

@@ -47,6 +47,7 @@ Value choice_name(E e, std::initializer_list<std::string_view> names) {
 
 #define PEREGRINE_CHOICES_SCHEDULER {"per-drive", "per-volume"}
 #define PEREGRINE_CHOICES_CACHE {"direct", "writeback"}
+#define PEREGRINE_CHOICES_ATIME {"relatime", "strictatime", "noatime"}
 #define PEREGRINE_CHOICES_TRANSPORT {"auto", "io-uring", "classic"}
 #define PEREGRINE_CHOICES_LEVEL {"error", "warn", "info", "debug"}
 #define PEREGRINE_CHOICES_TARGET {"auto", "stderr", "syslog"}
@@ -452,6 +453,21 @@ std::vector<Option> build_options() {
                  "them are not enforced.",
           .store = [](Settings& s, const Value& v) { s.fuse.acl = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.acl); },
+      },
+      {
+          .key = "fuse.atime",
+          .kind = Kind::kChoice,
+          .default_value = std::string("relatime"),
+          .choices = PEREGRINE_CHOICES_ATIME,
+          .doc = "When a read or a directory listing updates the access time; the mount options "
+                 "of the same names say the same. relatime (ext4's default): when the access time "
+                 "is not newer than the last change, or is a day old, so tools that ask \"read "
+                 "since written?\" work, at most one metadata write per change or day. "
+                 "strictatime: on every access (kept in memory, journaled with the file's next "
+                 "change or fsync, and at unmount). noatime: never. With fuse.cache=writeback, "
+                 "reads served from the page cache do not reach the daemon and update nothing.",
+          .store = [](Settings& s, const Value& v) { s.fuse.atime = choice<AtimeMode>(v, PEREGRINE_CHOICES_ATIME); },
+          .load = [](const Settings& s) { return choice_name(s.fuse.atime, PEREGRINE_CHOICES_ATIME); },
       },
       // ----------------------------------------------------------------- stats
       {

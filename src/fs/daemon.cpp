@@ -216,6 +216,11 @@ int run_daemon(const DaemonOptions& o) {
   meta_options.read_only = o.read_only;
   meta_options.skip_replay = o.norecovery;
   meta_options.posix_acl = o.settings.fuse.acl;
+  switch (o.settings.fuse.atime) {
+    case config::AtimeMode::kRelatime: meta_options.atime = meta::AtimeRule::kRelatime; break;
+    case config::AtimeMode::kStrictatime: meta_options.atime = meta::AtimeRule::kStrict; break;
+    case config::AtimeMode::kNoatime: meta_options.atime = meta::AtimeRule::kNoatime; break;
+  }
   // A metadata write that fails must not be acknowledged later as if it
   // were on disk: the journal stops, the volume turns read-only, and the
   // log says which member and what to do.

@@ -44,6 +44,8 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
     return true;
   };
   uint64_t cookie = static_cast<uint64_t>(off);
+  // A listing reads the directory (fs_read.cpp: the daemon keeps atimes).
+  if (fs.meta.accessed(ino)) attributes_changed(fs, ino);
   meta::InodeAttr self;
   int rc = fs.meta.getattr(ino, &self);
   if (rc != 0) {

@@ -63,7 +63,11 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   // Reused per worker thread so that a read allocates nothing once warm.
   thread_local std::vector<meta::Segment> segs;
   segs.clear();
-  int rc = fs.meta.map_read(ino, off, size, &segs);
+  bool atime_due = false;
+  int rc = fs.meta.map_read(ino, off, size, &segs, &atime_due);
+  // The kernel keeps no access times for FUSE inodes (S_NOATIME): the
+  // daemon does, and tells the kernel its cached ones are stale.
+  if (atime_due && fs.meta.accessed(ino)) attributes_changed(fs, ino);
   if (rc != 0 || segs.empty()) {
     fs.gates.unlock_shared(ino);
     hand_on_staged(fs);  // this request staged nothing to join the batch

@@ -49,10 +49,49 @@ int check_regular(const Inode* in) {
 }
 }  // namespace
 
-int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out) {
+bool Metadata::atime_due(const Inode& in) const {
+  constexpr int64_t kDay = int64_t{24} * 3600 * 1000000000;
+  const InodeAttr& a = in.attr;
+  switch (opt_.atime) {
+    case AtimeRule::kNoatime: return false;
+    case AtimeRule::kStrict: return true;
+    case AtimeRule::kRelatime:
+      // The clock is read only when the times alone do not decide.
+      return a.atime_ns <= a.mtime_ns || a.atime_ns <= a.ctime_ns || now() - a.atime_ns >= kDay;
+  }
+  return false;
+}
+
+bool Metadata::accessed(Ino ino) {
+  if (opt_.read_only || opt_.atime == AtimeRule::kNoatime) return false;
+  {
+    // Most accesses change nothing (relatime): no exclusive lock for them.
+    std::shared_lock lk(ns_mu_);
+    const Inode* in = model_.find(ino);
+    if (in == nullptr || !atime_due(*in)) return false;
+  }
+  std::unique_lock lk(ns_mu_);
+  Inode* in = model_.find(ino);
+  if (in == nullptr || !atime_due(*in)) return false;  // another reader was first
+  const int64_t t = now();
+  if (in->attr.atime_ns == t) return false;
+  if (opt_.atime == AtimeRule::kStrict || logged_recently(*in, t)) {
+    // As rewrite times: a read after every write of a busy file must not
+    // journal a record each time.
+    in->attr.atime_ns = t;
+    mark_times_unlogged(in);
+    return true;
+  }
+  TxnBuilder b;
+  b.attr(in).atime_ns = t;
+  return commit_txn(b.finish()) == 0;
+}
+
+int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due_out) {
   std::shared_lock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
+  if (atime_due_out != nullptr) *atime_due_out = atime_due(*in);
   if (off >= in->attr.size || len == 0) return 0;
   const uint64_t end = std::min(in->attr.size, off + std::min(len, kMaxFileSize));
   std::vector<MapPiece> pieces;
@@ -167,9 +206,18 @@ bool Metadata::defer_rewrite_times(Inode* in, int64_t t) {
   // commit interval, and fsync()/sync() journal what is pending. A crash
   // can lose up to about one commit interval of timestamp updates (as ext4
   // loses up to its commit interval), never data or sizes.
-  const int64_t interval = int64_t{opt_.commit_interval_ms} * 1000000;
-  if (interval <= 0 || t - in->attr_logged_at >= interval) return false;
+  if (!logged_recently(*in, t)) return false;
   in->attr.mtime_ns = in->attr.ctime_ns = t;
+  mark_times_unlogged(in);
+  return true;
+}
+
+bool Metadata::logged_recently(const Inode& in, int64_t t) const {
+  const int64_t interval = int64_t{opt_.commit_interval_ms} * 1000000;
+  return interval > 0 && t - in.attr_logged_at < interval;
+}
+
+void Metadata::mark_times_unlogged(Inode* in) {
   if (!in->times_unlogged) {
     in->times_unlogged = true;
     if (times_unlogged_.size() >= times_unlogged_compact_at_) {
@@ -185,7 +233,6 @@ bool Metadata::defer_rewrite_times(Inode* in, int64_t t) {
     }
     times_unlogged_.push_back(in->attr.ino);
   }
-  return true;
 }
 
 int Metadata::touch_rewrite_times(Inode* in, int64_t t) {

@@ -22,11 +22,13 @@ std::string refusal(std::string_view text) {
 
 TEST(MountFlags, SortsSettingsKernelFlagsAndDaemonFlags) {
   MountRequest r = parsed("ro,noexec,fuse.cache=writeback,nosuid,allow_other,noatime,drive.cpus=0,1,nodev");
-  EXPECT_EQ(r.settings, (std::vector<std::string>{"fuse.cache=writeback", "fuse.allow_other", "drive.cpus=0,1"}));
+  EXPECT_EQ(r.settings, (std::vector<std::string>{"fuse.cache=writeback", "fuse.allow_other", "fuse.atime=noatime",
+                                                  "drive.cpus=0,1"}));
   EXPECT_EQ(r.kernel, (std::vector<std::string>{"noexec", "nosuid", "noatime", "nodev"}));
   EXPECT_TRUE(r.is_read_only());
   EXPECT_FALSE(r.norecovery);
-  EXPECT_EQ(r.to_string(), "fuse.cache=writeback,fuse.allow_other,drive.cpus=0,1,ro,noexec,nosuid,noatime,nodev");
+  EXPECT_EQ(r.to_string(),
+            "fuse.cache=writeback,fuse.allow_other,fuse.atime=noatime,drive.cpus=0,1,ro,noexec,nosuid,noatime,nodev");
 }
 
 TEST(MountFlags, AclAndNoaclSetTheAclSetting) {
@@ -34,6 +36,17 @@ TEST(MountFlags, AclAndNoaclSetTheAclSetting) {
   EXPECT_EQ(parsed("noacl").settings, (std::vector<std::string>{"fuse.acl=false"}));
   // The later one wins, as with -o fuse.acl=... given twice.
   EXPECT_EQ(parsed("acl,noacl").settings, (std::vector<std::string>{"fuse.acl=true", "fuse.acl=false"}));
+}
+
+TEST(MountFlags, AtimeFlagsSetTheDaemonsRule) {
+  // The kernel keeps no access times for FUSE files: the daemon does.
+  EXPECT_EQ(parsed("strictatime").settings, (std::vector<std::string>{"fuse.atime=strictatime"}));
+  EXPECT_EQ(parsed("norelatime").settings, (std::vector<std::string>{"fuse.atime=strictatime"}));
+  EXPECT_EQ(parsed("relatime").settings, (std::vector<std::string>{"fuse.atime=relatime"}));
+  EXPECT_TRUE(parsed("relatime").kernel.empty());  // libfuse 3.14 refuses it
+  MountRequest noatime = parsed("noatime");
+  EXPECT_EQ(noatime.settings, (std::vector<std::string>{"fuse.atime=noatime"}));
+  EXPECT_EQ(noatime.kernel, (std::vector<std::string>{"noatime"}));
 }
 
 TEST(MountFlags, FstabBookkeepingIsAcceptedAndDropped) {
@@ -99,7 +112,7 @@ TEST(MountFlags, SloppyKeepsUnknownOptionsAside) {
   auto r = parse_mount_options("bogus,noatime", "-o", /*sloppy=*/true);
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ(r->unknown, std::vector<std::string>{"bogus"});
-  EXPECT_EQ(r->to_string(), "noatime");
+  EXPECT_EQ(r->to_string(), "fuse.atime=noatime,noatime");  // the daemon's rule, and the kernel's flag
 }
 
 TEST(MountFlags, MessagesNameWhereTheOptionCameFrom) {

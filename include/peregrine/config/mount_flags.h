@@ -38,6 +38,7 @@ struct MountFlag {
   FlagUse use;
   std::string_view doc;  // for docs and refusals: what it does here, or why it is refused
   std::string_view setting = {};  // kSetting: the key=value it stands for
+  bool kernel_too = false;        // kSetting: also passed to the kernel's mount (so findmnt shows it)
 };
 
 // Every generic option accepted (or known and refused), in documentation order.

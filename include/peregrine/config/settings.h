@@ -24,6 +24,9 @@ enum class Scheduler { kPerDrive, kPerVolume };
 // How the kernel caches file data: every read/write reaches the daemon
 // (direct), or the kernel page cache absorbs writes (writeback).
 enum class CacheMode { kDirect, kWriteback };
+// When reads and listings update access times: the mount options of the
+// same names (relatime is ext4's default).
+enum class AtimeMode { kRelatime, kStrictatime, kNoatime };
 // How FUSE requests reach the daemon (docs/transport.md): io_uring where the
 // kernel offers it (auto), always io_uring, or read()/writev() on /dev/fuse.
 enum class FuseTransport { kAuto, kIoUring, kClassic };
@@ -78,6 +81,7 @@ struct FuseSettings {
   CacheMode cache;
   bool allow_other;
   bool acl;  // POSIX ACLs (FUSE_POSIX_ACL), as ext4's acl mount option
+  AtimeMode atime;
 
   uint32_t effective_congestion_threshold() const {
     return congestion_threshold ? *congestion_threshold : max_background * 3 / 4;

@@ -220,7 +220,17 @@ class Metadata {
 
   // ---- data mapping (block granularity, 4096) ----
   // Where to read file bytes [off, off + len), clipped to the file size.
-  int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out);
+  // With `atime_due`, also whether the read should update the access time
+  // (Options::atime): then call accessed(), which is rare under relatime.
+  int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due = nullptr);
+  // A read of the file or a listing of the directory `ino`: sets its atime
+  // to now if Options::atime asks for it; true if it changed. Under
+  // relatime the change is journaled (at most once per modification or
+  // day), unless the inode's attributes were journaled less than a commit
+  // interval ago; then, and always under strictatime, it is kept in memory
+  // and journaled with the inode's next change, fsync, sync or unmount, as
+  // deferred rewrite times are.
+  bool accessed(Ino ino);
   // Allocates (unwritten) whatever is unmapped in the blocks covering
   // [off, off + len) and returns the block-aligned ranges to write. Does not
   // change the size. Removes the file's security.capability xattr (a
@@ -289,6 +299,15 @@ class Metadata {
   // interval ago (false: the caller journals them). Caller holds ns_mu_
   // exclusively.
   bool defer_rewrite_times(Inode* in, int64_t t);
+  // Puts `in` on the list of inodes whose times wait to be journaled.
+  // Caller holds ns_mu_ exclusively.
+  void mark_times_unlogged(Inode* in);
+  // Whether an access now updates in's atime (Options::atime). Caller
+  // holds ns_mu_.
+  bool atime_due(const Inode& in) const;
+  // Whether in's attributes were journaled less than a commit interval
+  // before `t`: then a time-only change may wait in memory.
+  bool logged_recently(const Inode& in, int64_t t) const;
   // Sets mtime/ctime to `t` for a rewrite, deferred or journaled.
   int touch_rewrite_times(Inode* in, int64_t t);
   int log_all_deferred_times();

@@ -38,6 +38,14 @@ struct Geometry {
   uint64_t stripe_width() const { return stripe_unit * member_count; }
 };
 
+// When a read or a directory listing updates the access time, as the
+// mount options of the same names say (mount(8)).
+enum class AtimeRule : uint8_t {
+  kNoatime,   // never
+  kRelatime,  // when atime is not newer than mtime or ctime, or is a day old
+  kStrict,    // on every access
+};
+
 struct Options {
   // Nanoseconds since the epoch; tests install a deterministic clock.
   std::function<int64_t()> clock;
@@ -65,6 +73,8 @@ struct Options {
   // rewrites the access ACL, and setting the access ACL sets the mode and
   // is not stored when the mode says it all (posix_acl.h).
   bool posix_acl = false;
+  // Access times (accessed()); kNoatime leaves them to setattr alone.
+  AtimeRule atime = AtimeRule::kNoatime;
   // Called once, on the thread whose metadata write failed, when the
   // journal or a checkpoint could not be written: from then on the volume
   // is read-only (changes fail with EROFS, fsync and sync with EIO).
