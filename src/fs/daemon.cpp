@@ -105,6 +105,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // Async reads and async direct IO let the kernel keep many requests in
   // flight per file: the engine needs depth to keep every drive busy.
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ASYNC_DIO | FUSE_CAP_PARALLEL_DIROPS;
+  // File handles that outlive the kernel's inode cache and the mount (NFS
+  // export, open_by_handle_at): inode numbers are never reused and persist.
+  want |= FUSE_CAP_EXPORT_SUPPORT;
   if (f.cache == config::CacheMode::kWriteback) want |= FUSE_CAP_WRITEBACK_CACHE;
   // POSIX ACLs: the kernel checks them and caches them from getxattr; the
   // umask comes with each create (DONT_MASK), because a directory's default

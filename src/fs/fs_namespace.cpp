@@ -1,7 +1,8 @@
-// Names: lookup, mknod, mkdir, symlink, readlink, link, unlink, rmdir,
-// rename. Inodes live in memory for the whole mount, so forget has
-// nothing to release.
+// Names: lookup (also of "." and ".." for file handles), mknod, mkdir,
+// symlink, readlink, link, unlink, rmdir, rename. Inodes live in memory for
+// the whole mount, so forget has nothing to release.
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "fs_context.h"
@@ -11,7 +12,17 @@ namespace {
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   meta::InodeAttr a;
-  int rc = context(req).meta.lookup(parent, name, &a);
+  meta::Metadata& meta = context(req).meta;
+  int rc;
+  // "." and "..": the kernel resolving a file handle (FUSE_EXPORT_SUPPORT)
+  // whose inode it no longer caches; inode numbers are stable across mounts.
+  if (std::strcmp(name, ".") == 0) {
+    rc = meta.lookup_self(parent, &a);
+  } else if (std::strcmp(name, "..") == 0) {
+    rc = meta.lookup_parent(parent, &a);
+  } else {
+    rc = meta.lookup(parent, name, &a);
+  }
   reply_entry_or_error(req, rc, a);
 }
 

@@ -75,6 +75,25 @@ int Metadata::getattr(Ino ino, InodeAttr* out) {
   return 0;
 }
 
+int Metadata::lookup_self(Ino ino, InodeAttr* out) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in || in->attr.nlink == 0) return -ENOENT;
+  *out = attr_of(*in);
+  return 0;
+}
+
+int Metadata::lookup_parent(Ino dir, InodeAttr* out) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(dir);
+  if (!in || in->attr.nlink == 0) return -ENOENT;
+  if (!in->dir) return -ENOTDIR;
+  const Inode* p = model_.find(in->parent);
+  if (!p) return -EIO;
+  *out = attr_of(*p);
+  return 0;
+}
+
 int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
                           const Cred& cred, bool open_it, InodeAttr* out) {
   if (opt_.read_only) return -EROFS;

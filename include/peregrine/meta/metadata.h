@@ -152,6 +152,12 @@ class Metadata {
   // Attributes of the entry `name` in directory `parent`.
   int lookup(Ino parent, std::string_view name, InodeAttr* out);
   int getattr(Ino ino, InodeAttr* out);
+  // What a file handle names, for NFS export and open_by_handle_at (the
+  // kernel looks up "." and ".." of an inode it no longer caches): `ino`
+  // itself while it has a name (ENOENT once it has none), and the directory
+  // holding directory `ino` (the root's is the root; ENOTDIR for others).
+  int lookup_self(Ino ino, InodeAttr* out);
+  int lookup_parent(Ino dir, InodeAttr* out);
   // Regular file (S_IFREG or type 0), FIFO, socket, char/block device.
   // EINVAL for S_IFDIR/S_IFLNK. New inode owned by cred (group of a setgid
   // parent); parent mtime/ctime updated. Every create below takes
