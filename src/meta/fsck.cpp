@@ -4,13 +4,16 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <deque>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
 #include "peregrine/meta/allocator.h"
+#include "peregrine/meta/posix_acl.h"
 
 namespace peregrine::meta {
 
@@ -122,6 +125,57 @@ struct Ctx {
 };
 
 std::string ino_s(Ino i) { return "inode " + std::to_string(i); }
+
+std::string octal(uint32_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
+  return buf;
+}
+
+void drop_xattr(Ctx& c, Ino ino, std::string_view name) {
+  Delta d;
+  d.type = DeltaType::kXattrDel;
+  d.ino = ino;
+  d.name = std::string(name);
+  c.apply(d);
+}
+
+// 7. POSIX ACLs: well-formed, default ACLs on directories only, and the
+//    mode's permission bits what the access ACL grants. Releases before
+//    ACLs were applied stored what cp -a and setfacl wrote without
+//    setting the mode; the ACL is what those tools meant, so it wins.
+void check_acls(Ctx& c) {
+  for (Ino ino : c.m.sorted_inos()) {
+    Inode* in = c.m.find(ino);
+    for (std::string_view name : {kAclAccessXattr, kAclDefaultXattr}) {
+      auto it = in->xattrs.find(std::string(name));
+      if (it == in->xattrs.end()) continue;
+      std::optional<PosixAcl> acl = PosixAcl::decode(it->second);
+      if (!acl) {
+        c.problem(ino_s(ino) + ": " + std::string(name) + " is not a valid ACL; removed", true);
+        if (c.repair) drop_xattr(c, ino, name);
+        continue;
+      }
+      if (name == kAclDefaultXattr && !in->is_dir()) {
+        c.problem(ino_s(ino) + ": a default ACL on a non-directory; removed", true);
+        if (c.repair) drop_xattr(c, ino, name);
+        continue;
+      }
+      if (name != kAclAccessXattr) continue;
+      uint32_t mode = in->attr.mode;
+      const bool extends = acl->extends_mode(&mode);
+      if (mode == in->attr.mode && extends) continue;
+      c.problem(ino_s(ino) + ": mode " + octal(in->attr.mode) + " but its access ACL grants " + octal(mode) +
+                    (extends ? "; the mode follows the ACL" : "; the mode follows the ACL, which it then says all of"),
+                true);
+      if (!c.repair) continue;
+      InodeAttr a = in->attr;
+      a.mode = mode;
+      c.put_attr(a);
+      if (!extends) drop_xattr(c, ino, name);
+    }
+  }
+}
 
 }  // namespace
 
@@ -358,6 +412,8 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
       prev_ino = e.ino;
     }
   }
+
+  check_acls(c);
 
   // 6. Free-space accounting: rebuilding the allocator from the extents
   //    must account for every byte exactly once.

@@ -2,6 +2,7 @@
 // (orphan) inode, leaked extent, overlapping extents, dangling entry; a
 // clean volume is reported clean; -n writes nothing.
 #include "peregrine/meta/fsck.h"
+#include "peregrine/meta/posix_acl.h"
 
 #include <sys/stat.h>
 
@@ -147,6 +148,44 @@ TEST_F(FsckTest, FindsAndRepairsPlantedDamage) {
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].kind, Segment::kData);
   test::expect_space_consistent(md->dump(), md->free_map(), g);
+}
+
+// What releases that stored ACL xattrs without applying them left behind
+// (cp -a: mode 0600, access ACL of a 0644 file), and ACL xattrs no kernel
+// would accept: fsck brings the mode in step with the ACL and drops what
+// is malformed or misplaced.
+TEST_F(FsckTest, AclsOutOfStepWithTheModeAreRepaired) {
+  const std::string minimal644("\x02\0\0\0\x01\0\x06\0\xff\xff\xff\xff\x04\0\x04\0\xff\xff\xff\xff"
+                               "\x20\0\x04\0\xff\xff\xff\xff",
+                               28);
+  auto lm = load_metadata(*io, g);
+  ASSERT_TRUE(lm.has_value()) << lm.status().message();
+  Model& m = lm->model;
+  m.find(a_ino)->attr.mode = S_IFREG | 0600;
+  m.find(a_ino)->xattrs[std::string(kAclAccessXattr)] = minimal644;
+  m.find(b_ino)->xattrs[std::string(kAclDefaultXattr)] = minimal644;  // not a directory
+  m.find(d_ino)->xattrs[std::string(kAclAccessXattr)] = "junk";
+  ASSERT_TRUE(store_metadata(*io, g, *lm).is_ok());
+
+  FsckReport r1 = run_fsck(*io, g, {});
+  EXPECT_EQ(r1.exit_code, 4) << all(r1);
+  EXPECT_TRUE(has(r1, test::cat("inode ", a_ino) + ": mode 0600 but its access ACL grants 0644")) << all(r1);
+  EXPECT_TRUE(has(r1, test::cat("inode ", b_ino) + ": a default ACL on a non-directory")) << all(r1);
+  EXPECT_TRUE(has(r1, test::cat("inode ", d_ino) + ": system.posix_acl_access is not a valid ACL")) << all(r1);
+  FsckReport r2 = run_fsck(*io, g, {.repair = true});
+  EXPECT_EQ(r2.exit_code, 1) << all(r2);
+  FsckReport r3 = run_fsck(*io, g, {});
+  EXPECT_EQ(r3.exit_code, 0) << all(r3);
+
+  auto md = mount_ok(*io, g);
+  ASSERT_NE(md, nullptr);
+  InodeAttr x;
+  ASSERT_EQ(md->getattr(a_ino, &x), 0);
+  EXPECT_EQ(x.mode, S_IFREG | 0644u);
+  std::string v;
+  EXPECT_EQ(md->getxattr(a_ino, kAclAccessXattr, &v), -ENODATA);  // the mode says it all now
+  EXPECT_EQ(md->getxattr(b_ino, kAclDefaultXattr, &v), -ENODATA);
+  EXPECT_EQ(md->getxattr(d_ino, kAclAccessXattr, &v), -ENODATA);
 }
 
 TEST_F(FsckTest, OrphanListIsFreedByRepair) {
