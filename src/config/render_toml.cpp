@@ -18,7 +18,7 @@ void comment(std::ostringstream& out, std::string_view text, size_t width = 78) 
     std::string_view word = text.substr(pos, end - pos);
     if (line.size() > 1 && line.size() + 1 + word.size() > width) {
       out << line << '\n';
-      line = "#";
+      line.resize(1);  // "#" again (assigning "#" raises GCC 12's false -Wrestrict at -O3)
     }
     line += ' ';
     line += word;
