@@ -118,5 +118,23 @@ TEST(ConfigLoad, EffectiveOutputLoadsBackToTheSameSettings) {
   EXPECT_NE(text.find("low_watermark_per_drive = 1  # built-in default"), std::string::npos) << text;
 }
 
+// Found by tests/fuzz/config_fuzz.cpp: a path with a control character was
+// printed raw inside a TOML string, so the effective configuration of a
+// valid file did not read back.
+TEST(ConfigLoad, EffectiveOutputEscapesControlCharacters) {
+  Config c = parse_ok("[volume.a]\nmembers = [\"/dev/x\\ny\", \"/m\\t\\u0001\\u007f\\\"\\\\\"]\n"
+                      "mountpoint = \"/mnt/\\r\\b\\f\u00e9\"\n");
+  ASSERT_EQ(c.volumes.size(), 1u);
+  EXPECT_EQ(c.volumes[0].members[0], "/dev/x\ny");
+  EXPECT_EQ(c.volumes[0].members[1], "/m\t\x01\x7f\"\\");
+  std::string text = render_effective(c);
+  auto again = parse_text(text, "effective.conf");
+  ASSERT_TRUE(again) << again.status().message() << "\n" << text;
+  ASSERT_EQ(again->volumes.size(), 1u);
+  EXPECT_EQ(again->volumes[0].members, c.volumes[0].members);
+  EXPECT_EQ(again->volumes[0].mountpoint, c.volumes[0].mountpoint);
+  EXPECT_NE(text.find("\"/m\\t\\u0001\\u007F\\\"\\\\\""), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace peregrine::config
