@@ -105,6 +105,14 @@ TEST(ConfigLoad, MissingFileIsENOENT) {
   EXPECT_NE(c.status().message().find("/nonexistent/peregrine.conf"), std::string::npos);
 }
 
+// A directory opens and reads as nothing; it must not pass for an empty file.
+TEST(ConfigLoad, DirectoryIsEISDIR) {
+  auto c = load_file("/");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().errnum(), EISDIR);
+  EXPECT_EQ(c.status().message(), "/: Is a directory");
+}
+
 TEST(ConfigLoad, EffectiveOutputLoadsBackToTheSameSettings) {
   Config c = parse_ok("[engine]\nhigh_watermark_per_drive = 40\n[drive]\ncpus = \"1-2\"\n"
                       "[volume.a]\nmembers = [\"/dev/x\", \"/dev/y\"]\nmountpoint = \"/mnt/a\"\n");
