@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -202,6 +203,9 @@ Expected<Config> load_file(const std::string& path) {
     int err = errno ? errno : ENOENT;
     return Status::error(err, path + ": " + std::strerror(err));
   }
+  // A directory opens, and reads as nothing: it would pass for an empty file.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Status::error(EISDIR, path + ": " + std::strerror(EISDIR));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return Status::error(EIO, path + ": read error");

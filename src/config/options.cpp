@@ -604,10 +604,30 @@ std::string Option::allowed() const {
 std::string format_value(const Value& v) {
   if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (const int64_t* n = std::get_if<int64_t>(&v)) return std::to_string(*n);
+  // A TOML basic string: control characters must be escaped, or the
+  // effective configuration (a member path with a newline, say) would not
+  // read back; other bytes (UTF-8) pass as they are.
   std::string out = "\"";
   for (char c : std::get<std::string>(v)) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          static const char hex[] = "0123456789ABCDEF";
+          out += "\\u00";
+          out += hex[u >> 4];
+          out += hex[u & 0xf];
+        } else {
+          out += c;
+        }
+    }
   }
   return out + "\"";
 }

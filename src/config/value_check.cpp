@@ -26,6 +26,25 @@ std::string type_name(const toml::node& node) {
   }
 }
 
+// Whether `value` holds the alternative `option`'s kind stores. Every
+// caller of std::get on a Value (the table's store functions, the checks
+// below) relies on this having been asked first: a Value of any alternative
+// reaches check_value from the file and from -o, and the one that does not
+// fit must become a refusal, never a bad_variant_access.
+bool fits_kind(const Option& option, const Value& value) {
+  switch (option.kind) {
+    case Kind::kBool:
+      return std::holds_alternative<bool>(value);
+    case Kind::kInteger:
+      if (const std::string* s = std::get_if<std::string>(&value)) return option.allows_auto && *s == "auto";
+      return std::holds_alternative<int64_t>(value);
+    case Kind::kChoice:
+    case Kind::kCpuList:
+      return std::holds_alternative<std::string>(value);
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string refusal(const Origin& where, std::string_view key, std::string_view value, std::string_view problem,
@@ -38,29 +57,26 @@ std::string refusal(const Origin& where, std::string_view key, std::string_view 
 }
 
 std::string check_value(const Option& option, const Value& value) {
+  if (!fits_kind(option, value)) return "wrong type";
   switch (option.kind) {
     case Kind::kBool:
-      return std::holds_alternative<bool>(value) ? "" : "wrong type";
+      return "";
     case Kind::kInteger: {
-      if (const std::string* s = std::get_if<std::string>(&value))
-        return option.allows_auto && *s == "auto" ? "" : "wrong type";
-      int64_t n = std::get<int64_t>(value);
-      if (n < option.min || n > option.max) return "out of range";
-      if (option.power_of_two && !is_power_of_two(n)) return "not a power of two";
+      const int64_t* n = std::get_if<int64_t>(&value);
+      if (!n) return "";  // "auto", allowed (fits_kind)
+      if (*n < option.min || *n > option.max) return "out of range";
+      if (option.power_of_two && !is_power_of_two(*n)) return "not a power of two";
       return "";
     }
     case Kind::kChoice: {
-      const std::string* s = std::get_if<std::string>(&value);
-      if (!s) return "wrong type";
+      const std::string& s = std::get<std::string>(value);
       for (std::string_view c : option.choices)
-        if (c == *s) return "";
-      std::string near = suggest_among(*s, option.choices);
+        if (c == s) return "";
+      std::string near = suggest_among(s, option.choices);
       return "unknown value" + (near.empty() ? "" : "; did you mean \"" + near + "\"?");
     }
     case Kind::kCpuList: {
-      const std::string* s = std::get_if<std::string>(&value);
-      if (!s) return "wrong type";
-      auto parsed = parse_cpu_affinity(*s);
+      auto parsed = parse_cpu_affinity(std::get<std::string>(value));
       return parsed ? "" : parsed.status().message();
     }
   }

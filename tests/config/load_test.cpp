@@ -105,6 +105,14 @@ TEST(ConfigLoad, MissingFileIsENOENT) {
   EXPECT_NE(c.status().message().find("/nonexistent/peregrine.conf"), std::string::npos);
 }
 
+// A directory opens and reads as nothing; it must not pass for an empty file.
+TEST(ConfigLoad, DirectoryIsEISDIR) {
+  auto c = load_file("/");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().errnum(), EISDIR);
+  EXPECT_EQ(c.status().message(), "/: Is a directory");
+}
+
 TEST(ConfigLoad, EffectiveOutputLoadsBackToTheSameSettings) {
   Config c = parse_ok("[engine]\nhigh_watermark_per_drive = 40\n[drive]\ncpus = \"1-2\"\n"
                       "[volume.a]\nmembers = [\"/dev/x\", \"/dev/y\"]\nmountpoint = \"/mnt/a\"\n");
@@ -116,6 +124,24 @@ TEST(ConfigLoad, EffectiveOutputLoadsBackToTheSameSettings) {
   EXPECT_EQ(again->volumes[0].members, c.volumes[0].members);
   EXPECT_NE(text.find("high_watermark_per_drive = 40  # test.conf:2"), std::string::npos) << text;
   EXPECT_NE(text.find("low_watermark_per_drive = 1  # built-in default"), std::string::npos) << text;
+}
+
+// Found by tests/fuzz/config_fuzz.cpp: a path with a control character was
+// printed raw inside a TOML string, so the effective configuration of a
+// valid file did not read back.
+TEST(ConfigLoad, EffectiveOutputEscapesControlCharacters) {
+  Config c = parse_ok("[volume.a]\nmembers = [\"/dev/x\\ny\", \"/m\\t\\u0001\\u007f\\\"\\\\\"]\n"
+                      "mountpoint = \"/mnt/\\r\\b\\f\u00e9\"\n");
+  ASSERT_EQ(c.volumes.size(), 1u);
+  EXPECT_EQ(c.volumes[0].members[0], "/dev/x\ny");
+  EXPECT_EQ(c.volumes[0].members[1], "/m\t\x01\x7f\"\\");
+  std::string text = render_effective(c);
+  auto again = parse_text(text, "effective.conf");
+  ASSERT_TRUE(again) << again.status().message() << "\n" << text;
+  ASSERT_EQ(again->volumes.size(), 1u);
+  EXPECT_EQ(again->volumes[0].members, c.volumes[0].members);
+  EXPECT_EQ(again->volumes[0].mountpoint, c.volumes[0].mountpoint);
+  EXPECT_NE(text.find("\"/m\\t\\u0001\\u007F\\\"\\\\\""), std::string::npos) << text;
 }
 
 }  // namespace

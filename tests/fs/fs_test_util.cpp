@@ -45,6 +45,15 @@ const std::string kTestTransport = [] {
   return transport;
 }();
 
+// Hermetic mounts: no test reads the machine's own config file (a user's
+// low_watermark_per_drive = 4 in /etc/peregrine/peregrine.conf failed the
+// member-fault tests, which mount with -o high_watermark_per_drive=1).
+// Every peregrine this process starts, directly or through mount(8) and
+// mount.peregrine, reads kTestConfig instead, through the variable users
+// have too (config_path.h); a test that wants a file names it (--config,
+// config=), which wins over the variable.
+const bool kHermeticConfig = [] { return ::setenv("PEREGRINE_CONFIG", kTestConfig, 1) == 0; }();
+
 bool kernel_offers_fuse_uring() {
   std::ifstream in("/sys/module/fuse/parameters/enable_uring");
   std::string v;
@@ -94,6 +103,7 @@ std::string mount_skip_reason() {
   if (::geteuid() != 0) return "needs root (real FUSE mounts of file-backed members)";
   if (::access("/dev/fuse", R_OK | W_OK) != 0) return "/dev/fuse is missing or not accessible";
   if (!kSubreaper) return "cannot become a child subreaper to reap the daemon";
+  if (!kHermeticConfig) return "cannot set PEREGRINE_CONFIG: the mounts would read the system's config file";
   if (kTestTransport == "io-uring" && !kernel_offers_fuse_uring()) {
     return "the io-uring run needs FUSE over io_uring (the ctest fixture fuse_uring_on turns the fuse "
            "module's enable_uring on; this kernel has it off or lacks it)";

@@ -32,6 +32,12 @@ namespace peregrine::fstest {
 // The peregrine binary under test.
 const char* peregrine_bin();
 
+// The config file every peregrine started by a test reads unless the test
+// names another (--config, config=): this process sets PEREGRINE_CONFIG to
+// it at start-up, so /etc/peregrine/peregrine.conf is never read. An empty
+// file: built-in defaults and the test's -o only.
+inline constexpr const char* kTestConfig = "/dev/null";
+
 // The FUSE transport this run of the mount tests uses ("classic",
 // "io-uring"; "" when run outside ctest, which leaves the daemon's default).
 const std::string& test_transport();

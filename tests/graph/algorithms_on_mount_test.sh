@@ -11,6 +11,9 @@ if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
   echo "skipped: needs root and /dev/fuse"
   exit 77
 fi
+# Hermetic: the mounts read no /etc/peregrine/peregrine.conf of this machine,
+# only the built-in defaults and the options given here (docs/configuration.md).
+export PEREGRINE_CONFIG=/dev/null
 work=$(mktemp -d /tmp/peregrine-graph-mount-XXXXXX)
 mkdir -p "$work/mnt"
 cleanup() {

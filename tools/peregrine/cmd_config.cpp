@@ -1,14 +1,13 @@
 // peregrine config: validate a config file and print the effective
 // configuration, or print the defaults (the generator of conf/peregrine.conf
 // and of the option reference in docs/configuration.md).
-#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands.h"
-#include "peregrine/config/load.h"
+#include "peregrine/config/config_path.h"
 #include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
 #include "peregrine/config/render.h"
@@ -24,9 +23,11 @@ void usage(FILE* out) {
                "usage: peregrine config check [FILE] [-o KEY=VALUE[,KEY=VALUE...]]... [--volume NAME]\n"
                "       peregrine config defaults [--format=toml|markdown|man]\n"
                "\n"
-               "check     Validate FILE (default %s) and print the effective\n"
+               "check     Validate FILE (default $PEREGRINE_CONFIG, else\n"
+               "          %s) and print the effective\n"
                "          configuration as TOML, each value annotated with where it was set.\n"
-               "          Without FILE, a missing default file means the built-in defaults.\n"
+               "          Without FILE or PEREGRINE_CONFIG, a missing default file means\n"
+               "          the built-in defaults. FILE - reads standard input.\n"
                "          -o applies overrides as 'peregrine mount -o' does; --volume NAME\n"
                "          applies that [volume.NAME] section's options first.\n"
                "          Exit status: 0 valid, 1 refused (the message names file, line,\n"
@@ -85,18 +86,15 @@ int check(int argc, char** argv) {
     }
   }
 
-  bool explicit_file = !file.empty();
-  if (!explicit_file) file = std::string(cfg::kDefaultConfigPath);
-  cfg::Config config;
-  auto loaded = cfg::load_file(file == "-" ? "/dev/stdin" : file);
-  if (loaded) {
-    config = std::move(*loaded);
-  } else if (!explicit_file && loaded.status().errnum() == ENOENT) {
-    std::fprintf(stderr, "peregrine config: %s does not exist; using the built-in defaults\n", file.c_str());
-  } else {
+  cfg::ConfigChoice choice = cfg::choose_config(file == "-" ? "/dev/stdin" : file);
+  auto loaded = cfg::load_chosen(choice);
+  if (!loaded) {
     std::fprintf(stderr, "peregrine config: %s\n", loaded.status().message().c_str());
     return 1;
   }
+  cfg::Config config = std::move(*loaded);
+  if (config.source.empty())
+    std::fprintf(stderr, "peregrine config: %s does not exist; using the built-in defaults\n", choice.path.c_str());
 
   if (!volume.empty()) {
     auto selected = cfg::for_volume(config, volume, assignments);

@@ -3,6 +3,9 @@
 //   peregrine mount [--config FILE] [-o key=value,...] [-f] [--pid-file F] MEMBER... MOUNTPOINT
 //   peregrine mount [--config FILE] [-o ...] [-f] NAME [MOUNTPOINT]   (a [volume.NAME] of the config)
 //
+// Without --config (or config=FILE) the file is $PEREGRINE_CONFIG, else
+// /etc/peregrine/peregrine.conf when it exists (config_path.h).
+//
 // Without --foreground the command forks; the parent waits until the child
 // is mounted and serving (exit 0) or has failed (its message, exit 1), so
 // scripts and mount(8) can rely on the exit code. In the foreground under
@@ -34,7 +37,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "mount_table.h"
-#include "peregrine/config/load.h"
+#include "peregrine/config/config_path.h"
 #include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
 #include "peregrine/fs/daemon.h"
@@ -97,7 +100,7 @@ int cmd_mount(int argc, char** argv) {
   // the next line whole.
   desc.add_options()("help,h", "print this help")(
       "config,c", po::value(&config_path)->value_name("FILE"),
-      "configuration file (by default /etc/peregrine/peregrine.conf, read when it exists)")(
+      "configuration file (by default $PEREGRINE_CONFIG, else /etc/peregrine/peregrine.conf, read when it exists)")(
       "options,o", po::value(&option_strings)->composing()->value_name("KEY=VALUE,..."),
       "settings (e.g. -o fuse.cache=writeback; see 'peregrine config defaults') and mount options "
       "(ro, noexec, ...; see mount.peregrine(8))")(
@@ -124,18 +127,12 @@ int cmd_mount(int argc, char** argv) {
     if (!parsed) return report_and_exit(parsed.status());
     request.add(*parsed);
   }
-  if (config_path.empty()) config_path = request.config_file;
   const std::vector<std::string> settings = request.settings;
 
-  // Configuration: file (if any), then -o on top.
-  config::Config cfg;
-  bool explicit_config = !config_path.empty();
-  if (!explicit_config) config_path = std::string(config::kDefaultConfigPath);
-  if (explicit_config || std::filesystem::exists(config_path)) {
-    auto loaded = config::load_file(config_path);
-    if (!loaded) return report_and_exit(loaded.status());
-    cfg = std::move(*loaded);
-  }
+  // Configuration: file (if any; config_path.h says which), then -o on top.
+  auto loaded = config::load_chosen(config::choose_config(config_path.empty() ? request.config_file : config_path));
+  if (!loaded) return report_and_exit(loaded.status());
+  config::Config cfg = std::move(*loaded);
 
   fs::DaemonOptions d;
   d.foreground = foreground;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "peregrine/config/config_path.h"
 #include "peregrine/config/load.h"
 #include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
@@ -44,11 +45,12 @@ void usage(FILE* out) {
                "       options before the command line's)\n"
                "-o     comma-separated options: dotted peregrine settings such as\n"
                "       fuse.cache=writeback (see peregrine.conf(5)); config=FILE reads FILE\n"
-               "       instead of %s; ro (read-only, nothing\n"
-               "       written), norecovery (with ro: do not apply the journal), allow_other,\n"
-               "       the kernel's nosuid, nodev, noexec, noatime, sync... and fstab's\n"
-               "       defaults, noauto, nofail, _netdev, user, x-systemd.*, comment=...\n"
-               "       (mount.peregrine(8) says what each does); remount is refused\n"
+               "       instead of $PEREGRINE_CONFIG or %s;\n"
+               "       ro (read-only, nothing written), norecovery (with ro: do not apply\n"
+               "       the journal), allow_other, the kernel's nosuid, nodev, noexec,\n"
+               "       noatime, sync... and fstab's defaults, noauto, nofail, _netdev, user,\n"
+               "       x-systemd.*, comment=... (mount.peregrine(8) says what each does);\n"
+               "       remount is refused\n"
                "-s     sloppy: ignore unknown options instead of failing\n"
                "-f     fake: check everything, then do not mount\n"
                "-n     accepted (no mtab is written anyway)\n"
@@ -138,7 +140,8 @@ int cmd_mount_helper(int argc, char** argv) {
     for (const std::string& m : members)
       if (m.empty()) return error(kUsageError, "'" + spec + "': empty member name in the member list");
   } else {
-    std::string path = config_file.empty() ? std::string(cfg::kDefaultConfigPath) : config_file;
+    // A NAME needs a file: even the default one must exist here.
+    std::string path = cfg::choose_config(config_file).path;
     auto config = cfg::load_file(path);
     if (!config) return error(kMountFailed, "'" + spec + "' is no member path, and " + config.status().message());
     const cfg::VolumeSpec* volume = config->find_volume(spec);
