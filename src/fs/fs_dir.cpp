@@ -8,18 +8,20 @@
 namespace peregrine::fs {
 namespace {
 
+// An open directory is counted like an open file: if rmdir or a rename
+// over it takes its last name meanwhile, it stays (an orphan, with no
+// links) until releasedir, so fstat on the descriptor still answers.
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FsContext& fs = context(req);
   meta::InodeAttr a;
-  int rc = context(req).meta.getattr(ino, &a);
+  int rc = fs.meta.getattr(ino, &a);
+  if (rc == 0 && !S_ISDIR(a.mode)) rc = -ENOTDIR;
+  if (rc == 0) rc = fs.meta.open(ino);
   if (rc != 0) {
     fuse_reply_err(req, -rc);
     return;
   }
-  if (!S_ISDIR(a.mode)) {
-    fuse_reply_err(req, ENOTDIR);
-    return;
-  }
-  fuse_reply_open(req, fi);
+  if (fuse_reply_open(req, fi) != 0) fs.meta.release(ino);  // the opener is gone
 }
 
 void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
@@ -103,7 +105,9 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
   list(req, ino, size, off, true);
 }
 
-void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  fuse_reply_err(req, -context(req).meta.release(ino));
+}
 
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   fuse_reply_err(req, -context(req).meta.fsync(ino));

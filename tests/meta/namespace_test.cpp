@@ -347,6 +347,40 @@ TEST_F(NamespaceTest, UnlinkOfOpenFileKeepsItUntilLastRelease) {
   EXPECT_EQ(md->dump().find("orphan"), std::string::npos);
 }
 
+// A directory open while rmdir or a rename over it takes its name is kept
+// like an open file: no links, on the orphan list until its last release,
+// and freed by the next mount after a crash.
+TEST_F(NamespaceTest, OpenDirectoryLosingItsNameIsKeptUntilLastRelease) {
+  InodeAttr gone, replaced, src;
+  ASSERT_EQ(md->mkdir(kRootIno, "gone", 0755, cred, &gone), 0);
+  ASSERT_EQ(md->mkdir(kRootIno, "d2", 0755, cred, &replaced), 0);
+  ASSERT_EQ(md->mkdir(kRootIno, "d1", 0755, cred, &src), 0);
+  ASSERT_EQ(md->open(gone.ino), 0);
+  ASSERT_EQ(md->open(replaced.ino), 0);
+  ASSERT_EQ(md->rmdir(kRootIno, "gone"), 0);
+  ASSERT_EQ(md->rename(kRootIno, "d1", kRootIno, "d2", 0), 0);
+  for (Ino ino : {gone.ino, replaced.ino}) {
+    InodeAttr a;
+    ASSERT_EQ(md->getattr(ino, &a), 0) << ino;
+    EXPECT_EQ(a.nlink, 0u) << ino;
+    EXPECT_NE(md->dump().find(test::cat("orphan ", ino)), std::string::npos) << ino;
+  }
+  InodeAttr x;
+  EXPECT_EQ(md->mkdir(gone.ino, "inside", 0755, cred, &x), -ENOENT) << "a removed directory takes no entries";
+  EXPECT_EQ(attr(kRootIno).nlink, 3u) << "root: itself, its '.', and d2's '..'";
+  ASSERT_EQ(md->release(gone.ino), 0);
+  EXPECT_EQ(md->getattr(gone.ino, &x), -ENOENT);
+  ASSERT_EQ(md->sync(), 0);
+  // "Crash" with the replaced directory still open: the next mount frees it.
+  auto img = io->crash_image(MemoryVolumeIo::CrashPolicy::kUnflushedLost);
+  md.reset();
+  auto md2 = mount_ok(*img, g);
+  ASSERT_NE(md2, nullptr);
+  EXPECT_EQ(md2->mount_report().orphans_freed, 1u);
+  EXPECT_EQ(md2->getattr(replaced.ino, &x), -ENOENT);
+  EXPECT_EQ(md2->dump().find("orphan"), std::string::npos);
+}
+
 TEST_F(NamespaceTest, OrphanIsFreedAtMountAfterCrash) {
   InodeAttr a;
   ASSERT_EQ(md->create(kRootIno, "f", 0644, cred, &a), 0);

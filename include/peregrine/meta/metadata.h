@@ -175,7 +175,10 @@ class Metadata {
   // EISDIR for directories. An open file keeps existing (orphan) until its
   // last release(); a crash frees it at the next mount.
   int unlink(Ino parent, std::string_view name);
-  // ENOTDIR, ENOTEMPTY, EBUSY for the root.
+  // ENOTDIR, ENOTEMPTY, EBUSY for the root. An open directory (the fs
+  // layer counts opendir as open()) keeps existing, empty and with no
+  // links, until its last release(), as a file does after unlink; so does
+  // a directory or file that a rename replaces.
   int rmdir(Ino parent, std::string_view name);
   // flags: 0, RENAME_NOREPLACE (EEXIST if the target exists) or
   // RENAME_EXCHANGE (ENOENT if it does not); both: EINVAL. POSIX rules:
@@ -205,7 +208,7 @@ class Metadata {
   int statfs(StatFs* out);
 
   // ---- open files ----
-  int open(Ino ino);     // counts an open handle
+  int open(Ino ino);     // counts an open handle (a file's or a directory's)
   int release(Ino ino);  // last release of an unlinked inode frees it
 
   // ---- data mapping (block granularity, 4096) ----
