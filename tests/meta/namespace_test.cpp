@@ -282,6 +282,36 @@ TEST_F(NamespaceTest, ReaddirCookiesResumeAndStayStable) {
   EXPECT_EQ(md->readdir(f, 0, 10, &none), -ENOTDIR);
 }
 
+// A pass bounded by listing_end() meets an entry renamed away and back (or
+// added) after it began no more, and ends; the next pass sees it.
+TEST_F(NamespaceTest, APassEndsWhereTheEntriesStoodWhenItBegan) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  Ino away = mk(kRootIno, "away", S_IFDIR | 0755);
+  for (int i = 0; i < 10; ++i) mk(d, test::cat("f", i).c_str());
+  uint64_t end = 0;
+  ASSERT_EQ(md->listing_end(d, &end), 0);
+  std::vector<std::string> seen;
+  uint64_t cookie = 0;
+  for (;;) {
+    std::vector<DirEntry> page;
+    ASSERT_EQ(md->readdir(d, cookie, 3, &page, end), 0);
+    if (page.empty()) break;
+    for (const auto& e : page) {
+      seen.push_back(e.name);
+      cookie = e.cookie;
+      // Away and back: the entry gets a new cookie, past the pass's end.
+      ASSERT_EQ(md->rename(d, e.name, away, e.name, 0), 0);
+      ASSERT_EQ(md->rename(away, e.name, d, e.name, 0), 0);
+    }
+    ASSERT_LT(seen.size(), 100u) << "the pass does not end";
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  std::vector<DirEntry> all;
+  ASSERT_EQ(md->readdir(d, 0, 100, &all), 0);
+  EXPECT_EQ(all.size(), 10u) << "a new pass sees every entry";
+  EXPECT_EQ(md->listing_end(mk(kRootIno, "plain"), &end), -ENOTDIR);
+}
+
 TEST_F(NamespaceTest, ReaddirPlusCarriesAttributes) {
   Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
   Ino f = mk(d, "f");

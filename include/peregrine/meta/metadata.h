@@ -190,12 +190,22 @@ class Metadata {
   // kCtime). kSize on a directory: EISDIR; on other non-regular: EINVAL.
   // Truncating frees the blocks past the new size (whole blocks).
   int setattr(Ino ino, const SetAttrIn& in, InodeAttr* out);
-  // Entries with cookie > `cookie` (0 = from the start), at most `max`,
-  // in stable order. An empty result means the end.
-  int readdir(Ino dir, uint64_t cookie, size_t max, std::vector<DirEntry>* out);
+  // Entries with `cookie` < cookie < `end` (cookie 0 = from the start), at
+  // most `max`, in stable order. An empty result means the end.
+  int readdir(Ino dir, uint64_t cookie, size_t max, std::vector<DirEntry>* out, uint64_t end = kNoListingEnd);
   // readdir with each entry's attributes, taken under one shared lock
   // (for FUSE readdirplus).
-  int readdir_plus(Ino dir, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out);
+  int readdir_plus(Ino dir, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out,
+                   uint64_t end = kNoListingEnd);
+  // Where one pass over `dir` that starts now ends: the cookie the next
+  // entry added to it will get. Cookies only grow, and an entry added or
+  // renamed into the directory (back) gets a new one, so a pass that stops
+  // there (readdir's `end`) lists every entry present at its start and not
+  // removed during it exactly once, none added later, and ends however
+  // fast entries come and go. Without it, a pass that keeps meeting
+  // entries renamed away and back need never end (generic/736).
+  int listing_end(Ino dir, uint64_t* end);
+  static constexpr uint64_t kNoListingEnd = UINT64_MAX;
 
   // ---- xattrs ----  flags: XATTR_CREATE (EEXIST if present),
   // XATTR_REPLACE (ENODATA if absent). Name > 255: ERANGE; value > 64 KiB:
