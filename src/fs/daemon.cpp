@@ -331,7 +331,15 @@ int run_daemon(const DaemonOptions& o) {
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
-    if (rc != 0) log(LOG_WARNING, "FUSE session ended with error %d", rc);
+    // libfuse's loop returns the number of the signal that ended it (its
+    // handlers for SIGTERM, SIGINT, SIGHUP: the ordinary way to stop a
+    // daemon), or -errno when reading requests failed.
+    if (rc > 0) {
+      const char* name = sigabbrev_np(rc);
+      log(LOG_INFO, "stopping on SIG%s", name != nullptr ? name : std::to_string(rc).c_str());
+    } else if (rc < 0) {
+      log(LOG_WARNING, "FUSE session ended with an error: %s", std::strerror(-rc));
+    }
   }
   // Every FUSE worker has ended and every data op has replied, so no IO is
   // in flight but the metadata layer's own: checkpoint, flush, stop.
