@@ -117,12 +117,17 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = f.effective_congestion_threshold();
 }
 
-// The source df and findmnt show for the mount: which volume it is, so two
-// volumes can be told apart. The type stays fuse.peregrine (subtype).
-// libfuse splits -o at commas unless escaped with a backslash.
-std::string mount_source(const Superblock& sb) {
-  std::string name = sb.label.empty() ? sb.volume_uuid.to_string() : sb.label;
-  std::string out = "peregrine:";
+// The source df and findmnt show for the mount, as a libfuse fsname=
+// option: which volume it is, so two volumes can be told apart. What the
+// user wrote as the source when there is one (mount -a finds an fstab line
+// mounted only when the two agree), else peregrine:LABEL. The type stays
+// fuse.peregrine (subtype). libfuse splits -o at commas unless escaped
+// with a backslash.
+std::string mount_source(const std::string& given, const Superblock& sb) {
+  std::string name = !given.empty()        ? given
+                     : sb.label.empty() ? "peregrine:" + sb.volume_uuid.to_string()
+                                        : "peregrine:" + sb.label;
+  std::string out;
   for (char c : name) {
     if (c == ',' || c == '\\') out += '\\';
     out += c;
@@ -263,7 +268,7 @@ int run_daemon(const DaemonOptions& o) {
   add_space_ops(ops);
   if (o.read_only) make_read_only(ops);
 
-  std::string mount_opts = "fsname=" + mount_source(vr.volume.superblock) + ",subtype=peregrine,default_permissions";
+  std::string mount_opts = "fsname=" + mount_source(o.source, vr.volume.superblock) + ",subtype=peregrine,default_permissions";
   if (o.settings.fuse.allow_other) mount_opts += ",allow_other";
   if (o.read_only) mount_opts += ",ro";
   for (const std::string& k : o.kernel_options) mount_opts += "," + k;
