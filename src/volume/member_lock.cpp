@@ -111,7 +111,8 @@ class ExitingDaemonWait {
   // stopped daemon, only once it runs again). Waits a moment for it to
   // exit or mark itself exiting, and says so once the wait has lasted.
   Status wait_for_unmounted(const MemberHolder& h) {
-    const std::string who = describe(h) + ", whose mount at " + h.mountpoint + " is gone,";
+    if (!h.mountpoint.empty()) unmounted_at_ = h.mountpoint;
+    const std::string who = describe(h) + ", whose mount at " + unmounted_at_ + " is gone,";
     if (wait_.limit.count() <= 0)
       return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " which has not exited yet");
     const auto now = std::chrono::steady_clock::now();
@@ -120,14 +121,20 @@ class ExitingDaemonWait {
                                       std::to_string(wait_.limit.count() / 1000) + " s (is it stopped? see 'ps -o stat " +
                                       std::to_string(h.pid) + "')");
     if (!unmounted_since_) unmounted_since_ = now;
+    unmounted_ = h.pid;
     if (!told_unmounted_ && now - *unmounted_since_ >= kQuietWait) {
       told_unmounted_ = true;
       tell("member " + path_ + ": held by a " + who + " which has not exited yet; waiting for it (up to " +
            std::to_string(wait_.limit.count() / 1000) + " s)");
     }
-    wait_for_exit(h.pid, std::min(deadline_, now + kLookAgain));
+    if (h.fuse_daemon)
+      wait_for_exit(h.pid, std::min(deadline_, now + kLookAgain));
+    else  // it has exited; the kernel lets go of its lock a moment later
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return Status::ok();
   }
+  // The daemon wait_for_unmounted() waited for (0: none).
+  pid_t unmounted() const { return unmounted_; }
 
  private:
   // How long a daemon whose mount is gone gets before the wait is told
@@ -150,6 +157,8 @@ class ExitingDaemonWait {
   pid_t exiting_ = 0;
   bool told_ = false;
   std::optional<std::chrono::steady_clock::time_point> unmounted_since_;
+  pid_t unmounted_ = 0;
+  std::string unmounted_at_;
   bool told_unmounted_ = false;
 };
 
@@ -171,7 +180,12 @@ pid_t exiting_claimant(const std::string& path) {
 Status not_exiting_holder(const MemberFile& look, ExitingDaemonWait& waiter, const Status& refusal) {
   const std::string& path = look.info().path;
   MemberHolder h = find_member_holder(look);
-  if (h.mount_gone()) return waiter.wait_for_unmounted(h);
+  // The daemon waited for before has exited without marking the member
+  // (or the mark went unseen between two looks), and the kernel still
+  // holds its lock for a moment: io_uring rings are torn down
+  // asynchronously after the process is gone.
+  const bool left_over = h.pid != 0 && h.pid == waiter.unmounted() && !h.fuse_daemon;
+  if (h.mount_gone() || left_over) return waiter.wait_for_unmounted(h);
   if (h.still_mounted)
     return Status::error(EBUSY, "member " + path + ": in use: its volume is mounted at " + h.mountpoint + " (" +
                                     describe(h) + "); unmount it first");
