@@ -129,12 +129,24 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = f.effective_congestion_threshold();
 }
 
-// The source df and findmnt show for the mount: which volume it is, so two
-// volumes can be told apart. The type stays fuse.peregrine (subtype).
-// libfuse splits -o at commas unless escaped with a backslash.
-std::string mount_source(const Superblock& sb) {
-  std::string name = sb.label.empty() ? sb.volume_uuid.to_string() : sb.label;
-  std::string out = "peregrine:";
+// CLOCK_REALTIME_COARSE, the clock the kernel's current_time() reads.
+int64_t realtime_coarse_ns() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The source df and findmnt show for the mount, as a libfuse fsname=
+// option: which volume it is, so two volumes can be told apart. What the
+// user wrote as the source when there is one (mount -a finds an fstab line
+// mounted only when the two agree), else peregrine:LABEL. The type stays
+// fuse.peregrine (subtype). libfuse splits -o at commas unless escaped
+// with a backslash.
+std::string mount_source(const std::string& given, const Superblock& sb) {
+  std::string name = !given.empty()        ? given
+                     : sb.label.empty() ? "peregrine:" + sb.volume_uuid.to_string()
+                                        : "peregrine:" + sb.label;
+  std::string out;
   for (char c : name) {
     if (c == ',' || c == '\\') out += '\\';
     out += c;
@@ -224,6 +236,14 @@ int run_daemon(const DaemonOptions& o) {
     case config::AtimeMode::kStrictatime: meta_options.atime = meta::AtimeRule::kStrict; break;
     case config::AtimeMode::kNoatime: meta_options.atime = meta::AtimeRule::kNoatime; break;
   }
+  // With fuse.cache=writeback the kernel stamps a regular file's writes
+  // (and its touch and chmod) itself, with current_time(): the coarse
+  // clock, as for any filesystem without multigrain timestamps. The
+  // daemon's stamps (creations, names, directories) must come from the same
+  // clock, or a file written just after another was created gets an older
+  // mtime, within one tick (generic/423). With fuse.cache=direct the
+  // daemon stamps everything, from the fine clock.
+  if (o.settings.fuse.cache == config::CacheMode::kWriteback) meta_options.clock = realtime_coarse_ns;
   // A metadata write that fails must not be acknowledged later as if it
   // were on disk: the journal stops, the volume turns read-only, and the
   // log says which member and what to do.
@@ -281,7 +301,7 @@ int run_daemon(const DaemonOptions& o) {
   add_space_ops(ops);
   if (o.read_only) make_read_only(ops);
 
-  std::string mount_opts = "fsname=" + mount_source(vr.volume.superblock) + ",subtype=peregrine,default_permissions";
+  std::string mount_opts = "fsname=" + mount_source(o.source, vr.volume.superblock) + ",subtype=peregrine,default_permissions";
   if (o.settings.fuse.allow_other) mount_opts += ",allow_other";
   if (o.read_only) mount_opts += ",ro";
   for (const std::string& k : o.kernel_options) mount_opts += "," + k;
@@ -349,7 +369,15 @@ int run_daemon(const DaemonOptions& o) {
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
-    if (rc != 0) log(LOG_WARNING, "FUSE session ended with error %d", rc);
+    // libfuse's loop returns the number of the signal that ended it (its
+    // handlers for SIGTERM, SIGINT, SIGHUP: the ordinary way to stop a
+    // daemon), or -errno when reading requests failed.
+    if (rc > 0) {
+      const char* name = sigabbrev_np(rc);
+      log(LOG_INFO, "stopping on SIG%s", name != nullptr ? name : std::to_string(rc).c_str());
+    } else if (rc < 0) {
+      log(LOG_WARNING, "FUSE session ended with an error: %s", std::strerror(-rc));
+    }
   }
   // Every FUSE worker has ended and every data op has replied, so no IO is
   // in flight but the metadata layer's own: checkpoint, flush, stop.

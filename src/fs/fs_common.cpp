@@ -62,7 +62,11 @@ bool caller_may_keep_sgid(fuse_req_t req, uint32_t gid) {
 }
 
 uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid) {
-  if (!S_ISREG(a.mode)) return 0;
+  // Writes, truncates and file_remove_privs() reach regular files only;
+  // chown_common() takes the bits from every other non-directory as well
+  // (a FIFO, device node or socket), and a directory's setgid means "new
+  // entries inherit the group", which no chown removes.
+  if (S_ISDIR(a.mode)) return 0;
   uint32_t drop = a.mode & S_ISUID;
   if ((a.mode & S_ISGID) != 0) {
     const bool capable = !lacks_fsetid && fuse_req_ctx(req)->uid == 0;

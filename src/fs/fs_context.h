@@ -116,7 +116,8 @@ void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st);
 // The suid/sgid bits of a file with attributes `a` that a write, truncate,
 // O_TRUNC open, chown or the kernel's file_remove_privs() by the caller of
 // `req` removes, as the Linux VFS does (setattr_should_drop_suidgid,
-// chown_common): only from regular files; S_ISUID always; S_ISGID when
+// chown_common): from any non-directory (only chown reaches FIFOs,
+// devices and sockets); S_ISUID always; S_ISGID when
 // group-execute is set (setgid then means "run as the group"), else (it
 // means mandatory locking) only when the caller is not in the file's group
 // and lacks CAP_FSETID. `lacks_fsetid`: the kernel said so (its kill marks);

@@ -1,6 +1,14 @@
 // Directory listing: readdir and readdirplus over the metadata layer's
 // cookies ("." is cookie 1, ".." cookie 2, entries 3 and up), and fsyncdir.
+//
+// A pass is what one open directory lists from offset 0 on: it ends where
+// the directory's cookies stood when it began (Metadata::listing_end), so
+// an entry renamed away and back, or added, while it runs (it gets a new
+// cookie past that end) is not met again, and the pass always ends.
+// rewinddir(3) (offset 0 again) begins a new pass that sees them.
+#include <atomic>
 #include <cerrno>
+#include <memory>
 #include <vector>
 
 #include "fs_context.h"
@@ -8,22 +16,50 @@
 namespace peregrine::fs {
 namespace {
 
+// The state of one open directory (fuse_file_info::fh), created by opendir
+// and deleted by releasedir. Its readdir requests may come on any worker
+// thread, hence the atomic; the kernel sends one at a time per open file.
+struct OpenDir {
+  std::atomic<uint64_t> pass_end{meta::Metadata::kNoListingEnd};
+};
+
+OpenDir& open_dir(const fuse_file_info* fi) { return *reinterpret_cast<OpenDir*>(fi->fh); }
+
+// An open directory is counted like an open file: if rmdir or a rename
+// over it takes its last name meanwhile, it stays (an orphan, with no
+// links) until releasedir, so fstat on the descriptor still answers.
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FsContext& fs = context(req);
   meta::InodeAttr a;
-  int rc = context(req).meta.getattr(ino, &a);
+  int rc = fs.meta.getattr(ino, &a);
+  if (rc == 0 && !S_ISDIR(a.mode)) rc = -ENOTDIR;
+  if (rc == 0) rc = fs.meta.open(ino);
   if (rc != 0) {
     fuse_reply_err(req, -rc);
     return;
   }
-  if (!S_ISDIR(a.mode)) {
-    fuse_reply_err(req, ENOTDIR);
+  // A pass that starts elsewhere than at offset 0 (seekdir to a cookie
+  // of an earlier open) ends where the entries stood at opendir.
+  auto dir = std::make_unique<OpenDir>();
+  uint64_t end = meta::Metadata::kNoListingEnd;
+  fs.meta.listing_end(ino, &end);
+  dir->pass_end.store(end);
+  fi->fh = reinterpret_cast<uint64_t>(dir.get());
+  if (fuse_reply_open(req, fi) != 0) {  // the opener is gone
+    fs.meta.release(ino);
     return;
   }
-  fuse_reply_open(req, fi);
+  dir.release();  // releasedir deletes it
 }
 
-void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
+void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus, OpenDir& dir) {
   FsContext& fs = context(req);
+  if (off == 0) {  // a new pass: it ends where the entries stand now
+    uint64_t end = 0;
+    if (int rc = fs.meta.listing_end(ino, &end); rc != 0) return (void)fuse_reply_err(req, -rc);
+    dir.pass_end.store(end);
+  }
+  const uint64_t pass_end = dir.pass_end.load();
   std::vector<char> buf(size);
   size_t used = 0;
   // Adds one entry; false when the buffer is full.
@@ -67,7 +103,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
     entries.clear();
     // Roughly as many as fit; a plus entry takes ~150 bytes, a plain one ~32.
     size_t want = std::max<size_t>(16, (size - used) / (plus ? 140 : 32));
-    rc = fs.meta.readdir(ino, cookie, want, &entries);
+    rc = fs.meta.readdir(ino, cookie, want, &entries, pass_end);
     if (rc != 0) {
       if (used == 0) return (void)fuse_reply_err(req, -rc);
       break;
@@ -97,15 +133,18 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
   fuse_reply_buf(req, buf.data(), used);
 }
 
-void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  list(req, ino, size, off, false);
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  list(req, ino, size, off, false, open_dir(fi));
 }
 
-void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  list(req, ino, size, off, true);
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  list(req, ino, size, off, true, open_dir(fi));
 }
 
-void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  delete &open_dir(fi);
+  fuse_reply_err(req, -context(req).meta.release(ino));
+}
 
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   fuse_reply_err(req, -context(req).meta.fsync(ino));

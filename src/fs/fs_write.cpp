@@ -41,11 +41,29 @@ struct WriteOp {
 
 OpPool<WriteOp> g_write_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
+// After a write that mapped blocks the file did not hold written: with
+// fuse.cache=writeback the kernel keeps an open file's attributes and
+// takes nothing from a WRITE's reply, so the st_blocks it cached before
+// (0 for a new file) would stay until the file is closed, even after an
+// fsync; tar --sparse and cp --sparse=auto take that for holes. ext4
+// counts them at once: have the kernel ask again. (With fuse.cache=direct
+// the kernel drops its count after each write itself.)
+void blocks_changed(FsContext& fs, uint64_t ino, const std::vector<meta::WriteRange>& ranges) {
+  if (fs.settings.fuse.cache != config::CacheMode::kWriteback) return;
+  for (const meta::WriteRange& w : ranges) {
+    if (!w.written) {
+      attributes_changed(fs, ino);
+      return;
+    }
+  }
+}
+
 void finish(WriteOp* op) {
   int err = op->error.load();
   // Only completed writes are marked written: a failed one stays unwritten
   // and reads as zeros, never as stale volume bytes.
   if (err == 0 && !op->rewrite_done) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end);
+  if (err == 0) blocks_changed(*op->fs, op->ino, op->ranges);
   if (err != 0) {
     fuse_reply_err(op->req, -err);
   } else {
@@ -134,7 +152,9 @@ int write_partial(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size
     rc = fs.sync_io.write(w.vol_off, std::span<const std::byte>(buf.data() + (w.file_off - astart), w.len));
     if (rc != 0) return rc;
   }
-  return fs.meta.complete_write(ino, ranges, off + size);
+  rc = fs.meta.complete_write(ino, ranges, off + size);
+  if (rc == 0) blocks_changed(fs, ino, ranges);
+  return rc;
 }
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off_in, fuse_file_info*) {

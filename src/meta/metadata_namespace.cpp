@@ -435,25 +435,34 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
   return 0;
 }
 
-int Metadata::readdir(Ino ino, uint64_t cookie, size_t max, std::vector<DirEntry>* out) {
+int Metadata::listing_end(Ino ino, uint64_t* end) {
   std::shared_lock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->dir) return -ENOTDIR;
-  for (auto it = in->dir->after(cookie); it != in->dir->end() && out->size() < max; ++it) {
+  *end = in->dir->next_cookie();
+  return 0;
+}
+
+int Metadata::readdir(Ino ino, uint64_t cookie, size_t max, std::vector<DirEntry>* out, uint64_t end) {
+  std::shared_lock lk(ns_mu_);
+  const Inode* in = model_.find(ino);
+  if (!in) return -ENOENT;
+  if (!in->dir) return -ENOTDIR;
+  for (auto it = in->dir->after(cookie); it != in->dir->end() && it->first < end && out->size() < max; ++it) {
     const Inode* c = model_.find(it->second->second.ino);
     out->push_back({it->second->first, it->second->second.ino, c ? (c->attr.mode & S_IFMT) : 0, it->first});
   }
   return 0;
 }
 
-int Metadata::readdir_plus(Ino ino, uint64_t cookie, size_t max,
-                           std::vector<std::pair<DirEntry, InodeAttr>>* out) {
+int Metadata::readdir_plus(Ino ino, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out,
+                           uint64_t end) {
   std::shared_lock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->dir) return -ENOTDIR;
-  for (auto it = in->dir->after(cookie); it != in->dir->end() && out->size() < max; ++it) {
+  for (auto it = in->dir->after(cookie); it != in->dir->end() && it->first < end && out->size() < max; ++it) {
     const Inode* c = model_.find(it->second->second.ino);
     if (!c) return -EIO;
     out->push_back({DirEntry{it->second->first, it->second->second.ino, c->attr.mode & S_IFMT, it->first}, attr_of(*c)});

@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
+
+#include "lock_holder.h"
 
 namespace peregrine {
 namespace {
@@ -47,6 +50,10 @@ void wait_for_exit(pid_t pid, std::chrono::steady_clock::time_point deadline) {
     if (n != 0 && !(n < 0 && errno == EINTR)) break;  // exited (or poll failed: look again)
   }
   ::close(pidfd);
+}
+
+std::string describe(const MemberHolder& h) {
+  return "peregrine daemon (pid " + std::to_string(h.pid) + ")";
 }
 
 }  // namespace
@@ -88,13 +95,8 @@ class ExitingDaemonWait {
                                       std::to_string(wait_.limit.count() / 1000) + " s");
     if (!told_) {
       told_ = true;
-      std::string msg = "member " + path_ + ": held by a " + who +
-                        " that is finishing its unmount; waiting for it to exit (up to " +
-                        std::to_string(wait_.limit.count() / 1000) + " s)";
-      if (wait_.on_wait)
-        wait_.on_wait(msg);
-      else
-        std::fprintf(stderr, "peregrine: %s\n", msg.c_str());
+      tell("member " + path_ + ": held by a " + who + " that is finishing its unmount; waiting for it to exit (up to " +
+           std::to_string(wait_.limit.count() / 1000) + " s)");
     }
     if (holder != 0)
       wait_for_exit(holder, deadline_);
@@ -103,12 +105,61 @@ class ExitingDaemonWait {
     return Status::ok();
   }
 
+  // The member is held by `h`, a daemon whose mount is gone from the mount
+  // table but which has not begun to exit: a plain `umount` returns as soon
+  // as the kernel lets go, before the daemon notices (at once, normally; a
+  // stopped daemon, only once it runs again). Waits a moment for it to
+  // exit or mark itself exiting, and says so once the wait has lasted.
+  Status wait_for_unmounted(const MemberHolder& h) {
+    if (!h.mountpoint.empty()) unmounted_at_ = h.mountpoint;
+    const std::string who = describe(h) + ", whose mount at " + unmounted_at_ + " is gone,";
+    if (wait_.limit.count() <= 0)
+      return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " which has not exited yet");
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline_)
+      return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who + " which did not exit; gave up after " +
+                                      std::to_string(wait_.limit.count() / 1000) + " s (is it stopped? see 'ps -o stat " +
+                                      std::to_string(h.pid) + "')");
+    if (!unmounted_since_) unmounted_since_ = now;
+    unmounted_ = h.pid;
+    if (!told_unmounted_ && now - *unmounted_since_ >= kQuietWait) {
+      told_unmounted_ = true;
+      tell("member " + path_ + ": held by a " + who + " which has not exited yet; waiting for it (up to " +
+           std::to_string(wait_.limit.count() / 1000) + " s)");
+    }
+    if (h.fuse_daemon)
+      wait_for_exit(h.pid, std::min(deadline_, now + kLookAgain));
+    else  // it has exited; the kernel lets go of its lock a moment later
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return Status::ok();
+  }
+  // The daemon wait_for_unmounted() waited for (0: none).
+  pid_t unmounted() const { return unmounted_; }
+
  private:
+  // How long a daemon whose mount is gone gets before the wait is told
+  // (it normally notices within milliseconds), and how often its lock is
+  // looked at meanwhile (it may let go, or mark itself exiting, without
+  // exiting yet).
+  static constexpr std::chrono::milliseconds kQuietWait{1000};
+  static constexpr std::chrono::milliseconds kLookAgain{20};
+
+  void tell(const std::string& msg) const {
+    if (wait_.on_wait)
+      wait_.on_wait(msg);
+    else
+      std::fprintf(stderr, "peregrine: %s\n", msg.c_str());
+  }
+
   const std::string& path_;
   const LockWait& wait_;
   const std::chrono::steady_clock::time_point deadline_;
   pid_t exiting_ = 0;
   bool told_ = false;
+  std::optional<std::chrono::steady_clock::time_point> unmounted_since_;
+  pid_t unmounted_ = 0;
+  std::string unmounted_at_;
+  bool told_unmounted_ = false;
 };
 
 // The exiting daemon that holds a block device's claim, or 0: looked up
@@ -119,6 +170,28 @@ pid_t exiting_claimant(const std::string& path) {
   pid_t holder = exiting_holder(fd);
   ::close(fd);  // this process holds no POSIX lock on the member to lose
   return holder;
+}
+
+// The member (`look`: a descriptor of it) is held by a process that has
+// not marked it exiting: a daemon whose mount is gone is waited for a
+// moment (ok: look again); one whose mount is still there is refused at
+// once saying where, any other holder with `refusal`, or, when that is ok,
+// "in use by another peregrine process".
+Status not_exiting_holder(const MemberFile& look, ExitingDaemonWait& waiter, const Status& refusal) {
+  const std::string& path = look.info().path;
+  MemberHolder h = find_member_holder(look);
+  // The daemon waited for before has exited without marking the member
+  // (or the mark went unseen between two looks), and the kernel still
+  // holds its lock for a moment: io_uring rings are torn down
+  // asynchronously after the process is gone.
+  const bool left_over = h.pid != 0 && h.pid == waiter.unmounted() && !h.fuse_daemon;
+  if (h.mount_gone() || left_over) return waiter.wait_for_unmounted(h);
+  if (h.still_mounted)
+    return Status::error(EBUSY, "member " + path + ": in use: its volume is mounted at " + h.mountpoint + " (" +
+                                    describe(h) + "); unmount it first");
+  if (!refusal) return refusal;
+  return Status::error(EBUSY, "member " + path + ": in use by another peregrine process" +
+                                  (h.pid != 0 ? " (pid " + std::to_string(h.pid) + ")" : std::string()));
 }
 
 }  // namespace
@@ -137,8 +210,10 @@ Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait
       rc = try_flock(member.fd(), mode);
       if (rc == 1) return Status::ok();
       if (rc < 0) return Status::error(-rc, "member " + path + ": cannot lock: " + std::strerror(-rc));
-      if (waiter.seen() == 0)
-        return Status::error(EBUSY, "member " + path + ": in use by another peregrine process");
+      if (waiter.seen() == 0) {
+        if (Status s = not_exiting_holder(member, waiter, Status::ok()); !s) return s;
+        continue;
+      }
     }
     if (Status s = waiter.wait_for(holder); !s) return s;
   }
@@ -160,7 +235,14 @@ Expected<MemberFile> open_member_locked(const std::string& path, MemberFile::Mod
     // then fsck or mount must wait for it, as for a file member's flock.
     if (file.status().errnum() != EBUSY) return file.status();
     pid_t holder = exiting_claimant(path);
-    if (holder == 0 && waiter.seen() == 0) return file.status();
+    if (holder == 0 && waiter.seen() == 0) {
+      // Claimed by a daemon that has not marked it: looked at through a
+      // descriptor without O_EXCL, which the claim allows.
+      auto look = MemberFile::open(path, MemberFile::Mode::inspect);
+      if (!look) return file.status();
+      if (Status s = not_exiting_holder(*look, waiter, file.status()); !s) return s;
+      continue;
+    }
     if (Status s = waiter.wait_for(holder); !s) return s;
   }
 }

@@ -51,13 +51,14 @@ class MountHelperTest : public ::testing::Test {
     for (size_t i : order) s += (s.empty() ? "" : ",") + volume_->members()[i];
     return s;
   }
-  // After a successful mount(8): it is a peregrine mount that serves data,
+  // After a successful mount(8) of `source`: it is a peregrine mount that
+  // shows that source (what df, findmnt and mount -a see) and serves data,
   // and its daemon is adopted so TearDown unmounts it and checks its exit.
-  void expect_mounted_and_serving() {
+  void expect_mounted_and_serving(const std::string& source) {
     auto m = mount_at(volume_->mountpoint());
     ASSERT_TRUE(m) << "mount(8) returned 0 but nothing is mounted";
     EXPECT_EQ(m->fstype, "fuse.peregrine");
-    EXPECT_TRUE(m->source.starts_with("peregrine:")) << m->source;
+    EXPECT_EQ(m->source, source);
     pid_t daemon = volume_->member_holder();
     ASSERT_GT(daemon, 0) << "no process holds the members";
     volume_->adopt(daemon);
@@ -74,7 +75,7 @@ TEST_F(MountHelperTest, MountTypePeregrineWithMemberList) {
   RunResult r = run({"mount", "-t", "peregrine", member_list({2, 0, 3, 1}), volume_->mountpoint(), "-o",
                      "fuse.cache=writeback,noatime"});
   ASSERT_EQ(r.code, 0) << r.describe();
-  expect_mounted_and_serving();
+  expect_mounted_and_serving(member_list({2, 0, 3, 1}));
 }
 
 TEST_F(MountHelperTest, FstabLine) {
@@ -84,7 +85,7 @@ TEST_F(MountHelperTest, FstabLine) {
                                     "fuse.cache=writeback  0  0\n"));
   RunResult r = run({"mount", "-T", fstab, volume_->mountpoint()});
   ASSERT_EQ(r.code, 0) << r.describe();
-  expect_mounted_and_serving();
+  expect_mounted_and_serving(member_list({0, 1, 2, 3}));
 }
 
 TEST_F(MountHelperTest, VolumeNameFromTheConfigFile) {
@@ -95,7 +96,44 @@ TEST_F(MountHelperTest, VolumeNameFromTheConfigFile) {
                                    volume_->mountpoint() + "\"\noptions = \"fuse.cache=writeback\"\n"));
   RunResult r = run({"mount", "-t", "peregrine", "testvol", volume_->mountpoint(), "-o", "config=" + conf});
   ASSERT_EQ(r.code, 0) << r.describe();
-  expect_mounted_and_serving();
+  expect_mounted_and_serving("testvol");
+}
+
+// `mount -a` skips an fstab line that is mounted already, as for any other
+// filesystem: mount(8) finds it by its source in the mount table, so the
+// mount must show the source as fstab spells it (a member list or a volume
+// NAME), not peregrine:LABEL. mount -T reads this file as the fstab.
+TEST_F(MountHelperTest, MountAllSkipsAnFstabLineThatIsMounted) {
+  std::string conf = volume_->dir() + "/peregrine.conf";
+  std::string members;
+  for (const std::string& m : volume_->members()) members += (members.empty() ? "\"" : ", \"") + m + "\"";
+  ASSERT_TRUE(write_file(conf, "[volume.nu]\nmembers = [" + members + "]\n"));
+  const std::string umount_helper = volume_->dir() + "/umount.fuse.peregrine";
+  ASSERT_EQ(::symlink(peregrine_bin(), umount_helper.c_str()), 0) << std::strerror(errno);
+  for (const std::string& source : {member_list({1, 0, 2, 3}), std::string("nu")}) {
+    std::string fstab = volume_->dir() + "/fstab";
+    ASSERT_TRUE(write_file(fstab, source + "  " + volume_->mountpoint() + "  peregrine  config=" + conf + "  0  0\n"));
+    RunResult first = run({"mount", "-a", "-T", fstab});
+    ASSERT_EQ(first.code, 0) << source << ": " << first.describe();
+    expect_mounted_and_serving(source);
+    RunResult again = run({"mount", "-a", "-T", fstab});
+    EXPECT_EQ(again.code, 0) << source << ": the mounted line was not skipped: " << again.describe();
+    EXPECT_EQ(again.err, "") << source;
+    // findmnt says which volume it is; peregrine stats and the umount(8)
+    // helper find the daemon whatever the source.
+    RunResult findmnt = run({"findmnt", "-n", "-o", "SOURCE", volume_->mountpoint()});
+    EXPECT_EQ(findmnt.out, source + "\n") << findmnt.describe();
+    RunResult stats = run({peregrine_bin(), "stats", volume_->mountpoint()});
+    EXPECT_EQ(stats.code, 0) << stats.describe();
+    const pid_t daemon = volume_->daemon_pid();
+    RunResult u = run({umount_helper, volume_->mountpoint(), "-t", "fuse.peregrine"});
+    ASSERT_EQ(u.code, 0) << u.describe();
+    int status = 0;
+    ASSERT_EQ(::waitpid(daemon, &status, WNOHANG), daemon) << "the daemon is still running after the helper returned";
+    volume_->adopt(0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    volume_->wait_members_released();
+  }
 }
 
 TEST_F(MountHelperTest, RefusalsComeBackThroughMount8) {
@@ -158,7 +196,9 @@ TEST_F(MountHelperTest, FakeAndVerboseFlags) {
   RunResult r = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-fv", "-o",
                      "rw,nofail,fuse.cache=writeback,x-systemd.device-timeout=5"});
   ASSERT_EQ(r.code, 0) << r.describe();
-  EXPECT_NE(r.err.find("would run: peregrine mount -o fuse.cache=writeback " + volume_->members()[0]), std::string::npos)
+  EXPECT_NE(r.err.find("would run: peregrine mount --source " + member_list({0, 1, 2, 3}) +
+                       " -o fuse.cache=writeback " + volume_->members()[0]),
+            std::string::npos)
       << r.err;
   EXPECT_FALSE(mount_at(volume_->mountpoint()));
   EXPECT_EQ(volume_->member_holder(), 0);

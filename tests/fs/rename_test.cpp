@@ -1,10 +1,14 @@
 // rename(2) and renameat2(2), side by side with a native directory: replace
 // a file, a directory over an empty one, ENOTEMPTY, EISDIR/ENOTDIR,
-// RENAME_NOREPLACE, RENAME_EXCHANGE, and a directory into itself.
+// RENAME_NOREPLACE, RENAME_EXCHANGE, a directory into itself, and an open
+// file or directory replaced.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include "fs_test_util.h"
 
@@ -79,6 +83,55 @@ TEST_F(RenameTest, Exchange) {
   same("exchange with a missing name: ENOENT", [](const std::string& r) { return ren(r, "b", "nope", RENAME_EXCHANGE); });
   same("EXCHANGE with NOREPLACE: EINVAL",
        [](const std::string& r) { return ren(r, "a", "b", RENAME_EXCHANGE | RENAME_NOREPLACE); });
+  expect_same_trees();
+}
+
+// A descriptor keeps its inode alive when a rename replaces the name it
+// was opened by (xfstests generic/035): fstat gives the replaced inode with
+// no links, as for an unlinked open file, and its contents stay readable.
+// A directory as well as a file, and a directory removed while open.
+TEST_F(RenameTest, AnOpenTargetReplacedByRenameStaysAliveWithNoLinks) {
+  // What fstat says of the descriptor after `change`: link count, type
+  // and size (directories: 0), as one number to compare.
+  auto fstat_after = [](const std::string& opened, int flags, const std::function<int()>& change) {
+    Fd fd(::open(opened.c_str(), flags));
+    if (!fd.ok()) return outcome(-1);
+    if (change() != 0) return Outcome{-2, errno};
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Outcome{-3, errno};
+    return outcome(static_cast<long>(st.st_nlink) * 1000000 + (S_ISDIR(st.st_mode) ? 0 : st.st_size));
+  };
+  Outcome o = same("directory replaced by rename", [&](const std::string& r) {
+    if (::mkdir((r + "/d1").c_str(), 0755) != 0 || ::mkdir((r + "/d2").c_str(), 0755) != 0) return outcome(-1);
+    return fstat_after(r + "/d2", O_RDONLY | O_DIRECTORY,
+                       [&] { return ::rename((r + "/d1").c_str(), (r + "/d2").c_str()); });
+  });
+  EXPECT_EQ(o, outcome(0)) << "an open directory replaced by rename must have no links";
+  o = same("file replaced by rename", [&](const std::string& r) {
+    if (!write_file(r + "/f1", "new") || !write_file(r + "/f2", "replaced")) return outcome(-1);
+    return fstat_after(r + "/f2", O_RDONLY, [&] { return ::rename((r + "/f1").c_str(), (r + "/f2").c_str()); });
+  });
+  EXPECT_EQ(o, outcome(8)) << "no links, the replaced file's size";
+  o = same("directory removed while open", [&](const std::string& r) {
+    if (::mkdir((r + "/gone").c_str(), 0755) != 0) return outcome(-1);
+    return fstat_after(r + "/gone", O_RDONLY | O_DIRECTORY, [&] { return ::rmdir((r + "/gone").c_str()); });
+  });
+  EXPECT_EQ(o, outcome(0));
+  // The replaced file's data through its descriptor, and a listing of the
+  // replaced directory (empty: the kernel knows it is dead).
+  same("reading a replaced file", [&](const std::string& r) {
+    if (!write_file(r + "/g1", "new") || !write_file(r + "/g2", "old data")) return outcome(-1);
+    Fd fd(::open((r + "/g2").c_str(), O_RDONLY));
+    if (!fd.ok() || ::rename((r + "/g1").c_str(), (r + "/g2").c_str()) != 0) return outcome(-1);
+    return outcome(read_at(fd.get(), 64, 0) == "old data" ? 0 : -4);
+  });
+  same("listing a replaced directory", [&](const std::string& r) {
+    if (::mkdir((r + "/e1").c_str(), 0755) != 0 || ::mkdir((r + "/e2").c_str(), 0755) != 0) return outcome(-1);
+    Fd fd(::open((r + "/e2").c_str(), O_RDONLY | O_DIRECTORY));
+    if (!fd.ok() || ::rename((r + "/e1").c_str(), (r + "/e2").c_str()) != 0) return outcome(-1);
+    char buf[4096];
+    return outcome(::syscall(SYS_getdents64, fd.get(), buf, sizeof buf));
+  });
   expect_same_trees();
 }
 

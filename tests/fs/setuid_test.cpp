@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -107,6 +110,70 @@ TEST_P(SetuidTest, WritesTruncatesAndChownsTakeTheBitsAsOnALocalFilesystem) {
   int n = 0;
   for (const Case& c : cases) check(c, "f" + std::to_string(n++));
   // Contents, owners and modes alike in both trees (the writes happened).
+  expect_same_trees();
+}
+
+// chown takes the bits from every file that is not a directory, as from a
+// regular file (the VFS's chown_common): FIFOs, device nodes and sockets
+// too, by root or by the owner, to new ids or to -1, -1. A directory keeps
+// them (setgid there means "new entries inherit the group").
+TEST_P(SetuidTest, ChownTakesTheBitsFromEveryNonDirectory) {
+  ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
+  struct Kind {
+    const char* name;
+    std::function<int(const std::string& path)> make;
+    bool directory = false;
+  };
+  const Kind kinds[] = {
+      {"fifo", [](const std::string& p) { return ::mkfifo(p.c_str(), 0600); }},
+      {"char device", [](const std::string& p) { return ::mknod(p.c_str(), S_IFCHR | 0600, makedev(1, 3)); }},
+      {"block device", [](const std::string& p) { return ::mknod(p.c_str(), S_IFBLK | 0600, makedev(7, 200)); }},
+      {"socket",
+       [](const std::string& p) {
+         int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+         sockaddr_un addr{};
+         addr.sun_family = AF_UNIX;
+         p.copy(addr.sun_path, sizeof addr.sun_path - 1);
+         int rc = ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+         ::close(s);
+         return rc;
+       }},
+      {"directory", [](const std::string& p) { return ::mkdir(p.c_str(), 0700); }, true},
+  };
+  struct Chown {
+    const char* what;
+    mode_t mode;
+    Who who;
+    uid_t uid;  // passed to chown(2)
+    gid_t gid;
+    long expected;  // the mode afterwards of a non-directory (ext4's)
+  };
+  const Chown chowns[] = {
+      {"chown by root", 06555, Who::kRoot, 1, 1, 0555},
+      {"chown to -1, -1 by root", 06555, Who::kRoot, static_cast<uid_t>(-1), static_cast<gid_t>(-1), 0555},
+      {"chown by root, not group-executable: setgid stays", 06545, Who::kRoot, 1, 1, 02545},
+      {"chown by the owner to its own group", 06555, Who::kNobody, kNobody, kNobody, 0555},
+  };
+  int n = 0;
+  for (const Kind& k : kinds) {
+    for (const Chown& c : chowns) {
+      const std::string name = "s" + std::to_string(n++);
+      const std::string what = std::string(c.what) + " of a " + k.name;
+      Outcome o = same(what.c_str(), [&](const std::string& root) {
+        const std::string path = root + "/" + name;
+        const uid_t owner = c.who == Who::kNobody ? kNobody : 0;
+        if (k.make(path) != 0 || ::chown(path.c_str(), owner, owner) != 0 || ::chmod(path.c_str(), c.mode) != 0) {
+          return outcome(-1);
+        }
+        auto op = [&] { return outcome(::chown(path.c_str(), c.uid, c.gid)); };
+        Outcome done = c.who == Who::kNobody ? as_nobody(op) : op();
+        if (done.ret != 0) return Outcome{-2, done.err};
+        return outcome(mode_of(path));
+      });
+      const long expected = k.directory ? c.mode : c.expected;
+      EXPECT_EQ(o.ret, expected) << what << ": " << std::oct << o.ret << " instead of " << expected;
+    }
+  }
   expect_same_trees();
 }
 

@@ -54,6 +54,32 @@ TEST_P(SparseTest, HolesReadAsZerosAndSeekFindsThem) {
   expect_same_trees();
 }
 
+// st_blocks of a file still open after a write and an fsync: what tar
+// --sparse and cp --sparse=auto take to tell a sparse file (st_blocks 0
+// means "all holes" to tar). With fuse.cache=writeback the kernel cached
+// the count of before the write and kept it until the file was closed.
+TEST_P(SparseTest, BlocksCountedAtOnceAfterAWriteAndFsync) {
+  Outcome o = same("blocks after write + fsync, still open", [](const std::string& r) {
+    Fd fd(::open((r + "/w").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644));
+    struct stat before;
+    if (!fd.ok() || ::fstat(fd.get(), &before) != 0) return outcome(-1);  // the count is cached now
+    if (!write_at(fd.get(), pattern(kMiB, 3), 0) || ::fsync(fd.get()) != 0) return outcome(-1);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return outcome(-1);
+    return outcome(st.st_blocks);
+  });
+  EXPECT_EQ(o.ret, kMiB / 512);
+  // And through another path (stat(2) by name) while it is still open.
+  o = same("blocks by name after an append + fsync", [](const std::string& r) {
+    Fd fd(::open((r + "/w").c_str(), O_RDWR | O_APPEND));
+    if (!fd.ok() || !write_at(fd.get(), pattern(kMiB, 4), kMiB) || ::fsync(fd.get()) != 0) return outcome(-1);
+    struct stat st;
+    if (::stat((r + "/w").c_str(), &st) != 0) return outcome(-1);
+    return outcome(st.st_blocks);
+  });
+  EXPECT_EQ(o.ret, 2 * kMiB / 512);
+}
+
 TEST_P(SparseTest, FallocateModes) {
   same("create", [](const std::string& r) { return outcome(write_file(r + "/f", pattern(2 * kMiB, 3)) ? 0 : -1); });
   same("allocate past EOF (extends)", [](const std::string& r) {

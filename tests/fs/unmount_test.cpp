@@ -45,14 +45,23 @@ TEST_F(UnmountTest, FusermountUnmountsCleanly) {
   remount_and_check(*volume_, "f", data);
 }
 
+// In the foreground, so the daemon's log (its stderr) can be read: a
+// SIGTERM is the ordinary way to stop it, and its log says so with no error.
 TEST_F(UnmountTest, SigtermUnmountsCleanly) {
+  ASSERT_EQ(volume_->unmount(), 0);
+  LineReader lines;
+  ASSERT_TRUE(mount_foreground(*volume_, {}, &lines)) << lines.seen();
   const std::string data = pattern(5 << 20, 2);
   ASSERT_TRUE(write_file(at("f"), data));
   pid_t pid = volume_->daemon_pid();
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  while (lines.next()) {
+  }  // to the end of the log: the daemon closed its stderr
   int status = wait_exit(pid);
   volume_->adopt(0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "daemon wait status " << status;
+  EXPECT_NE(lines.seen().find("unmounted " + volume_->mountpoint() + " cleanly"), std::string::npos) << lines.seen();
+  EXPECT_EQ(lines.seen().find("error"), std::string::npos) << "a clean stop logged an error:\n" << lines.seen();
   volume_->wait_members_released();
   remount_and_check(*volume_, "f", data);
 }

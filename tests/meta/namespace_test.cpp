@@ -282,6 +282,36 @@ TEST_F(NamespaceTest, ReaddirCookiesResumeAndStayStable) {
   EXPECT_EQ(md->readdir(f, 0, 10, &none), -ENOTDIR);
 }
 
+// A pass bounded by listing_end() meets an entry renamed away and back (or
+// added) after it began no more, and ends; the next pass sees it.
+TEST_F(NamespaceTest, APassEndsWhereTheEntriesStoodWhenItBegan) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  Ino away = mk(kRootIno, "away", S_IFDIR | 0755);
+  for (int i = 0; i < 10; ++i) mk(d, test::cat("f", i).c_str());
+  uint64_t end = 0;
+  ASSERT_EQ(md->listing_end(d, &end), 0);
+  std::vector<std::string> seen;
+  uint64_t cookie = 0;
+  for (;;) {
+    std::vector<DirEntry> page;
+    ASSERT_EQ(md->readdir(d, cookie, 3, &page, end), 0);
+    if (page.empty()) break;
+    for (const auto& e : page) {
+      seen.push_back(e.name);
+      cookie = e.cookie;
+      // Away and back: the entry gets a new cookie, past the pass's end.
+      ASSERT_EQ(md->rename(d, e.name, away, e.name, 0), 0);
+      ASSERT_EQ(md->rename(away, e.name, d, e.name, 0), 0);
+    }
+    ASSERT_LT(seen.size(), 100u) << "the pass does not end";
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  std::vector<DirEntry> all;
+  ASSERT_EQ(md->readdir(d, 0, 100, &all), 0);
+  EXPECT_EQ(all.size(), 10u) << "a new pass sees every entry";
+  EXPECT_EQ(md->listing_end(mk(kRootIno, "plain"), &end), -ENOTDIR);
+}
+
 TEST_F(NamespaceTest, ReaddirPlusCarriesAttributes) {
   Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
   Ino f = mk(d, "f");
@@ -345,6 +375,40 @@ TEST_F(NamespaceTest, UnlinkOfOpenFileKeepsItUntilLastRelease) {
   ASSERT_EQ(md->release(a.ino), 0);
   EXPECT_EQ(md->getattr(a.ino, &b), -ENOENT);
   EXPECT_EQ(md->dump().find("orphan"), std::string::npos);
+}
+
+// A directory open while rmdir or a rename over it takes its name is kept
+// like an open file: no links, on the orphan list until its last release,
+// and freed by the next mount after a crash.
+TEST_F(NamespaceTest, OpenDirectoryLosingItsNameIsKeptUntilLastRelease) {
+  InodeAttr gone, replaced, src;
+  ASSERT_EQ(md->mkdir(kRootIno, "gone", 0755, cred, &gone), 0);
+  ASSERT_EQ(md->mkdir(kRootIno, "d2", 0755, cred, &replaced), 0);
+  ASSERT_EQ(md->mkdir(kRootIno, "d1", 0755, cred, &src), 0);
+  ASSERT_EQ(md->open(gone.ino), 0);
+  ASSERT_EQ(md->open(replaced.ino), 0);
+  ASSERT_EQ(md->rmdir(kRootIno, "gone"), 0);
+  ASSERT_EQ(md->rename(kRootIno, "d1", kRootIno, "d2", 0), 0);
+  for (Ino ino : {gone.ino, replaced.ino}) {
+    InodeAttr a;
+    ASSERT_EQ(md->getattr(ino, &a), 0) << ino;
+    EXPECT_EQ(a.nlink, 0u) << ino;
+    EXPECT_NE(md->dump().find(test::cat("orphan ", ino)), std::string::npos) << ino;
+  }
+  InodeAttr x;
+  EXPECT_EQ(md->mkdir(gone.ino, "inside", 0755, cred, &x), -ENOENT) << "a removed directory takes no entries";
+  EXPECT_EQ(attr(kRootIno).nlink, 3u) << "root: itself, its '.', and d2's '..'";
+  ASSERT_EQ(md->release(gone.ino), 0);
+  EXPECT_EQ(md->getattr(gone.ino, &x), -ENOENT);
+  ASSERT_EQ(md->sync(), 0);
+  // "Crash" with the replaced directory still open: the next mount frees it.
+  auto img = io->crash_image(MemoryVolumeIo::CrashPolicy::kUnflushedLost);
+  md.reset();
+  auto md2 = mount_ok(*img, g);
+  ASSERT_NE(md2, nullptr);
+  EXPECT_EQ(md2->mount_report().orphans_freed, 1u);
+  EXPECT_EQ(md2->getattr(replaced.ino, &x), -ENOENT);
+  EXPECT_EQ(md2->dump().find("orphan"), std::string::npos);
 }
 
 TEST_F(NamespaceTest, OrphanIsFreedAtMountAfterCrash) {

@@ -39,7 +39,8 @@ TEST_F(MemberLockTest, LiveHolderIsRefusedAtOnce) {
   Status s = lock_member(*f, LockMode::shared, wait);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.errnum(), EBUSY);
-  EXPECT_EQ(s.message(), "member " + member_ + ": in use by another peregrine process");
+  EXPECT_EQ(s.message(),
+            "member " + member_ + ": in use by another peregrine process (pid " + std::to_string(holder.pid()) + ")");
   EXPECT_EQ(waits, 0);
   EXPECT_EQ(exiting_holder(f->fd()), 0);
 }

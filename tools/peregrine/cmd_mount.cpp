@@ -93,6 +93,7 @@ int cmd_mount(int argc, char** argv) {
   std::string pid_file;
   bool foreground = false;
   bool force_over = false;
+  std::string source;
   std::vector<std::string> positional;
   po::options_description desc("options");
   // Boost breaks a line at a space only in the second half of the column,
@@ -107,7 +108,10 @@ int cmd_mount(int argc, char** argv) {
       "foreground,f", po::bool_switch(&foreground), "stay in the foreground and log to stderr")(
       "pid-file", po::value(&pid_file)->value_name("FILE"),
       "write the daemon's process id to FILE (removed when the daemon exits)")(
-      "force", po::bool_switch(&force_over), "mount even over a live peregrine mount (which it hides)");
+      "force", po::bool_switch(&force_over), "mount even over a live peregrine mount (which it hides)")(
+      "source", po::value(&source)->value_name("TEXT"),
+      "the source the mount table shows (df, findmnt; mount -a compares it with fstab's); by default NAME, "
+      "or peregrine:LABEL when members are given (mount.peregrine passes the source mount(8) was given)");
   po::variables_map vm;
   std::string error;
   if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
@@ -159,6 +163,7 @@ int cmd_mount(int argc, char** argv) {
     if (d.mountpoint.empty())
       return report_and_exit(Status::error(EINVAL, "volume " + positional[0] + ": no mountpoint given or configured"));
     d.settings = named->settings;
+    d.source = positional[0];
     if (Status s = take_volume_flags(*v, request); !s) return report_and_exit(s);
   } else {
     if (positional.size() < 2) {
@@ -170,6 +175,7 @@ int cmd_mount(int argc, char** argv) {
     d.mountpoint = positional.back();
     d.settings = cfg.settings;
   }
+  if (!source.empty()) d.source = source;
   if (Status s = config::check_mount_request(request); !s) return report_and_exit(s);
   d.read_only = request.is_read_only();
   d.norecovery = request.norecovery;

@@ -162,7 +162,9 @@ int cmd_mount_helper(int argc, char** argv) {
   if (Status s = cfg::check_mount_request(request); !s) return error(kUsageError, s.message());
   const std::string mount_options = request.to_string();
 
-  std::vector<std::string> args = {"mount"};
+  // The mount table shows SPEC as mount(8) was given it, so that mount -a
+  // finds the fstab line mounted and skips it, as for any filesystem.
+  std::vector<std::string> args = {"mount", "--source", spec};
   if (!config_file.empty()) {
     args.push_back("--config");
     args.push_back(config_file);

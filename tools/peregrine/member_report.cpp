@@ -33,9 +33,13 @@ MountState mount_state(const MemberExamination& e) {
   if (r.state == MountRecord::State::kUnmountedCleanly)
     return {"clean", "unmounted cleanly " + utc_time(r.unmount_time)};
   // The record says mounted: live if the mount table shows this volume at
-  // that mount point (on this host), else its daemon died.
+  // that mount point (on this host), else its daemon died. A source other
+  // than peregrine:NAME is what the user wrote (mount(8)'s SPEC, a volume
+  // NAME): it cannot be told from this volume's, so the place decides.
   auto m = mount_at(r.mountpoint);
-  if (m && m->fstype == "fuse.peregrine" && m->source == mount_source_of(*e.superblock)) {
+  const bool this_volume =
+      m && (m->source == mount_source_of(*e.superblock) || !m->source.starts_with("peregrine:"));
+  if (m && m->fstype == "fuse.peregrine" && this_volume) {
     struct stat st{};
     if (::stat(r.mountpoint.c_str(), &st) != 0 && errno == ENOTCONN)
       return {"dirty", "its daemon died while mounted " + utc_time(r.mount_time) + ": " +

@@ -26,8 +26,9 @@ struct MountState {
 // REQUIRES: e.is_member().
 MountState mount_state(const MemberExamination& e);
 
-// The source a live mount of the volume shows in the mount table
-// ("peregrine:LABEL", or "peregrine:UUID" without a label).
+// The source a live mount of the volume shows in the mount table when it
+// was given none ("peregrine:LABEL", or "peregrine:UUID" without a label;
+// mount(8) and `peregrine mount NAME` show what the user wrote instead).
 std::string mount_source_of(const Superblock& sb);
 
 }  // namespace peregrine::cli

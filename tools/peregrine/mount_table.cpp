@@ -8,41 +8,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
+
+#include "peregrine/volume/mount_table.h"
 
 namespace peregrine::cli {
 namespace {
 
-// Undoes the octal escapes (\040 for a space, ...) of /proc/self/mountinfo.
-std::string unescape_mountinfo(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7') {
-      out += static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::vector<MountEntry> read_mount_table() {
-  std::ifstream in("/proc/self/mountinfo");
   std::vector<MountEntry> table;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    std::string w;
-    while (fields >> w) f.push_back(w);
-    auto dash = std::find(f.begin(), f.end(), "-");
-    if (f.size() < 5 || dash == f.end() || dash + 1 == f.end()) continue;
-    MountEntry e{unescape_mountinfo(f[4]), *(dash + 1), dash + 2 != f.end() ? unescape_mountinfo(*(dash + 2)) : ""};
-    table.push_back(std::move(e));
-  }
+  for (MountTableEntry& e : peregrine::read_mount_table())
+    table.push_back(MountEntry{std::move(e.mountpoint), std::move(e.fstype), std::move(e.source)});
   return table;
 }
 
@@ -100,7 +76,8 @@ Status check_mountpoint(const std::string& mountpoint, bool force) {
   auto m = mount_at(resolved(mountpoint));
   if (m && m->fstype == "fuse.peregrine") {
     std::string volume = m->source.starts_with("peregrine:") ? "volume " + m->source.substr(10) + " (" + m->source + ")"
-                                                              : "a peregrine volume";
+                         : m->source.empty() || m->source == "peregrine" ? "a peregrine volume"
+                                                                          : "volume " + m->source;
     return Status::error(EBUSY, "mountpoint " + mountpoint + ": " + volume +
                                     " is mounted there already; unmount it first ('umount " + mountpoint +
                                     "'), or give --force to mount over it (which hides it)");

@@ -14,7 +14,9 @@ namespace peregrine::cli {
 struct MountEntry {
   std::string mountpoint;
   std::string fstype;  // "fuse.peregrine" for ours
-  std::string source;  // "peregrine:LABEL" or "peregrine:UUID" ("peregrine" from older daemons)
+  // "peregrine:LABEL" or "peregrine:UUID" ("peregrine" from older daemons),
+  // or what the user wrote as the source (mount(8)'s SPEC, a volume NAME).
+  std::string source;
 };
 
 // The mount that holds `path` (absolute, resolved): the entry with the

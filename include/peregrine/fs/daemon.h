@@ -19,6 +19,11 @@ namespace peregrine::fs {
 struct DaemonOptions {
   std::vector<std::string> members;  // any order
   std::string mountpoint;
+  // The mount's source in the mount table (what df and findmnt show, and
+  // what mount -a matches an fstab line against): what the user wrote as
+  // the source (mount(8)'s SPEC, a volume NAME). Empty: "peregrine:LABEL",
+  // or "peregrine:UUID" for a volume without a label.
+  std::string source;
   config::Settings settings = config::Settings::defaults();
   bool foreground = false;  // log to stderr rather than syslog
   // -o ro: members opened read-only, the kernel mount read-only, and

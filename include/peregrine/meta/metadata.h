@@ -184,7 +184,10 @@ class Metadata {
   // EISDIR for directories. An open file keeps existing (orphan) until its
   // last release(); a crash frees it at the next mount.
   int unlink(Ino parent, std::string_view name);
-  // ENOTDIR, ENOTEMPTY, EBUSY for the root.
+  // ENOTDIR, ENOTEMPTY, EBUSY for the root. An open directory (the fs
+  // layer counts opendir as open()) keeps existing, empty and with no
+  // links, until its last release(), as a file does after unlink; so does
+  // a directory or file that a rename replaces.
   int rmdir(Ino parent, std::string_view name);
   // flags: 0, RENAME_NOREPLACE (EEXIST if the target exists) or
   // RENAME_EXCHANGE (ENOENT if it does not); both: EINVAL. POSIX rules:
@@ -197,12 +200,22 @@ class Metadata {
   // Truncating frees the blocks past the new size (whole blocks). With
   // Options::posix_acl a chmod rewrites the access ACL to match.
   int setattr(Ino ino, const SetAttrIn& in, InodeAttr* out);
-  // Entries with cookie > `cookie` (0 = from the start), at most `max`,
-  // in stable order. An empty result means the end.
-  int readdir(Ino dir, uint64_t cookie, size_t max, std::vector<DirEntry>* out);
+  // Entries with `cookie` < cookie < `end` (cookie 0 = from the start), at
+  // most `max`, in stable order. An empty result means the end.
+  int readdir(Ino dir, uint64_t cookie, size_t max, std::vector<DirEntry>* out, uint64_t end = kNoListingEnd);
   // readdir with each entry's attributes, taken under one shared lock
   // (for FUSE readdirplus).
-  int readdir_plus(Ino dir, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out);
+  int readdir_plus(Ino dir, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out,
+                   uint64_t end = kNoListingEnd);
+  // Where one pass over `dir` that starts now ends: the cookie the next
+  // entry added to it will get. Cookies only grow, and an entry added or
+  // renamed into the directory (back) gets a new one, so a pass that stops
+  // there (readdir's `end`) lists every entry present at its start and not
+  // removed during it exactly once, none added later, and ends however
+  // fast entries come and go. Without it, a pass that keeps meeting
+  // entries renamed away and back need never end (generic/736).
+  int listing_end(Ino dir, uint64_t* end);
+  static constexpr uint64_t kNoListingEnd = UINT64_MAX;
 
   // ---- xattrs ----  flags: XATTR_CREATE (EEXIST if present),
   // XATTR_REPLACE (ENODATA if absent). Name > 255: ERANGE; value > 64 KiB:
@@ -221,7 +234,7 @@ class Metadata {
   int statfs(StatFs* out);
 
   // ---- open files ----
-  int open(Ino ino);     // counts an open handle
+  int open(Ino ino);     // counts an open handle (a file's or a directory's)
   int release(Ino ino);  // last release of an unlinked inode frees it
 
   // ---- data mapping (block granularity, 4096) ----

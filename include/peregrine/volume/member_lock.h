@@ -15,6 +15,14 @@
 // its pid. A lock_member() that finds a member held by such a daemon waits
 // for the daemon to exit (up to LockWait::limit) instead of refusing; so
 // does open_member_locked() for a block device the daemon still claims.
+//
+// A daemon can also hold a member unmarked after its mount is gone: a
+// plain `umount` returns once the kernel lets go, before the daemon has
+// noticed (a stopped daemon notices only when it runs again). The member's
+// mount record says where its volume is mounted; when the holder is a FUSE
+// daemon and that mount point is no longer in the mount table, the member
+// is waited for the same way (lock_holder.h), and when it is, the refusal
+// says where the volume is mounted.
 #pragma once
 
 #include <sys/types.h>
@@ -44,11 +52,14 @@ struct LockWait {
   std::function<void(const std::string&)> on_wait;
 };
 
-// Refuses at once with "member X: in use by another peregrine process"
-// (EBUSY) when another open of the same member holds a conflicting lock,
-// unless that holder is a daemon marked exiting: then waits (pidfd) until
-// it has exited and takes the lock, or refuses after wait.limit naming
-// the daemon's pid.
+// Refuses at once with "member X: in use by another peregrine process
+// (pid P)" (EBUSY) when another open of the same member holds a
+// conflicting lock, or with "in use: its volume is mounted at DIR" when the
+// holder is the daemon serving the volume there; unless that holder is a
+// daemon marked exiting, or one whose mount is gone: then waits (pidfd)
+// until it has exited and takes the lock, or refuses after wait.limit
+// naming the daemon's pid. The wait for a daemon whose mount is gone is
+// told (on_wait) only once it has lasted a second.
 Status lock_member(const MemberFile& member, LockMode mode, const LockWait& wait = {});
 
 // MemberFile::open + lock_member. A block device claimed (O_EXCL) by a
