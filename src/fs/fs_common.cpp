@@ -97,7 +97,10 @@ void attributes_changed(FsContext& fs, uint64_t ino) {
 fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   fuse_entry_param e{};
   e.ino = a.ino;
-  e.generation = a.generation;
+  // The kernel made the root inode itself, with generation 0, and takes an
+  // entry for it with any other generation as a different, stale root (a
+  // file handle's ".." reaches it).
+  e.generation = a.ino == FUSE_ROOT_ID ? 0 : a.generation;
   fill_stat(a, fs.preferred_io_bytes, &e.attr);
   e.attr_timeout = fs.attr_timeout;
   e.entry_timeout = fs.entry_timeout;

@@ -15,15 +15,11 @@
 namespace peregrine::fs {
 namespace {
 
-bool is_acl_name(std::string_view name) {
-  return name == meta::kAclAccessXattr || name == meta::kAclDefaultXattr;
-}
-
 // Linux knows these namespaces; a name outside them is EOPNOTSUPP, as on
 // native filesystems. So are the ACL names on a mount without ACLs, as on
 // ext4 mounted noacl.
 bool supported_name(const FsContext& fs, const char* name) {
-  if (is_acl_name(name)) return fs.settings.fuse.acl;
+  if (meta::is_acl_xattr(name)) return fs.settings.fuse.acl;
   for (const char* prefix : {"user.", "trusted.", "security.", "system."}) {
     if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
   }

@@ -14,6 +14,7 @@
 
 #include "peregrine/meta/allocator.h"
 #include "peregrine/meta/posix_acl.h"
+#include "txn_builder.h"
 
 namespace peregrine::meta {
 
@@ -132,14 +133,6 @@ std::string octal(uint32_t mode) {
   return buf;
 }
 
-void drop_xattr(Ctx& c, Ino ino, std::string_view name) {
-  Delta d;
-  d.type = DeltaType::kXattrDel;
-  d.ino = ino;
-  d.name = std::string(name);
-  c.apply(d);
-}
-
 // 7. POSIX ACLs: well-formed, default ACLs on directories only, and the
 //    mode's permission bits what the access ACL grants. Releases before
 //    ACLs were applied stored what cp -a and setfacl wrote without
@@ -153,26 +146,30 @@ void check_acls(Ctx& c) {
       std::optional<PosixAcl> acl = PosixAcl::decode(it->second);
       if (!acl) {
         c.problem(ino_s(ino) + ": " + std::string(name) + " is not a valid ACL; removed", true);
-        if (c.repair) drop_xattr(c, ino, name);
+        if (c.repair) c.apply(xattr_del(ino, name));
         continue;
       }
       if (name == kAclDefaultXattr && !in->is_dir()) {
         c.problem(ino_s(ino) + ": a default ACL on a non-directory; removed", true);
-        if (c.repair) drop_xattr(c, ino, name);
+        if (c.repair) c.apply(xattr_del(ino, name));
         continue;
       }
       if (name != kAclAccessXattr) continue;
       uint32_t mode = in->attr.mode;
       const bool extends = acl->extends_mode(&mode);
       if (mode == in->attr.mode && extends) continue;
-      c.problem(ino_s(ino) + ": mode " + octal(in->attr.mode) + " but its access ACL grants " + octal(mode) +
-                    (extends ? "; the mode follows the ACL" : "; the mode follows the ACL, which it then says all of"),
-                true);
+      if (mode == in->attr.mode) {
+        c.problem(ino_s(ino) + ": an access ACL that only repeats the mode " + octal(mode) + "; removed", true);
+      } else {
+        c.problem(ino_s(ino) + ": mode " + octal(in->attr.mode) + " but its access ACL grants " + octal(mode) +
+                      "; the mode follows the ACL",
+                  true);
+      }
       if (!c.repair) continue;
       InodeAttr a = in->attr;
       a.mode = mode;
       c.put_attr(a);
-      if (!extends) drop_xattr(c, ino, name);
+      if (!extends) c.apply(xattr_del(ino, name));
     }
   }
 }

@@ -42,8 +42,6 @@ NewInodeAccess new_inode_access(const Inode& parent, uint32_t mode, const Cred& 
   return out;
 }
 
-bool is_acl_name(std::string_view name) { return name == kAclAccessXattr || name == kAclDefaultXattr; }
-
 int check_name(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos)
@@ -409,17 +407,13 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
   }
   if (in.valid & SetAttrIn::kMode) {
     a.mode = (a.mode & S_IFMT) | (in.mode & 07777);
-    if (opt_.posix_acl) {
-      // The access ACL follows the mode (ext4: posix_acl_chmod).
-      auto it = node->xattrs.find(std::string(kAclAccessXattr));
-      std::optional<PosixAcl> acl = it != node->xattrs.end() ? PosixAcl::decode(it->second) : std::nullopt;
-      if (acl) {
-        acl->chmod(a.mode);
-        std::string value = acl->encode();
-        if (value.size() > it->second.size() && !space_locked().fits_new(value.size() - it->second.size()))
-          return -ENOSPC;
-        b.add(xattr_put(ino, kAclAccessXattr, std::move(value)));
-      }
+    // The access ACL follows the mode (ext4: posix_acl_chmod), also on a
+    // mount without ACLs, so that they still agree when ACLs are back.
+    auto it = node->xattrs.find(std::string(kAclAccessXattr));
+    std::optional<PosixAcl> acl = it != node->xattrs.end() ? PosixAcl::decode(it->second) : std::nullopt;
+    if (acl) {
+      acl->chmod(a.mode);
+      b.add(xattr_put(ino, kAclAccessXattr, acl->encode()));  // the same size: no space check
     }
   }
   a.mode &= ~(in.clear_mode & (S_ISUID | S_ISGID));
@@ -487,7 +481,7 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
   if (value.size() > kXattrValueMax) return -E2BIG;
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return -EINVAL;
   std::optional<PosixAcl> acl;
-  if (opt_.posix_acl && is_acl_name(name)) {
+  if (opt_.posix_acl && is_acl_xattr(name)) {
     acl = PosixAcl::decode(value);
     if (!acl) return -EINVAL;
   }
@@ -535,7 +529,7 @@ int Metadata::removexattr(Ino ino, std::string_view name) {
   if (!in->xattrs.count(std::string(name))) {
     // The kernel removes an ACL to say "none" (setfacl -k, -b), whether
     // there is one or not; ext4 answers 0.
-    return opt_.posix_acl && is_acl_name(name) ? 0 : -ENODATA;
+    return opt_.posix_acl && is_acl_xattr(name) ? 0 : -ENODATA;
   }
   TxnBuilder b;
   b.add(xattr_del(ino, name));

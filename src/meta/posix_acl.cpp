@@ -23,29 +23,24 @@ std::optional<PosixAcl> PosixAcl::decode(std::string_view value) {
   PosixAcl acl;
   int user_obj = 0, group_obj = 0, other = 0, mask = 0, named = 0;
   uint16_t last_tag = 0;
-  uint32_t last_id = 0;
   while (r.remaining() > 0) {
     Entry e;
     e.tag = r.u16();
     e.perm = r.u16();
     e.id = r.u32();
     if ((e.perm & ~07) != 0) return std::nullopt;
-    if (e.tag < last_tag) return std::nullopt;  // the kernel's order: by tag, then by id
+    if (e.tag < last_tag) return std::nullopt;  // the kernel's order of tags (it does not order ids)
     switch (e.tag) {
       case kUserObj: ++user_obj; break;
       case kGroupObj: ++group_obj; break;
       case kOther: ++other; break;
       case kMask: ++mask; break;
       case kUser:
-      case kGroup:
-        if (e.tag == last_tag && e.id <= last_id) return std::nullopt;
-        ++named;
-        break;
+      case kGroup: ++named; break;
       default: return std::nullopt;
     }
     if (e.tag != kUser && e.tag != kGroup) e.id = kNoId;
     last_tag = e.tag;
-    last_id = e.id;
     acl.entries_.push_back(e);
   }
   if (user_obj != 1 || group_obj != 1 || other != 1 || mask > 1 || (named > 0 && mask == 0)) return std::nullopt;

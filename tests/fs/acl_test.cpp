@@ -122,7 +122,11 @@ TEST_F(AclTest, AnAccessAclSetsTheModeAndAMinimalOneIsJustTheMode) {
   same("remove an ACL that is not there", [&](const std::string& root) {
     return outcome(::removexattr((root + "/minimal").c_str(), kAccess));
   });
-  same("a malformed ACL", [&](const std::string& root) { return set(root + "/minimal", kAccess, "\x02\0\0\0"); });
+  Outcome bad = same("an ACL without an owner entry", [&](const std::string& root) {
+    return set(root + "/minimal", kAccess, acl({{kGroupObj, 4, kNoId}, {kOther, 4, kNoId}}));
+  });
+  EXPECT_EQ(bad.err, EINVAL);
+  expect_same_acls("minimal");
 }
 
 TEST_F(AclTest, ChmodRewritesTheMaskAndKeepsNamedEntries) {
@@ -250,6 +254,27 @@ class NoAclTest : public MountedTest {
  protected:
   std::vector<std::string> mount_options() override { return {"-o", "noacl"}; }
 };
+
+TEST_F(NoAclTest, AclsKeptFromAMountWithThemAreHiddenAndNotEnforced) {
+  ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
+  ASSERT_EQ(volume_->unmount(), 0);
+  RunResult m = volume_->mount({"-o", "acl,fuse.allow_other=true"});
+  ASSERT_EQ(m.code, 0) << m.describe();
+  ASSERT_TRUE(write_file(at("secret"), "x", 0600));
+  ASSERT_EQ(set(at("secret"), kAccess, kNamedUser), Outcome{});  // u:nobody:r
+  ASSERT_EQ(as_nobody([&] { return outcome(::open(at("secret").c_str(), O_RDONLY)); }).err, 0);
+  ASSERT_EQ(volume_->unmount(), 0);
+  m = volume_->mount({"-o", "noacl,fuse.allow_other=true"});
+  ASSERT_EQ(m.code, 0) << m.describe();
+  EXPECT_EQ(get(at("secret"), kAccess), "errno " + std::to_string(EOPNOTSUPP));
+  char names[1024];
+  ssize_t n = ::listxattr(at("secret").c_str(), names, sizeof names);
+  EXPECT_EQ(std::string(names, n > 0 ? static_cast<size_t>(n) : 0).find("posix_acl"), std::string::npos);
+  // The mode's group bits show the old mask (rw-, as ls -l showed it), and
+  // only the mode counts now: nobody is "other", with no rights.
+  EXPECT_EQ(mode_of(at("secret")), 0660);
+  EXPECT_EQ(as_nobody([&] { return outcome(::open(at("secret").c_str(), O_RDONLY)); }).err, EACCES);
+}
 
 TEST_F(NoAclTest, AclsAreRefusedAndTheUmaskApplies) {
   ASSERT_TRUE(write_file(at("f"), "x", 0600));

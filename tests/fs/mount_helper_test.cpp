@@ -211,7 +211,8 @@ TEST_F(MountHelperTest, FakeAndVerboseFlags) {
   RunResult cpus = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-f", "-o",
                         "noatime,drive.cpus=0,1,fuse.cache=writeback"});
   EXPECT_EQ(cpus.code, 0) << cpus.describe();
-  EXPECT_NE(cpus.err.find("-o drive.cpus=0,1,fuse.cache=writeback,noatime "), std::string::npos) << cpus.err;
+  EXPECT_NE(cpus.err.find("-o fuse.atime=noatime,drive.cpus=0,1,fuse.cache=writeback,noatime "), std::string::npos)
+      << cpus.err;
 }
 
 }  // namespace

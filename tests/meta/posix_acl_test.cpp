@@ -61,10 +61,16 @@ TEST(PosixAcl, DecodeRefusesWhatTheKernelRefuses) {
                                         {PosixAcl::kUser, 6, 7},
                                         {PosixAcl::kGroupObj, 4, kNone},
                                         {PosixAcl::kOther, 4, kNone}})));
-  EXPECT_FALSE(PosixAcl::decode(encode({{PosixAcl::kUserObj, 6, kNone},  // ids out of order
-                                        {PosixAcl::kUser, 6, 9},
-                                        {PosixAcl::kUser, 6, 7},
+  // The kernel does not order named entries by id: neither does decode.
+  EXPECT_TRUE(PosixAcl::decode(encode({{PosixAcl::kUserObj, 6, kNone},
+                                       {PosixAcl::kUser, 6, 9},
+                                       {PosixAcl::kUser, 6, 7},
+                                       {PosixAcl::kGroupObj, 4, kNone},
+                                       {PosixAcl::kMask, 6, kNone},
+                                       {PosixAcl::kOther, 4, kNone}})));
+  EXPECT_FALSE(PosixAcl::decode(encode({{PosixAcl::kUserObj, 6, kNone},  // two masks
                                         {PosixAcl::kGroupObj, 4, kNone},
+                                        {PosixAcl::kMask, 6, kNone},
                                         {PosixAcl::kMask, 6, kNone},
                                         {PosixAcl::kOther, 4, kNone}})));
   EXPECT_FALSE(PosixAcl::decode(encode({{PosixAcl::kGroupObj, 4, kNone},  // tags out of order

@@ -197,8 +197,8 @@ class Metadata {
   int rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags);
   // chmod/chown/truncate/utimens. ctime becomes now (or in.ctime_ns with
   // kCtime). kSize on a directory: EISDIR; on other non-regular: EINVAL.
-  // Truncating frees the blocks past the new size (whole blocks). With
-  // Options::posix_acl a chmod rewrites the access ACL to match.
+  // Truncating frees the blocks past the new size (whole blocks). A chmod
+  // rewrites the access ACL, if there is one, to match.
   int setattr(Ino ino, const SetAttrIn& in, InodeAttr* out);
   // Entries with `cookie` < cookie < `end` (cookie 0 = from the start), at
   // most `max`, in stable order. An empty result means the end.

@@ -24,6 +24,8 @@ namespace peregrine::meta {
 inline constexpr std::string_view kAclAccessXattr = "system.posix_acl_access";
 inline constexpr std::string_view kAclDefaultXattr = "system.posix_acl_default";
 
+inline bool is_acl_xattr(std::string_view name) { return name == kAclAccessXattr || name == kAclDefaultXattr; }
+
 class PosixAcl {
  public:
   enum Tag : uint16_t {
@@ -42,9 +44,9 @@ class PosixAcl {
   };
 
   // The ACL in an xattr value, or nullopt if it is not a well-formed one
-  // (version 2; exactly one owner, owning group and other entry; a mask
-  // entry if and only if there are named entries; named entries sorted by
-  // id without repeats; entries in tag order), as posix_acl_valid() has it.
+  // (version 2; exactly one owner, owning group and other entry; at most
+  // one mask, which named entries need; entries in tag order; permissions
+  // rwx only), as posix_acl_valid() has it.
   static std::optional<PosixAcl> decode(std::string_view value);
   std::string encode() const;
 
