@@ -129,6 +129,13 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = f.effective_congestion_threshold();
 }
 
+// CLOCK_REALTIME_COARSE, the clock the kernel's current_time() reads.
+int64_t realtime_coarse_ns() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 // The source df and findmnt show for the mount, as a libfuse fsname=
 // option: which volume it is, so two volumes can be told apart. What the
 // user wrote as the source when there is one (mount -a finds an fstab line
@@ -228,6 +235,19 @@ int run_daemon(const DaemonOptions& o) {
     case config::AtimeMode::kRelatime: meta_options.atime = meta::AtimeRule::kRelatime; break;
     case config::AtimeMode::kStrictatime: meta_options.atime = meta::AtimeRule::kStrict; break;
     case config::AtimeMode::kNoatime: meta_options.atime = meta::AtimeRule::kNoatime; break;
+  }
+  // With fuse.cache=writeback the kernel keeps a regular file's mtime and
+  // ctime across its writes, stamped with current_time(): the coarse
+  // clock, as for any filesystem without multigrain timestamps. It sends
+  // them with SETATTR when they changed, and a WRITE it writes back later
+  // must not stamp them again (a tick later). The daemon's own stamps
+  // (creations, names, directories) come from the same clock, or a file
+  // written just after another was created gets an older mtime
+  // (generic/423). With fuse.cache=direct the daemon stamps everything,
+  // from the fine clock.
+  if (o.settings.fuse.cache == config::CacheMode::kWriteback) {
+    meta_options.clock = realtime_coarse_ns;
+    meta_options.kernel_stamps_writes = true;
   }
   // A metadata write that fails must not be acknowledged later as if it
   // were on disk: the journal stops, the volume turns read-only, and the

@@ -200,7 +200,9 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
     // the IO completion threads need not take ns_mu_ for it (they contended
     // for it on every 4 KiB rewrite).
     if (rewrite_done && rewrite) {
-      if (int trc = touch_rewrite_times(in, now()); trc != 0) return trc;
+      if (!opt_.kernel_stamps_writes) {
+        if (int trc = touch_rewrite_times(in, now()); trc != 0) return trc;
+      }
       *rewrite_done = true;
     }
     return 0;
@@ -275,14 +277,15 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
   }
   const int64_t t = now();
   // A rewrite of written blocks within the file changes only mtime/ctime.
-  if (b.txn.empty() && new_size <= in->attr.size && defer_rewrite_times(in, t)) return 0;
+  if (b.txn.empty() && new_size <= in->attr.size && (opt_.kernel_stamps_writes || defer_rewrite_times(in, t)))
+    return 0;
   // Marking part of an unwritten extent written can split it. The data is on
   // the volume already; when even that does not fit, the range stays
   // unwritten (reads as zeros) and the write fails.
   if (!b.txn.empty() && !space_locked().fits_at_all(extent_growth(b.txn, nullptr))) return -ENOSPC;
   InodeAttr& a = b.attr(in);
   a.size = std::max(a.size, std::min(new_size, kMaxFileSize));
-  a.mtime_ns = a.ctime_ns = t;
+  if (!opt_.kernel_stamps_writes) a.mtime_ns = a.ctime_ns = t;
   return commit_txn(b.finish());
 }
 

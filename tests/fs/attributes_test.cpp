@@ -124,6 +124,40 @@ TEST_P(AttributesTest, WhichTimestampsChange) {
   }
 }
 
+// Timestamps keep the order of the changes (xfstests generic/423's "touch
+// ref; write f" check): a file written after another file was created, or
+// chmod'ed, has an mtime and ctime no older than that file's. With
+// fuse.cache=writeback the kernel stamps a write itself, from the coarse
+// clock; the daemon stamped creations and chmods from the fine one, so a
+// write in the same clock tick came out older. Repeated, since it takes a
+// write in the same tick as the change before it (the usual case: a tick
+// is several milliseconds).
+TEST_P(AttributesTest, AWriteAfterAnotherChangeIsNotOlder) {
+  constexpr int kRounds = 50;
+  auto before = [](const timespec& a, const timespec& b) { return after(b, a); };
+  Outcome o = same("writes stamped older than the change before them", [&](const std::string& r) {
+    Fd f(::open((r + "/f").c_str(), O_RDWR | O_CREAT, 0644));
+    if (!f.ok()) return outcome(-1);
+    long older = 0;
+    for (int i = 0; i < kRounds; ++i) {
+      const std::string ref = r + "/ref" + std::to_string(i);
+      struct stat rs, fs;
+      // A new file (stamped by the filesystem), then a write to f.
+      if (!write_file(ref, "") || !write_at(f.get(), std::string("x"), i) || ::stat(ref.c_str(), &rs) != 0 ||
+          ::fstat(f.get(), &fs) != 0)
+        return outcome(-1);
+      older += before(fs.st_mtim, rs.st_mtim) + before(fs.st_ctim, rs.st_ctim);
+      // A chmod of the reference (its ctime), then a write to f.
+      if (::chmod(ref.c_str(), 0600) != 0 || !write_at(f.get(), std::string("y"), i) ||
+          ::stat(ref.c_str(), &rs) != 0 || ::fstat(f.get(), &fs) != 0)
+        return outcome(-1);
+      older += before(fs.st_ctim, rs.st_ctim);
+    }
+    return outcome(older);
+  });
+  EXPECT_EQ(o.ret, 0) << "of " << 3 * kRounds << " timestamps, these were older than a change made before them";
+}
+
 PEREGRINE_FOR_CACHE_MODES(AttributesTest);
 
 // st_blksize, the size cp and stdio read and write in, is a full stripe:

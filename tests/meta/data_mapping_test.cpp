@@ -131,6 +131,33 @@ TEST_F(DataTest, PrepareTimesRewritesInsideTheFileAndOnlyThose) {
   EXPECT_EQ(after.mtime_ns, before.mtime_ns);
 }
 
+// FUSE's writeback cache: the kernel keeps the file's mtime and ctime and
+// sends them with setattr, so writes it writes back later (a clock tick
+// later) must not stamp them; the size and the mapping still change.
+TEST(DataTimes, WritesLeaveTheTimesToTheKernelWhenItStampsThem) {
+  Geometry g = small_geometry();
+  auto io = new_volume(g);
+  Options o = test::test_options();
+  o.kernel_stamps_writes = true;
+  auto md = mount_ok(*io, g, o);
+  ASSERT_NE(md, nullptr);
+  InodeAttr a;
+  ASSERT_EQ(md->create(kRootIno, "f", 0644, Cred{}, &a), 0);
+  for (uint64_t off : {uint64_t{0}, uint64_t{0}, B}) {  // a new block, a rewrite, an extension
+    std::vector<WriteRange> w;
+    bool rewrite_done = false;
+    ASSERT_EQ(md->prepare_write(a.ino, off, B, &w, &rewrite_done), 0);
+    if (!rewrite_done) {
+      ASSERT_EQ(md->complete_write(a.ino, w, off + B), 0);
+    }
+    InodeAttr now;
+    ASSERT_EQ(md->getattr(a.ino, &now), 0);
+    EXPECT_EQ(now.mtime_ns, a.mtime_ns) << off;
+    EXPECT_EQ(now.ctime_ns, a.ctime_ns) << off;
+    EXPECT_EQ(now.size, std::max(off + B, B)) << off;
+  }
+}
+
 TEST_F(DataTest, HolesAndSparseReads) {
   write(0, B);
   write(10 * B, B);

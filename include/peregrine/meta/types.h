@@ -75,6 +75,10 @@ struct Options {
   bool posix_acl = false;
   // Access times (accessed()); kNoatime leaves them to setattr alone.
   AtimeRule atime = AtimeRule::kNoatime;
+  // The kernel keeps regular files' mtime and ctime across writes and
+  // sends them with setattr (FUSE writeback cache): complete_write and
+  // prepare_write leave them alone.
+  bool kernel_stamps_writes = false;
   // Called once, on the thread whose metadata write failed, when the
   // journal or a checkpoint could not be written: from then on the volume
   // is read-only (changes fail with EROFS, fsync and sync with EIO).
