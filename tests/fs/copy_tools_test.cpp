@@ -53,62 +53,29 @@ bool kept_xattr(const std::string& name) {
   return name.starts_with("user.") || name.starts_with("trusted.") || name.starts_with("system.posix_acl_");
 }
 
-void snapshot(const std::string& root, const std::string& rel, std::map<ino_t, std::string>& seen,
-              std::map<std::string, Meta>& out) {
-  const std::string dir = rel.empty() ? root : root + "/" + rel;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return;
-  std::vector<std::string> names;
-  while (struct dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const std::string& n : names) {
-    const std::string r = rel.empty() ? n : rel + "/" + n;
+std::map<std::string, Meta> snapshot(const std::string& root) {
+  std::map<ino_t, std::string> first_path;
+  std::map<std::string, Meta> out;
+  walk_tree(root, [&](const std::string& r, const struct stat& st) {
     const std::string p = root + "/" + r;
-    struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) continue;
     Meta m;
     m.mode = st.st_mode;
     m.uid = st.st_uid;
     m.gid = st.st_gid;
     m.size = S_ISDIR(st.st_mode) ? 0 : st.st_size;
     m.rdev = st.st_rdev;
-    m.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
-    if (S_ISDIR(st.st_mode)) m.mtime_ns = 0;  // compared by the tools' own rules below
+    // A directory's mtime is the tools' own business (they set it last, or not).
+    if (!S_ISDIR(st.st_mode)) m.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
     if (S_ISREG(st.st_mode)) {
       m.content = std::to_string(hash_file(p));
       m.sparse = st.st_blocks * 512 < st.st_size;
-      auto [it, first] = seen.try_emplace(st.st_ino, r);
+      auto [it, first] = first_path.try_emplace(st.st_ino, r);
       if (!first) m.link_to = it->second;
-    } else if (S_ISLNK(st.st_mode)) {
-      char buf[PATH_MAX];
-      ssize_t len = ::readlink(p.c_str(), buf, sizeof buf);
-      m.content.assign(buf, len > 0 ? static_cast<size_t>(len) : 0);
     }
-    if (!S_ISLNK(st.st_mode)) {
-      char names_buf[65536];
-      ssize_t len = ::llistxattr(p.c_str(), names_buf, sizeof names_buf);
-      for (ssize_t i = 0; i < len;) {
-        std::string name = names_buf + i;
-        i += static_cast<ssize_t>(name.size()) + 1;
-        if (!kept_xattr(name)) continue;
-        char value[65536];
-        ssize_t vl = ::lgetxattr(p.c_str(), name.c_str(), value, sizeof value);
-        m.xattrs[name] = vl >= 0 ? std::string(value, static_cast<size_t>(vl)) : "<error>";
-      }
-    }
+    if (S_ISLNK(st.st_mode)) m.content = read_symlink(p);
+    if (!S_ISLNK(st.st_mode)) m.xattrs = read_xattrs(p, kept_xattr);
     out[r] = m;
-    if (S_ISDIR(st.st_mode)) snapshot(root, r, seen, out);
-  }
-}
-
-std::map<std::string, Meta> snapshot(const std::string& root) {
-  std::map<ino_t, std::string> seen;
-  std::map<std::string, Meta> out;
-  snapshot(root, "", seen, out);
+  });
   return out;
 }
 

@@ -327,10 +327,9 @@ bool TreeEntry::operator==(const TreeEntry& o) const {
          mtime.tv_nsec == o.mtime.tv_nsec && ctime.tv_sec == o.ctime.tv_sec && ctime.tv_nsec == o.ctime.tv_nsec;
 }
 
-namespace {
-
-void snapshot_into(const std::string& root, const std::string& rel, bool identity, Tree& tree) {
-  std::string dir = rel.empty() ? root : root + "/" + rel;
+void walk_tree(const std::string& root, const std::function<void(const std::string&, const struct stat&)>& visit,
+               const std::string& rel) {
+  const std::string dir = rel.empty() ? root : root + "/" + rel;
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return;
   std::vector<std::string> names;
@@ -339,47 +338,39 @@ void snapshot_into(const std::string& root, const std::string& rel, bool identit
     if (n != "." && n != "..") names.push_back(n);
   }
   ::closedir(d);
+  std::sort(names.begin(), names.end());
   for (const std::string& n : names) {
-    std::string r = rel.empty() ? n : rel + "/" + n;
-    std::string p = root + "/" + r;
+    const std::string r = rel.empty() ? n : rel + "/" + n;
     struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) continue;
-    TreeEntry e;
-    e.mode = st.st_mode;
-    e.nlink = S_ISDIR(st.st_mode) ? 0 : st.st_nlink;  // directory link counts differ by design choice
-    e.uid = st.st_uid;
-    e.gid = st.st_gid;
-    e.size = S_ISDIR(st.st_mode) ? 0 : st.st_size;  // directory sizes are filesystem-specific
-    if (S_ISREG(st.st_mode)) {
-      e.content = std::to_string(hash_file(p));
-    } else if (S_ISLNK(st.st_mode)) {
-      char buf[PATH_MAX];
-      ssize_t n = ::readlink(p.c_str(), buf, sizeof buf);
-      e.content.assign(buf, n > 0 ? static_cast<size_t>(n) : 0);
-    }
-    if (!S_ISLNK(st.st_mode)) {
-      char names_buf[65536];
-      ssize_t len = ::llistxattr(p.c_str(), names_buf, sizeof names_buf);
-      for (ssize_t i = 0; i < len;) {
-        std::string name = names_buf + i;
-        i += static_cast<ssize_t>(name.size()) + 1;
-        if (!name.starts_with("user.")) continue;  // security.* labels are host-specific
-        char value[65536];
-        ssize_t vl = ::lgetxattr(p.c_str(), name.c_str(), value, sizeof value);
-        e.xattrs[name] = vl >= 0 ? std::string(value, static_cast<size_t>(vl)) : "<error>";
-      }
-    }
-    if (identity) {
-      e.ino = st.st_ino;
-      e.mtime = st.st_mtim;
-      e.ctime = st.st_ctim;
-      e.nlink = st.st_nlink;
-      e.size = st.st_size;
-    }
-    tree[r] = e;
-    if (S_ISDIR(st.st_mode)) snapshot_into(root, r, identity, tree);
+    if (::lstat((root + "/" + r).c_str(), &st) != 0) continue;
+    visit(r, st);
+    if (S_ISDIR(st.st_mode)) walk_tree(root, visit, r);
   }
 }
+
+std::map<std::string, std::string> read_xattrs(const std::string& path,
+                                               const std::function<bool(const std::string&)>& keep) {
+  std::map<std::string, std::string> out;
+  char names_buf[65536];
+  ssize_t len = ::llistxattr(path.c_str(), names_buf, sizeof names_buf);
+  for (ssize_t i = 0; i < len;) {
+    std::string name = names_buf + i;
+    i += static_cast<ssize_t>(name.size()) + 1;
+    if (!keep(name)) continue;
+    char value[65536];
+    ssize_t vl = ::lgetxattr(path.c_str(), name.c_str(), value, sizeof value);
+    out[name] = vl >= 0 ? std::string(value, static_cast<size_t>(vl)) : "<error>";
+  }
+  return out;
+}
+
+std::string read_symlink(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+namespace {
 
 std::string describe_entry(const TreeEntry& e) {
   std::ostringstream s;
@@ -393,9 +384,29 @@ std::string describe_entry(const TreeEntry& e) {
 }  // namespace
 
 Tree snapshot_tree(const std::string& root, bool with_identity) {
-  Tree t;
-  snapshot_into(root, "", with_identity, t);
-  return t;
+  Tree tree;
+  walk_tree(root, [&](const std::string& r, const struct stat& st) {
+    const std::string p = root + "/" + r;
+    TreeEntry e;
+    e.mode = st.st_mode;
+    e.nlink = S_ISDIR(st.st_mode) ? 0 : st.st_nlink;  // directory link counts differ by design choice
+    e.uid = st.st_uid;
+    e.gid = st.st_gid;
+    e.size = S_ISDIR(st.st_mode) ? 0 : st.st_size;  // directory sizes are filesystem-specific
+    if (S_ISREG(st.st_mode)) e.content = std::to_string(hash_file(p));
+    if (S_ISLNK(st.st_mode)) e.content = read_symlink(p);
+    // security.* labels are host-specific.
+    if (!S_ISLNK(st.st_mode)) e.xattrs = read_xattrs(p, [](const std::string& n) { return n.starts_with("user."); });
+    if (with_identity) {
+      e.ino = st.st_ino;
+      e.mtime = st.st_mtim;
+      e.ctime = st.st_ctim;
+      e.nlink = st.st_nlink;
+      e.size = st.st_size;
+    }
+    tree[r] = e;
+  });
+  return tree;
 }
 
 std::string describe_tree_difference(const Tree& a, const Tree& b) {

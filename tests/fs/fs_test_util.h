@@ -167,6 +167,14 @@ struct TreeEntry {
   bool operator==(const TreeEntry& o) const;
 };
 using Tree = std::map<std::string, TreeEntry>;  // relative path -> entry (root excluded)
+// Calls visit(relative path, lstat) for every entry below `root`, names in
+// order, each directory before its entries.
+void walk_tree(const std::string& root, const std::function<void(const std::string&, const struct stat&)>& visit,
+               const std::string& rel = "");
+// The xattrs of `path` (not following a symlink) whose names `keep` accepts.
+std::map<std::string, std::string> read_xattrs(const std::string& path,
+                                               const std::function<bool(const std::string&)>& keep);
+std::string read_symlink(const std::string& path);  // "" on error
 Tree snapshot_tree(const std::string& root, bool with_identity);
 std::string describe_tree_difference(const Tree& a, const Tree& b);
 
