@@ -36,8 +36,11 @@ std::vector<MountTableEntry> read_mount_table() {
     while (fields >> w) f.push_back(w);
     auto dash = std::find(f.begin(), f.end(), "-");
     if (f.size() < 5 || dash == f.end() || dash + 1 == f.end()) continue;
+    const bool has_source = dash + 2 < f.end();
+    const bool has_super_options = dash + 3 < f.end();
     table.push_back(MountTableEntry{unescape_mountinfo(f[4]), *(dash + 1),
-                                    dash + 2 != f.end() ? unescape_mountinfo(*(dash + 2)) : ""});
+                                    has_source ? unescape_mountinfo(*(dash + 2)) : "",
+                                    f[5] + "," + (has_super_options ? *(dash + 3) : "")});
   }
   return table;
 }

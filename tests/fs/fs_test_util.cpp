@@ -1,5 +1,7 @@
 #include "fs_test_util.h"
 
+#include "peregrine/volume/mount_table.h"
+
 #include <dirent.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -78,19 +80,6 @@ uint64_t fnv(uint64_t h, const char* p, size_t n) {
     h *= 1099511628211ULL;
   }
   return h;
-}
-
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out += static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -424,19 +413,9 @@ std::string describe_tree_difference(const Tree& a, const Tree& b) {
 }
 
 std::optional<MountEntry> mount_at(const std::string& dir) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
   std::optional<MountEntry> found;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    std::string w;
-    while (fields >> w) f.push_back(w);
-    auto dash = std::find(f.begin(), f.end(), "-");
-    if (f.size() < 6 || dash == f.end() || dash + 2 >= f.end()) continue;
-    if (unescape(f[4]) != dir) continue;
-    found = MountEntry{unescape(*(dash + 2)), *(dash + 1), f[5] + "," + (dash + 3 < f.end() ? *(dash + 3) : "")};
-  }
+  for (const MountTableEntry& m : read_mount_table())  // the last one mounted there is what shows
+    if (m.mountpoint == dir) found = MountEntry{m.source, m.fstype, m.options};
   return found;
 }
 

@@ -15,6 +15,7 @@ struct MountTableEntry {
   std::string mountpoint;
   std::string fstype;  // "fuse.peregrine" for a peregrine volume
   std::string source;  // what df and findmnt show as the source
+  std::string options;  // the mount's options, then the superblock's ("rw,nosuid,...,rw,user_id=0")
 };
 
 std::vector<MountTableEntry> read_mount_table();
