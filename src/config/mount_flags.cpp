@@ -103,7 +103,10 @@ const std::vector<MountFlag>& mount_flags() {
       {"loud", FlagUse::kMeaningless, "nothing to do"},
       {"silent", FlagUse::kMeaningless, "nothing to do"},
       {"config=", FlagUse::kConfigFile, "read this config file instead of the default one"},
-      {"remount", FlagUse::kRefused, "remount is not supported: unmount and mount again"},
+      {"remount", FlagUse::kRefused,
+       "only through mount(8) (mount -o remount,ro DIR), which changes ro/rw, nosuid, nodev, noexec, sync "
+       "and dirsync of a mounted volume; peregrine mount cannot remount, and settings change only by "
+       "unmounting and mounting again"},
       {"mand", FlagUse::kRefused, "mandatory locks are not supported (Linux dropped them)"},
       {"nosymfollow", FlagUse::kRefused, "not supported on peregrine's FUSE mounts"},
   };

@@ -47,7 +47,11 @@ std::string stats_json(FsContext& fs) {
   Engine& e = fs.pool.engine();
   std::ostringstream out;
   // pid: the daemon serving the mount, for umount.fuse.peregrine to wait on.
+  // read_only: the daemon writes nothing (mounted ro, or a metadata write
+  // failed); a remount,rw cannot change that (mount.peregrine asks).
+  const bool read_only = fs.meta.mount_report().read_only || fs.meta.write_failed();
   out << "{\"time_ns\":" << monotonic_ns() << ",\"mount_time_ns\":" << fs.mount_time_ns << ",\"pid\":" << ::getpid()
+      << ",\"read_only\":" << (read_only ? "true" : "false")
       << ",\"drives\":[";
   for (uint32_t d = 0; d < e.drive_count(); ++d) {
     DriveStats s = e.stats(d);

@@ -147,12 +147,53 @@ TEST_F(MountHelperTest, RefusalsComeBackThroughMount8) {
   RunResult bogus = run({"mount", "-t", "peregrine", "-o", "noexce", member_list({0, 1, 2, 3}), volume_->mountpoint()});
   EXPECT_NE(bogus.code, 0) << bogus.describe();
   EXPECT_NE(bogus.err.find("did you mean noexec?"), std::string::npos) << bogus.err;
-  // mount(8) does remounts itself; the helper, asked to, refuses plainly.
+  // A remount of a directory where no volume is mounted says so.
   RunResult remount = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "remount,rw"});
-  EXPECT_EQ(remount.code, 1) << remount.describe();
-  EXPECT_NE(remount.err.find("remount is not supported: unmount and mount again"), std::string::npos) << remount.err;
+  EXPECT_EQ(remount.code, 32) << remount.describe();
+  EXPECT_NE(remount.err.find("no peregrine volume is mounted there"), std::string::npos) << remount.err;
   EXPECT_FALSE(mount_at(volume_->mountpoint()));
   EXPECT_EQ(volume_->member_holder(), 0);
+}
+
+// mount -o remount,ro and back to rw, as xfstests (generic/294, 306, 452)
+// and administrators do it: through mount(8) with the type, and the helper
+// itself. The daemon keeps serving; the data stays; the kernel refuses
+// changes while read-only; noexec comes and goes. A volume the daemon
+// serves read-only cannot be remounted read-write.
+TEST_F(MountHelperTest, RemountReadOnlyAndBack) {
+  RunResult m = volume_->mount();
+  ASSERT_EQ(m.code, 0) << m.describe();
+  const pid_t daemon = volume_->daemon_pid();
+  ASSERT_TRUE(write_file(volume_->at("kept"), "before the remount"));
+  RunResult ro = run({"mount", "-t", "fuse.peregrine", "-o", "remount,ro,noexec", member_list({0, 1, 2, 3}),
+                      volume_->mountpoint()});
+  if (ro.code != 0) {  // mount(8) without a fuse.peregrine helper: the helper itself
+    ro = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "remount,ro,noexec"});
+  }
+  ASSERT_EQ(ro.code, 0) << ro.describe();
+  auto entry = mount_at(volume_->mountpoint());
+  ASSERT_TRUE(entry);
+  EXPECT_NE(("," + entry->options + ",").find(",ro,"), std::string::npos) << entry->options;
+  EXPECT_NE(("," + entry->options + ",").find(",noexec,"), std::string::npos) << entry->options;
+  EXPECT_FALSE(write_file(volume_->at("refused"), "x"));
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(read_file(volume_->at("kept")), "before the remount");
+  RunResult rw = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "remount,rw,exec"});
+  ASSERT_EQ(rw.code, 0) << rw.describe();
+  entry = mount_at(volume_->mountpoint());
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(("," + entry->options + ",").find(",noexec,"), std::string::npos) << entry->options;
+  EXPECT_TRUE(write_file(volume_->at("after"), "after the remount"));
+  EXPECT_EQ(read_file(volume_->at("after")), "after the remount");
+  EXPECT_EQ(volume_->daemon_pid(), daemon);  // the same daemon served it all along
+  ASSERT_EQ(volume_->unmount(), 0);
+
+  m = volume_->mount({"-o", "ro"});
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult refused = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "remount,rw"});
+  EXPECT_EQ(refused.code, 32) << refused.describe();
+  EXPECT_NE(refused.err.find("serves this volume read-only"), std::string::npos) << refused.err;
+  EXPECT_FALSE(write_file(volume_->at("still-refused"), "x"));
 }
 
 // `mount -t peregrine -o ro,...` and an fstab line with ro: a read-only

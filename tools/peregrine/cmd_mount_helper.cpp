@@ -25,6 +25,7 @@
 #include "peregrine/config/load.h"
 #include "peregrine/config/mount_flags.h"
 #include "peregrine/config/overrides.h"
+#include "remount.h"
 
 namespace peregrine::cli {
 namespace {
@@ -50,7 +51,7 @@ void usage(FILE* out) {
                "       the journal), allow_other, the kernel's nosuid, nodev, noexec,\n"
                "       noatime, sync... and fstab's defaults, noauto, nofail, _netdev, user,\n"
                "       x-systemd.*, comment=... (mount.peregrine(8) says what each does);\n"
-               "       remount is refused\n"
+               "       remount changes ro/rw, nosuid, nodev, noexec, sync, dirsync only\n"
                "-s     sloppy: ignore unknown options instead of failing\n"
                "-f     fake: check everything, then do not mount\n"
                "-n     accepted (no mtab is written anyway)\n"
@@ -123,6 +124,7 @@ int cmd_mount_helper(int argc, char** argv) {
   }
   const std::string spec = positional[0];
   const std::string dir = positional[1];
+  if (("," + options + ",").find(",remount,") != std::string::npos) return remount_volume(dir, options, verbose, fake);
 
   // The options, through the parser `peregrine mount` uses (mount_flags.h);
   // -s drops unknown ones instead of failing.

@@ -15,25 +15,23 @@
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands.h"
+#include "stats_document.h"
 
 namespace peregrine::cli {
 namespace {
 
 constexpr int kUsageError = 1;
 constexpr int kUmountFailed = 32;
-constexpr const char* kStatsXattr = "user.peregrine.stats";  // as src/fs/fs_context.h
 
 void usage(FILE* out) {
   std::fprintf(out,
@@ -56,22 +54,9 @@ int error(int code, const std::string& message) {
 // The pid of the daemon serving the mount at `dir`, from its statistics
 // document; 0 when it does not answer (dead mount) or gives none.
 pid_t daemon_pid(const std::string& dir) {
-  std::string value;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    ssize_t size = ::getxattr(dir.c_str(), kStatsXattr, nullptr, 0);
-    if (size <= 0) return 0;
-    value.resize(static_cast<size_t>(size) + 4096);  // the counters may grow between the calls
-    ssize_t got = ::getxattr(dir.c_str(), kStatsXattr, value.data(), value.size());
-    if (got >= 0) {
-      value.resize(static_cast<size_t>(got));
-      auto doc = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-      if (doc.is_object() && doc.contains("pid") && doc["pid"].is_number_integer())
-        return static_cast<pid_t>(doc["pid"].get<int64_t>());
-      return 0;
-    }
-    if (errno != ERANGE) return 0;
-  }
-  return 0;
+  auto doc = read_stats_document(dir);
+  if (!doc || !doc->contains("pid") || !(*doc)["pid"].is_number_integer()) return 0;
+  return static_cast<pid_t>((*doc)["pid"].get<int64_t>());
 }
 
 }  // namespace
