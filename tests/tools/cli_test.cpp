@@ -96,7 +96,7 @@ TEST(PeregrineCli, MountRefusesUnknownOptionsWithASuggestion) {
       {"noexce", "-o noexce: unknown mount option; did you mean noexec?"},
       {"allow_othr", "did you mean allow_other?"},
       {"fuse.cahce=direct", "did you mean fuse.cache?"},
-      {"remount,rw", "-o remount: remount is not supported: unmount and mount again"},
+      {"remount,rw", "-o remount: only through mount(8) (mount -o remount,ro DIR)"},
       {"norecovery", "norecovery needs ro"},
   };
   for (const auto& [option, expected] : cases) {
