@@ -123,6 +123,12 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // for its successor, FUSE_HANDLE_KILLPRIV_V2, whose marks say when the
   // caller lacks CAP_FSETID (fs_context.h, suidgid_to_drop).
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+  // With the page cache in use, an asynchronous direct write completes
+  // without the kernel dropping the cached pages it overwrote, so buffered
+  // readers see stale data (xfstests generic/451; libfuse asks for async
+  // direct IO by default). Synchronous direct IO in this mode is correct,
+  // at the price of one direct request in flight per thread.
+  if (f.cache == config::CacheMode::kWriteback) conn->want &= ~FUSE_CAP_ASYNC_DIO;
   conn->max_write = f.max_request_bytes;
   conn->max_readahead = f.max_request_bytes;
   conn->max_background = f.max_background;
@@ -303,7 +309,7 @@ int run_daemon(const DaemonOptions& o) {
   add_read_ops(ops);
   add_write_ops(ops);
   add_xattr_ops(ops);
-  add_space_ops(ops);
+  add_space_ops(ops, o.settings.fuse.cache);
   if (o.read_only) make_read_only(ops);
 
   std::string mount_opts = "fsname=" + mount_source(o.source, vr.volume.superblock) + ",subtype=peregrine,default_permissions";

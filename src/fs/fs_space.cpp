@@ -77,10 +77,15 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
 
 }  // namespace
 
-void add_space_ops(fuse_lowlevel_ops& ops) {
+void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache) {
   ops.statfs = op_statfs;
   ops.fallocate = op_fallocate;
-  ops.lseek = op_lseek;
+  // With fuse.cache=writeback the kernel asks without writing its dirty
+  // pages back first, and this daemon would call them holes (past its size:
+  // ENXIO): cp --sparse and tar --sparse would copy zeros for data. Left
+  // out, the kernel answers from its own size (data up to the end, one
+  // hole there), which is never wrong, only blind to holes.
+  if (cache != config::CacheMode::kWriteback) ops.lseek = op_lseek;
 }
 
 }  // namespace peregrine::fs

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "fs_test_util.h"
 
 namespace peregrine::fstest {
@@ -28,7 +30,34 @@ Outcome seek(const std::string& path, off_t off, int whence) {
   return outcome(::lseek(fd.get(), off, whence));
 }
 
+// With fuse.cache=writeback the kernel does not write dirty pages back
+// before it asks the daemon about holes, so peregrine leaves SEEK_DATA and
+// SEEK_HOLE to the kernel there: the whole file is data, and the one hole
+// is at the end. Never wrong, only blind to holes.
+bool holes_are_seen(const std::string& cache) { return cache != "writeback"; }
+
+TEST_P(SparseTest, DirtyDataIsNeverAHole) {
+  // Not synced: in writeback mode the data is only in the page cache.
+  for (const std::string& root : {native_->path(), volume_->mountpoint()}) {
+    Fd fd(::open((root + "/dirty").c_str(), O_RDWR | O_CREAT, 0644));
+    ASSERT_TRUE(fd.ok() && write_at(fd.get(), pattern(4096, 9), kMiB));
+    const off_t data = ::lseek(fd.get(), 0, SEEK_DATA);
+    EXPECT_GE(data, 0) << root << ": " << std::strerror(errno);
+    EXPECT_LE(data, kMiB) << root;
+    const off_t hole = ::lseek(fd.get(), kMiB, SEEK_HOLE);
+    EXPECT_EQ(hole, kMiB + 4096) << root << ": the data at 1 MiB is not a hole";
+  }
+}
+
 TEST_P(SparseTest, HolesReadAsZerosAndSeekFindsThem) {
+  if (!holes_are_seen(GetParam())) {
+    ASSERT_EQ(make_sparse(at("s")), Outcome{});
+    EXPECT_EQ(seek(at("s"), 2 * kMiB, SEEK_DATA).ret, 2 * kMiB);
+    EXPECT_EQ(seek(at("s"), 0, SEEK_HOLE).ret, 8 * kMiB);
+    EXPECT_EQ(seek(at("s"), 9 * kMiB, SEEK_DATA).err, ENXIO);
+    EXPECT_EQ(read_file(at("s")).substr(4 * kMiB, kMiB), pattern(kMiB, 2));
+    return;
+  }
   same("make sparse", [](const std::string& r) { return make_sparse(r + "/s"); });
   EXPECT_EQ(same("SEEK_DATA 0", [](const std::string& r) { return seek(r + "/s", 0, SEEK_DATA); }).ret, 0);
   EXPECT_EQ(same("SEEK_HOLE 0", [](const std::string& r) { return seek(r + "/s", 0, SEEK_HOLE); }).ret, kMiB);
@@ -118,7 +147,9 @@ TEST_P(SparseTest, FallocateModes) {
   // allocation granularity, so this is not compared with the native side).
   Outcome hole = seek(at("f"), 0, SEEK_HOLE);
   EXPECT_GE(hole.ret, kMiB / 2 + 1000);
-  EXPECT_LT(hole.ret, kMiB / 2 + 1000 + kMiB);
+  if (holes_are_seen(GetParam())) {
+    EXPECT_LT(hole.ret, kMiB / 2 + 1000 + kMiB);
+  }
   expect_same_trees();
 }
 
