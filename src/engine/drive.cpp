@@ -299,8 +299,14 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
   }
   ++in_flight_ios_;
   ++counters_.ios;
-  if (t.op == IoOp::read) counters_.bytes_read += t.remaining;
-  if (t.op == IoOp::write) counters_.bytes_written += t.remaining;
+  if (t.op == IoOp::read) {
+    ++counters_.read_ios;
+    counters_.bytes_read += t.remaining;
+  }
+  if (t.op == IoOp::write) {
+    ++counters_.write_ios;
+    counters_.bytes_written += t.remaining;
+  }
   if (t.op == IoOp::flush) ++counters_.flushes;
   device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt});
 }

@@ -292,6 +292,8 @@ int run_daemon(const DaemonOptions& o) {
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names,
                 preferred_io_size(vr.meta_geometry.stripe_unit, vr.meta_geometry.member_count,
                                   o.settings.fuse.max_request_bytes));
+  ctx.volume_label = vr.volume.superblock.label;
+  ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
   // The io-uring transport says it serves once its rings are registered,
   // so that when a mount command returns, requests already use them.
   auto serving = [&] {

@@ -59,6 +59,11 @@ struct FsContext final : TransportHost {
   // failed and every worker shares it (and its blocking mode).
   int session_fd = -1;
   fuse_session* session = nullptr;  // set before the session serves
+  // Which volume this is, for the statistics document (monitoring labels
+  // its series with it): the superblock's label ("" when it has none) and
+  // UUID. Set before the session serves.
+  std::string volume_label;
+  std::string volume_uuid;
 
   // TransportHost: the batching request reader for libfuse's workers, and
   // staging on the io-uring transport's ring threads.

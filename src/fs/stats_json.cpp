@@ -57,7 +57,8 @@ std::string stats_json(FsContext& fs) {
     DriveStats s = e.stats(d);
     out << (d ? "," : "") << "{\"index\":" << d << ",\"name\":"
         << quoted(d < fs.member_names.size() ? fs.member_names[d] : "") << ",\"queue_depth\":" << s.queue_depth
-        << ",\"subios\":" << s.subios << ",\"ios\":" << s.ios << ",\"merged\":" << s.merged
+        << ",\"subios\":" << s.subios << ",\"ios\":" << s.ios << ",\"read_ios\":" << s.read_ios
+        << ",\"write_ios\":" << s.write_ios << ",\"merged\":" << s.merged
         << ",\"bytes_read\":" << s.bytes_read << ",\"bytes_written\":" << s.bytes_written
         << ",\"flushes\":" << s.flushes << ",\"tag_waits\":" << s.tag_waits
         << ",\"pressure_waits\":" << s.pressure_waits << ",\"inline_batches\":" << s.inline_batches
@@ -65,11 +66,22 @@ std::string stats_json(FsContext& fs) {
         << ",\"retried_unmerged\":" << s.retried_unmerged << ",\"backlog\":" << s.backlog
         << ",\"queued\":" << s.queued << ",\"in_flight\":" << s.in_flight << ",\"stack_latency\":";
     histogram(out, s.stack_latency);
-    out << ",\"device_latency\":";
+    out << ",\"stack_latency_sum_ns\":" << s.stack_latency.sum_ns() << ",\"device_latency\":";
     histogram(out, s.device_latency);
-    out << "}";
+    out << ",\"device_latency_sum_ns\":" << s.device_latency.sum_ns() << "}";
   }
   out << "]";
+  out << ",\"volume\":{\"label\":" << quoted(fs.volume_label) << ",\"uuid\":" << quoted(fs.volume_uuid) << "}";
+  // The data area as statfs reports it, and the metadata area's use (what
+  // `peregrine info` shows; new files fail with ENOSPC when it is full).
+  meta::StatFs sf;
+  if (fs.meta.statfs(&sf) == 0)
+    out << ",\"space\":{\"total_bytes\":" << sf.total_blocks * sf.block_size
+        << ",\"free_bytes\":" << sf.free_blocks * sf.block_size
+        << ",\"avail_bytes\":" << sf.avail_blocks * sf.block_size << ",\"files_free\":" << sf.files_free << "}";
+  const meta::MetaSpace sp = fs.meta.space();
+  out << ",\"metadata\":{\"capacity_bytes\":" << sp.capacity << ",\"used_bytes\":" << sp.used
+      << ",\"inodes\":" << sp.inodes << ",\"write_failed\":" << (fs.meta.write_failed() ? "true" : "false") << "}";
   if (fs.transport != nullptr) {
     TransportStatus t = fs.transport->status();
     out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";

@@ -3,6 +3,7 @@
 // daemon's periodic summary line in its log (stats.log_interval_s), after a
 // large sequential write that must reach every drive.
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "fs_test_util.h"
+#include "peregrine/engine/drive_stats.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -67,9 +69,45 @@ TEST_F(StatsTest, XattrDocumentDescribesEveryDrive) {
     }
     EXPECT_GE(device, 1u) << "a drive that did IO has device latencies";
     EXPECT_TRUE(d.at("stack_latency").is_array());
+    // IOs by op: the sequential write reached the device as writes only
+    // (reads and flushes account for the rest).
+    EXPECT_EQ(d.at("read_ios").get<uint64_t>() + d.at("write_ios").get<uint64_t>() + d.at("flushes").get<uint64_t>(),
+              d.at("ios").get<uint64_t>())
+        << d.dump();
+    EXPECT_GE(d.at("write_ios").get<uint64_t>(), 1u) << d.dump();
+    // The exact latency sum lies between the bucket bounds of what was
+    // recorded.
+    for (const char* h : {"stack_latency", "device_latency"}) {
+      uint64_t low = 0, high = 0;
+      for (const json& pair : d.at(h)) {
+        int bucket = pair.at(0).get<int>();
+        uint64_t n = pair.at(1).get<uint64_t>();
+        low += n * (bucket == 0 ? 0 : LatencyHistogram::bucket_upper(bucket - 1) + 1);
+        high += n * LatencyHistogram::bucket_upper(bucket);
+      }
+      uint64_t sum = d.at(std::string(h) + "_sum_ns").get<uint64_t>();
+      EXPECT_GE(sum, low) << h << " " << d.dump();
+      EXPECT_LE(sum, high) << h << " " << d.dump();
+    }
+    EXPECT_GT(d.at("device_latency_sum_ns").get<uint64_t>(), 0u);
   }
   EXPECT_EQ(names, member_set(*volume_));
   EXPECT_EQ(indices, (std::set<uint64_t>{0, 1, 2, 3}));
+
+  // Which volume, and how full its areas are, as statfs says.
+  EXPECT_FALSE(doc.at("volume").at("uuid").get<std::string>().empty()) << doc.dump();
+  EXPECT_TRUE(doc.at("volume").contains("label"));
+  struct statvfs sv {};
+  ASSERT_EQ(::statvfs(volume_->mountpoint().c_str(), &sv), 0) << std::strerror(errno);
+  const json& space = doc.at("space");
+  EXPECT_EQ(space.at("total_bytes").get<uint64_t>(), uint64_t{sv.f_blocks} * sv.f_frsize);
+  EXPECT_LE(space.at("free_bytes").get<uint64_t>() + kWrite, space.at("total_bytes").get<uint64_t>())
+      << "the written file takes space";
+  const json& md = doc.at("metadata");
+  EXPECT_GT(md.at("capacity_bytes").get<uint64_t>(), md.at("used_bytes").get<uint64_t>());
+  EXPECT_GT(md.at("used_bytes").get<uint64_t>(), 0u);
+  EXPECT_EQ(md.at("inodes").get<uint64_t>(), 2u) << "the root and the file";
+  EXPECT_FALSE(md.at("write_failed").get<bool>());
 }
 
 TEST_F(StatsTest, CommandPrintsTextAndJson) {

@@ -1,5 +1,8 @@
 // `peregrine stats`: per-drive statistics of a mounted volume, once (totals
-// since mount) or every N seconds (deltas between two snapshots).
+// since mount) or every N seconds (deltas between two snapshots); or, with
+// --prometheus, the totals in the Prometheus text format
+// (prometheus_format.h), printed or written atomically to a file for
+// node_exporter's textfile collector, once or every N seconds.
 //
 // The daemon publishes a JSON snapshot as the extended attribute
 // "user.peregrine.stats" of the mount root (see docs/usage.md for the
@@ -9,6 +12,7 @@
 // command line.
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -32,8 +36,10 @@
 #include <utility>
 #include <vector>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "mount_table.h"
+#include "prometheus_format.h"
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/util/result.h"
 
@@ -46,7 +52,8 @@ using nlohmann::json;
 constexpr const char* kXattr = "user.peregrine.stats";
 
 constexpr const char* kUsage =
-    "usage: peregrine stats [--watch SECONDS] [--count N] [--json] MOUNTPOINT\n\n"
+    "usage: peregrine stats [--watch SECONDS] [--count N] [--json] MOUNTPOINT\n"
+    "       peregrine stats --prometheus [--output FILE [--watch SECONDS] [--count N]] MOUNTPOINT\n\n"
     "Prints per-drive statistics of the peregrine volume mounted at MOUNTPOINT:\n"
     "IOs and IOPS, MB/s read and written, merged sub-IOs, tag waits, the queue\n"
     "(in flight / waiting for a tag / not yet dispatched, and the tag count),\n"
@@ -54,6 +61,10 @@ constexpr const char* kUsage =
     "arrival to dispatch) and of the device (dispatch to completion).\n"
     "Without --watch: one report of the totals since mount. With --watch: a\n"
     "report every SECONDS of what happened during that interval.\n\n"
+    "With --prometheus: the totals since mount in the Prometheus text format\n"
+    "(counters, gauges and latency histograms in seconds, labelled with the\n"
+    "volume, mountpoint, member and drive), on stdout or, with --output, in\n"
+    "FILE, replaced atomically; with --watch, rewritten every SECONDS.\n\n"
     "options";
 
 // Counters that accumulate since mount (a watch report shows their delta);
@@ -84,8 +95,8 @@ struct Snapshot {
 
 // ---- finding the mount ------------------------------------------------------
 
-// The root of the peregrine mount that holds `arg`, or why there is none.
-Expected<std::string> peregrine_root(const std::string& arg) {
+// The peregrine mount that holds `arg`, or why there is none.
+Expected<MountEntry> peregrine_mount(const std::string& arg) {
   struct stat st;
   if (::stat(arg.c_str(), &st) != 0) {
     int e = errno;
@@ -101,7 +112,7 @@ Expected<std::string> peregrine_root(const std::string& arg) {
   if (m->fstype != "fuse.peregrine")
     return Status::error(EINVAL, arg + ": not a peregrine mount (it is on " + m->mountpoint + ", of type " +
                                      m->fstype + ")");
-  return m->mountpoint;
+  return *m;
 }
 
 // ---- reading and parsing the snapshot ----------------------------------------
@@ -394,6 +405,53 @@ int fail(const Status& s) {
   return 1;
 }
 
+// ---- --prometheus -----------------------------------------------------------
+
+Expected<std::string> prometheus_snapshot(const MountEntry& mount) {
+  auto text = read_xattr(mount.mountpoint);
+  if (!text) return text.status();
+  // The volume's name for a daemon too old to put it in the document: the
+  // mount source, "peregrine:LABEL" or "peregrine:UUID".
+  std::string fallback = mount.source.rfind("peregrine:", 0) == 0 ? mount.source.substr(10) : mount.source;
+  try {
+    return prometheus_text(json::parse(*text), mount.mountpoint, fallback);
+  } catch (const std::exception& e) {
+    return Status::error(EBADMSG, mount.mountpoint + ": bad statistics document in " + kXattr + ": " + e.what());
+  }
+}
+
+// The statistics cannot be read. Numbers that stayed in `output` after
+// the volume is gone would be collected as if current: remove the file
+// instead, so that the volume's series disappear.
+int give_up(const Status& s, const std::string& output) {
+  if (!output.empty() && ::unlink(output.c_str()) == 0) {
+    std::fprintf(stderr, "peregrine stats: %s (removed %s so that no stale numbers are collected)\n",
+                 s.message().c_str(), output.c_str());
+    return 1;
+  }
+  return fail(s);
+}
+
+// Prints the exposition, or writes it to `output` every `watch` seconds
+// (once without). Totals since mount every time: Prometheus computes the
+// rates itself.
+int run_prometheus(const MountEntry& mount, const std::string& output, std::optional<double> watch,
+                   std::optional<uint64_t> count) {
+  for (uint64_t n = 0; !count || n < *count; ++n) {
+    if (n > 0) std::this_thread::sleep_for(std::chrono::duration<double>(*watch));
+    auto text = prometheus_snapshot(mount);
+    if (!text) return give_up(text.status(), output);
+    if (output.empty()) {
+      std::fwrite(text->data(), 1, text->size(), stdout);
+      std::fflush(stdout);
+    } else if (Status st = replace_file(output, *text); !st) {
+      return fail(st);
+    }
+    if (!watch) break;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_stats(int argc, char** argv) {
@@ -402,7 +460,11 @@ int cmd_stats(int argc, char** argv) {
       ("help,h", "print this help")
       ("watch,w", po::value<double>()->value_name("SECONDS"), "report every SECONDS (may be fractional)")
       ("count,c", po::value<uint64_t>()->value_name("N"), "stop after N reports (with --watch; implies --watch 1)")
-      ("json", "machine-readable output: one JSON document, or one per line with --watch");
+      ("json", "machine-readable output: one JSON document, or one per line with --watch")
+      ("prometheus", "the totals since mount in the Prometheus text exposition format (0.0.4)")
+      ("output,o", po::value<std::string>()->value_name("FILE"),
+       "with --prometheus: replace FILE atomically instead of printing (for node_exporter's textfile "
+       "collector: name it *.prom in its directory)");
   po::options_description hidden;
   hidden.add_options()("mountpoint", po::value<std::vector<std::string>>());
   po::options_description all;
@@ -423,7 +485,13 @@ int cmd_stats(int argc, char** argv) {
     std::cout << opts
               << "\nLatencies are upper bounds of histogram buckets (4 per power of two, at most\n"
                  "19% high). Without --watch, IOPS and MB/s need the mount time: a daemon that\n"
-                 "does not publish it shows '-' for the rates there.\n";
+                 "does not publish it shows '-' for the rates there.\n\n"
+                 "--output writes a temporary file beside FILE, fsyncs it and renames it over\n"
+                 "FILE, so a reader sees a whole file. When the statistics cannot be read (the\n"
+                 "volume was unmounted), FILE is removed rather than left stale, and the\n"
+                 "command exits 1. Example, every 15 s:\n"
+                 "  peregrine stats --prometheus --watch 15 \\\n"
+                 "      --output /var/lib/prometheus/node-exporter/peregrine-data.prom /mnt/data\n";
     return 0;
   }
   if (!vm.count("mountpoint") || vm["mountpoint"].as<std::vector<std::string>>().size() != 1) {
@@ -452,9 +520,31 @@ int cmd_stats(int argc, char** argv) {
     std::fprintf(stderr, "peregrine stats: --count must be at least 1\n");
     return 2;
   }
+  const bool prometheus = vm.count("prometheus") > 0;
+  const std::string output = vm.count("output") ? vm["output"].as<std::string>() : "";
+  if (prometheus && as_json) {
+    std::fprintf(stderr, "peregrine stats: --prometheus and --json are two formats: give one\n");
+    return 2;
+  }
+  if (vm.count("output") && !prometheus) {
+    std::fprintf(stderr, "peregrine stats: --output writes the Prometheus format: add --prometheus\n");
+    return 2;
+  }
+  if (vm.count("output") && output.empty()) {
+    std::fprintf(stderr, "peregrine stats: --output needs a file name\n");
+    return 2;
+  }
+  if (prometheus && watch && output.empty()) {
+    // A stream of expositions on stdout is nothing a collector can read.
+    std::fprintf(stderr,
+                 "peregrine stats: --prometheus with --watch rewrites a file every interval: give --output FILE\n");
+    return 2;
+  }
 
-  auto root = peregrine_root(arg);
-  if (!root) return fail(root.status());
+  auto mount = peregrine_mount(arg);
+  if (!mount) return give_up(mount.status(), output);
+  if (prometheus) return run_prometheus(*mount, output, watch, count);
+  const std::string* root = &mount->mountpoint;
   auto first = take_snapshot(*root);
   if (!first) return fail(first.status());
 

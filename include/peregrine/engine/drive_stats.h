@@ -8,7 +8,8 @@
 namespace peregrine {
 
 // Latency histogram with 4 buckets per power of two (at most 19% error),
-// covering 0 ns to 2^64 ns.
+// covering 0 ns to 2^64 ns, plus the exact sum of what it recorded (a
+// Prometheus histogram needs it, and bucket bounds cannot give it).
 class LatencyHistogram {
  public:
   static constexpr int kBuckets = 256;
@@ -16,12 +17,16 @@ class LatencyHistogram {
   void record(uint64_t ns) {
     ++counts_[bucket_of(ns)];
     ++total_;
+    sum_ns_ += ns;
   }
   void add(const LatencyHistogram& o) {
     for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
     total_ += o.total_;
+    sum_ns_ += o.sum_ns_;
   }
   uint64_t count() const { return total_; }
+  // Sum of the recorded latencies; add_bucket() does not change it.
+  uint64_t sum_ns() const { return sum_ns_; }
   uint64_t bucket_count(int bucket) const { return counts_[bucket]; }
   void add_bucket(int bucket, uint64_t n) {
     counts_[bucket] += n;
@@ -36,11 +41,14 @@ class LatencyHistogram {
  private:
   std::array<uint64_t, kBuckets> counts_{};
   uint64_t total_ = 0;
+  uint64_t sum_ns_ = 0;
 };
 
 struct DriveStats {
   uint64_t subios = 0;            // sub-IOs received
   uint64_t ios = 0;               // IOs dispatched to the device (after merging)
+  uint64_t read_ios = 0;          // of those, reads
+  uint64_t write_ios = 0;         // of those, writes (the rest are flushes)
   uint64_t merged = 0;            // sub-IOs that joined a neighbour's IO
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

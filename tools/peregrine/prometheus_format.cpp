@@ -1,0 +1,270 @@
+// The Prometheus exposition of a statistics document (prometheus_format.h).
+#include "prometheus_format.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "peregrine/engine/drive_stats.h"
+
+namespace peregrine::cli {
+namespace {
+
+using nlohmann::json;
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// The histogram bounds exposed: the top of each power of two from 2^9 ns
+// (1.023 us) to 2^34 ns (17.18 s). The daemon keeps 4 buckets per power of
+// two; a bound at every one of them would multiply the series a fleet
+// stores by 4 for little gain, and a bucket's top is where a count "<= le"
+// is exact. Fixed, so the series stay the same from one scrape to the next.
+constexpr int kFirstPower = 9;
+constexpr int kLastPower = 33;
+
+// The daemon's bucket whose top is 2^(power + 1) - 1 ns.
+int top_bucket_of_power(int power) { return LatencyHistogram::bucket_of((uint64_t{2} << power) - 1); }
+
+std::string render(const Labels& labels) {
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    out += (i ? "," : "") + labels[i].first + "=\"" + prometheus_label_value(labels[i].second) + "\"";
+  }
+  return out + "}";
+}
+
+Labels with(Labels labels, std::string name, std::string value) {
+  labels.emplace_back(std::move(name), std::move(value));
+  return labels;
+}
+
+// Writes families one at a time: HELP and TYPE, then every sample of the
+// family, as the format wants them grouped.
+class Exposition {
+ public:
+  void family(const std::string& name, const char* type, const char* help) {
+    text_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void sample(const std::string& name, const Labels& labels, const std::string& value) {
+    text_ += name + render(labels) + " " + value + "\n";
+  }
+  void sample(const std::string& name, const Labels& labels, uint64_t value) {
+    sample(name, labels, std::to_string(value));
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+struct DriveMetric {
+  const char* field;  // in the document's drive object
+  const char* name;
+  const char* help;
+};
+
+constexpr DriveMetric kDriveCounters[] = {
+    {"subios", "peregrine_drive_subios_total",
+     "Sub-IOs the drive received (the pieces of file IO that fall on this member)."},
+    {"merged", "peregrine_drive_merged_subios_total", "Sub-IOs that joined a neighbour's IO rather than going alone."},
+    {"tag_waits", "peregrine_drive_tag_waits_total", "IOs that found no free device tag and waited for one."},
+    {"pressure_waits", "peregrine_drive_pressure_waits_total",
+     "Times a submitting worker blocked because the drive's queue was at its high pressure point."},
+    {"inline_batches", "peregrine_drive_inline_batches_total",
+     "Batches dispatched by a submitting thread rather than the drive's thread."},
+    {"short_ios", "peregrine_drive_short_ios_total", "Transfers resubmitted after the device did less than asked."},
+    {"errors", "peregrine_drive_errors_total", "IOs the device failed."},
+    {"retried_unmerged", "peregrine_drive_retried_unmerged_total", "Failed merged IOs re-sent piece by piece."},
+};
+
+constexpr DriveMetric kDriveGauges[] = {
+    {"in_flight", "peregrine_drive_in_flight_ios", "IOs on the device."},
+    {"backlog", "peregrine_drive_backlog_ios", "IOs waiting for a free device tag."},
+    {"queued", "peregrine_drive_queued_subios", "Sub-IOs received and not yet dispatched."},
+    {"queue_depth", "peregrine_drive_queue_depth", "Device tags: the most IOs the drive keeps on the device at once."},
+};
+
+struct Drive {
+  Labels labels;  // volume, mountpoint, drive, member
+  const json* doc;
+};
+
+bool all_have(const std::vector<Drive>& drives, const char* field) {
+  return std::all_of(drives.begin(), drives.end(), [&](const Drive& d) { return d.doc->contains(field); });
+}
+
+void histogram(Exposition& out, const std::vector<Drive>& drives, const char* field, const std::string& name,
+               const char* help) {
+  const std::string sum_field = std::string(field) + "_sum_ns";
+  if (!all_have(drives, sum_field.c_str())) return;  // an older daemon: no sums, so no histogram
+  out.family(name, "histogram", help);
+  for (const Drive& d : drives) {
+    std::array<uint64_t, LatencyHistogram::kBuckets> counts{};
+    uint64_t total = 0;
+    for (const json& pair : d.doc->at(field)) {
+      int bucket = pair.at(0).get<int>();
+      if (bucket < 0 || bucket >= LatencyHistogram::kBuckets)
+        throw std::out_of_range("latency bucket " + std::to_string(bucket) + " out of range");
+      uint64_t n = pair.at(1).get<uint64_t>();
+      counts[static_cast<size_t>(bucket)] += n;
+      total += n;
+    }
+    // Cumulative, as the format wants: each le counts every observation
+    // at or below it.
+    uint64_t below = 0;
+    int next = 0;
+    for (int power = kFirstPower; power <= kLastPower; ++power) {
+      const int top = top_bucket_of_power(power);
+      for (; next <= top; ++next) below += counts[static_cast<size_t>(next)];
+      out.sample(name + "_bucket", with(d.labels, "le", prometheus_seconds(LatencyHistogram::bucket_upper(top))),
+                 below);
+    }
+    out.sample(name + "_bucket", with(d.labels, "le", "+Inf"), total);
+    out.sample(name + "_sum", d.labels, prometheus_seconds(d.doc->at(sum_field).get<uint64_t>()));
+    out.sample(name + "_count", d.labels, total);
+  }
+}
+
+void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
+  const json* vol = doc.contains("volume") ? &doc["volume"] : nullptr;
+  out.family("peregrine_volume_info", "gauge",
+             "Always 1: the volume's label, UUID and the FUSE transport that serves it.");
+  Labels info = base;
+  info.emplace_back("label", vol ? vol->at("label").get<std::string>() : "");
+  info.emplace_back("uuid", vol ? vol->at("uuid").get<std::string>() : "");
+  info.emplace_back("transport", doc.contains("transport") ? doc["transport"].at("name").get<std::string>() : "");
+  out.sample("peregrine_volume_info", info, 1);
+
+  if (doc.contains("mount_time_ns")) {
+    uint64_t now = doc.at("time_ns").get<uint64_t>(), since = doc["mount_time_ns"].get<uint64_t>();
+    out.family("peregrine_volume_uptime_seconds", "gauge", "Time since the volume was mounted.");
+    out.sample("peregrine_volume_uptime_seconds", base, prometheus_seconds(now >= since ? now - since : 0));
+  }
+
+  if (doc.contains("space")) {
+    const json& s = doc["space"];
+    out.family("peregrine_volume_size_bytes", "gauge", "Size of the data area (statfs f_blocks).");
+    out.sample("peregrine_volume_size_bytes", base, s.at("total_bytes").get<uint64_t>());
+    out.family("peregrine_volume_free_bytes", "gauge", "Free bytes of the data area (statfs f_bfree).");
+    out.sample("peregrine_volume_free_bytes", base, s.at("free_bytes").get<uint64_t>());
+    out.family("peregrine_volume_avail_bytes", "gauge",
+               "Free bytes that can still be written: 0 once the metadata area cannot map more (statfs f_bavail).");
+    out.sample("peregrine_volume_avail_bytes", base, s.at("avail_bytes").get<uint64_t>());
+    out.family("peregrine_volume_files_free", "gauge",
+               "About how many more files the metadata area has room for (statfs f_ffree).");
+    out.sample("peregrine_volume_files_free", base, s.at("files_free").get<uint64_t>());
+  }
+
+  if (doc.contains("metadata")) {
+    const json& m = doc["metadata"];
+    out.family("peregrine_metadata_capacity_bytes", "gauge",
+               "Size of the metadata area's checkpoint body: new files fail with ENOSPC as use nears it.");
+    out.sample("peregrine_metadata_capacity_bytes", base, m.at("capacity_bytes").get<uint64_t>());
+    out.family("peregrine_metadata_used_bytes", "gauge", "Bytes of the metadata area in use.");
+    out.sample("peregrine_metadata_used_bytes", base, m.at("used_bytes").get<uint64_t>());
+    out.family("peregrine_metadata_inodes", "gauge", "Inodes in use, the root included.");
+    out.sample("peregrine_metadata_inodes", base, m.at("inodes").get<uint64_t>());
+    out.family("peregrine_metadata_write_failed", "gauge",
+               "1 once a journal or checkpoint write failed: the volume refuses changes until remounted.");
+    out.sample("peregrine_metadata_write_failed", base, m.at("write_failed").get<bool>() ? 1 : 0);
+  }
+
+  if (doc.contains("transport")) {
+    const json& t = doc["transport"];
+    const json& rings = t.at("ring_requests");
+    if (!rings.empty()) {
+      out.family("peregrine_fuse_ring_requests_total", "counter",
+                 "FUSE requests served by each io-uring ring (one ring per CPU).");
+      for (size_t i = 0; i < rings.size(); ++i)
+        out.sample("peregrine_fuse_ring_requests_total", with(base, "ring", std::to_string(i)),
+                   rings[i].get<uint64_t>());
+    }
+    out.family("peregrine_fuse_dev_fuse_requests_total", "counter",
+               "Requests other than INIT, FORGET, INTERRUPT and DESTROY that came over /dev/fuse after the io-uring "
+               "rings were registered (0 in normal operation).");
+    out.sample("peregrine_fuse_dev_fuse_requests_total", base, t.value("dev_fuse_requests", uint64_t{0}));
+  }
+}
+
+void drive_metrics(Exposition& out, const std::vector<Drive>& drives) {
+  if (all_have(drives, "read_ios") && all_have(drives, "write_ios")) {
+    out.family("peregrine_drive_ios_total", "counter", "IOs sent to the device, after merging, by operation.");
+    for (const Drive& d : drives) {
+      out.sample("peregrine_drive_ios_total", with(d.labels, "op", "read"), d.doc->at("read_ios").get<uint64_t>());
+      out.sample("peregrine_drive_ios_total", with(d.labels, "op", "write"), d.doc->at("write_ios").get<uint64_t>());
+      out.sample("peregrine_drive_ios_total", with(d.labels, "op", "flush"), d.doc->at("flushes").get<uint64_t>());
+    }
+  }
+  out.family("peregrine_drive_bytes_total", "counter", "Bytes read from and written to the device.");
+  for (const Drive& d : drives) {
+    out.sample("peregrine_drive_bytes_total", with(d.labels, "op", "read"), d.doc->at("bytes_read").get<uint64_t>());
+    out.sample("peregrine_drive_bytes_total", with(d.labels, "op", "write"),
+               d.doc->at("bytes_written").get<uint64_t>());
+  }
+  for (const DriveMetric& m : kDriveCounters) {
+    out.family(m.name, "counter", m.help);
+    for (const Drive& d : drives) out.sample(m.name, d.labels, d.doc->at(m.field).get<uint64_t>());
+  }
+  for (const DriveMetric& m : kDriveGauges) {
+    out.family(m.name, "gauge", m.help);
+    for (const Drive& d : drives) out.sample(m.name, d.labels, d.doc->at(m.field).get<uint64_t>());
+  }
+  histogram(out, drives, "stack_latency", "peregrine_drive_stack_latency_seconds",
+            "Time sub-IOs spent in peregrine's queues, from arrival to dispatch to the device.");
+  histogram(out, drives, "device_latency", "peregrine_drive_device_latency_seconds",
+            "Device latency of IOs, from dispatch to completion.");
+}
+
+}  // namespace
+
+std::string prometheus_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string prometheus_seconds(uint64_t ns) {
+  std::string out = std::to_string(ns / 1'000'000'000);
+  uint64_t frac = ns % 1'000'000'000;
+  if (frac == 0) return out;
+  std::string digits = std::to_string(frac);
+  digits.insert(0, 9 - digits.size(), '0');
+  digits.erase(digits.find_last_not_of('0') + 1);
+  return out + "." + digits;
+}
+
+std::string prometheus_text(const json& doc, const std::string& mountpoint, const std::string& fallback_volume) {
+  std::string volume = fallback_volume;
+  if (doc.contains("volume")) {
+    volume = doc["volume"].at("label").get<std::string>();
+    if (volume.empty()) volume = doc["volume"].at("uuid").get<std::string>();
+  }
+  const Labels base{{"volume", volume}, {"mountpoint", mountpoint}};
+
+  std::vector<Drive> drives;
+  for (const json& d : doc.at("drives"))
+    drives.push_back(Drive{with(with(base, "drive", std::to_string(d.at("index").get<uint64_t>())), "member",
+                                d.at("name").get<std::string>()),
+                           &d});
+  std::sort(drives.begin(), drives.end(), [](const Drive& a, const Drive& b) {
+    return a.doc->at("index").get<uint64_t>() < b.doc->at("index").get<uint64_t>();
+  });
+
+  Exposition out;
+  volume_metrics(out, doc, base);
+  drive_metrics(out, drives);
+  return out.take();
+}
+
+}  // namespace peregrine::cli
