@@ -465,7 +465,8 @@ std::vector<Option> build_options() {
                  "since written?\" work, at most one metadata write per change or day. "
                  "strictatime: on every access (kept in memory, journaled with the file's next "
                  "change or fsync, and at unmount). noatime: never. With fuse.cache=writeback, "
-                 "reads served from the page cache do not reach the daemon and update nothing.",
+                 "reads served from the page cache do not reach the daemon, so an open for "
+                 "reading counts as the access.",
           .store = [](Settings& s, const Value& v) { s.fuse.atime = choice<AtimeMode>(v, PEREGRINE_CHOICES_ATIME); },
           .load = [](const Settings& s) { return choice_name(s.fuse.atime, PEREGRINE_CHOICES_ATIME); },
       },

@@ -48,6 +48,12 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, -rc);
     return;
   }
+  // With fuse.cache=writeback most reads are served from the page cache and
+  // never reach the daemon, which keeps the access times (fs_read.cpp): an
+  // open for reading counts as the access there, by the same rule.
+  if (fs.settings.fuse.cache == config::CacheMode::kWriteback && (fi->flags & O_ACCMODE) != O_WRONLY &&
+      fs.meta.accessed(ino))
+    attributes_changed(fs, ino);
   set_cache_policy(fs, fi);
   if (fuse_reply_open(req, fi) != 0) fs.meta.release(ino);  // the opener is gone
 }

@@ -91,6 +91,21 @@ TEST_F(AtimeTest, RelatimeUpdateSurvivesARemount) {
   EXPECT_EQ(atime_of(at("f")).tv_sec, read_at);
 }
 
+// fuse.cache=writeback: a read the page cache serves never reaches the
+// daemon, so opening for reading counts as the access (generic/003).
+class WritebackAtimeTest : public MountedTest {
+ protected:
+  std::vector<std::string> mount_options() override { return {"-o", "fuse.cache=writeback"}; }
+};
+
+TEST_F(WritebackAtimeTest, AReadOfCachedDataUpdatesTheAtime) {
+  ASSERT_TRUE(write_file(at("f"), "data"));
+  ASSERT_TRUE(read_all(at("f")));  // the pages are cached now
+  EXPECT_EQ(moved(at("f"), kPast, kPast + 10, [&] { return read_all(at("f")); }), (Outcome{1, 0}));
+  const time_t future = ::time(nullptr) + 3600;
+  EXPECT_EQ(moved(at("f"), future, kPast, [&] { return read_all(at("f")); }), (Outcome{0, 0}));
+}
+
 class NoatimeTest : public MountedTest {
  protected:
   std::vector<std::string> mount_options() override { return {"-o", "noatime"}; }
