@@ -141,7 +141,7 @@ void check_acls(Ctx& c) {
   for (Ino ino : c.m.sorted_inos()) {
     Inode* in = c.m.find(ino);
     for (std::string_view name : {kAclAccessXattr, kAclDefaultXattr}) {
-      auto it = in->xattrs.find(std::string(name));
+      auto it = in->xattrs.find(name);
       if (it == in->xattrs.end()) continue;
       std::optional<PosixAcl> acl = PosixAcl::decode(it->second);
       if (!acl) {

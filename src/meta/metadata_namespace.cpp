@@ -30,7 +30,7 @@ NewInodeAccess new_inode_access(const Inode& parent, uint32_t mode, const Cred& 
   if (S_ISLNK(mode)) return out;  // symlinks have neither umask nor ACLs
   std::optional<PosixAcl> inherited;
   if (posix_acl) {
-    auto it = parent.xattrs.find(std::string(kAclDefaultXattr));
+    auto it = parent.xattrs.find(kAclDefaultXattr);
     if (it != parent.xattrs.end()) inherited = PosixAcl::decode(it->second);
   }
   if (!inherited) {
@@ -409,7 +409,7 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
     a.mode = (a.mode & S_IFMT) | (in.mode & 07777);
     // The access ACL follows the mode (ext4: posix_acl_chmod), also on a
     // mount without ACLs, so that they still agree when ACLs are back.
-    auto it = node->xattrs.find(std::string(kAclAccessXattr));
+    auto it = node->xattrs.find(kAclAccessXattr);
     std::optional<PosixAcl> acl = it != node->xattrs.end() ? PosixAcl::decode(it->second) : std::nullopt;
     if (acl) {
       acl->chmod(a.mode);
@@ -468,7 +468,7 @@ int Metadata::getxattr(Ino ino, std::string_view name, std::string* value) {
   std::shared_lock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
-  auto it = in->xattrs.find(std::string(name));
+  auto it = in->xattrs.find(name);
   if (it == in->xattrs.end()) return -ENODATA;
   *value = it->second;
   return 0;
@@ -488,7 +488,7 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
-  auto old = in->xattrs.find(std::string(name));
+  auto old = in->xattrs.find(name);
   const bool exists = old != in->xattrs.end();
   if ((flags & XATTR_CREATE) && exists) return -EEXIST;
   if ((flags & XATTR_REPLACE) && !exists) return -ENODATA;
@@ -526,7 +526,7 @@ int Metadata::removexattr(Ino ino, std::string_view name) {
   std::unique_lock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
-  if (!in->xattrs.count(std::string(name))) {
+  if (!in->xattrs.contains(name)) {
     // The kernel removes an ACL to say "none" (setfacl -k, -b), whether
     // there is one or not; ext4 answers 0.
     return opt_.posix_acl && is_acl_xattr(name) ? 0 : -ENODATA;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,7 +22,7 @@ namespace peregrine::meta {
 struct Inode {
   InodeAttr attr;  // attr.blocks is derived from `extents` on getattr
   std::string symlink;                         // S_IFLNK only
-  std::map<std::string, std::string> xattrs;   // name -> value
+  std::map<std::string, std::string, std::less<>> xattrs;  // name -> value; found by string_view
   ExtentMap extents;                           // S_IFREG only
   std::unique_ptr<Directory> dir;              // S_IFDIR only
 
