@@ -94,6 +94,23 @@ void attributes_changed(FsContext& fs, uint64_t ino) {
   if (fs.session != nullptr) fuse_lowlevel_notify_inval_inode(fs.session, ino, -1, 0);
 }
 
+void FsContext::store_then_reply(fuse_req_t req, uint64_t ino, uint64_t off, const char* data, size_t size) {
+  data_op_started();
+  stores_.push(PageCacheStores::Job{req, ino, off, std::string(data, size)});
+}
+
+void FsContext::run_store(PageCacheStores::Job& job) {
+  if (session != nullptr) {
+    fuse_bufvec bv = FUSE_BUFVEC_INIT(job.bytes.size());
+    bv.buf[0].mem = job.bytes.data();
+    // ENOENT: the kernel holds no inode, so no pages either. Nothing else
+    // is expected; the write itself is on the volume either way.
+    fuse_lowlevel_notify_store(session, job.ino, static_cast<off_t>(job.offset), &bv, fuse_buf_copy_flags{});
+  }
+  fuse_reply_write(job.req, job.bytes.size());
+  data_op_finished();
+}
+
 fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   fuse_entry_param e{};
   e.ino = a.ino;

@@ -24,6 +24,7 @@
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
+#include "page_cache_stores.h"
 #include "transport/fuse_wire.h"
 #include "transport/transport.h"
 
@@ -93,8 +94,15 @@ struct FsContext final : TransportHost {
     for (uint64_t n = data_ops_.load(); n != 0; n = data_ops_.load()) data_ops_.wait(n);
   }
 
+  // Stores a write's bytes into the kernel's page cache and then answers
+  // it, on the store thread (page_cache_stores.h); a data op until then.
+  void store_then_reply(fuse_req_t req, uint64_t ino, uint64_t off, const char* data, size_t size);
+
  private:
   std::atomic<uint64_t> data_ops_{0};
+  // Last: its thread uses the members above until it is joined.
+  PageCacheStores stores_{[this](PageCacheStores::Job& job) { run_store(job); }};
+  void run_store(PageCacheStores::Job& job);
 };
 
 // The session's userdata is the FsContext's TransportHost base.

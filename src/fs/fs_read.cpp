@@ -12,6 +12,7 @@
 #include "fs_context.h"
 #include "request_staging.h"
 #include "transport/reply_area.h"
+#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -59,7 +60,8 @@ void on_extent_read(Request& r, int result) {
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_file_info*) {
   FsContext& fs = context(req);
   uint64_t off = static_cast<uint64_t>(off_in);
-  fs.gates.lock_shared(ino);
+  fs.gates.lock_shared_read(ino, IoSpan{tls_request_marks.unique, off, off + size},
+                            tls_request_marks.fills_page_cache);
   // Reused per worker thread so that a read allocates nothing once warm.
   thread_local std::vector<meta::Segment> segs;
   segs.clear();

@@ -8,6 +8,10 @@
 // cannot lose each other's bytes; that path runs on the FUSE thread. A
 // write the kernel marks (caller without CAP_FSETID) first removes the
 // file's suid/sgid.
+//
+// A write of bytes the kernel's page cache may hold (io_gates.h) takes the
+// exclusive path and, once its bytes are on the volume and the gate is
+// open again, stores them into the page cache before it answers.
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -31,6 +35,7 @@ struct WriteOp {
   uint64_t ino = 0;
   uint64_t size = 0;
   uint64_t new_end = 0;
+  IoSpan span;  // as the kernel sent it, for the gate
   bool rewrite_done = false;  // prepare_write set the times: nothing to complete
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
@@ -70,7 +75,7 @@ void finish(WriteOp* op) {
     fuse_reply_write(op->req, op->size);
   }
   FsContext* fs = op->fs;
-  fs->gates.unlock_shared(op->ino);
+  fs->gates.unlock_shared_write(op->ino, op->span);
   g_write_ops.put(op);
   fs->data_op_finished();
 }
@@ -84,19 +89,22 @@ void on_extent_written(Request& r, int result) {
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 
-void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off) {
-  fs.gates.lock_shared(ino);
+// Returns false, having done nothing, if the page cache may hold the bytes.
+bool write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off,
+                   const IoSpan& span) {
+  if (!fs.gates.lock_shared_write(ino, span)) return false;
   WriteOp* op = g_write_ops.get(size);
   op->ranges.clear();
+  op->span = span;
   // The shared gate, held until finish(), keeps truncate and hole punching
   // away, as prepare_write's rewrite_done asks.
   int rc = fs.meta.prepare_write(ino, off, size, &op->ranges, &op->rewrite_done);
   if (rc != 0) {
-    fs.gates.unlock_shared(ino);
+    fs.gates.unlock_shared_write(ino, span);
     g_write_ops.put(op);
     hand_on_staged(fs);  // this request staged nothing to join the batch
     fuse_reply_err(req, -rc);
-    return;
+    return true;
   }
   fs.data_op_started();
   op->buffer.ensure(size);
@@ -124,11 +132,15 @@ void write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* da
   }
   if (sub != nullptr) end_request_staging(fs, *sub);
   if (op->pending.fetch_sub(1) == 1) finish(op);
+  return true;
 }
 
-// Partial blocks: read the blocks that hold data, patch, write back.
-int write_partial(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off) {
+// Partial blocks (or bytes the page cache may hold): read the blocks that
+// hold data, patch, write back. *cached: the page cache may hold the bytes.
+int write_exclusive(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off,
+                    const IoSpan& span, bool* cached) {
   ExclusiveGate gate(fs.gates, ino);
+  *cached = fs.gates.page_cache_holds(ino, span);
   std::vector<meta::WriteRange> ranges;
   int rc = fs.meta.prepare_write(ino, off, size, &ranges);
   if (rc != 0) return rc;
@@ -174,14 +186,17 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
     fuse_reply_write(req, 0);
     return;
   }
-  if (off % kBlock == 0 && size % kBlock == 0) {
-    write_aligned(req, fs, ino, data, size, off);
-    return;
-  }
-  int rc = write_partial(fs, ino, data, size, off);
+  // Writeback of the kernel's own pages is not ordered (request_marks.h):
+  // a store into those pages would wait for the kernel that waits for us.
+  const IoSpan span{tls_request_marks.from_page_cache ? 0 : tls_request_marks.unique, off, off + size};
+  if (off % kBlock == 0 && size % kBlock == 0 && write_aligned(req, fs, ino, data, size, off, span)) return;
+  bool cached = false;
+  int rc = write_exclusive(fs, ino, data, size, off, span, &cached);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
     fuse_reply_err(req, -rc);
+  } else if (cached) {
+    fs.store_then_reply(req, ino, off, data, size);
   } else {
     fuse_reply_write(req, size);
   }

@@ -1,6 +1,13 @@
 #include "peregrine/fs/io_gates.h"
 
+#include <algorithm>
+
 namespace peregrine::fs {
+namespace {
+
+bool overlap(const IoSpan& a, const IoSpan& b) { return a.start < b.end && b.start < a.end; }
+
+}  // namespace
 
 template <typename MayEnter>
 void IoGates::wait(Gate& g, std::unique_lock<std::mutex>& lock, MayEnter may_enter) {
@@ -26,6 +33,74 @@ void IoGates::unlock_shared(uint64_t ino) {
   Gate& g = gate(ino);
   std::lock_guard<std::mutex> lock(g.mu);
   if (--g.shared == 0 && g.exclusive_waiting != 0) g.cv.notify_all();
+}
+
+void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache) {
+  Gate& g = gate(ino);
+  std::unique_lock<std::mutex> lock(g.mu);
+  auto older_write_inside = [&] {
+    if (read.unique == 0) return false;
+    for (const Seen& w : g.writes) {
+      if (w.ino == ino && w.span.unique < read.unique && overlap(w.span, read)) return true;
+    }
+    return false;
+  };
+  bool counted = false;
+  wait(g, lock, [&] {
+    bool ordered = !older_write_inside();
+    if (!ordered && !counted) {
+      counted = true;
+      ++g.order_waiting;
+    }
+    return ordered && !g.exclusive && g.exclusive_waiting == 0;
+  });
+  if (counted) --g.order_waiting;
+  ++g.shared;
+  if (read.unique == 0 || !fills_page_cache) return;
+  Seen& slot = g.reads[g.next_read];
+  g.forgotten_unique = std::max(g.forgotten_unique, slot.span.unique);
+  slot = Seen{ino, read};
+  g.next_read = (g.next_read + 1) % kRecentReads;
+}
+
+bool IoGates::filled_recently(const Gate& g, uint64_t ino, const IoSpan& write) {
+  if (write.unique == 0) return false;
+  if (g.forgotten_unique > write.unique) return true;
+  for (const Seen& r : g.reads) {
+    if (r.span.unique != 0 && r.ino == ino && overlap(r.span, write)) return true;
+  }
+  return false;
+}
+
+bool IoGates::lock_shared_write(uint64_t ino, const IoSpan& write) {
+  Gate& g = gate(ino);
+  std::unique_lock<std::mutex> lock(g.mu);
+  wait(g, lock, [&] { return !g.exclusive && g.exclusive_waiting == 0; });
+  if (filled_recently(g, ino, write)) return false;
+  ++g.shared;
+  if (write.unique != 0) g.writes.push_back(Seen{ino, write});
+  return true;
+}
+
+void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
+  Gate& g = gate(ino);
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (write.unique != 0) {
+    auto it = std::find_if(g.writes.begin(), g.writes.end(),
+                           [&](const Seen& w) { return w.ino == ino && w.span.unique == write.unique; });
+    if (it != g.writes.end()) {
+      *it = g.writes.back();
+      g.writes.pop_back();
+    }
+  }
+  --g.shared;
+  if ((g.shared == 0 && g.exclusive_waiting != 0) || g.order_waiting != 0) g.cv.notify_all();
+}
+
+bool IoGates::page_cache_holds(uint64_t ino, const IoSpan& write) {
+  Gate& g = gate(ino);
+  std::lock_guard<std::mutex> lock(g.mu);
+  return filled_recently(g, ino, write);
 }
 
 void IoGates::lock_exclusive(uint64_t ino) {

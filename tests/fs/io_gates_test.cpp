@@ -1,6 +1,11 @@
 // IoGates' before_wait hook: a worker about to wait at a gate first hands
 // on its staged IO (fuse.batch_requests), since that IO may hold the very
 // gate it waits for; a worker that enters at once does not.
+//
+// And the kernel's order (IoSpan): a read waits for an older overlapping
+// write inside, not for a newer one or one elsewhere; a write of bytes a
+// page-cache fill read recently is refused shared entry and told so, one
+// whose bytes only read(2) touched is not.
 #include "peregrine/fs/io_gates.h"
 
 #include <gtest/gtest.h>
@@ -63,6 +68,79 @@ TEST(IoGatesTest, SharedEntryThatMustWaitRunsTheHookFirst) {
   reader.join();
   EXPECT_TRUE(hook_first) << "waited at the gate without running the hook";
   EXPECT_TRUE(entered.load());
+}
+
+// A read the kernel sent after a write of the same bytes, run by another
+// worker that got to the gate first, must not answer with the bytes from
+// before the write.
+TEST(IoGatesTest, ReadWaitsForAnOlderOverlappingWriteInside) {
+  std::promise<void> hook_ran;
+  IoGates gates([&] { hook_ran.set_value(); });
+  const IoSpan write{10, 0, 8192};
+  ASSERT_TRUE(gates.lock_shared_write(3, write));
+  std::atomic<bool> entered{false};
+  std::thread reader([&] {
+    gates.lock_shared_read(3, IoSpan{12, 4096, 8192}, false);
+    entered = true;
+    gates.unlock_shared(3);
+  });
+  bool waited = hook_ran.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  EXPECT_TRUE(waited) << "the read did not wait for the older write";
+  EXPECT_FALSE(entered.load()) << "the read entered while an older write of its bytes was inside";
+  gates.unlock_shared_write(3, write);
+  reader.join();
+  EXPECT_TRUE(entered.load());
+}
+
+TEST(IoGatesTest, ReadPassesNewerWritesAndWritesOfOtherBytes) {
+  int hooks = 0;
+  IoGates gates([&] { ++hooks; });
+  const IoSpan newer{20, 0, 4096}, elsewhere{5, 65536, 69632}, other_file{6, 0, 4096}, unknown{0, 0, 4096};
+  ASSERT_TRUE(gates.lock_shared_write(3, newer));
+  ASSERT_TRUE(gates.lock_shared_write(3, elsewhere));
+  ASSERT_TRUE(gates.lock_shared_write(3 + 256, other_file));  // same stripe, another inode
+  ASSERT_TRUE(gates.lock_shared_write(3, unknown));
+  gates.lock_shared_read(3, IoSpan{15, 0, 8192}, false);
+  gates.unlock_shared(3);
+  EXPECT_EQ(hooks, 0) << "a read waited for a write it need not wait for";
+  gates.unlock_shared_write(3, newer);
+  gates.unlock_shared_write(3, elsewhere);
+  gates.unlock_shared_write(3 + 256, other_file);
+  gates.unlock_shared_write(3, unknown);
+}
+
+TEST(IoGatesTest, WriteOfBytesAPageCacheFillReadIsRefusedSharedEntry) {
+  IoGates gates;
+  gates.lock_shared_read(7, IoSpan{30, 0, 131072}, true);  // a fault's readahead
+  gates.unlock_shared(7);
+  gates.lock_shared_read(7, IoSpan{31, 262144, 266240}, false);  // read(2), direct
+  gates.unlock_shared(7);
+
+  // Older or newer than the fill: the kernel may have cached either way.
+  EXPECT_FALSE(gates.lock_shared_write(7, IoSpan{29, 4096, 8192}));
+  EXPECT_FALSE(gates.lock_shared_write(7, IoSpan{40, 126976, 131072}));
+  EXPECT_TRUE(gates.page_cache_holds(7, IoSpan{40, 0, 4096}));
+  // Bytes only read(2) read, bytes of another inode, a write of unknown order.
+  EXPECT_FALSE(gates.page_cache_holds(7, IoSpan{41, 262144, 266240}));
+  EXPECT_FALSE(gates.page_cache_holds(7 + 256, IoSpan{41, 0, 4096}));
+  EXPECT_FALSE(gates.page_cache_holds(7, IoSpan{0, 0, 4096}));
+  ASSERT_TRUE(gates.lock_shared_write(7, IoSpan{41, 262144, 266240}));
+  gates.unlock_shared_write(7, IoSpan{41, 262144, 266240});
+  // Refused entry left nothing behind: exclusive entry is free.
+  gates.lock_exclusive(7);
+  gates.unlock_exclusive(7);
+}
+
+// The ring of fills is small: a write older than a fill it forgot may
+// have been overtaken by it, and is told so.
+TEST(IoGatesTest, WriteOlderThanAForgottenFillIsToldThePageCacheMayHoldIt) {
+  IoGates gates;
+  for (uint64_t u = 100; u < 100 + 200; ++u) {
+    gates.lock_shared_read(8, IoSpan{u, u * 4096 + (1 << 30), u * 4096 + (1 << 30) + 4096}, true);
+    gates.unlock_shared(8);
+  }
+  EXPECT_TRUE(gates.page_cache_holds(8, IoSpan{150, 0, 4096}));
+  EXPECT_FALSE(gates.page_cache_holds(8, IoSpan{400, 0, 4096}));
 }
 
 }  // namespace

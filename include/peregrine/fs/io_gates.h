@@ -9,6 +9,22 @@
 // a gate, which only costs some waiting. Writers waiting for exclusive entry
 // hold off new shared entries, so truncate cannot starve.
 //
+// The gates also keep the kernel's page cache from holding bytes older
+// than a write the daemon answered. In fuse.cache=direct a shared mapping
+// still caches pages: the kernel writes dirty ones back before a write(2)
+// and drops them after, but a page filled by a read (1) newer than the
+// write that overtook it in the daemon (two workers or rings raced), or
+// (2) just before the write and dirtied by the mapping while the write is
+// in flight, is written back over the write's bytes (xfstests
+// generic/346). So: a read waits for every older overlapping write that
+// entered before it (IoSpan: the FUSE unique numbers requests in the order
+// the kernel sent them), and a write of bytes that a page-cache fill read
+// recently is told so, and stores its bytes into the page cache itself
+// before it answers (fs_write.cpp). Fills are remembered per stripe in a
+// small ring; a write older than a fill the ring forgot is told too: that
+// costs a store, never a lost write. read(2) in direct mode fills no page
+// and is not remembered.
+//
 // A thread that must wait first runs the before_wait hook, without any gate
 // held: a FUSE worker may still hold staged IO of its own that holds a gate
 // shared (fuse.batch_requests), and must hand it on or wait on itself.
@@ -22,8 +38,17 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <vector>
 
 namespace peregrine::fs {
+
+// A data request as the kernel sent it: its FUSE unique (0 when unknown:
+// such a request takes no part in ordering) and the file bytes it covers.
+struct IoSpan {
+  uint64_t unique = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+};
 
 class IoGates {
  public:
@@ -34,18 +59,43 @@ class IoGates {
   void lock_exclusive(uint64_t ino);
   void unlock_exclusive(uint64_t ino);
 
+  // A read enters shared after every older write of its bytes that
+  // entered with lock_shared_write has left; leave with unlock_shared.
+  void lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache);
+  // A block-aligned write enters shared and returns true, unless the page
+  // cache may hold its bytes (page_cache_holds): then it enters nothing and
+  // returns false, for the caller to take the exclusive path. Leave with
+  // unlock_shared_write.
+  bool lock_shared_write(uint64_t ino, const IoSpan& write);
+  void unlock_shared_write(uint64_t ino, const IoSpan& write);
+  // Whether a page-cache fill of bytes of `write` entered recently (or may
+  // have, newer than the write: the ring forgot it). For a writer that
+  // holds the gate exclusively, when every such fill has answered.
+  bool page_cache_holds(uint64_t ino, const IoSpan& write);
+
  private:
   static constexpr int kStripes = 256;
+  static constexpr int kRecentReads = 64;
+  struct Seen {
+    uint64_t ino = 0;
+    IoSpan span;
+  };
   struct Gate {
     std::mutex mu;
     std::condition_variable cv;
     uint32_t shared = 0;             // GUARDED_BY(mu)
     bool exclusive = false;          // GUARDED_BY(mu)
     uint32_t exclusive_waiting = 0;  // GUARDED_BY(mu)
+    uint32_t order_waiting = 0;      // GUARDED_BY(mu): reads waiting for older writes
+    std::vector<Seen> writes;        // GUARDED_BY(mu): aligned writes inside, by unique
+    Seen reads[kRecentReads];        // GUARDED_BY(mu): the newest page-cache fills that entered
+    uint32_t next_read = 0;          // GUARDED_BY(mu)
+    uint64_t forgotten_unique = 0;   // GUARDED_BY(mu): newest unique the ring dropped
   };
   Gate& gate(uint64_t ino) { return gates_[ino % kStripes]; }
   template <typename MayEnter>
   void wait(Gate& g, std::unique_lock<std::mutex>& lock, MayEnter may_enter);
+  static bool filled_recently(const Gate& g, uint64_t ino, const IoSpan& write);
 
   const std::function<void()> before_wait_;
   Gate gates_[kStripes];

@@ -96,6 +96,9 @@ class FuseRing {
   // The unique libfuse sees for an entry's request: replies to it come back
   // through reply(). Bit 63 is never set in the kernel's own uniques.
   static constexpr uint64_t kTokenBit = uint64_t{1} << 63;
+  // The kernel's unique of the request `entry` holds, until it is answered
+  // (the header handed on carries the token instead).
+  uint64_t kernel_unique(uint32_t entry) const { return unique_[entry]; }
   uint64_t unique_token(uint32_t entry) const { return kTokenBit | (uint64_t{shape_.qid} << 32) | entry; }
   static bool is_token(uint64_t unique) { return (unique & kTokenBit) != 0; }
   static uint16_t token_qid(uint64_t unique) { return static_cast<uint16_t>((unique >> 32) & 0xffff); }
@@ -144,8 +147,11 @@ class FuseRing {
   uint64_t wake_value_ = 0;  // the eventfd read's buffer (ring thread)
   iovec* register_iov_ = nullptr;  // two per entry, alive while registered
 
+  // The kernel's unique of each entry's request: written by the ring
+  // thread; also read, through kernel_unique(), by a blocking-op thread
+  // running the request (the hand-over's lock orders the two).
+  std::vector<uint64_t> unique_;
   // Ring thread only.
-  std::vector<uint64_t> unique_;  // the kernel's unique of each entry's request
   std::vector<uint32_t> local_commits_;
   bool logged_error_ = false;
   RingPlacement placement_;

@@ -50,6 +50,7 @@ inline constexpr uint32_t kOpenParallelDirectWrites = 1u << 6;
 
 // Under FUSE_HANDLE_KILLPRIV_V2, the kernel's marks for "the caller lacks
 // CAP_FSETID: remove suid/sgid as the VFS would".
+inline constexpr uint32_t kWriteCache = 1u << 0;         // WriteIn.write_flags: page-cache writeback
 inline constexpr uint32_t kWriteKillSuidgid = 1u << 2;   // WriteIn.write_flags
 inline constexpr uint32_t kFattrKillSuidgid = 1u << 11;  // SetattrIn.valid (truncate)
 inline constexpr uint32_t kOpenKillSuidgid = 1u << 0;    // OpenIn / CreateIn .open_flags (O_TRUNC)
@@ -111,6 +112,19 @@ struct InitOut {
 };
 static_assert(sizeof(InitOut) == 64);
 static_assert(offsetof(InitOut, flags2) == 32);
+
+// fuse_read_in. The kernel names a lock owner on every read it sends for
+// read(2) on a direct-IO file and on none it sends to fill its page cache.
+inline constexpr uint32_t kReadLockOwner = 1u << 1;  // ReadIn.read_flags
+struct ReadIn {
+  uint64_t fh;
+  uint64_t offset;
+  uint32_t size;
+  uint32_t read_flags;
+  uint64_t lock_owner;
+  uint32_t flags;
+  uint32_t padding;
+};
 
 struct WriteIn {
   uint64_t fh;

@@ -22,10 +22,19 @@ void mark_request(void* buf, size_t n) {
   wire::InHeader in;
   if (n >= sizeof in) {
     std::memcpy(&in, buf, sizeof in);
+    m.unique = in.unique;
     switch (in.opcode) {
       case wire::kOpWrite: {
         wire::WriteIn w;
-        m.kill_suidgid = first_arg(buf, n, &w) && (w.write_flags & wire::kWriteKillSuidgid) != 0;
+        if (first_arg(buf, n, &w)) {
+          m.kill_suidgid = (w.write_flags & wire::kWriteKillSuidgid) != 0;
+          m.from_page_cache = (w.write_flags & wire::kWriteCache) != 0;
+        }
+        break;
+      }
+      case wire::kOpRead: {
+        wire::ReadIn r;
+        m.fills_page_cache = first_arg(buf, n, &r) && (r.read_flags & wire::kReadLockOwner) == 0;
         break;
       }
       case wire::kOpSetattr: {

@@ -20,6 +20,18 @@
 namespace peregrine::fs {
 
 struct RequestMarks {
+  // The kernel's number for the request: the order in which it sent them
+  // (io_gates.h). The io-uring transport sets it from its ring entry, as
+  // the header then carries the entry's token.
+  uint64_t unique = 0;
+  // WRITE of pages from the kernel's page cache (FUSE_WRITE_CACHE): the
+  // kernel holds those pages (writeback, or locked to launder them) until
+  // the reply, so such a write takes no part in read/write ordering.
+  bool from_page_cache = false;
+  // READ that fills the kernel's page cache (a fault of a mapping,
+  // readahead, or any read with fuse.cache=writeback), not a read(2) the
+  // kernel passes straight through.
+  bool fills_page_cache = false;
   // WRITE, SETATTR with a size, OPEN with O_TRUNC: the caller lacks
   // CAP_FSETID and the file's suid/sgid bits must go as the VFS would
   // remove them (FUSE_HANDLE_KILLPRIV_V2).

@@ -128,6 +128,12 @@ ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
 
 void UringTransport::run_inline(const fuse_buf& buf, bool data) {
   mark_request(buf.mem, buf.size);
+  wire::InHeader in;
+  std::memcpy(&in, buf.mem, sizeof in);
+  const uint16_t q = FuseRing::token_qid(in.unique);
+  tls_request_marks.unique = FuseRing::is_token(in.unique) && q < rings_.size()
+                                 ? rings_[q]->kernel_unique(FuseRing::token_entry(in.unique))
+                                 : 0;
   host_.set_may_stay_staged(data);
   fuse_session_process_buf(se_, &buf);
   host_.set_may_stay_staged(false);
