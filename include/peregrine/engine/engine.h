@@ -1,6 +1,6 @@
 // Engine: serves volume Requests on N member drives, per drive.
 //
-// Data path (per_drive scheduler, DESIGN.md section 2): a submitting thread
+// Data path (per_drive scheduler, docs/design.md section 2.1): a submitting thread
 // owns a Submitter. add() splits each request at stripe-unit boundaries into
 // sub-IOs and sorts them into per-drive plug lists; unplug() (explicit, or
 // when the batch reaches the high watermark) pushes each drive's share into
