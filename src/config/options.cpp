@@ -7,7 +7,7 @@
 //   except the low watermark, see its doc text;
 // - pressure points bound the per-drive backlog (Falcon section 5);
 // - FUSE worker count and max_background come from the facts measured on
-//   these machines in DESIGN.md section 6.
+//   these machines in docs/design.md section 6.
 #include <string>
 
 #include "peregrine/config/options.h"
@@ -118,7 +118,7 @@ std::vector<Option> build_options() {
                  "thread that serves inline also completes what a memory-backed member "
                  "finished at once, between requests. Measured through FUSE on tmpfs "
                  "members: 1 context switch per IO instead of 2.2-3.3 and 1.4-1.6x the IOPS "
-                 "at QD 1, 1.1-1.3x at QD 32-128 on io-uring (docs/performance.md). Drives "
+                 "at QD 1, 1.1-1.3x at QD 32-128 on io-uring (docs/performance-history.md). Drives "
                  "with latency go to their drive threads once the volume has the low "
                  "watermark outstanding. Turn it off to measure the hand-off alone.",
           .store = [](Settings& s, const Value& v) { s.engine.inline_dispatch = flag(v); },
@@ -197,7 +197,7 @@ std::vector<Option> build_options() {
                  "threads. One thread per member keeps each drive's work apart, but when members "
                  "outnumber CPUs each of those threads sleeps and wakes for nearly every "
                  "completion; a thread serving several members finds their completions together "
-                 "(docs/performance.md, \"Drive threads\"). Set it to the member count for "
+                 "(docs/performance-history.md, \"Drive threads\"). Set it to the member count for "
                  "one thread per member.",
           .store = [](Settings& s, const Value& v) { s.drive.threads = auto_u32(v); },
           .load = [](const Settings& s) { return from_auto(s.drive.threads); },
@@ -252,7 +252,7 @@ std::vector<Option> build_options() {
           .doc = "Let a kernel thread poll each ring's submission queue (IORING_SETUP_SQPOLL): "
                  "saves the submit system call but keeps a CPU busy per ring. Off by default: "
                  "on a machine with few cores the poller steals the CPU the drive threads need "
-                 "(docs/performance.md). Members on tmpfs or ramfs do their IO inline "
+                 "(docs/performance-history.md). Members on tmpfs or ramfs do their IO inline "
                  "(copy_inline_on_tmpfs), so a poller there has nothing to submit.",
           .store = [](Settings& s, const Value& v) { s.io_uring.sqpoll = flag(v); },
           .load = [](const Settings& s) { return Value(s.io_uring.sqpoll); },
@@ -276,7 +276,7 @@ std::vector<Option> build_options() {
                  "preadv/pwritev instead of through the ring. Such files cannot take non-blocking IO, "
                  "so io_uring hands every IO to a kernel worker thread and back, two context switches "
                  "for a memory copy; copying inline measured 13% more 4 KiB IOPS through the mount "
-                 "(docs/performance.md). Block devices and files on disk filesystems always use the ring.",
+                 "(docs/performance-history.md). Block devices and files on disk filesystems always use the ring.",
           .store = [](Settings& s, const Value& v) { s.io_uring.copy_inline_on_tmpfs = flag(v); },
           .load = [](const Settings& s) { return Value(s.io_uring.copy_inline_on_tmpfs); },
       },
@@ -291,7 +291,7 @@ std::vector<Option> build_options() {
           .doc = "FUSE worker threads, each with its own cloned /dev/fuse descriptor. Workers "
                  "never wait for IO (the drive threads do), so few are needed: on a 2-core "
                  "machine, 2 workers gave 91-102K 4 KiB random-read IOPS at QD 128 where 4 "
-                 "gave 85K (docs/performance.md). Raise it on machines with more cores.",
+                 "gave 85K (docs/performance-history.md). Raise it on machines with more cores.",
           .store = [](Settings& s, const Value& v) { s.fuse.workers = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.workers}); },
       },
@@ -356,7 +356,7 @@ std::vector<Option> build_options() {
                  "file's IO gate or for IO of its own. On a quieter volume each request is "
                  "handed on at once, so a lone request does not pay for the extra check. "
                  "Measured on 2 cores, tmpfs members, QD 128: about 2% more IOPS, within this "
-                 "machine's noise (docs/performance.md).",
+                 "machine's noise (docs/performance-history.md).",
           .store = [](Settings& s, const Value& v) { s.fuse.batch_requests = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.batch_requests); },
       },
@@ -370,7 +370,7 @@ std::vector<Option> build_options() {
                  "fsync, locks, an IO gate or synchronous IO; when requests queue behind the one "
                  "it took it calls an idle worker to help. With every worker sleeping in read(), "
                  "each request that arrives alone wakes a worker of its own. Measured on 2 cores, "
-                 "4 members (docs/performance.md): two application threads +10% to +30% IOPS "
+                 "4 members (docs/performance-history.md): two application threads +10% to +30% IOPS "
                  "(files on disk, shaped). On a quiet volume (metadata, memory members, whose "
                  "requests the worker answers itself) every worker reads: one worker alone there "
                  "halved the QD 1 IOPS and the stat rate of one application thread on a virtual "
@@ -387,7 +387,7 @@ std::vector<Option> build_options() {
           .max = 65535,
           .doc = "Most asynchronous requests (async direct IO, readahead) the kernel keeps "
                  "outstanding to the daemon. The kernel's default of 12 costs about 20% at depth "
-                 "(measured, DESIGN.md section 6); 256 covers an application at queue depth 256.",
+                 "(measured, docs/design.md section 6); 256 covers an application at queue depth 256.",
           .store = [](Settings& s, const Value& v) { s.fuse.max_background = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.max_background}); },
       },

@@ -15,19 +15,22 @@
 //   scheduler) to take tags and dispatch its own batch.
 // - queued_ and outstanding_ are atomics shared by all; the thread's
 //   sleeping flag is shared with the other drives of the same thread.
+// - The GUARDED_BY / REQUIRES / EXCLUDES annotations state these rules for
+//   the compiler (util/thread_annotations.h): the clang build checks them.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "peregrine/backend/completion_waker.h"
 #include "peregrine/backend/device_queue.h"
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/engine/engine_config.h"
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 #include "sub_io.h"
 
 namespace peregrine {
@@ -60,15 +63,15 @@ class Drive {
 
   // Drive thread: one round under the dispatch lock — reap and complete,
   // take in what submitters queued, sort, merge, dispatch, submit.
-  void run_round();
+  void run_round() EXCLUDES(dispatch_mutex_);
   // Drive thread, after it has set the sleeping flag: whether this drive
   // lets it sleep (nothing queued since the round, nothing to reap).
   // Lowers `deadline_ns` to when the device needs looking at again.
-  bool may_sleep(uint64_t& deadline_ns);
+  bool may_sleep(uint64_t& deadline_ns) EXCLUDES(dispatch_mutex_);
   // Drive thread: stopping, and nothing queued or in flight.
   bool finished() const;
   // Drive thread, on its way out: the final counters for stats().
-  void publish_final();
+  void publish_final() EXCLUDES(dispatch_mutex_);
 
   // Submitter side, per-drive scheduler. Blocks at the high pressure point.
   void push(uint32_t slot, SubIo* const* items, size_t n);
@@ -76,19 +79,21 @@ class Drive {
   // the tags for it; returns false (and does nothing) otherwise. With
   // `caller_completes`, IO the device finished inside start() does not
   // wake the drive thread: the caller must call complete_inline() next.
-  bool try_dispatch_inline(SubIo* const* items, size_t n, bool caller_completes);
+  bool try_dispatch_inline(SubIo* const* items, size_t n, bool caller_completes) EXCLUDES(dispatch_mutex_);
   // Reaps what the device has finished and runs the callbacks on the
   // calling thread (Submitter::Completions::here).
-  void complete_inline();
+  void complete_inline() EXCLUDES(dispatch_mutex_);
 
   // Submitter side, per-volume scheduler: tags taken at plug time.
-  bool try_acquire_tag(uint32_t* tag);
-  void wait_for_tag();
+  bool try_acquire_tag(uint32_t* tag) EXCLUDES(dispatch_mutex_);
+  void wait_for_tag() EXCLUDES(dispatch_mutex_);
+  // A tag between try_acquire_tag() and dispatch_tags() is the caller's
+  // alone: these two touch its slot without the dispatch lock.
   void bind_tag(uint32_t tag, SubIo* chain_head);
   SubIo* tag_chain(uint32_t tag);
-  void dispatch_tags(const uint32_t* tags, size_t n);
+  void dispatch_tags(const uint32_t* tags, size_t n) EXCLUDES(dispatch_mutex_);
 
-  DriveStats stats() const;
+  DriveStats stats() const EXCLUDES(stats_mutex_);
 
  private:
   struct TagSlot {
@@ -102,25 +107,23 @@ class Drive {
     std::vector<iovec> iov;
   };
 
-  // All below: REQUIRES dispatch_mutex_ held.
-  size_t drain_inboxes();
-  void merge_into_backlog(SubIo* const* items, size_t n);
-  void dispatch_backlog(uint64_t now);
-  void wake_for_inline_completions();  // submitter side, dispatch lock held
-  void start_io(uint32_t tag, SubIo* head, uint64_t now);
+  size_t drain_inboxes() REQUIRES(dispatch_mutex_);
+  void merge_into_backlog(SubIo* const* items, size_t n) REQUIRES(dispatch_mutex_);
+  void dispatch_backlog(uint64_t now) REQUIRES(dispatch_mutex_);
+  void wake_for_inline_completions() REQUIRES(dispatch_mutex_);  // submitter side
+  void start_io(uint32_t tag, SubIo* head, uint64_t now) REQUIRES(dispatch_mutex_);
   // finished_inline_only: DeviceQueue::reap_finished_inline (submitters).
-  size_t reap_and_complete(bool finished_inline_only = false);
-  void complete(const DeviceCompletion& c, uint64_t now);
-  void finish_chain(SubIo* head, int error);
-  void retry_unmerged(SubIo* head);
-  void publish_stats(bool force);
+  size_t reap_and_complete(bool finished_inline_only = false) REQUIRES(dispatch_mutex_);
+  void complete(const DeviceCompletion& c, uint64_t now) REQUIRES(dispatch_mutex_);
+  void finish_chain(SubIo* head, int error) REQUIRES(dispatch_mutex_);
+  void retry_unmerged(SubIo* head) REQUIRES(dispatch_mutex_);
+  void publish_stats(bool force) REQUIRES(dispatch_mutex_) EXCLUDES(stats_mutex_);
   bool inboxes_empty() const;
-  void release_pressure();
+  void release_pressure() EXCLUDES(pressure_mutex_);
 
   const uint32_t index_;
   const EngineConfig& config_;
-  const uint32_t queue_depth_;
-  std::unique_ptr<DeviceQueue> device_;
+  const std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
   DriveThreadSleep* sleep_ = nullptr;  // set by attach()
 
   // Hand-off: inbox_[slot] is written by that slot's submitter only.
@@ -133,28 +136,27 @@ class Drive {
   std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device
   std::atomic<uint64_t> pressure_waits_{0};
   std::atomic<uint32_t> pressure_waiters_{0};
-  std::mutex pressure_mutex_;
+  Mutex pressure_mutex_;  // guards nothing: pressure_cv_'s mutex (the state is atomic)
   std::condition_variable pressure_cv_;
   std::atomic<uint32_t> tag_waiters_{0};
   std::condition_variable tag_cv_;  // with dispatch_mutex_
 
-  std::mutex dispatch_mutex_;
-  // GUARDED_BY(dispatch_mutex_):
-  std::vector<TagSlot> tags_;
-  std::vector<uint32_t> free_tags_;
-  SubIo* backlog_head_ = nullptr;
-  SubIo* backlog_tail_ = nullptr;
-  uint64_t backlog_ios_ = 0;
-  uint64_t seq_ = 0;
-  uint64_t in_flight_ios_ = 0;
-  std::vector<SubIo*> incoming_;
-  std::vector<DeviceCompletion> completions_;
-  DriveStats counters_;
-  uint64_t last_publish_ns_ = 0;
-  bool dirty_ = false;
+  Mutex dispatch_mutex_;
+  std::vector<TagSlot> tags_ GUARDED_BY(dispatch_mutex_);  // a slot: see bind_tag()
+  std::vector<uint32_t> free_tags_ GUARDED_BY(dispatch_mutex_);
+  SubIo* backlog_head_ GUARDED_BY(dispatch_mutex_) = nullptr;
+  SubIo* backlog_tail_ GUARDED_BY(dispatch_mutex_) = nullptr;
+  uint64_t backlog_ios_ GUARDED_BY(dispatch_mutex_) = 0;
+  uint64_t seq_ GUARDED_BY(dispatch_mutex_) = 0;
+  uint64_t in_flight_ios_ GUARDED_BY(dispatch_mutex_) = 0;
+  std::vector<SubIo*> incoming_ GUARDED_BY(dispatch_mutex_);
+  std::vector<DeviceCompletion> completions_ GUARDED_BY(dispatch_mutex_);
+  DriveStats counters_ GUARDED_BY(dispatch_mutex_);
+  uint64_t last_publish_ns_ GUARDED_BY(dispatch_mutex_) = 0;
+  bool dirty_ GUARDED_BY(dispatch_mutex_) = false;
 
-  mutable std::mutex stats_mutex_;
-  DriveStats published_;  // GUARDED_BY(stats_mutex_)
+  mutable Mutex stats_mutex_;
+  DriveStats published_ GUARDED_BY(stats_mutex_);
 };
 
 }  // namespace peregrine

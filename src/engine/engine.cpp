@@ -95,7 +95,7 @@ Engine::~Engine() {
 }
 
 Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
-  std::lock_guard<std::mutex> lock(slots_mutex_);
+  MutexLock lock(slots_mutex_);
   for (auto& slot : slots_) {
     bool expected = false;
     if (slot->in_use.compare_exchange_strong(expected, true)) {

@@ -10,35 +10,39 @@ bool overlap(const IoSpan& a, const IoSpan& b) { return a.start < b.end && b.sta
 }  // namespace
 
 template <typename MayEnter>
-void IoGates::wait(Gate& g, std::unique_lock<std::mutex>& lock, MayEnter may_enter) {
+void IoGates::wait(Gate& g, MutexLock& lock, MayEnter may_enter) {
   if (may_enter()) return;
   if (before_wait_) {
     // Unlocked: handing staged IO on can block at a drive's pressure point
     // until the drive thread completes IO, and completing IO unlocks gates.
-    lock.unlock();
+    g.mu.unlock();
     before_wait_();
-    lock.lock();
+    g.mu.lock();
   }
-  g.cv.wait(lock, may_enter);
+  lock.wait(g.cv, may_enter);
 }
 
 void IoGates::lock_shared(uint64_t ino) {
   Gate& g = gate(ino);
-  std::unique_lock<std::mutex> lock(g.mu);
-  wait(g, lock, [&] { return !g.exclusive && g.exclusive_waiting == 0; });
+  MutexLock lock(g.mu);
+  wait(g, lock, [&] {
+    g.mu.assert_held();  // wait() calls it with the gate's mutex held
+    return !g.exclusive && g.exclusive_waiting == 0;
+  });
   ++g.shared;
 }
 
 void IoGates::unlock_shared(uint64_t ino) {
   Gate& g = gate(ino);
-  std::lock_guard<std::mutex> lock(g.mu);
+  MutexLock lock(g.mu);
   if (--g.shared == 0 && g.exclusive_waiting != 0) g.cv.notify_all();
 }
 
 void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache) {
   Gate& g = gate(ino);
-  std::unique_lock<std::mutex> lock(g.mu);
+  MutexLock lock(g.mu);
   auto older_write_inside = [&] {
+    g.mu.assert_held();  // called from wait()'s predicate
     if (read.unique == 0) return false;
     for (const Seen& w : g.writes) {
       if (w.ino == ino && w.span.unique < read.unique && overlap(w.span, read)) return true;
@@ -47,6 +51,7 @@ void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page
   };
   bool counted = false;
   wait(g, lock, [&] {
+    g.mu.assert_held();  // wait() calls it with the gate's mutex held
     bool ordered = !older_write_inside();
     if (!ordered && !counted) {
       counted = true;
@@ -74,8 +79,11 @@ bool IoGates::filled_recently(const Gate& g, uint64_t ino, const IoSpan& write) 
 
 bool IoGates::lock_shared_write(uint64_t ino, const IoSpan& write) {
   Gate& g = gate(ino);
-  std::unique_lock<std::mutex> lock(g.mu);
-  wait(g, lock, [&] { return !g.exclusive && g.exclusive_waiting == 0; });
+  MutexLock lock(g.mu);
+  wait(g, lock, [&] {
+    g.mu.assert_held();  // wait() calls it with the gate's mutex held
+    return !g.exclusive && g.exclusive_waiting == 0;
+  });
   if (filled_recently(g, ino, write)) return false;
   ++g.shared;
   if (write.unique != 0) g.writes.push_back(Seen{ino, write});
@@ -84,7 +92,7 @@ bool IoGates::lock_shared_write(uint64_t ino, const IoSpan& write) {
 
 void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
   Gate& g = gate(ino);
-  std::lock_guard<std::mutex> lock(g.mu);
+  MutexLock lock(g.mu);
   if (write.unique != 0) {
     auto it = std::find_if(g.writes.begin(), g.writes.end(),
                            [&](const Seen& w) { return w.ino == ino && w.span.unique == write.unique; });
@@ -99,22 +107,25 @@ void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
 
 bool IoGates::page_cache_holds(uint64_t ino, const IoSpan& write) {
   Gate& g = gate(ino);
-  std::lock_guard<std::mutex> lock(g.mu);
+  MutexLock lock(g.mu);
   return filled_recently(g, ino, write);
 }
 
 void IoGates::lock_exclusive(uint64_t ino) {
   Gate& g = gate(ino);
-  std::unique_lock<std::mutex> lock(g.mu);
+  MutexLock lock(g.mu);
   ++g.exclusive_waiting;
-  wait(g, lock, [&] { return !g.exclusive && g.shared == 0; });
+  wait(g, lock, [&] {
+    g.mu.assert_held();  // wait() calls it with the gate's mutex held
+    return !g.exclusive && g.shared == 0;
+  });
   --g.exclusive_waiting;
   g.exclusive = true;
 }
 
 void IoGates::unlock_exclusive(uint64_t ino) {
   Gate& g = gate(ino);
-  std::lock_guard<std::mutex> lock(g.mu);
+  MutexLock lock(g.mu);
   g.exclusive = false;
   g.cv.notify_all();
 }

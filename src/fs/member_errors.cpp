@@ -27,7 +27,7 @@ std::string MemberErrorLog::describe(const IoErrorReport& r, const std::string& 
 void MemberErrorLog::report(const IoErrorReport& r) {
   std::string line = describe(r, r.drive < names_.size() ? names_[r.drive] : std::string("?"));
   if (r.op != IoOp::read) {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     last_write_failure_ = line;
   }
   uint64_t n = r.drive < members_ ? counts_[r.drive].fetch_add(1) + 1 : 1;
@@ -39,7 +39,7 @@ void MemberErrorLog::report(const IoErrorReport& r) {
 }
 
 std::string MemberErrorLog::last_write_failure() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return last_write_failure_;
 }
 

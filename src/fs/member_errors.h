@@ -13,11 +13,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "peregrine/engine/engine_config.h"
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine::fs {
 
@@ -31,10 +32,10 @@ class MemberErrorLog {
   // The members' paths in index order; set once, before any IO.
   void set_names(std::vector<std::string> names) { names_ = std::move(names); }
 
-  void report(const IoErrorReport& r);
+  void report(const IoErrorReport& r) EXCLUDES(mu_);
   // "member PATH (index I): write at member offset N: Input/output error",
   // or "" when no write or flush has failed.
-  std::string last_write_failure() const;
+  std::string last_write_failure() const EXCLUDES(mu_);
 
   static std::string describe(const IoErrorReport& r, const std::string& name);
 
@@ -43,8 +44,8 @@ class MemberErrorLog {
   const uint32_t members_;
   LogFn log_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;
-  mutable std::mutex mu_;
-  std::string last_write_failure_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::string last_write_failure_ GUARDED_BY(mu_);
 };
 
 }  // namespace peregrine::fs

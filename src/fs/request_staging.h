@@ -1,5 +1,5 @@
-// Batching IO across FUSE requests (fuse.batch_requests, DESIGN.md section
-// 2): the worker's reads and writes leave their sub-IOs staged while the
+// Batching IO across FUSE requests (fuse.batch_requests, docs/design.md
+// section 2.5): the worker's reads and writes leave their sub-IOs staged while the
 // volume is busy, and the request reader (request_reader.h) hands them on
 // before the worker could sleep. Internal to src/fs.
 //

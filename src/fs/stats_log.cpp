@@ -66,7 +66,7 @@ StatsLog::StatsLog(const Engine& engine, uint32_t interval_s, std::function<void
 
 StatsLog::~StatsLog() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -82,10 +82,14 @@ std::vector<DriveStats> StatsLog::snapshot() const {
 void StatsLog::run() {
   std::vector<DriveStats> before = snapshot();
   uint64_t before_ns = monotonic_ns();
-  std::unique_lock<std::mutex> lock(mu_);
+  auto stopping = [this] {
+    mu_.assert_held();  // a wait predicate: runs under lock
+    return stop_;
+  };
+  MutexLock lock(mu_);
   for (;;) {
     // A timed wait is the point here (a clock, not a hand-off); stop_ ends it early.
-    if (cv_.wait_for(lock, std::chrono::seconds(interval_s_), [this] { return stop_; })) return;
+    if (lock.wait_for(cv_, std::chrono::seconds(interval_s_), stopping)) return;
     lock.unlock();
     std::vector<DriveStats> after = snapshot();
     uint64_t now = monotonic_ns();

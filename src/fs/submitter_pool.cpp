@@ -22,7 +22,7 @@ SubmitterPool::~SubmitterPool() {
 }
 
 Submitter* SubmitterPool::acquire() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!free_.empty()) {
     Submitter* s = free_.back();
     free_.pop_back();
@@ -36,7 +36,7 @@ Submitter* SubmitterPool::acquire() {
 
 void SubmitterPool::release(Submitter* s) {
   s->unplug();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   free_.push_back(s);
 }
 

@@ -66,7 +66,7 @@ void Allocator::take(uint64_t off, uint64_t len) {
 }
 
 bool Allocator::mark_used(uint64_t off, uint64_t len) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   if (len == 0) return true;
   auto it = by_off_.upper_bound(off);
   if (it == by_off_.begin()) return false;
@@ -116,7 +116,7 @@ void Allocator::drop_reservation_locked(Ino owner) {
 }
 
 int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolRange>* out) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   len = round_up(len, kBlockSize);
   if (len == 0) return 0;
   uint64_t own = 0;
@@ -210,18 +210,18 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
 }
 
 void Allocator::free_now(VolRange r) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   insert_free(r.off, r.len);
 }
 
 void Allocator::free_deferred(uint64_t lsn, VolRange r) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   deferred_.push_back({lsn, r});
   deferred_bytes_ += r.len;
 }
 
 void Allocator::release_durable(uint64_t durable_lsn) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   while (!deferred_.empty() && deferred_.front().first <= durable_lsn) {
     insert_free(deferred_.front().second.off, deferred_.front().second.len);
     deferred_bytes_ -= deferred_.front().second.len;
@@ -230,27 +230,27 @@ void Allocator::release_durable(uint64_t durable_lsn) {
 }
 
 void Allocator::drop_reservation(Ino owner) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   drop_reservation_locked(owner);
 }
 
 void Allocator::drop_all_reservations() {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   while (!reserved_.empty()) drop_reservation_locked(reserved_.begin()->first);
 }
 
 uint64_t Allocator::free_bytes() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return free_ + reserved_bytes_ + deferred_bytes_;
 }
 
 uint64_t Allocator::deferred_bytes() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return deferred_bytes_;
 }
 
 std::map<uint64_t, uint64_t> Allocator::free_map() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   std::map<uint64_t, uint64_t> m = by_off_;
   auto add = [&m](uint64_t off, uint64_t len) {
     auto next = m.lower_bound(off);

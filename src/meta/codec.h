@@ -1,5 +1,6 @@
-// Little-endian byte writer/reader used by journal and checkpoint encoding.
-// The reader checks every bound and latches failure. Single-thread values.
+// Little-endian byte writer/reader used by journal and checkpoint encoding
+// (the byte order itself: util/little_endian.h). The reader checks every
+// bound and latches failure. Single-thread values.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "peregrine/util/little_endian.h"
 
 namespace peregrine::meta::codec {
 
@@ -25,7 +28,9 @@ class Writer {
 
  private:
   void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    std::byte b[8];
+    put_le(b, 0, v, n);
+    out_->append(reinterpret_cast<const char*>(b), static_cast<size_t>(n));
   }
   std::string* out_;
 };
@@ -59,8 +64,7 @@ class Reader {
   }
   uint64_t le(int n) {
     if (!need(n)) return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(b_[pos_ + i]) << (8 * i);
+    uint64_t v = get_le(b_, pos_, n);
     pos_ += n;
     return v;
   }
@@ -69,21 +73,10 @@ class Reader {
   bool ok_ = true;
 };
 
-inline void put_le32(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
-}
-inline void put_le64(std::byte* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
-}
-inline uint32_t get_le32(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-  return v;
-}
-inline uint64_t get_le64(const std::byte* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
+// At a raw position (a field patched in place, e.g. a checksum).
+inline void put_le32(std::byte* p, uint32_t v) { peregrine::put_le32(std::span<std::byte>(p, 4), 0, v); }
+inline void put_le64(std::byte* p, uint64_t v) { peregrine::put_le64(std::span<std::byte>(p, 8), 0, v); }
+inline uint32_t get_le32(const std::byte* p) { return peregrine::get_le32(std::span<const std::byte>(p, 4), 0); }
+inline uint64_t get_le64(const std::byte* p) { return peregrine::get_le64(std::span<const std::byte>(p, 8), 0); }
 
 }  // namespace peregrine::meta::codec

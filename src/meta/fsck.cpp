@@ -123,6 +123,22 @@ struct Ctx {
     d.ino = ino;
     apply(d);
   }
+  void del_entry(Ino dir, const std::string& name) {
+    Delta d;
+    d.type = DeltaType::kDirentDel;
+    d.ino = dir;
+    d.name = name;
+    apply(d);
+  }
+  void put_entry(Ino dir, Ino child, uint64_t cookie, const std::string& name) {
+    Delta d;
+    d.type = DeltaType::kDirentPut;
+    d.ino = dir;
+    d.child = child;
+    d.a = cookie;
+    d.name = name;
+    apply(d);
+  }
 };
 
 std::string ino_s(Ino i) { return "inode " + std::to_string(i); }
@@ -174,24 +190,28 @@ void check_acls(Ctx& c) {
   }
 }
 
-}  // namespace
-
-void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
-  Ctx c{m, g, repair, report};
-
-  // 0. The inode counter must be past every inode (new inodes, including
-  //    lost+found below, take their number from it).
-  if (!m.inodes.empty()) {
-    const Ino max_ino = m.sorted_inos().back();
-    if (max_ino >= m.next_ino) {
-      c.problem("inode counter " + std::to_string(m.next_ino) + " is not past " + ino_s(max_ino), true);
-      m.next_ino = max_ino + 1;
-    }
+// 0. The inode counter must be past every inode (new inodes, including
+//    lost+found below, take their number from it).
+void check_inode_counter(Ctx& c) {
+  Model& m = c.m;
+  if (m.inodes.empty()) return;
+  const Ino max_ino = m.sorted_inos().back();
+  if (max_ino >= m.next_ino) {
+    c.problem("inode counter " + std::to_string(m.next_ino) + " is not past " + ino_s(max_ino), true);
+    m.next_ino = max_ino + 1;
   }
+}
 
-  // 1. Entries that name missing inodes; directories with several names.
-  std::map<Ino, uint32_t> refs;  // names per inode
-  std::map<Ino, Ino> dir_parent;
+// What step 1 leaves for the steps after it.
+struct Names {
+  std::map<Ino, uint32_t> refs;   // names per inode
+  std::map<Ino, Ino> dir_parent;  // the directory holding each directory's one name
+};
+
+// 1. Entries that name missing inodes; directories with several names.
+Names check_entries(Ctx& c) {
+  Model& m = c.m;
+  Names n;
   for (Ino ino : m.sorted_inos()) {
     Inode* in = m.find(ino);
     if (!in->dir) continue;
@@ -204,37 +224,35 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
       if (!cin || child == kRootIno) {
         c.problem("entry '" + name + "' in directory " + std::to_string(ino) + " names missing " + ino_s(child), true);
         drop = true;
-      } else if (cin->dir && dir_parent.count(child)) {
+      } else if (cin->dir && n.dir_parent.count(child)) {
         c.problem("directory " + std::to_string(child) + " has a second name '" + name + "' in directory " +
                       std::to_string(ino),
                   true);
         drop = true;
       }
       if (drop) {
-        if (repair) {
-          Delta d;
-          d.type = DeltaType::kDirentDel;
-          d.ino = ino;
-          d.name = name;
-          c.apply(d);
-        }
+        if (c.repair) c.del_entry(ino, name);
         continue;
       }
-      ++refs[child];
-      if (cin->dir) dir_parent[child] = ino;
+      ++n.refs[child];
+      if (cin->dir) n.dir_parent[child] = ino;
     }
   }
+  return n;
+}
 
-  // 2. Orphan list: unlinked-while-open inodes (normal after a crash).
+// 2. Orphan list: unlinked-while-open inodes (normal after a crash).
+void check_orphans(Ctx& c, const std::map<Ino, uint32_t>& refs) {
+  Model& m = c.m;
   for (Ino o : std::vector<Ino>(m.orphans.begin(), m.orphans.end())) {
     const Inode* in = m.find(o);
     if (in && in->attr.nlink == 0 && !refs.count(o)) {
-      report->messages.push_back("orphan " + ino_s(o) + " (unlinked while open) is freed" +
-                                 std::string(repair ? "" : " at next mount or repair"));
-      if (repair) c.del_inode(o);
+      c.r->messages.push_back("orphan " + ino_s(o) + " (unlinked while open) is freed" +
+                              std::string(c.repair ? "" : " at next mount or repair"));
+      if (c.repair) c.del_inode(o);
     } else {
       c.problem(ino_s(o) + " is on the orphan list but still linked", true);
-      if (repair) {
+      if (c.repair) {
         Delta d;
         d.type = DeltaType::kOrphanDel;
         d.ino = o;
@@ -242,8 +260,11 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
       }
     }
   }
+}
 
-  // 3. Reachability from the root.
+// 3a. Every inode reachable from the root, not counting the names step 1
+//     found to be a directory's second name.
+std::set<Ino> reachable_from_root(const Model& m, const std::map<Ino, Ino>& dir_parent) {
   std::set<Ino> reached{kRootIno};
   std::deque<Ino> todo{kRootIno};
   while (!todo.empty()) {
@@ -251,10 +272,66 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
     todo.pop_front();
     if (!in || !in->dir) continue;
     for (const auto& [name, e] : in->dir->names()) {
-      if (dir_parent.count(e.ino) && dir_parent[e.ino] != in->attr.ino) continue;  // dropped link
+      auto parent = dir_parent.find(e.ino);
+      if (parent != dir_parent.end() && parent->second != in->attr.ino) continue;  // dropped link
       if (m.find(e.ino) && reached.insert(e.ino).second) todo.push_back(e.ino);
     }
   }
+  return reached;
+}
+
+// 3b. The /lost+found directory, made (or made again, when the name is
+//     taken by something else) if need be. Repair only.
+Ino lost_found_dir(Ctx& c, std::set<Ino>& reached) {
+  Model& m = c.m;
+  Inode* root = m.find(kRootIno);
+  if (const DirEntryRef* e = root->dir->find("lost+found"); e && m.find(e->ino) && m.find(e->ino)->dir) {
+    return e->ino;
+  }
+  InodeAttr a;
+  a.ino = m.next_ino;
+  a.generation = 1;
+  a.mode = S_IFDIR | 0700;
+  a.nlink = 2;
+  a.atime_ns = a.mtime_ns = a.ctime_ns = root->attr.mtime_ns;
+  c.put_attr(a);
+  InodeAttr ra = root->attr;
+  ++ra.nlink;
+  c.put_attr(ra);
+  if (root->dir->find("lost+found")) c.del_entry(kRootIno, "lost+found");
+  c.put_entry(kRootIno, a.ino, root->dir->next_cookie(), "lost+found");
+  reached.insert(a.ino);
+  return a.ino;
+}
+
+// 3c. Names `ino` "#<ino>" in lost+found. Directories moved there may be
+//     the top of an unreachable subtree: its inner nodes become reachable
+//     with it.
+void move_to_lost_found(Ctx& c, Ino lost_found, Ino ino, std::set<Ino>& reached) {
+  Model& m = c.m;
+  c.put_entry(lost_found, ino, m.find(lost_found)->dir->next_cookie(), "#" + std::to_string(ino));
+  if (m.find(ino)->dir) {
+    InodeAttr la = m.find(lost_found)->attr;
+    ++la.nlink;
+    c.put_attr(la);
+  }
+  std::deque<Ino> sub{ino};
+  reached.insert(ino);
+  while (!sub.empty()) {
+    const Inode* s = m.find(sub.front());
+    sub.pop_front();
+    if (!s || !s->dir) continue;
+    for (const auto& [n, e] : s->dir->names()) {
+      if (reached.insert(e.ino).second) sub.push_back(e.ino);
+    }
+  }
+}
+
+// 3. Reachability from the root: an unreachable inode with no links is
+//    freed, one with links goes to /lost+found.
+void check_reachability(Ctx& c, const std::map<Ino, Ino>& dir_parent) {
+  Model& m = c.m;
+  std::set<Ino> reached = reachable_from_root(m, dir_parent);
   Ino lost_found = 0;
   for (Ino ino : m.sorted_inos()) {
     if (reached.count(ino) || m.orphans.count(ino)) continue;
@@ -263,71 +340,19 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
     const std::string leak = bytes ? " holding " + std::to_string(bytes) + " bytes of leaked space" : "";
     if (in->attr.nlink == 0) {
       c.problem("unreachable " + ino_s(ino) + " with no links" + leak, true);
-      if (repair) c.del_inode(ino);
+      if (c.repair) c.del_inode(ino);
       continue;
     }
     c.problem("unreachable " + ino_s(ino) + leak + "; moved to /lost+found", true);
-    if (!repair) continue;
-    if (!lost_found) {
-      Inode* root = m.find(kRootIno);
-      if (const DirEntryRef* e = root->dir->find("lost+found"); e && m.find(e->ino) && m.find(e->ino)->dir) {
-        lost_found = e->ino;
-      } else {
-        InodeAttr a;
-        a.ino = m.next_ino;
-        a.generation = 1;
-        a.mode = S_IFDIR | 0700;
-        a.nlink = 2;
-        a.atime_ns = a.mtime_ns = a.ctime_ns = root->attr.mtime_ns;
-        c.put_attr(a);
-        InodeAttr ra = root->attr;
-        ++ra.nlink;
-        c.put_attr(ra);
-        if (root->dir->find("lost+found")) {
-          Delta d;
-          d.type = DeltaType::kDirentDel;
-          d.ino = kRootIno;
-          d.name = "lost+found";
-          c.apply(d);
-        }
-        Delta d;
-        d.type = DeltaType::kDirentPut;
-        d.ino = kRootIno;
-        d.child = a.ino;
-        d.a = root->dir->next_cookie();
-        d.name = "lost+found";
-        c.apply(d);
-        lost_found = a.ino;
-        reached.insert(a.ino);
-      }
-    }
-    // Directories moved here may be the top of an unreachable subtree: its
-    // inner nodes become reachable with it.
-    Delta d;
-    d.type = DeltaType::kDirentPut;
-    d.ino = lost_found;
-    d.child = ino;
-    d.a = m.find(lost_found)->dir->next_cookie();
-    d.name = "#" + std::to_string(ino);
-    c.apply(d);
-    if (in->dir) {
-      InodeAttr la = m.find(lost_found)->attr;
-      ++la.nlink;
-      c.put_attr(la);
-    }
-    std::deque<Ino> sub{ino};
-    reached.insert(ino);
-    while (!sub.empty()) {
-      const Inode* s = m.find(sub.front());
-      sub.pop_front();
-      if (!s || !s->dir) continue;
-      for (const auto& [n, e] : s->dir->names()) {
-        if (reached.insert(e.ino).second) sub.push_back(e.ino);
-      }
-    }
+    if (!c.repair) continue;
+    if (!lost_found) lost_found = lost_found_dir(c, reached);
+    move_to_lost_found(c, lost_found, ino, reached);
   }
+}
 
-  // 4. Link counts (recount after the repairs above).
+// 4. Link counts (recount after the repairs above), and symlink sizes.
+void check_link_counts(Ctx& c) {
+  Model& m = c.m;
   std::map<Ino, uint32_t> names, subdirs;
   for (const auto& [ino, in] : m.inodes) {
     if (!in->dir) continue;
@@ -347,7 +372,7 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
       c.problem(ino_s(ino) + " has link count " + std::to_string(in->attr.nlink) + ", should be " +
                     std::to_string(want),
                 true);
-      if (repair) {
+      if (c.repair) {
         InodeAttr a = in->attr;
         a.nlink = want;
         c.put_attr(a);
@@ -356,16 +381,20 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
     if (in->is_symlink() && in->attr.size != in->symlink.size()) {
       c.problem(ino_s(ino) + " symlink size " + std::to_string(in->attr.size) + " differs from its target length",
                 true);
-      if (repair) {
+      if (c.repair) {
         InodeAttr a = in->attr;
         a.size = in->symlink.size();
         c.put_attr(a);
       }
     }
   }
+}
 
-  // 5. Extents: inside the data area, no overlaps (the later inode loses
-  //    the overlapping part).
+// 5. Extents: inside the data area, no overlaps (the later inode loses
+//    the overlapping part).
+void check_extents(Ctx& c) {
+  Model& m = c.m;
+  const Geometry& g = c.g;
   struct Ext {
     uint64_t vol, len;
     Ino ino;
@@ -385,13 +414,12 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
     }
     for (const auto& [off, len] : outside) {
       c.problem(ino_s(ino) + " maps file offset " + std::to_string(off) + " outside the data area", true);
-      if (repair) in->extents.remove(off, len, nullptr);
+      if (c.repair) in->extents.remove(off, len, nullptr);
     }
   }
   std::stable_sort(all.begin(), all.end(), [](const Ext& a, const Ext& b) { return a.vol < b.vol; });
   uint64_t prev_end = 0;
   Ino prev_ino = 0;
-  uint64_t used = 0;
   for (const Ext& e : all) {
     const uint64_t end = e.vol + e.len;
     if (e.vol < prev_end) {
@@ -399,25 +427,23 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
       c.problem("extent of " + ino_s(e.ino) + " at volume offset " + std::to_string(e.vol) + " overlaps " +
                     ino_s(prev_ino) + " for " + std::to_string(ov_end - e.vol) + " bytes",
                 true);
-      if (repair) m.find(e.ino)->extents.remove(e.file_off, ov_end - e.vol, nullptr);
-      used += end > prev_end ? end - prev_end : 0;
-    } else {
-      used += e.len;
+      if (c.repair) m.find(e.ino)->extents.remove(e.file_off, ov_end - e.vol, nullptr);
     }
     if (end > prev_end) {
       prev_end = end;
       prev_ino = e.ino;
     }
   }
+}
 
-  check_acls(c);
-
-  // 6. Free-space accounting: rebuilding the allocator from the extents
-  //    must account for every byte exactly once.
+// 6. Free-space accounting: rebuilding the allocator from the extents
+//    must account for every byte exactly once.
+void account_space(Ctx& c) {
+  const Geometry& g = c.g;
   Allocator alloc(g.data_offset, g.data_size, std::max<uint64_t>(g.stripe_width(), kBlockSize), kBlockSize);
   uint64_t marked = 0;
   bool clash = false;
-  for (const auto& [ino, in] : m.inodes) {
+  for (const auto& [ino, in] : c.m.inodes) {
     for (const auto& [off, e] : in->extents.extents()) {
       if (alloc.mark_used(e.vol_off, e.len)) {
         marked += e.len;
@@ -426,13 +452,27 @@ void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
       }
     }
   }
-  if (clash && repair) {
+  if (clash && c.repair) {
     c.problem("free-space map still inconsistent after repair", false);
   }
-  report->messages.push_back("space: " + std::to_string(marked) + " bytes in use, " +
-                             std::to_string(alloc.free_bytes()) + " free of " + std::to_string(g.data_size) +
-                             (clash && !repair ? " (extents overlap: counts are approximate)" : ""));
-  (void)used;
+  c.r->messages.push_back("space: " + std::to_string(marked) + " bytes in use, " +
+                          std::to_string(alloc.free_bytes()) + " free of " + std::to_string(g.data_size) +
+                          (clash && !c.repair ? " (extents overlap: counts are approximate)" : ""));
+}
+
+}  // namespace
+
+// The passes in order: each may repair what the ones after it count.
+void check_model(Model& m, const Geometry& g, bool repair, FsckReport* report) {
+  Ctx c{m, g, repair, report};
+  check_inode_counter(c);
+  const Names names = check_entries(c);
+  check_orphans(c, names.refs);
+  check_reachability(c, names.dir_parent);
+  check_link_counts(c);
+  check_extents(c);
+  check_acls(c);
+  account_space(c);
 }
 
 FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt) {

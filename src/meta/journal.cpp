@@ -173,7 +173,7 @@ void Journal::start_background(uint32_t interval_ms) {
 
 void Journal::stop_background() {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     stop_ = true;
   }
   bg_cv_.notify_all();
@@ -181,13 +181,16 @@ void Journal::stop_background() {
 }
 
 void Journal::background_loop(uint32_t interval_ms) {
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   while (!stop_) {
-    auto want = [this] { return stop_ || (pending_.size() >= pending_commit_bytes_ && !committing_); };
+    auto want = [this] {
+      mu_.assert_held();  // a wait predicate: runs under lk
+      return stop_ || (pending_.size() >= pending_commit_bytes_ && !committing_);
+    };
     if (interval_ms) {
-      bg_cv_.wait_for(lk, std::chrono::milliseconds(interval_ms), want);
+      lk.wait_for(bg_cv_, std::chrono::milliseconds(interval_ms), want);
     } else {
-      bg_cv_.wait(lk, want);
+      lk.wait(bg_cv_, want);
     }
     if (stop_) break;
     if (pending_count_ == 0 || failed_) continue;
@@ -199,7 +202,7 @@ void Journal::background_loop(uint32_t interval_ms) {
 }
 
 uint64_t Journal::append(const Txn& txn) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   encode_txn(txn, &pending_);
   ++pending_count_;
   for (const Delta& d : txn) {
@@ -214,12 +217,12 @@ int Journal::commit(uint64_t target) { return commit_impl(target, false); }
 int Journal::checkpoint() { return commit_impl(last_lsn(), true); }
 
 int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   for (;;) {
     if (failed_) return failed_;
     if (durable_lsn_ >= target && !force_checkpoint) return 0;
     if (committing_) {
-      cv_.wait(lk);
+      lk.wait(cv_);
       continue;
     }
     committing_ = true;
@@ -239,12 +242,14 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     if (at % ring + blen > ring) at = round_up(at + 1, ring);
     const bool ckpt =
         force_checkpoint || (count > 0 && (at + blen - pos_.tail) * 100 > ring * checkpoint_percent_);
+    // Only the leader changes the salt (checkpoint_done): read under the lock.
+    const uint32_t salt = pos_.salt;
     lk.unlock();
     int rc = 0;
     if (ckpt) {
       rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
     } else if (count > 0) {
-      rc = write_batch(at, first, count, payload, pos_.salt, data);
+      rc = write_batch(at, first, count, payload, salt, data);
     }
     lk.lock();
     committing_ = false;
@@ -285,7 +290,7 @@ int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const
 }
 
 JournalPosition Journal::take_for_checkpoint() {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   pending_.clear();
   pending_count_ = 0;
   pending_data_ = false;
@@ -294,35 +299,35 @@ JournalPosition Journal::take_for_checkpoint() {
 }
 
 void Journal::checkpoint_done(const JournalPosition& covered) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   pos_.tail = covered.head;
   pos_.salt = covered.salt;
   durable_lsn_ = std::max(durable_lsn_, covered.next_lsn - 1);
 }
 
 uint64_t Journal::last_lsn() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return pos_.next_lsn - 1;
 }
 uint64_t Journal::durable_lsn() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return durable_lsn_;
 }
 int Journal::error() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return failed_;
 }
 uint64_t Journal::pending_bytes() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return pending_.size() + in_write_bytes_;
 }
 
 JournalPosition Journal::position() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return pos_;
 }
 uint64_t Journal::batches_written() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return batches_;
 }
 

@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <mutex>
 #include <random>
 
 #include "peregrine/meta/checkpoint.h"
@@ -30,7 +29,11 @@ Metadata::~Metadata() {
   if (journal_) journal_->stop_background();
 }
 
-Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g, Options opt) {
+// Not checked by the thread-safety analysis: it builds md's Model before any
+// other thread can reach md, so it reads and writes model_ without ns_mu_
+// until the orphan pass (which takes it).
+Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g, Options opt)
+    NO_THREAD_SAFETY_ANALYSIS {
   if (opt.skip_replay && !opt.read_only)
     return Status::error(EINVAL, "metadata: skipping the journal needs a read-only mount (a read-write one would "
                                  "overwrite what it did not apply)");
@@ -83,7 +86,8 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
       rep.skipped_batches = skipped->batches;
       rep.journal_stop = skipped->stop_reason;
     } else {
-      auto replay = replay_journal(io, *layout, start, [&m](const Txn& t) { return m.apply(t, nullptr); });
+      auto replay = replay_journal(io, *layout, start,
+                                   [&m](const Txn& t) NO_THREAD_SAFETY_ANALYSIS { return m.apply(t, nullptr); });
       if (!replay) return replay.status();
       rep.replayed_batches = replay->batches;
       rep.replayed_records = replay->records;
@@ -124,7 +128,7 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     return md;
   }
   {
-    std::unique_lock lk(md->ns_mu_);
+    WriterLock lk(md->ns_mu_);
     std::vector<Ino> orphans(md->model_.orphans.begin(), md->model_.orphans.end());
     for (Ino o : orphans) {
       Delta d;
@@ -154,7 +158,7 @@ Status Metadata::unmount() {
 }
 
 std::string Metadata::last_error() const {
-  std::lock_guard lk(err_mu_);
+  MutexLock lk(err_mu_);
   return last_error_;
 }
 
@@ -186,7 +190,7 @@ int Metadata::do_checkpoint() {
   JournalPosition covered;
   std::string body;
   {
-    std::shared_lock lk(ns_mu_);
+    ReaderLock lk(ns_mu_);
     covered = journal_->take_for_checkpoint();
     body = encode_checkpoint_body(model_);
     h.next_lsn = covered.next_lsn;
@@ -200,7 +204,7 @@ int Metadata::do_checkpoint() {
   h.data_size = geo_.data_size;
   Status st = write_checkpoint(io_, layout_, h, body);
   if (!st) {
-    std::lock_guard lk(err_mu_);
+    MutexLock lk(err_mu_);
     last_error_ = st.message();
     return -st.errnum();
   }
@@ -210,7 +214,7 @@ int Metadata::do_checkpoint() {
 }
 
 MetaSpace Metadata::space() const {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   return space_locked();
 }
 
@@ -238,13 +242,13 @@ int Metadata::fsync(Ino ino) {
   uint64_t lsn;
   bool deferred;
   {
-    std::shared_lock lk(ns_mu_);
+    ReaderLock lk(ns_mu_);
     const Inode* in = model_.find(ino);
     lsn = in ? in->last_lsn : journal_->last_lsn();
     deferred = in != nullptr && in->times_unlogged;
   }
   if (deferred) {
-    std::unique_lock lk(ns_mu_);
+    WriterLock lk(ns_mu_);
     Inode* in = model_.find(ino);
     if (in != nullptr) {
       if (int rc = log_deferred_times(in); rc != 0) return rc;
@@ -258,7 +262,7 @@ int Metadata::sync() {
   if (opt_.read_only) return 0;
   if (write_failed()) return -EIO;
   {
-    std::unique_lock lk(ns_mu_);
+    WriterLock lk(ns_mu_);
     if (int rc = log_all_deferred_times(); rc != 0) return rc;
   }
   return journal_->commit_all() == 0 ? 0 : -EIO;
@@ -271,7 +275,7 @@ int Metadata::checkpoint() {
 }
 
 std::string Metadata::dump() const {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   return model_.dump();
 }
 

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <mutex>
-#include <shared_mutex>
 
 #include "peregrine/meta/metadata.h"
 #include "txn_builder.h"
@@ -74,11 +72,11 @@ bool Metadata::accessed(Ino ino) {
   if (opt_.read_only || opt_.atime == AtimeRule::kNoatime) return false;
   {
     // Most accesses change nothing (relatime): no exclusive lock for them.
-    std::shared_lock lk(ns_mu_);
+    ReaderLock lk(ns_mu_);
     const Inode* in = model_.find(ino);
     if (in == nullptr || !atime_due(*in)) return false;
   }
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (in == nullptr || !atime_due(*in)) return false;  // another reader was first
   const int64_t t = now();
@@ -95,7 +93,7 @@ bool Metadata::accessed(Ino ino) {
 }
 
 int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due_out) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
   if (atime_due_out != nullptr) *atime_due_out = atime_due(*in);
@@ -161,7 +159,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
   if (write_failed()) return -EROFS;  // even an overwrite: the volume stopped taking changes
   const uint64_t bs = down(off), be = up(off + len);
   for (int attempt = 0;; ++attempt) {
-    std::unique_lock lk(ns_mu_);
+    WriterLock lk(ns_mu_);
     Inode* in = model_.find(ino);
     if (int rc = check_regular(in); rc != 0) return rc;
     TxnBuilder b;
@@ -235,6 +233,7 @@ void Metadata::mark_times_unlogged(Inode* in) {
       // waits until the list has doubled: with many such files, a scan
       // per new one would make this quadratic under the namespace lock.
       std::erase_if(times_unlogged_, [&](Ino i) {
+        ns_mu_.assert_held();  // runs inside erase_if, under this function's lock
         const Inode* x = model_.find(i);
         return x == nullptr || !x->times_unlogged;
       });
@@ -254,7 +253,7 @@ int Metadata::touch_rewrite_times(Inode* in, int64_t t) {
 
 int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size) {
   if (opt_.read_only) return -EROFS;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
   TxnBuilder b;
@@ -298,7 +297,7 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
   if (op == FALLOC_FL_PUNCH_HOLE && !keep) return -EOPNOTSUPP;
   if (op != 0 && op != FALLOC_FL_PUNCH_HOLE && op != FALLOC_FL_ZERO_RANGE) return -EOPNOTSUPP;
   for (int attempt = 0;; ++attempt) {
-    std::unique_lock lk(ns_mu_);
+    WriterLock lk(ns_mu_);
     Inode* in = model_.find(ino);
     if (int rc = check_regular(in); rc != 0) return rc;
     TxnBuilder b;
@@ -365,7 +364,7 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
 
 int Metadata::seek(Ino ino, uint64_t off, int whence, uint64_t* result) {
   if (whence != SEEK_DATA && whence != SEEK_HOLE) return -EINVAL;
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
   const uint64_t size = in->attr.size;

@@ -5,9 +5,7 @@
 #include <sys/xattr.h>
 
 #include <cerrno>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 
 #include "peregrine/meta/metadata.h"
 #include "peregrine/meta/posix_acl.h"
@@ -53,7 +51,7 @@ int check_name(std::string_view name) {
 
 int Metadata::lookup(Ino parent, std::string_view name, InodeAttr* out) {
   if (name.size() > kNameMax) return -ENAMETOOLONG;
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
   if (!p->dir) return -ENOTDIR;
@@ -66,7 +64,7 @@ int Metadata::lookup(Ino parent, std::string_view name, InodeAttr* out) {
 }
 
 int Metadata::getattr(Ino ino, InodeAttr* out) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   *out = attr_of(*in);
@@ -74,7 +72,7 @@ int Metadata::getattr(Ino ino, InodeAttr* out) {
 }
 
 int Metadata::lookup_self(Ino ino, InodeAttr* out) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in || in->attr.nlink == 0) return -ENOENT;
   *out = attr_of(*in);
@@ -82,7 +80,7 @@ int Metadata::lookup_self(Ino ino, InodeAttr* out) {
 }
 
 int Metadata::lookup_parent(Ino dir, InodeAttr* out) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(dir);
   if (!in || in->attr.nlink == 0) return -ENOENT;
   if (!in->dir) return -ENOTDIR;
@@ -100,7 +98,7 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
   if (!unnamed) {
     if (int rc = check_name(name); rc != 0) return rc;
   }
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
   if (!p->dir) return -ENOTDIR;
@@ -180,7 +178,7 @@ int Metadata::symlink(Ino parent, std::string_view name, std::string_view target
 }
 
 int Metadata::readlink(Ino ino, std::string* target) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->is_symlink()) return -EINVAL;
@@ -191,7 +189,7 @@ int Metadata::readlink(Ino ino, std::string* target) {
 int Metadata::link(Ino ino, Ino newparent, std::string_view newname, InodeAttr* out) {
   if (opt_.read_only) return -EROFS;
   if (int rc = check_name(newname); rc != 0) return rc;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   Inode* p = model_.find(newparent);
   if (!in || !p) return -ENOENT;
@@ -243,7 +241,7 @@ void Metadata::drop_link(TxnBuilder& b, Inode* in) {
 int Metadata::unlink(Ino parent, std::string_view name) {
   if (opt_.read_only) return -EROFS;
   if (name.size() > kNameMax) return -ENAMETOOLONG;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
   if (!p->dir) return -ENOTDIR;
@@ -265,7 +263,7 @@ int Metadata::rmdir(Ino parent, std::string_view name) {
   if (name == ".") return -EINVAL;
   if (name == "..") return -ENOTEMPTY;
   if (name.size() > kNameMax) return -ENAMETOOLONG;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* p = model_.find(parent);
   if (!p) return -ENOENT;
   if (!p->dir) return -ENOTDIR;
@@ -303,7 +301,7 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
   if (name.size() > kNameMax) return -ENAMETOOLONG;
   if (int rc = check_name(newname); rc != 0) return rc;
   if (name.empty() || name == "." || name == "..") return -EINVAL;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* p = model_.find(parent);
   Inode* np = model_.find(newparent);
   if (!p || !np) return -ENOENT;
@@ -379,7 +377,7 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
 
 int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
   if (opt_.read_only) return -EROFS;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* node = model_.find(ino);
   if (!node) return -ENOENT;
   const int64_t t = now();
@@ -430,7 +428,7 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
 }
 
 int Metadata::listing_end(Ino ino, uint64_t* end) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->dir) return -ENOTDIR;
@@ -439,7 +437,7 @@ int Metadata::listing_end(Ino ino, uint64_t* end) {
 }
 
 int Metadata::readdir(Ino ino, uint64_t cookie, size_t max, std::vector<DirEntry>* out, uint64_t end) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->dir) return -ENOTDIR;
@@ -452,7 +450,7 @@ int Metadata::readdir(Ino ino, uint64_t cookie, size_t max, std::vector<DirEntry
 
 int Metadata::readdir_plus(Ino ino, uint64_t cookie, size_t max, std::vector<std::pair<DirEntry, InodeAttr>>* out,
                            uint64_t end) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->dir) return -ENOTDIR;
@@ -465,7 +463,7 @@ int Metadata::readdir_plus(Ino ino, uint64_t cookie, size_t max, std::vector<std
 }
 
 int Metadata::getxattr(Ino ino, std::string_view name, std::string* value) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   auto it = in->xattrs.find(name);
@@ -485,7 +483,7 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
     acl = PosixAcl::decode(value);
     if (!acl) return -EINVAL;
   }
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   auto old = in->xattrs.find(name);
@@ -514,7 +512,7 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
 }
 
 int Metadata::listxattr(Ino ino, std::vector<std::string>* names) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   for (const auto& [k, v] : in->xattrs) names->push_back(k);
@@ -523,7 +521,7 @@ int Metadata::listxattr(Ino ino, std::vector<std::string>* names) {
 
 int Metadata::removexattr(Ino ino, std::string_view name) {
   if (opt_.read_only) return -EROFS;
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (!in->xattrs.contains(name)) {
@@ -538,7 +536,7 @@ int Metadata::removexattr(Ino ino, std::string_view name) {
 }
 
 int Metadata::statfs(StatFs* out) {
-  std::shared_lock lk(ns_mu_);
+  ReaderLock lk(ns_mu_);
   out->total_blocks = alloc_->total_bytes() / kBlockSize;
   out->free_blocks = alloc_->free_bytes() / kBlockSize;
   // Free space that no extent could be recorded for cannot be written.
@@ -550,7 +548,7 @@ int Metadata::statfs(StatFs* out) {
 }
 
 int Metadata::open(Ino ino) {
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   ++in->open_count;
@@ -558,7 +556,7 @@ int Metadata::open(Ino ino) {
 }
 
 int Metadata::release(Ino ino) {
-  std::unique_lock lk(ns_mu_);
+  WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (in->open_count > 0) --in->open_count;

@@ -8,6 +8,7 @@
 
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/crc32c.h"
+#include "peregrine/util/little_endian.h"
 
 namespace peregrine {
 namespace {
@@ -33,14 +34,8 @@ static_assert(kOffHostname + kMountRecordMaxHost + 1 == kOffPaths);
 static_assert(kMountRecordOffset + kMountRecordMaxBytes <= 512 * 1024);
 static_assert(kOffPaths + (kMountRecordMaxPath + 2) * 65 + 4 <= kMountRecordMaxBytes);
 
-void put(std::span<std::byte> b, size_t off, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) b[off + i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
-}
-uint64_t get(std::span<const std::byte> b, size_t off, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(b[off + i]) << (8 * i);
-  return v;
-}
+void put(std::span<std::byte> b, size_t off, uint64_t v, int bytes) { put_le(b, off, v, bytes); }
+uint64_t get(std::span<const std::byte> b, size_t off, int bytes) { return get_le(b, off, bytes); }
 void put_uuid(std::span<std::byte> b, size_t off, const Uuid& u) {
   for (size_t i = 0; i < 16; ++i) b[off + i] = std::byte(u.bytes[i]);
 }

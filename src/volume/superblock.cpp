@@ -6,6 +6,7 @@
 #include <set>
 
 #include "peregrine/util/crc32c.h"
+#include "peregrine/util/little_endian.h"
 
 namespace peregrine {
 namespace {
@@ -41,25 +42,13 @@ constexpr char kMagic[8] = {'P', 'E', 'R', 'E', 'G', 'R', 'I', 'N'};
 static_assert(kOffReserved1 <= kOffMemberUuids);
 static_assert(kOffReserved2 <= kOffCrc);
 
-void put_u32(std::span<std::byte> b, size_t off, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[off + i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_u64(std::span<std::byte> b, size_t off, uint64_t v) {
-  for (int i = 0; i < 8; ++i) b[off + i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
-}
+void put_u32(std::span<std::byte> b, size_t off, uint32_t v) { put_le32(b, off, v); }
+void put_u64(std::span<std::byte> b, size_t off, uint64_t v) { put_le64(b, off, v); }
 void put_uuid(std::span<std::byte> b, size_t off, const Uuid& u) {
   for (size_t i = 0; i < 16; ++i) b[off + i] = std::byte(u.bytes[i]);
 }
-uint32_t get_u32(std::span<const std::byte> b, size_t off) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(b[off + i]) << (8 * i);
-  return v;
-}
-uint64_t get_u64(std::span<const std::byte> b, size_t off) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(b[off + i]) << (8 * i);
-  return v;
-}
+uint32_t get_u32(std::span<const std::byte> b, size_t off) { return get_le32(b, off); }
+uint64_t get_u64(std::span<const std::byte> b, size_t off) { return get_le64(b, off); }
 Uuid get_uuid(std::span<const std::byte> b, size_t off) {
   Uuid u;
   for (size_t i = 0; i < 16; ++i) u.bytes[i] = static_cast<uint8_t>(b[off + i]);

@@ -20,7 +20,7 @@ TEST(ConfigDefaults, MatchTheDocumentedValues) {
   EXPECT_EQ(s.engine.low_watermark_per_drive, 1u);
   EXPECT_EQ(s.engine.high_watermark_per_drive, 32u);
   EXPECT_EQ(s.engine.high_watermark(8), 256u);  // Falcon: 256 for an 8-SSD volume
-  EXPECT_TRUE(s.engine.inline_dispatch);  // measured faster through FUSE (docs/performance.md)
+  EXPECT_TRUE(s.engine.inline_dispatch);  // measured faster through FUSE (docs/performance-history.md)
   EXPECT_EQ(s.engine.low_pressure_per_drive, 768u);
   EXPECT_EQ(s.engine.high_pressure_per_drive, 1024u);
   EXPECT_FALSE(s.drive.queue_depth.has_value());

@@ -1,8 +1,8 @@
 // Small files spread over the members: each new allocation window starts on
 // the member after the previous window's (meta/allocator.h), so a tree of
 // files smaller than a stripe unit does not put all its data on member 0.
-// Found by measuring `cp -r /usr/share/doc` (docs/performance.md): member 0
-// took 6556 of 7223 IOs when every window started on a full stripe.
+// Found by measuring `cp -r /usr/share/doc` (docs/performance-history.md):
+// member 0 took 6556 of 7223 IOs when every window started on a full stripe.
 #include <fcntl.h>
 #include <sys/xattr.h>
 #include <unistd.h>

@@ -13,6 +13,11 @@
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
+// The rows below name only the fields their delta type uses (designated
+// initializers); GCC would ask for every other field too.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
 
 namespace peregrine::meta {
 namespace {
@@ -21,65 +26,22 @@ std::span<const std::byte> bytes(const std::string& s) {
   return std::as_bytes(std::span(s.data(), s.size()));
 }
 
+// One record with every delta type, each field its type encodes set.
 Txn sample_txn() {
-  Txn t;
-  Delta d;
-  d.type = DeltaType::kInodePut;
-  d.ino = 7;
-  d.attr = InodeAttr{7, 1, S_IFLNK | 0777, 1, 2, 1, 3, 0, 10, 11, 12, 0};
-  d.name = "abc";
-  t.push_back(d);
-  Delta e;
-  e.type = DeltaType::kDirentPut;
-  e.ino = 1;
-  e.child = 7;
-  e.a = 3;
-  e.name = "link";
-  t.push_back(e);
-  Delta x;
-  x.type = DeltaType::kXattrPut;
-  x.ino = 7;
-  x.name = "user.k";
-  x.value = std::string("v\0w", 3);
-  t.push_back(x);
-  Delta m;
-  m.type = DeltaType::kExtentMap;
-  m.ino = 9;
-  m.a = 4096;
-  m.b = 1 << 20;
-  m.c = 8192;
-  m.written = true;
-  t.push_back(m);
-  for (DeltaType ty : {DeltaType::kInodeDel, DeltaType::kOrphanAdd, DeltaType::kOrphanDel}) {
-    Delta o;
-    o.type = ty;
-    o.ino = 5;
-    t.push_back(o);
-  }
-  Delta u;
-  u.type = DeltaType::kExtentUnmap;
-  u.ino = 9;
-  u.a = 0;
-  u.c = 4096;
-  t.push_back(u);
-  Delta w;
-  w.type = DeltaType::kExtentWritten;
-  w.ino = 9;
-  w.a = 0;
-  w.b = 8192;
-  w.c = 4096;
-  t.push_back(w);
-  Delta dd;
-  dd.type = DeltaType::kDirentDel;
-  dd.ino = 1;
-  dd.name = "old";
-  t.push_back(dd);
-  Delta xd;
-  xd.type = DeltaType::kXattrDel;
-  xd.ino = 7;
-  xd.name = "user.k";
-  t.push_back(xd);
-  return t;
+  return {
+      {.type = DeltaType::kInodePut, .ino = 7, .attr = InodeAttr{7, 1, S_IFLNK | 0777, 1, 2, 1, 3, 0, 10, 11, 12, 0},
+       .name = "abc"},
+      {.type = DeltaType::kDirentPut, .ino = 1, .child = 7, .a = 3, .name = "link"},
+      {.type = DeltaType::kXattrPut, .ino = 7, .name = "user.k", .value = std::string("v\0w", 3)},
+      {.type = DeltaType::kExtentMap, .ino = 9, .a = 4096, .b = 1 << 20, .c = 8192, .written = true},
+      {.type = DeltaType::kInodeDel, .ino = 5},
+      {.type = DeltaType::kOrphanAdd, .ino = 5},
+      {.type = DeltaType::kOrphanDel, .ino = 5},
+      {.type = DeltaType::kExtentUnmap, .ino = 9, .a = 0, .c = 4096},
+      {.type = DeltaType::kExtentWritten, .ino = 9, .a = 0, .b = 8192, .c = 4096},
+      {.type = DeltaType::kDirentDel, .ino = 1, .name = "old"},
+      {.type = DeltaType::kXattrDel, .ino = 7, .name = "user.k"},
+  };
 }
 
 TEST(Records, RoundTripEveryDeltaType) {
@@ -163,47 +125,16 @@ TEST(Checkpoint, HeaderRoundTripAndCorruption) {
 TEST(Checkpoint, BodyRoundTrip) {
   Model m = Model::make_fresh(5);
   std::vector<VolRange> freed;
-  Txn t;
-  Delta dir;
-  dir.type = DeltaType::kInodePut;
-  dir.ino = 2;
-  dir.attr = InodeAttr{2, 1, S_IFDIR | 0755, 0, 0, 2, 0, 0, 1, 2, 3, 0};
-  t.push_back(dir);
-  Delta e;
-  e.type = DeltaType::kDirentPut;
-  e.ino = 1;
-  e.child = 2;
-  e.a = 3;
-  e.name = "d";
-  t.push_back(e);
-  Delta f;
-  f.type = DeltaType::kInodePut;
-  f.ino = 3;
-  f.attr = InodeAttr{3, 1, S_IFREG | 0644, 0, 0, 1, 8192, 0, 1, 2, 3, 0};
-  t.push_back(f);
-  Delta fe = e;
-  fe.ino = 2;
-  fe.child = 3;
-  fe.a = 3;
-  fe.name = "f";
-  t.push_back(fe);
-  Delta x;
-  x.type = DeltaType::kExtentMap;
-  x.ino = 3;
-  x.a = 0;
-  x.b = 1 << 22;
-  x.c = 8192;
-  t.push_back(x);
-  Delta xa;
-  xa.type = DeltaType::kXattrPut;
-  xa.ino = 3;
-  xa.name = "user.a";
-  xa.value = "b";
-  t.push_back(xa);
-  Delta o;
-  o.type = DeltaType::kOrphanAdd;
-  o.ino = 3;
-  t.push_back(o);
+  // A directory /d holding a file f with an extent, an xattr, on the orphan list.
+  const Txn t = {
+      {.type = DeltaType::kInodePut, .ino = 2, .attr = InodeAttr{2, 1, S_IFDIR | 0755, 0, 0, 2, 0, 0, 1, 2, 3, 0}},
+      {.type = DeltaType::kDirentPut, .ino = 1, .child = 2, .a = 3, .name = "d"},
+      {.type = DeltaType::kInodePut, .ino = 3, .attr = InodeAttr{3, 1, S_IFREG | 0644, 0, 0, 1, 8192, 0, 1, 2, 3, 0}},
+      {.type = DeltaType::kDirentPut, .ino = 2, .child = 3, .a = 3, .name = "f"},
+      {.type = DeltaType::kExtentMap, .ino = 3, .a = 0, .b = 1 << 22, .c = 8192},
+      {.type = DeltaType::kXattrPut, .ino = 3, .name = "user.a", .value = "b"},
+      {.type = DeltaType::kOrphanAdd, .ino = 3},
+  };
   ASSERT_EQ(m.apply(t, &freed), 0);
   const std::string body = encode_checkpoint_body(m);
   auto back = decode_checkpoint_body(bytes(body), m.next_ino);

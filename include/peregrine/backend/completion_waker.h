@@ -8,7 +8,8 @@
 //
 // Why one waker for several drives: when drives outnumber CPUs, a thread
 // per drive sleeps and wakes once per completion; a thread serving several
-// drives finds their completions together and sleeps less (docs/design.md).
+// drives finds their completions together and sleeps less (docs/engine.md,
+// "Path of one request", step 3).
 //
 // Thread rules: sleep() only on the owning drive thread; wake() and fd()
 // from any thread.

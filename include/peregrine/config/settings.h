@@ -19,7 +19,7 @@
 
 namespace peregrine::config {
 
-// Which scheduler serves the members (DESIGN.md section 2 and 6).
+// Which scheduler serves the members (docs/design.md sections 2.1 and 6).
 enum class Scheduler { kPerDrive, kPerVolume };
 // How the kernel caches file data: every read/write reaches the daemon
 // (direct), or the kernel page cache absorbs writes (writeback).
@@ -73,7 +73,7 @@ struct FuseSettings {
   FuseTransport transport;
   uint32_t ring_depth;  // io_uring transport: entries (requests in flight) per kernel queue
   bool pin_rings;       // io_uring transport: pin each ring thread to its queue's CPU
-  bool batch_requests;  // keep data IO staged across requests (DESIGN.md section 2)
+  bool batch_requests;  // keep data IO staged across requests (docs/design.md section 2.5)
   bool one_reader;      // classic: one worker at a time sleeps in read() (ReadTurn)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)

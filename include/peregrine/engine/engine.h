@@ -1,6 +1,6 @@
 // Engine: serves volume Requests on N member drives, per drive.
 //
-// Data path (per_drive scheduler, DESIGN.md section 2): a submitting thread
+// Data path (per_drive scheduler, docs/design.md section 2.1): a submitting thread
 // owns a Submitter. add() splits each request at stripe-unit boundaries into
 // sub-IOs and sorts them into per-drive plug lists; unplug() (explicit, or
 // when the batch reaches the high watermark) pushes each drive's share into
@@ -23,7 +23,6 @@
 #include <functional>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +33,9 @@
 #include "peregrine/engine/engine_config.h"
 #include "peregrine/engine/request.h"
 #include "peregrine/engine/stripe_map.h"
+#include "peregrine/util/mutex.h"
 #include "peregrine/util/result.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine {
 
@@ -71,7 +72,7 @@ class Engine {
   uint32_t drive_count() const { return static_cast<uint32_t>(drives_.size()); }
 
   // A Submitter for the calling thread; fails when max_submitters are open.
-  Expected<std::unique_ptr<Submitter>> open_submitter();
+  Expected<std::unique_ptr<Submitter>> open_submitter() EXCLUDES(slots_mutex_);
 
   DriveStats stats(uint32_t drive) const;
   // Sub-IOs queued or on a device, summed over the drives (a racy snapshot:
@@ -86,8 +87,8 @@ class Engine {
   StripeMap map_;
   std::vector<std::unique_ptr<Drive>> drives_;
   std::vector<std::unique_ptr<DriveThread>> threads_;  // own the wakers drives_ point at
-  std::mutex slots_mutex_;
-  std::vector<std::unique_ptr<SubmitterSlot>> slots_;  // GUARDED_BY(slots_mutex_), only grows
+  Mutex slots_mutex_;
+  std::vector<std::unique_ptr<SubmitterSlot>> slots_ GUARDED_BY(slots_mutex_);  // only grows
 };
 
 class Submitter {

@@ -2,7 +2,8 @@
 // blocked in read() on the shared request queue is a wake-up the kernel
 // spends on the next request; with two application threads whose requests
 // arrive one at a time, the workers took turns waking for one request each
-// and sleeping again (docs/performance.md, "Classic transport: one reader").
+// and sleeping again (docs/performance-history.md, "Classic transport: one
+// reader").
 //
 // So, while the volume is busy, one worker at a time holds the turn and is
 // the only one that sleeps in read(). It keeps the turn across requests

@@ -1,6 +1,6 @@
 // RequestReader: reads one FUSE request from a worker's /dev/fuse descriptor
 // in a way that lets the worker keep the IO of data requests staged across
-// requests (DESIGN.md section 2: unplug when the batch reaches the high
+// requests (docs/design.md section 2.5: unplug when the batch reaches the high
 // watermark or the worker has no further request waiting). The daemon
 // installs it as libfuse's custom read (fuse_session_custom_io).
 //

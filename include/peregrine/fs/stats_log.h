@@ -13,13 +13,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/engine/engine.h"
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine::fs {
 
@@ -35,15 +36,15 @@ class StatsLog {
   StatsLog& operator=(const StatsLog&) = delete;
 
  private:
-  void run();
+  void run() EXCLUDES(mu_);
   std::vector<DriveStats> snapshot() const;
 
   const Engine& engine_;
   const uint32_t interval_s_;
   std::function<void(const std::string&)> sink_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mu_)
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -9,10 +9,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "peregrine/engine/engine.h"
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine::fs {
 
@@ -25,8 +26,8 @@ class SubmitterPool {
 
   Engine& engine() { return engine_; }
   // Null only when the engine has no free submitter slot.
-  Submitter* acquire();
-  void release(Submitter* s);
+  Submitter* acquire() EXCLUDES(mu_);
+  void release(Submitter* s) EXCLUDES(mu_);
   // The calling thread's own Submitter, created on first use.
   Submitter* for_this_thread();
   // Whether the calling thread's own Submitter holds staged IO, and handing
@@ -36,9 +37,9 @@ class SubmitterPool {
 
  private:
   Engine& engine_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Submitter>> all_;  // GUARDED_BY(mu_)
-  std::vector<Submitter*> free_;                 // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<std::unique_ptr<Submitter>> all_ GUARDED_BY(mu_);
+  std::vector<Submitter*> free_ GUARDED_BY(mu_);
 };
 
 }  // namespace peregrine::fs

@@ -22,18 +22,20 @@
 // Thread rules: every method takes the allocator's own mutex, so it may be
 // called from the namespace (under Metadata's lock) and from the journal
 // commit path (release_durable) at once. Lock order: namespace -> allocator.
+// The annotations (util/thread_annotations.h) state this for the compiler.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "peregrine/meta/extent_map.h"
 #include "peregrine/meta/types.h"
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine::meta {
 
@@ -68,12 +70,12 @@ class Allocator {
   std::map<uint64_t, uint64_t> free_map() const;
 
  private:
-  void insert_free(uint64_t off, uint64_t len);   // merges neighbours
-  void take(uint64_t off, uint64_t len);          // must lie in one free extent
+  void insert_free(uint64_t off, uint64_t len) REQUIRES(mu_);  // merges neighbours
+  void take(uint64_t off, uint64_t len) REQUIRES(mu_);         // must lie in one free extent
   // Finds a free region of at least `want` bytes starting `phase` bytes past
   // a full-stripe boundary if it can (*aligned says whether it did).
-  bool find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned);
-  void drop_reservation_locked(Ino owner);
+  bool find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned) REQUIRES(mu_);
+  void drop_reservation_locked(Ino owner) REQUIRES(mu_);
 
   const uint64_t data_offset_;
   const uint64_t data_size_;
@@ -82,15 +84,15 @@ class Allocator {
   const uint64_t unit_;  // divides stripe_width_
 
 
-  mutable std::mutex mu_;
-  std::map<uint64_t, uint64_t> by_off_;
-  std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, off)
-  uint64_t free_ = 0;                                // bytes in by_off_
-  std::unordered_map<Ino, VolRange> reserved_;
-  uint64_t reserved_bytes_ = 0;
-  std::deque<std::pair<uint64_t, VolRange>> deferred_;
-  uint64_t deferred_bytes_ = 0;
-  uint64_t windows_ = 0;  // windows carved so far: the next starts on member windows_ mod N
+  mutable Mutex mu_;
+  std::map<uint64_t, uint64_t> by_off_ GUARDED_BY(mu_);
+  std::set<std::pair<uint64_t, uint64_t>> by_size_ GUARDED_BY(mu_);  // (len, off)
+  uint64_t free_ GUARDED_BY(mu_) = 0;                                // bytes in by_off_
+  std::unordered_map<Ino, VolRange> reserved_ GUARDED_BY(mu_);
+  uint64_t reserved_bytes_ GUARDED_BY(mu_) = 0;
+  std::deque<std::pair<uint64_t, VolRange>> deferred_ GUARDED_BY(mu_);
+  uint64_t deferred_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t windows_ GUARDED_BY(mu_) = 0;  // windows carved so far: the next starts on member windows_ mod N
 };
 
 }  // namespace peregrine::meta

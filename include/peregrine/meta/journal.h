@@ -23,13 +23,13 @@
 // namespace lock: the leader may call the checkpoint function, which takes
 // the namespace lock shared. Lock order: namespace -> journal -> allocator.
 // A background thread commits every commit_interval_ms and when pending
-// records exceed pending_commit_bytes.
+// records exceed pending_commit_bytes. The annotations
+// (util/thread_annotations.h) state the journal mutex's part for the compiler.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -37,7 +37,9 @@
 
 #include "peregrine/meta/layout.h"
 #include "peregrine/meta/records.h"
+#include "peregrine/util/mutex.h"
 #include "peregrine/util/result.h"
+#include "peregrine/util/thread_annotations.h"
 #include "peregrine/volume/volume_io.h"
 
 namespace peregrine::meta {
@@ -136,10 +138,10 @@ class Journal {
   uint64_t batches_written() const;
 
  private:
-  int commit_impl(uint64_t target, bool force_checkpoint);
+  int commit_impl(uint64_t target, bool force_checkpoint) EXCLUDES(mu_);
   int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload, uint32_t salt,
-                  bool data_first);
-  void background_loop(uint32_t interval_ms);
+                  bool data_first) EXCLUDES(mu_);
+  void background_loop(uint32_t interval_ms) EXCLUDES(mu_);
 
   VolumeIo& io_;
   const MetaLayout layout_;
@@ -149,20 +151,20 @@ class Journal {
   std::function<void(uint64_t)> durable_hook_;
   std::function<void(int, bool)> failure_hook_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;     // commit finished
   std::condition_variable bg_cv_;  // work for the background committer
-  std::string pending_;
-  uint64_t in_write_bytes_ = 0;  // of the batch being written (not yet in head)
-  uint32_t pending_count_ = 0;
-  bool pending_data_ = false;  // pending records mark data written
-  uint64_t pending_first_lsn_ = 1;
-  JournalPosition pos_;
-  uint64_t durable_lsn_ = 0;
-  bool committing_ = false;
-  int failed_ = 0;
-  bool stop_ = false;
-  uint64_t batches_ = 0;
+  std::string pending_ GUARDED_BY(mu_);
+  uint64_t in_write_bytes_ GUARDED_BY(mu_) = 0;  // of the batch being written (not yet in head)
+  uint32_t pending_count_ GUARDED_BY(mu_) = 0;
+  bool pending_data_ GUARDED_BY(mu_) = false;  // pending records mark data written
+  uint64_t pending_first_lsn_ GUARDED_BY(mu_) = 1;
+  JournalPosition pos_ GUARDED_BY(mu_);
+  uint64_t durable_lsn_ GUARDED_BY(mu_) = 0;
+  bool committing_ GUARDED_BY(mu_) = false;  // a commit leader is at work
+  int failed_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
+  uint64_t batches_ GUARDED_BY(mu_) = 0;
   std::thread bg_;
 };
 

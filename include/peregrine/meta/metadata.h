@@ -26,7 +26,7 @@
 // by mknod (an inode with rdev; no data).
 //
 // Thread rules: any number of threads may call any method at once.
-// - ns_mu_ (std::shared_mutex) guards the Model: lookups, getattr, readdir,
+// - ns_mu_ (a SharedMutex) guards the Model: lookups, getattr, readdir,
 //   readlink, getxattr/listxattr, map_read, seek and statfs take it shared;
 //   everything that changes state (including open/release and
 //   complete_write from IO completion threads) takes it exclusively. It is
@@ -34,12 +34,13 @@
 // - The Journal has its own mutex/condvars; fsync/sync wait there, without
 //   ns_mu_. The Allocator has its own mutex.
 // - Lock order: ns_mu_ -> journal -> allocator.
+// - GUARDED_BY / REQUIRES state these rules for the compiler
+//   (util/thread_annotations.h); the clang build checks them.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,7 +52,9 @@
 #include "peregrine/meta/model.h"
 #include "peregrine/meta/space.h"
 #include "peregrine/meta/types.h"
+#include "peregrine/util/mutex.h"
 #include "peregrine/util/result.h"
+#include "peregrine/util/thread_annotations.h"
 #include "peregrine/volume/volume_io.h"
 
 namespace peregrine::meta {
@@ -304,55 +307,56 @@ class Metadata {
   int64_t now() const { return opt_.clock(); }
   // The metadata area's use, from the Model's exact checkpoint body size.
   // Operations check it (space.h) before they apply a change that grows the
-  // body, so no checkpoint ever outgrows its slot. Caller holds ns_mu_.
-  MetaSpace space_locked() const {
+  // body, so no checkpoint ever outgrows its slot.
+  MetaSpace space_locked() const REQUIRES_SHARED(ns_mu_) {
     return MetaSpace{layout_.max_body(), model_.body_bytes, model_.inodes.size()};
   }
-  // Applies and journals a transaction; caller holds ns_mu_ exclusively.
-  int commit_txn(Txn&& txn);
+  // Applies and journals a transaction.
+  int commit_txn(Txn&& txn) REQUIRES(ns_mu_);
   // Journals the deferred timestamps of `in` (or of every such inode).
-  // Caller holds ns_mu_ exclusively.
-  int log_deferred_times(Inode* in);
+  int log_deferred_times(Inode* in) REQUIRES(ns_mu_);
   // A rewrite of written blocks inside the file: sets mtime/ctime to `t`
   // in memory only, if the inode's times were journaled less than a commit
-  // interval ago (false: the caller journals them). Caller holds ns_mu_
-  // exclusively.
-  bool defer_rewrite_times(Inode* in, int64_t t);
+  // interval ago (false: the caller journals them).
+  bool defer_rewrite_times(Inode* in, int64_t t) REQUIRES(ns_mu_);
   // Puts `in` on the list of inodes whose times wait to be journaled.
-  // Caller holds ns_mu_ exclusively.
-  void mark_times_unlogged(Inode* in);
-  // Whether an access now updates in's atime (Options::atime). Caller
-  // holds ns_mu_.
-  bool atime_due(const Inode& in) const;
+  void mark_times_unlogged(Inode* in) REQUIRES(ns_mu_);
+  // Whether an access now updates in's atime (Options::atime).
+  bool atime_due(const Inode& in) const REQUIRES_SHARED(ns_mu_);
   // Whether in's attributes were journaled less than a commit interval
   // before `t`: then a time-only change may wait in memory.
-  bool logged_recently(const Inode& in, int64_t t) const;
+  bool logged_recently(const Inode& in, int64_t t) const REQUIRES_SHARED(ns_mu_);
   // Sets mtime/ctime to `t` for a rewrite, deferred or journaled.
-  int touch_rewrite_times(Inode* in, int64_t t);
-  int log_all_deferred_times();
-  int do_checkpoint();
+  int touch_rewrite_times(Inode* in, int64_t t) REQUIRES(ns_mu_);
+  int log_all_deferred_times() REQUIRES(ns_mu_);
+  // The journal's checkpoint function: runs on the commit leader, which
+  // holds no namespace lock (it takes ns_mu_ shared itself).
+  int do_checkpoint() EXCLUDES(ns_mu_);
   int create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,
-                  const Cred& cred, bool open_it, InodeAttr* out);
-  void drop_link(TxnBuilder& b, Inode* in);
-  bool is_ancestor(Ino maybe_ancestor, Ino ino) const;
+                  const Cred& cred, bool open_it, InodeAttr* out) EXCLUDES(ns_mu_);
+  // The Inode* arguments below point into model_: their callers hold ns_mu_.
+  void drop_link(TxnBuilder& b, Inode* in) REQUIRES(ns_mu_);
+  bool is_ancestor(Ino maybe_ancestor, Ino ino) const REQUIRES_SHARED(ns_mu_);
   InodeAttr attr_of(const Inode& in) const;
-  int allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be);
+  int allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be) REQUIRES(ns_mu_);
 
   VolumeIo& io_;
   const Geometry geo_;
   Options opt_;
   const MetaLayout layout_;
 
-  mutable std::shared_mutex ns_mu_;
-  Model model_;
-  std::vector<Ino> times_unlogged_;  // inodes with times_unlogged set (may repeat / be stale)
-  size_t times_unlogged_compact_at_ = 4096;  // list length that triggers the next compaction
+  mutable SharedMutex ns_mu_;
+  Model model_ GUARDED_BY(ns_mu_);
+  // Inodes with times_unlogged set (may repeat / be stale).
+  std::vector<Ino> times_unlogged_ GUARDED_BY(ns_mu_);
+  // The list length that triggers the next compaction.
+  size_t times_unlogged_compact_at_ GUARDED_BY(ns_mu_) = 4096;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
   uint64_t ckpt_seq_ = 0;  // commit leader only
   MountReport report_;
-  mutable std::mutex err_mu_;
-  std::string last_error_;
+  mutable Mutex err_mu_;
+  std::string last_error_ GUARDED_BY(err_mu_);
 };
 
 }  // namespace peregrine::meta

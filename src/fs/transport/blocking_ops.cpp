@@ -12,7 +12,7 @@ BlockingOps::BlockingOps(unsigned threads, std::function<void(const fuse_buf&)> 
 
 void BlockingOps::push(const fuse_buf& buf) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     queue_.push_back(buf);
   }
@@ -21,7 +21,7 @@ void BlockingOps::push(const fuse_buf& buf) {
 
 void BlockingOps::stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     queue_.clear();
   }
@@ -38,8 +38,11 @@ void BlockingOps::serve() {
   for (;;) {
     fuse_buf buf;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      lock.wait(cv_, [this] {
+        mu_.assert_held();  // a wait predicate: runs under lock
+        return stopping_ || !queue_.empty();
+      });
       if (stopping_) return;
       buf = queue_.front();
       queue_.pop_front();

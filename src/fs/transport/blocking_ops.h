@@ -18,9 +18,11 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine::fs {
 
@@ -31,17 +33,17 @@ class BlockingOps {
   BlockingOps(const BlockingOps&) = delete;
   BlockingOps& operator=(const BlockingOps&) = delete;
 
-  void push(const fuse_buf& buf);
-  void stop();
+  void push(const fuse_buf& buf) EXCLUDES(mu_);
+  void stop() EXCLUDES(mu_);
 
  private:
-  void serve();
+  void serve() EXCLUDES(mu_);
 
   std::function<void(const fuse_buf&)> run_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<fuse_buf> queue_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;       // GUARDED_BY(mu_)
+  std::deque<fuse_buf> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

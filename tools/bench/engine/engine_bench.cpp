@@ -1,6 +1,6 @@
 // peregrine-bench-engine: the engine alone (no FUSE), one submitting thread,
 // member files on tmpfs. Prints ratios against references measured in the
-// same run (DESIGN.md section 6):
+// same run (docs/design.md section 6):
 //   1. four shaped members: 4 KiB random and 1 MiB sequential, read and
 //      write, against the shaped aggregate; per-drive vs per-volume
 //      scheduler; a skewed random load (one drive gets half).

@@ -1,5 +1,5 @@
-// peregrine-null-fuse: the FUSE ceiling of DESIGN.md section 6. Serves one
-// file, /data, whose reads return zeros and whose writes are discarded,
+// peregrine-null-fuse: the FUSE ceiling of docs/design.md section 6. Serves
+// one file, /data, whose reads return zeros and whose writes are discarded,
 // with the same session tuning as the peregrine daemon (async read, async
 // direct IO, 1 MiB requests, max_background, cloned /dev/fuse fds, the
 // same worker count) and the same transports (docs/transport.md). No FUSE
