@@ -1,0 +1,78 @@
+// Discarder: online discard worker and FITRIM (discarder.h).
+#include "peregrine/meta/discarder.h"
+
+#include <cerrno>
+#include <vector>
+
+namespace peregrine::meta {
+
+namespace {
+// FITRIM takes the free map's space out in slices: at most this much per
+// piece (one discard call, cut per member) and per round, so an allocation
+// that needs space never waits for more than one slice.
+constexpr uint64_t kTrimPiece = 64ull << 20;
+constexpr uint64_t kTrimRound = 256ull << 20;
+}  // namespace
+
+void Discarder::start_online() {
+  if (online_.exchange(true)) return;
+  alloc_.set_discard_on_free(true);
+  worker_ = std::thread([this] { run(); });
+}
+
+void Discarder::stop() {
+  if (!online_.exchange(false)) return;
+  alloc_.set_discard_on_free(false);
+  alloc_.stop_discards();
+  worker_.join();
+}
+
+void Discarder::run() {
+  std::vector<VolRange> batch;
+  while (alloc_.wait_for_discards(&batch)) {
+    for (const VolRange& r : batch) {
+      if (io_.discard(r.off, r.len) == 0) {
+        online_bytes_.fetch_add(r.len, std::memory_order_relaxed);
+      } else {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+      }
+      alloc_.discard_done({r});  // back in the free map: allocations may use it again
+    }
+  }
+}
+
+int Discarder::trim(uint64_t start, uint64_t end, uint64_t minlen, uint64_t* trimmed) {
+  *trimmed = 0;
+  uint64_t cursor = start;
+  std::vector<VolRange> round;
+  int rc = 0;
+  while (rc == 0 && cursor < end) {
+    alloc_.take_free_for_trim(&cursor, end, minlen, kTrimPiece, kTrimRound, &round);
+    if (round.empty()) break;
+    for (const VolRange& r : round) {
+      if (rc == 0) rc = io_.discard(r.off, r.len);
+      if (rc == 0) {
+        *trimmed += r.len;
+      } else if (rc != -EOPNOTSUPP) {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    alloc_.discard_done(round);
+  }
+  fstrim_runs_.fetch_add(1, std::memory_order_relaxed);
+  fstrim_bytes_.fetch_add(*trimmed, std::memory_order_relaxed);
+  return rc;
+}
+
+DiscardStats Discarder::stats() const {
+  DiscardStats s;
+  s.online = online_.load(std::memory_order_relaxed);
+  s.online_bytes = online_bytes_.load(std::memory_order_relaxed);
+  s.fstrim_runs = fstrim_runs_.load(std::memory_order_relaxed);
+  s.fstrim_bytes = fstrim_bytes_.load(std::memory_order_relaxed);
+  s.errors = errors_.load(std::memory_order_relaxed);
+  s.pending_bytes = alloc_.discard_pending_bytes();
+  return s;
+}
+
+}  // namespace peregrine::meta
