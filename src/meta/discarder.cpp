@@ -20,8 +20,10 @@ void Discarder::start_online() {
   worker_ = std::thread([this] { run(); });
 }
 
-void Discarder::stop() {
-  if (!online_.exchange(false)) return;
+void Discarder::stop(bool drain) {
+  if (!online_.load()) return;
+  if (drain) alloc_.wait_discards_idle();
+  online_.store(false);
   alloc_.set_discard_on_free(false);
   alloc_.stop_discards();
   worker_.join();

@@ -148,12 +148,15 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
 }
 
 Status Metadata::unmount() {
-  // Frees still queued for discard go back undiscarded (fstrim finds them).
-  if (discarder_) discarder_->stop();
   journal_->stop_background();
   if (opt_.read_only) return Status::ok();  // nothing was changed, nothing to write
-  if (int rc = journal_->checkpoint(); rc != 0)
+  if (int rc = journal_->checkpoint(); rc != 0) {
+    if (discarder_) discarder_->stop();
     return Status::error(-rc, "metadata: checkpoint at unmount failed: " + last_error());
+  }
+  // The checkpoint made every free durable: with -o discard, discard them
+  // all before the daemon goes, as ext4 does at unmount.
+  if (discarder_) discarder_->stop(/*drain=*/true);
   if (int rc = io_.flush(); rc != 0) return Status::error(-rc, "metadata: flush at unmount failed");
   return Status::ok();
 }

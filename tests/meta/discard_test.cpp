@@ -178,6 +178,19 @@ TEST(OnlineDiscard, DiscardsFreedSpaceOnlyOnceTheFreeingIsDurable) {
   ASSERT_TRUE(md->unmount());
 }
 
+TEST(OnlineDiscard, UnmountDiscardsEverythingFreedBeforeIt) {
+  Geometry g = small_geometry();
+  auto io = new_volume(g);
+  auto md = mount_ok(*io, g, online());
+  Ino b = make_file(*md, *io, "b", 2 * kMiB);
+  make_file(*md, *io, "a", 3 * kMiB);
+  ASSERT_EQ(md->unlink(kRootIno, "a"), 0);  // made durable by the unmount's checkpoint
+  ASSERT_TRUE(md->unmount());
+  EXPECT_EQ(io->discarded_bytes(), 3 * kMiB);
+  auto md2 = mount_ok(*io, g);
+  EXPECT_TRUE(file_intact(*md2, *io, b, 2 * kMiB));
+}
+
 // The space freed by a delete is needed at once, while it waits for its
 // discard: the allocation takes it (or waits for the discard), and no
 // discard lands on the new file's data.

@@ -47,9 +47,11 @@ class Discarder {
 
   // Online discard: durable frees are queued and discarded by a worker.
   void start_online();
-  // Ends online discard: what is queued goes back undiscarded, the worker
-  // finishes its discard in flight and exits. Idempotent.
-  void stop();
+  // Ends online discard. drain: first waits until everything queued has
+  // been discarded (unmount: whatever was freed is discarded); otherwise
+  // what is queued goes back undiscarded. The worker finishes its discard
+  // in flight and exits. Idempotent.
+  void stop(bool drain = false);
 
   // FITRIM: discards the free extents of at least `minlen` bytes within
   // the volume range [start, end) (inside the data area). *trimmed: bytes
