@@ -8,10 +8,13 @@ namespace peregrine::meta {
 
 namespace {
 // FITRIM takes the free map's space out in slices: at most this much per
-// piece (one discard call, cut per member) and per round, so an allocation
-// that needs space never waits for more than one slice.
-constexpr uint64_t kTrimPiece = 64ull << 20;
-constexpr uint64_t kTrimRound = 256ull << 20;
+// piece (one discard call, cut per member) and per round. Allocations meanwhile
+// get other free space; one that finds none waits for the round. Measured on
+// file members (ext4, 4 members): 64 MiB pieces trimmed 4 GiB of freed
+// data in 1.6 s, 1 GiB pieces in 1.0 s, against 0.8 s for fallocate -p of
+// the same bytes straight on the files.
+constexpr uint64_t kTrimPiece = 1024ull << 20;
+constexpr uint64_t kTrimRound = 1024ull << 20;
 }  // namespace
 
 void Discarder::start_online() {
