@@ -33,6 +33,10 @@
 // Thread rules: every method takes the allocator's own mutex, so it may be
 // called from the namespace (under Metadata's lock) and from the journal
 // commit path (release_durable) at once. Lock order: namespace -> allocator.
+// Two calls wait: wait_for_discards (the discard worker, holding nothing
+// else) and, when space is short, allocate for discards in flight; those
+// are done by the worker and FITRIM, which take no lock but this one, so
+// allocate may wait under the namespace lock.
 #pragma once
 
 #include <condition_variable>
