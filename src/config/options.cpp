@@ -470,6 +470,20 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.fuse.atime = choice<AtimeMode>(v, PEREGRINE_CHOICES_ATIME); },
           .load = [](const Settings& s) { return choice_name(s.fuse.atime, PEREGRINE_CHOICES_ATIME); },
       },
+      {
+          .key = "fuse.discard",
+          .kind = Kind::kBool,
+          .default_value = false,
+          .doc = "Discard (TRIM) freed space on the members as it is freed, as ext4's discard mount "
+                 "option (the mount options discard and nodiscard say the same): once the journal "
+                 "record that freed an extent is durable, a background thread discards it "
+                 "(BLKDISCARD on a block device, a punched hole in a member file) and only then "
+                 "lets it be reused. Deleting does not wait for it. false (the default, as on "
+                 "ext4): run fstrim on the mount point now and then instead (fstrim.timer: see "
+                 "docs/usage.md).",
+          .store = [](Settings& s, const Value& v) { s.fuse.discard = flag(v); },
+          .load = [](const Settings& s) { return Value(s.fuse.discard); },
+      },
       // ----------------------------------------------------------------- stats
       {
           .key = "stats.enabled",

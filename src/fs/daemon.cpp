@@ -118,6 +118,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
       log(LOG_WARNING, "fuse.acl: the kernel does not offer POSIX ACLs to FUSE filesystems; they are kept but "
                        "not enforced");
   }
+  // fstrim opens the mount point: its FITRIM reaches the daemon only as a
+  // directory ioctl (fs_trim.cpp).
+  want |= FUSE_CAP_IOCTL_DIR;
   conn->want |= (want & conn->capable);
   // libfuse asks for FUSE_HANDLE_KILLPRIV by default; the transport asks
   // for its successor, FUSE_HANDLE_KILLPRIV_V2, whose marks say when the
@@ -237,6 +240,7 @@ int run_daemon(const DaemonOptions& o) {
   meta_options.read_only = o.read_only;
   meta_options.skip_replay = o.norecovery;
   meta_options.posix_acl = o.settings.fuse.acl;
+  meta_options.discard = o.settings.fuse.discard && !o.read_only;
   switch (o.settings.fuse.atime) {
     case config::AtimeMode::kRelatime: meta_options.atime = meta::AtimeRule::kRelatime; break;
     case config::AtimeMode::kStrictatime: meta_options.atime = meta::AtimeRule::kStrict; break;
@@ -312,6 +316,7 @@ int run_daemon(const DaemonOptions& o) {
   add_write_ops(ops);
   add_xattr_ops(ops);
   add_space_ops(ops, o.settings.fuse.cache);
+  add_trim_ops(ops);
   if (o.read_only) make_read_only(ops);
 
   std::string mount_opts = "fsname=" + mount_source(o.source, vr.volume.superblock) + ",subtype=peregrine,default_permissions";

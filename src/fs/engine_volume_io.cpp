@@ -21,6 +21,9 @@ struct Wait {
 
 }  // namespace
 
+EngineVolumeIo::EngineVolumeIo(SubmitterPool& pool, const std::vector<MemberFile>* members)
+    : pool_(pool), members_(members), counters_(new Counters[pool.engine().map().members()]) {}
+
 int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
   // A FUSE worker may hold staged IO of its own (fuse.batch_requests): hand
   // it on rather than let it wait behind this call, and let another worker
@@ -54,5 +57,31 @@ int EngineVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
 }
 
 int EngineVolumeIo::flush() { return run(IoOp::flush, 0, nullptr, 0); }
+
+int EngineVolumeIo::discard(uint64_t offset, uint64_t length) {
+  if (members_ == nullptr || members_->empty()) return -EOPNOTSUPP;
+  if (length == 0) return 0;
+  int first_error = 0;
+  pool_.engine().map().member_spans(offset, length, [&](uint32_t m, uint64_t moff, uint64_t mlen) {
+    if (m >= members_->size()) return;
+    Counters& c = counters_[m];
+    c.discards.fetch_add(1, std::memory_order_relaxed);
+    int rc = (*members_)[m].discard(moff, mlen);
+    if (rc == 0) {
+      c.bytes.fetch_add(mlen, std::memory_order_relaxed);
+    } else {
+      if (rc != -EOPNOTSUPP) c.errors.fetch_add(1, std::memory_order_relaxed);
+      if (first_error == 0) first_error = rc;
+    }
+  });
+  return first_error;
+}
+
+DiscardCounts EngineVolumeIo::discard_counts(uint32_t member) const {
+  if (member >= pool_.engine().map().members()) return {};
+  const Counters& c = counters_[member];
+  return DiscardCounts{c.discards.load(std::memory_order_relaxed), c.bytes.load(std::memory_order_relaxed),
+                       c.errors.load(std::memory_order_relaxed)};
+}
 
 }  // namespace peregrine::fs

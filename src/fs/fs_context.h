@@ -171,6 +171,7 @@ void add_read_ops(fuse_lowlevel_ops& ops);
 void add_write_ops(fuse_lowlevel_ops& ops);
 void add_xattr_ops(fuse_lowlevel_ops& ops);
 void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache);
+void add_trim_ops(fuse_lowlevel_ops& ops);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
 // For a read-only mount, after the groups above: every changing operation
 // is answered EROFS (read_only_ops.cpp). Main thread, before the session.
 void make_read_only(fuse_lowlevel_ops& ops);

@@ -5,6 +5,7 @@
 // and so that nothing but reads ever reaches the metadata layer, which
 // refuses changes a third time (meta::Options::read_only).
 #include <fcntl.h>
+#include <linux/fs.h>
 
 #include <cerrno>
 
@@ -51,6 +52,9 @@ void make_read_only(fuse_lowlevel_ops& ops) {
     fuse_reply_err(req, EROFS);
   };
   ops.removexattr = [](fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); };
+  // FITRIM, the only ioctl served, writes to the members.
+  ops.ioctl = [](fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned, const void*, size_t,
+                 size_t) { fuse_reply_err(req, cmd == FITRIM ? EROFS : ENOTTY); };
 }
 
 }  // namespace peregrine::fs

@@ -68,7 +68,11 @@ std::string stats_json(FsContext& fs) {
     histogram(out, s.stack_latency);
     out << ",\"stack_latency_sum_ns\":" << s.stack_latency.sum_ns() << ",\"device_latency\":";
     histogram(out, s.device_latency);
-    out << ",\"device_latency_sum_ns\":" << s.device_latency.sum_ns() << "}";
+    out << ",\"device_latency_sum_ns\":" << s.device_latency.sum_ns();
+    // Discards (fstrim, -o discard) do not pass through the engine.
+    const DiscardCounts dc = fs.sync_io.discard_counts(d);
+    out << ",\"discards\":" << dc.discards << ",\"discarded_bytes\":" << dc.bytes
+        << ",\"discard_errors\":" << dc.errors << "}";
   }
   out << "]";
   out << ",\"volume\":{\"label\":" << quoted(fs.volume_label) << ",\"uuid\":" << quoted(fs.volume_uuid) << "}";
@@ -82,6 +86,10 @@ std::string stats_json(FsContext& fs) {
   const meta::MetaSpace sp = fs.meta.space();
   out << ",\"metadata\":{\"capacity_bytes\":" << sp.capacity << ",\"used_bytes\":" << sp.used
       << ",\"inodes\":" << sp.inodes << ",\"write_failed\":" << (fs.meta.write_failed() ? "true" : "false") << "}";
+  const meta::DiscardStats ds = fs.meta.discard_stats();
+  out << ",\"discard\":{\"online\":" << (ds.online ? "true" : "false") << ",\"online_bytes\":" << ds.online_bytes
+      << ",\"fstrim_runs\":" << ds.fstrim_runs << ",\"fstrim_bytes\":" << ds.fstrim_bytes
+      << ",\"pending_bytes\":" << ds.pending_bytes << ",\"errors\":" << ds.errors << "}";
   if (fs.transport != nullptr) {
     TransportStatus t = fs.transport->status();
     out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";

@@ -92,7 +92,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   if (!engine) return engine.status();
   rt->engine = std::move(*engine);
   rt->pool = std::make_unique<SubmitterPool>(*rt->engine);
-  rt->io = std::make_unique<EngineVolumeIo>(*rt->pool);
+  rt->io = std::make_unique<EngineVolumeIo>(*rt->pool, &rt->volume.members);
 
   meta::Geometry& mg = rt->meta_geometry;
   mg.meta_offset = sb.meta_offset;

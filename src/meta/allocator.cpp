@@ -121,6 +121,8 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   if (len == 0) return 0;
   uint64_t own = 0;
   if (auto it = reserved_.find(owner); it != reserved_.end()) own = it->second.len;
+  if (free_ + own < len) reclaim_discards_locked(lk, len, own);
+  if (auto it = reserved_.find(owner); it != reserved_.end()) own = it->second.len;
   if (free_ + own < len) {
     // Take back everyone's reservations before saying no.
     for (auto it = reserved_.begin(); it != reserved_.end();) {
@@ -222,11 +224,130 @@ void Allocator::free_deferred(uint64_t lsn, VolRange r) {
 
 void Allocator::release_durable(uint64_t durable_lsn) {
   MutexLock lk(mu_);
+  bool queued = false;
   while (!deferred_.empty() && deferred_.front().first <= durable_lsn) {
-    insert_free(deferred_.front().second.off, deferred_.front().second.len);
-    deferred_bytes_ -= deferred_.front().second.len;
+    const VolRange r = deferred_.front().second;
+    deferred_bytes_ -= r.len;
     deferred_.pop_front();
+    if (discard_on_free_ && !discards_stopped_) {
+      // Its freeing is durable: no replay can give it back to its owner.
+      discard_queue_.push_back(r);
+      discard_queued_bytes_ += r.len;
+      queued = true;
+    } else {
+      insert_free(r.off, r.len);
+    }
   }
+  if (queued) discard_work_cv_.notify_one();
+}
+
+void Allocator::reclaim_discards_locked(MutexLock& lk, uint64_t len, uint64_t own) {
+  // Queued ranges are free already; their discard is only a courtesy.
+  for (const VolRange& r : discard_queue_) insert_free(r.off, r.len);
+  discard_queue_.clear();
+  discard_queued_bytes_ = 0;
+  discard_back_cv_.notify_all();
+  // In flight: the device may be discarding them right now, and a write
+  // there could be undone by it. Wait for them (the worker and FITRIM
+  // never wait for this lock's holder's other locks).
+  lk.wait(discard_back_cv_, [&] {
+    mu_.assert_held();  // the wait holds it while it asks
+    return free_ + reserved_bytes_ + own >= len || discard_in_flight_bytes_ == 0;
+  });
+}
+
+void Allocator::set_discard_on_free(bool on) {
+  MutexLock lk(mu_);
+  discard_on_free_ = on;
+}
+
+bool Allocator::wait_for_discards(std::vector<VolRange>* out) {
+  MutexLock lk(mu_);
+  out->clear();
+  lk.wait(discard_work_cv_, [this] {
+    mu_.assert_held();  // the wait holds it while it asks
+    return discards_stopped_ || !discard_queue_.empty();
+  });
+  if (discards_stopped_) return false;
+  std::sort(discard_queue_.begin(), discard_queue_.end(),
+            [](const VolRange& a, const VolRange& b) { return a.off < b.off; });
+  for (const VolRange& r : discard_queue_) {
+    if (!out->empty() && out->back().off + out->back().len == r.off) {
+      out->back().len += r.len;
+    } else {
+      out->push_back(r);
+    }
+  }
+  for (const VolRange& r : *out) discard_in_flight_[r.off] = r.len;
+  discard_in_flight_bytes_ += discard_queued_bytes_;
+  discard_queued_bytes_ = 0;
+  discard_queue_.clear();
+  return true;
+}
+
+void Allocator::stop_discards() {
+  MutexLock lk(mu_);
+  discards_stopped_ = true;
+  for (const VolRange& r : discard_queue_) insert_free(r.off, r.len);
+  discard_queue_.clear();
+  discard_queued_bytes_ = 0;
+  discard_work_cv_.notify_all();
+  discard_back_cv_.notify_all();
+}
+
+void Allocator::take_free_for_trim(uint64_t* cursor, uint64_t end, uint64_t minlen, uint64_t max_piece,
+                                   uint64_t max_bytes, std::vector<VolRange>* out) {
+  MutexLock lk(mu_);
+  out->clear();
+  minlen = std::max<uint64_t>(minlen, kBlockSize);
+  max_piece = std::max<uint64_t>(max_piece / kBlockSize * kBlockSize, kBlockSize);
+  uint64_t taken = 0;
+  // The free extent holding *cursor, or the first one after it.
+  auto it = by_off_.upper_bound(*cursor);
+  if (it != by_off_.begin() && std::prev(it)->first + std::prev(it)->second > *cursor) --it;
+  while (it != by_off_.end() && it->first < end && taken < max_bytes) {
+    const uint64_t s = std::max(it->first, *cursor);
+    const uint64_t e = std::min(it->first + it->second, end);
+    ++it;  // take() below rewrites the map around the current extent
+    if (e <= s || e - s < minlen) {
+      *cursor = std::max(*cursor, e);
+      continue;
+    }
+    const uint64_t n = std::min({e - s, max_piece, max_bytes - taken});
+    take(s, n);
+    out->push_back({s, n});
+    discard_in_flight_[s] = n;
+    taken += n;
+    *cursor = s + n;
+    if (s + n < e) break;  // a piece limit: the rest of this extent comes next time
+    it = by_off_.upper_bound(*cursor);  // iterators may point at erased nodes
+    if (it != by_off_.begin() && std::prev(it)->first + std::prev(it)->second > *cursor) --it;
+  }
+  if (out->empty()) *cursor = end;
+  discard_in_flight_bytes_ += taken;
+}
+
+void Allocator::discard_done(const std::vector<VolRange>& ranges) {
+  MutexLock lk(mu_);
+  for (const VolRange& r : ranges) {
+    insert_free(r.off, r.len);
+    discard_in_flight_bytes_ -= r.len;
+    discard_in_flight_.erase(r.off);
+  }
+  discard_back_cv_.notify_all();
+}
+
+void Allocator::wait_discards_idle() {
+  MutexLock lk(mu_);
+  lk.wait(discard_back_cv_, [this] {
+    mu_.assert_held();  // the wait holds it while it asks
+    return discard_queue_.empty() && discard_in_flight_bytes_ == 0;
+  });
+}
+
+uint64_t Allocator::discard_pending_bytes() const {
+  MutexLock lk(mu_);
+  return discard_queued_bytes_ + discard_in_flight_bytes_;
 }
 
 void Allocator::drop_reservation(Ino owner) {
@@ -241,7 +362,7 @@ void Allocator::drop_all_reservations() {
 
 uint64_t Allocator::free_bytes() const {
   MutexLock lk(mu_);
-  return free_ + reserved_bytes_ + deferred_bytes_;
+  return free_ + reserved_bytes_ + deferred_bytes_ + discard_queued_bytes_ + discard_in_flight_bytes_;
 }
 
 uint64_t Allocator::deferred_bytes() const {
@@ -270,6 +391,8 @@ std::map<uint64_t, uint64_t> Allocator::free_map() const {
   };
   for (const auto& [o, r] : reserved_) add(r.off, r.len);
   for (const auto& [l, r] : deferred_) add(r.off, r.len);
+  for (const VolRange& r : discard_queue_) add(r.off, r.len);
+  for (const auto& [off, len] : discard_in_flight_) add(off, len);
   return m;
 }
 

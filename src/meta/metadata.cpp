@@ -26,6 +26,7 @@ Metadata::Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layo
 }
 
 Metadata::~Metadata() {
+  discarder_.reset();
   if (journal_) journal_->stop_background();
 }
 
@@ -145,16 +146,43 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     rep.checkpoint_ms = ms_since(t);
   }
   md->journal_->start_background(md->opt_.commit_interval_ms);
+  md->discarder_ = std::make_unique<Discarder>(*md->alloc_, io);
+  if (md->opt_.discard) md->discarder_->start_online();
   return md;
 }
 
 Status Metadata::unmount() {
   journal_->stop_background();
   if (opt_.read_only) return Status::ok();  // nothing was changed, nothing to write
-  if (int rc = journal_->checkpoint(); rc != 0)
+  if (int rc = journal_->checkpoint(); rc != 0) {
+    if (discarder_) discarder_->stop();
     return Status::error(-rc, "metadata: checkpoint at unmount failed: " + last_error());
+  }
+  // The checkpoint made every free durable: with -o discard, discard them
+  // all before the daemon goes, as ext4 does at unmount.
+  if (discarder_) discarder_->stop(/*drain=*/true);
   if (int rc = io_.flush(); rc != 0) return Status::error(-rc, "metadata: flush at unmount failed");
   return Status::ok();
+}
+
+int Metadata::trim(uint64_t start, uint64_t len, uint64_t minlen, uint64_t* trimmed) {
+  *trimmed = 0;
+  if (opt_.read_only || !discarder_) return -EROFS;
+  if (write_failed()) return -EROFS;
+  const uint64_t size = geo_.data_size / kBlockSize * kBlockSize;
+  // As ext4: a range that starts past the end, is shorter than a block or
+  // asks for extents larger than the volume is refused.
+  if (start >= size || len < kBlockSize || minlen > size) return -EINVAL;
+  // Whole blocks only: the free map deals in nothing smaller.
+  const uint64_t end = (len > size - start ? size : start + len) / kBlockSize * kBlockSize;
+  start = (start + kBlockSize - 1) / kBlockSize * kBlockSize;
+  if (start >= end) return 0;
+  return discarder_->trim(geo_.data_offset + start, geo_.data_offset + end, minlen, trimmed);
+}
+
+DiscardStats Metadata::discard_stats() const {
+  if (!discarder_) return DiscardStats{};
+  return discarder_->stats();
 }
 
 std::string Metadata::last_error() const {

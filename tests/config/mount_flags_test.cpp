@@ -31,6 +31,11 @@ TEST(MountFlags, SortsSettingsKernelFlagsAndDaemonFlags) {
             "fuse.cache=writeback,fuse.allow_other,fuse.atime=noatime,drive.cpus=0,1,ro,noexec,nosuid,noatime,nodev");
 }
 
+TEST(MountFlags, DiscardAndNodiscardSetTheDiscardSetting) {
+  EXPECT_EQ(parsed("discard").settings, (std::vector<std::string>{"fuse.discard=true"}));
+  EXPECT_EQ(parsed("nodiscard").settings, (std::vector<std::string>{"fuse.discard=false"}));
+}
+
 TEST(MountFlags, AclAndNoaclSetTheAclSetting) {
   EXPECT_EQ(parsed("acl").settings, (std::vector<std::string>{"fuse.acl=true"}));
   EXPECT_EQ(parsed("noacl").settings, (std::vector<std::string>{"fuse.acl=false"}));

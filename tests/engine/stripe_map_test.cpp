@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 namespace peregrine {
 namespace {
@@ -56,6 +58,43 @@ TEST(StripeMap, DistinctVolumeOffsetsNeverShareAMemberByte) {
     StripePiece p = map.piece_at(off, 512);
     ASSERT_FALSE(used[p.member][p.member_offset / 512]);
     used[p.member][p.member_offset / 512] = true;
+  }
+}
+
+}  // namespace
+}  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+// member_spans (what a discard sends each member) covers exactly the member
+// bytes that split() gives the range, as one contiguous span per member.
+TEST(StripeMap, MemberSpansAreTheContiguousUnionOfEachMembersPieces) {
+  std::mt19937_64 rng(7);
+  for (int g = 0; g < 200; ++g) {
+    uint32_t members = 1 + rng() % 8;
+    uint32_t unit = 4096u << (rng() % 6);
+    uint64_t rows = 1 + rng() % 32;
+    StripeMap map(members, unit, 1 << 20, rows * unit);
+    for (int r = 0; r < 50; ++r) {
+      uint64_t off = rng() % map.volume_size();
+      uint64_t len = 1 + rng() % (map.volume_size() - off);
+      std::vector<uint64_t> lo(members, UINT64_MAX), hi(members, 0), bytes(members, 0);
+      map.split(off, len, [&](const StripePiece& p) {
+        lo[p.member] = std::min(lo[p.member], p.member_offset);
+        hi[p.member] = std::max(hi[p.member], p.member_offset + p.length);
+        bytes[p.member] += p.length;
+      });
+      std::vector<int> seen(members, 0);
+      map.member_spans(off, len, [&](uint32_t m, uint64_t moff, uint64_t mlen) {
+        ASSERT_LT(m, members);
+        ++seen[m];
+        EXPECT_EQ(moff, lo[m]);
+        EXPECT_EQ(moff + mlen, hi[m]);
+        EXPECT_EQ(mlen, bytes[m]) << "the pieces on a member are contiguous";
+      });
+      for (uint32_t m = 0; m < members; ++m) EXPECT_EQ(seen[m], bytes[m] > 0 ? 1 : 0) << "member " << m;
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // Allocator: stripe-aligned windows, contiguity for sequential writers,
-// ENOSPC, deferred frees and reuse.
+// ENOSPC, deferred frees and reuse, space taken out for discard.
 #include "peregrine/meta/allocator.h"
 
 #include <gtest/gtest.h>
@@ -105,6 +105,76 @@ TEST(Allocator, FreeMergesNeighbours) {
   auto m = a.free_map();
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m.begin()->second, 3 * B);
+}
+
+// FITRIM's view: free extents of at least minlen, clipped to the range,
+// in bounded pieces, out of the free map until given back.
+TEST(Allocator, TrimTakesFreeExtentsInPiecesAndGivesThemBack) {
+  Allocator a(kBase, 16 << 20, kStripe, 1 << 20);
+  // Used: [kBase + 1 MiB, +1 MiB) and [kBase + 4 MiB, +4 KiB).
+  ASSERT_TRUE(a.mark_used(kBase + (1 << 20), 1 << 20));
+  ASSERT_TRUE(a.mark_used(kBase + (4 << 20), B));
+  const uint64_t free_before = a.free_bytes();
+  uint64_t cursor = kBase + B;  // the range starts one block in
+  std::vector<VolRange> out, all;
+  for (;;) {
+    a.take_free_for_trim(&cursor, kBase + (8 << 20), 64 * 1024, 512 * 1024, 2 << 20, &out);
+    if (out.empty()) break;
+    for (const VolRange& r : out) {
+      EXPECT_LE(r.len, 512u * 1024);
+      EXPECT_GE(r.len, 64u * 1024);
+      all.push_back(r);
+    }
+    EXPECT_EQ(a.free_bytes(), free_before) << "space being discarded counts as free";
+    a.discard_done(out);
+  }
+  uint64_t total = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    total += all[i].len;
+    if (i) {
+      EXPECT_GE(all[i].off, all[i - 1].off + all[i - 1].len) << "in order, no overlap";
+    }
+  }
+  // [kBase+4K, kBase+1M) + [kBase+2M, kBase+4M) + [kBase+4M+4K, kBase+8M).
+  EXPECT_EQ(total, ((1u << 20) - B) + (2u << 20) + ((4u << 20) - B));
+  EXPECT_EQ(a.free_map(), (std::map<uint64_t, uint64_t>{{kBase, 1 << 20},
+                                                       {kBase + (2 << 20), 2 << 20},
+                                                       {kBase + (4 << 20) + B, (12 << 20) - B}}));
+}
+
+TEST(Allocator, AllocationWaitsForNoRangeBeingDiscardedAndNeverGetsOne) {
+  Allocator a(kBase, 4 << 20, kStripe, 1 << 20);
+  uint64_t cursor = kBase;
+  std::vector<VolRange> out;
+  a.take_free_for_trim(&cursor, kBase + (3 << 20), 0, 8 << 20, 8 << 20, &out);
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<VolRange> r;
+  ASSERT_EQ(a.allocate(1, 0, 1 << 20, &r), 0);
+  for (const VolRange& x : r) EXPECT_GE(x.off, kBase + (3 << 20)) << "allocated inside a range being discarded";
+  a.discard_done(out);
+}
+
+TEST(Allocator, DurableFreesQueueForDiscardAndComeBackAfterIt) {
+  Allocator a(kBase, 4 << 20, kStripe, 1 << 20);
+  a.set_discard_on_free(true);
+  std::vector<VolRange> r;
+  ASSERT_EQ(a.allocate(1, 0, 1 << 20, &r), 0);
+  a.drop_reservation(1);
+  for (const VolRange& x : r) a.free_deferred(5, x);
+  a.release_durable(4);
+  EXPECT_EQ(a.discard_pending_bytes(), 0u) << "not durable yet";
+  a.release_durable(5);
+  EXPECT_EQ(a.discard_pending_bytes(), 1u << 20);
+  EXPECT_EQ(a.free_bytes(), 4u << 20);
+  std::vector<VolRange> batch;
+  ASSERT_TRUE(a.wait_for_discards(&batch));
+  ASSERT_EQ(batch.size(), 1u) << "neighbours merged";
+  EXPECT_EQ(batch[0].len, 1u << 20);
+  a.discard_done(batch);
+  EXPECT_EQ(a.discard_pending_bytes(), 0u);
+  EXPECT_EQ(a.free_map(), (std::map<uint64_t, uint64_t>{{kBase, 4 << 20}}));
+  a.stop_discards();
+  EXPECT_FALSE(a.wait_for_discards(&batch));
 }
 
 }  // namespace

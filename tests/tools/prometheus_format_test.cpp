@@ -252,6 +252,30 @@ TEST(PrometheusText, OlderDaemonGivesWhatItKnows) {
   EXPECT_NE(text.find("peregrine_drive_bytes_total{"), std::string::npos) << text;
 }
 
+// Discards: per drive and per volume, from a daemon that counts them
+// (kOneDrive is from one that does not: no discard series at all).
+TEST(PrometheusText, DiscardCountersWhenTheDaemonHasThem) {
+  json doc = json::parse(kOneDrive);
+  EXPECT_EQ(prometheus_text(doc, "/mnt/pg", "old").find("discard"), std::string::npos);
+  doc["drives"][0]["discards"] = 3;
+  doc["drives"][0]["discarded_bytes"] = 1048576;
+  doc["drives"][0]["discard_errors"] = 1;
+  doc["discard"] = {{"online", true},      {"online_bytes", 4096}, {"fstrim_runs", 2},
+                    {"fstrim_bytes", 8192}, {"pending_bytes", 12288}, {"errors", 1}};
+  const std::string text = prometheus_text(doc, "/mnt/pg", "old");
+  const std::string drive = R"({volume="data",mountpoint="/mnt/pg",drive="0",member="/srv/a \"b\"\\c\nd"})";
+  const std::string vol = R"({volume="data",mountpoint="/mnt/pg")";
+  for (const std::string& line : std::vector<std::string>{
+           std::string("# TYPE peregrine_drive_discarded_bytes_total counter"), "peregrine_drive_discards_total" + drive + " 3",
+        "peregrine_drive_discarded_bytes_total" + drive + " 1048576",
+        "peregrine_drive_discard_errors_total" + drive + " 1",
+        "peregrine_volume_discarded_bytes_total" + vol + R"(,by="fstrim"} 8192)",
+        "peregrine_volume_discarded_bytes_total" + vol + R"(,by="online"} 4096)",
+        "peregrine_volume_fstrim_runs_total" + vol + "} 2", "peregrine_volume_discard_pending_bytes" + vol + "} 12288",
+        "# TYPE peregrine_volume_discard_pending_bytes gauge"})
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
+}
+
 TEST(PrometheusText, MissingFieldThrows) {
   json doc = json::parse(kOneDrive);
   doc["drives"][0].erase("errors");

@@ -71,7 +71,10 @@ constexpr const char* kUsage =
 // everything else in a drive is a gauge shown as is.
 constexpr const char* kCounters[] = {"subios",         "ios",       "merged",      "bytes_read",
                                      "bytes_written",  "flushes",   "tag_waits",   "pressure_waits",
-                                     "inline_batches", "short_ios", "errors",      "retried_unmerged"};
+                                     "inline_batches", "short_ios", "errors",      "retried_unmerged",
+                                     "discards",       "discarded_bytes", "discard_errors"};
+// Counters a daemon of an older release does not publish: 0 then.
+bool newer_counter(std::string_view k) { return k.starts_with("discard"); }
 constexpr const char* kGauges[] = {"backlog", "queued", "in_flight", "queue_depth"};
 
 using Histogram = std::map<int, uint64_t>;  // bucket -> count, non-empty buckets
@@ -166,7 +169,8 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
       Drive drive;
       drive.index = d.at("index").get<uint64_t>();
       drive.name = d.at("name").get<std::string>();
-      for (const char* k : kCounters) drive.values[k] = d.at(k).get<uint64_t>();
+      for (const char* k : kCounters)
+        drive.values[k] = newer_counter(k) ? d.value(k, uint64_t{0}) : d.at(k).get<uint64_t>();
       for (const char* k : kGauges) drive.values[k] = d.at(k).get<uint64_t>();
       drive.stack_latency = parse_histogram(d.at("stack_latency"));
       drive.device_latency = parse_histogram(d.at("device_latency"));
@@ -339,18 +343,19 @@ void print_text(const Report& r) {
                 rate(v.at("bytes_written"), r.seconds, 1e6, "%.1f").c_str(),
                 static_cast<unsigned long long>(v.at("merged")));
   }
-  std::printf("\n%-3s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "#", "sub-IOs", "tag waits", "press.wait",
-              "errors", "stack p50", "p99", "p99.9", "device p50", "p99", "p99.9");
+  std::printf("\n%-3s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "#", "sub-IOs", "tag waits",
+              "press.wait", "errors", "stack p50", "p99", "p99.9", "device p50", "p99", "p99.9", "MB discard");
   for (const Row& row : r.rows) {
     const auto& v = row.v;
-    std::printf("%-3llu %10llu %10llu %10llu %10llu %10s %10s %10s %10s %10s %10s\n",
+    std::printf("%-3llu %10llu %10llu %10llu %10llu %10s %10s %10s %10s %10s %10s %10.1f\n",
                 static_cast<unsigned long long>(row.drive->index), static_cast<unsigned long long>(v.at("subios")),
                 static_cast<unsigned long long>(v.at("tag_waits")),
                 static_cast<unsigned long long>(v.at("pressure_waits")),
                 static_cast<unsigned long long>(v.at("errors")), human_ns(row.stack.p50, row.stack.count).c_str(),
                 human_ns(row.stack.p99, row.stack.count).c_str(), human_ns(row.stack.p999, row.stack.count).c_str(),
                 human_ns(row.device.p50, row.device.count).c_str(), human_ns(row.device.p99, row.device.count).c_str(),
-                human_ns(row.device.p999, row.device.count).c_str());
+                human_ns(row.device.p999, row.device.count).c_str(),
+                static_cast<double>(v.at("discarded_bytes")) / 1e6);
   }
   std::fflush(stdout);
 }

@@ -78,6 +78,15 @@ constexpr DriveMetric kDriveCounters[] = {
     {"retried_unmerged", "peregrine_drive_retried_unmerged_total", "Failed merged IOs re-sent piece by piece."},
 };
 
+// Discards (fstrim, -o discard); absent from daemons of older releases.
+constexpr DriveMetric kDiscardCounters[] = {
+    {"discards", "peregrine_drive_discards_total", "Discard (TRIM) calls sent to the member, one span each."},
+    {"discarded_bytes", "peregrine_drive_discarded_bytes_total",
+     "Bytes the member was told to discard (BLKDISCARD, or holes punched in a member file)."},
+    {"discard_errors", "peregrine_drive_discard_errors_total",
+     "Discards the member failed (the space stays in use by nothing; it is only not trimmed)."},
+};
+
 constexpr DriveMetric kDriveGauges[] = {
     {"in_flight", "peregrine_drive_in_flight_ios", "IOs on the device."},
     {"backlog", "peregrine_drive_backlog_ios", "IOs waiting for a free device tag."},
@@ -170,6 +179,22 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
     out.sample("peregrine_metadata_write_failed", base, m.at("write_failed").get<bool>() ? 1 : 0);
   }
 
+  if (doc.contains("discard")) {
+    const json& d = doc["discard"];
+    out.family("peregrine_volume_discarded_bytes_total", "counter",
+               "Bytes discarded on the members, by fstrim (by=\"fstrim\") or as freed with -o discard "
+               "(by=\"online\").");
+    out.sample("peregrine_volume_discarded_bytes_total", with(base, "by", "fstrim"),
+               d.at("fstrim_bytes").get<uint64_t>());
+    out.sample("peregrine_volume_discarded_bytes_total", with(base, "by", "online"),
+               d.at("online_bytes").get<uint64_t>());
+    out.family("peregrine_volume_fstrim_runs_total", "counter", "FITRIM requests (fstrim runs) served.");
+    out.sample("peregrine_volume_fstrim_runs_total", base, d.at("fstrim_runs").get<uint64_t>());
+    out.family("peregrine_volume_discard_pending_bytes", "gauge",
+               "Freed bytes waiting for their discard or being discarded now (counted free).");
+    out.sample("peregrine_volume_discard_pending_bytes", base, d.at("pending_bytes").get<uint64_t>());
+  }
+
   if (doc.contains("transport")) {
     const json& t = doc["transport"];
     const json& rings = t.at("ring_requests");
@@ -209,6 +234,12 @@ void drive_metrics(Exposition& out, const std::vector<Drive>& drives) {
   for (const DriveMetric& m : kDriveGauges) {
     out.family(m.name, "gauge", m.help);
     for (const Drive& d : drives) out.sample(m.name, d.labels, d.doc->at(m.field).get<uint64_t>());
+  }
+  if (all_have(drives, "discarded_bytes")) {
+    for (const DriveMetric& m : kDiscardCounters) {
+      out.family(m.name, "counter", m.help);
+      for (const Drive& d : drives) out.sample(m.name, d.labels, d.doc->at(m.field).get<uint64_t>());
+    }
   }
   histogram(out, drives, "stack_latency", "peregrine_drive_stack_latency_seconds",
             "Time sub-IOs spent in peregrine's queues, from arrival to dispatch to the device.");

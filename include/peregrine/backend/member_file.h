@@ -53,6 +53,14 @@ class MemberFile {
   int pread_full(void* buf, uint64_t len, uint64_t offset) const;
   int pwrite_full(const void* buf, uint64_t len, uint64_t offset) const;
   int sync() const;
+  // Tells the member that [offset, offset + len) holds nothing it must
+  // keep (TRIM): BLKDISCARD on a block device, fallocate(PUNCH_HOLE |
+  // KEEP_SIZE) on a file, which gives the blocks back to the filesystem
+  // under it. What the range reads afterwards is unspecified. Offsets and
+  // length multiples of the logical block size. 0, or -errno (-EOPNOTSUPP
+  // when the device or the filesystem under the file cannot). Any thread:
+  // the caller makes sure no IO to the range is in flight.
+  int discard(uint64_t offset, uint64_t len) const;
 
  private:
   MemberFile(int fd, MemberInfo info) : fd_(fd), info_(std::move(info)) {}

@@ -82,6 +82,7 @@ struct FuseSettings {
   bool allow_other;
   bool acl;  // POSIX ACLs (FUSE_POSIX_ACL), as ext4's acl mount option
   AtimeMode atime;
+  bool discard;  // discard freed space online (ext4's discard mount option)
 
   uint32_t effective_congestion_threshold() const {
     return congestion_threshold ? *congestion_threshold : max_background * 3 / 4;

@@ -53,6 +53,25 @@ class StripeMap {
     }
   }
 
+  // Calls f(member, member_offset, length) once for each member that
+  // [offset, offset + length) touches: on each member the range covers one
+  // contiguous member range (whole stripe units between its first and last
+  // piece), which is what a discard of the range sends to that member.
+  // REQUIRES length > 0.
+  template <typename F>
+  void member_spans(uint64_t offset, uint64_t length, F&& f) const {
+    const uint64_t end = offset + length;
+    const uint64_t s0 = offset >> shift_, s1 = (end - 1) >> shift_;
+    for (uint32_t m = 0; m < members_; ++m) {
+      const uint64_t first = s0 + (m + members_ - s0 % members_) % members_;
+      if (first > s1) continue;
+      const uint64_t last = s1 - (s1 % members_ + members_ - m) % members_;
+      const uint64_t from = data_start_ + (first / members_) * unit_ + (first == s0 ? (offset & (unit_ - 1)) : 0);
+      const uint64_t to = data_start_ + (last / members_) * unit_ + (last == s1 ? ((end - 1) & (unit_ - 1)) + 1 : unit_);
+      f(m, from, to - from);
+    }
+  }
+
   // Inverse of piece_at: the volume offset held at a member offset.
   uint64_t volume_offset(uint32_t member, uint64_t member_offset) const {
     uint64_t rel = member_offset - data_start_;

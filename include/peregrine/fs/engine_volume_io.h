@@ -1,28 +1,54 @@
 // EngineVolumeIo: the metadata layer's blocking VolumeIo, served by the
 // per-drive engine. Each call borrows a Submitter, submits one request and
 // waits for its completion (on a drive thread) with an atomic wait.
+// Discards do not go through the engine (it has no such operation): the
+// calling thread cuts the range into one span per member (StripeMap::
+// member_spans) and discards each on the member file itself, counting per
+// member what it discarded.
 //
 // Thread rules: thread-safe (see VolumeIo). Must be destroyed before the
-// SubmitterPool and the Engine it uses.
+// SubmitterPool, the Engine and the members it uses.
 #pragma once
 
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "peregrine/backend/member_file.h"
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/volume/volume_io.h"
 
 namespace peregrine::fs {
 
+// What one member was told to discard since mount.
+struct DiscardCounts {
+  uint64_t discards = 0;  // discard calls (one span each)
+  uint64_t bytes = 0;     // bytes of the spans that succeeded
+  uint64_t errors = 0;    // calls that failed (not counting EOPNOTSUPP)
+};
+
 class EngineVolumeIo final : public VolumeIo {
  public:
-  explicit EngineVolumeIo(SubmitterPool& pool) : pool_(pool) {}
+  // `members` (index order, outliving this) serve discard(); none: every
+  // discard is -EOPNOTSUPP.
+  explicit EngineVolumeIo(SubmitterPool& pool, const std::vector<MemberFile>* members = nullptr);
 
   uint64_t size() const override { return pool_.engine().map().volume_size(); }
   int read(uint64_t offset, std::span<std::byte> out) override;
   int write(uint64_t offset, std::span<const std::byte> data) override;
   int flush() override;
+  // Discards on every member the range touches; the first error, or 0.
+  int discard(uint64_t offset, uint64_t length) override;
+  DiscardCounts discard_counts(uint32_t member) const;
 
  private:
+  struct Counters {
+    std::atomic<uint64_t> discards{0}, bytes{0}, errors{0};
+  };
   int run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len);
   SubmitterPool& pool_;
+  const std::vector<MemberFile>* members_;
+  std::unique_ptr<Counters[]> counters_;  // one per member
 };
 
 }  // namespace peregrine::fs

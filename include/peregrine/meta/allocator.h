@@ -19,15 +19,32 @@
 //
 // The free map is never persisted: mount rebuilds it from the extent maps.
 //
+// Discard (TRIM): space on its way to the device's discard is out of the
+// free map until the discard is done, so that no allocation can write into
+// a range while it is being discarded; it counts as free for statfs. Two
+// ways in: with discard_on_free (-o discard), space whose freeing became
+// durable (release_durable) is queued for the discard worker instead of
+// going back at once; take_free_for_trim (FITRIM) takes free extents out.
+// Only space in the free map or made free by a durable record is ever
+// handed out for discard: a crash can never bring back an owner of it.
+// An allocation that finds too little space takes queued ranges back
+// undiscarded and waits for discards in flight.
+//
 // Thread rules: every method takes the allocator's own mutex, so it may be
 // called from the namespace (under Metadata's lock) and from the journal
 // commit path (release_durable) at once. Lock order: namespace -> allocator.
-// The annotations (util/thread_annotations.h) state this for the compiler.
+// Two calls wait: wait_for_discards (the discard worker, holding nothing
+// else) and, when space is short, allocate for discards in flight; those
+// are done by the worker and FITRIM, which take no lock but this one, so
+// allocate may wait under the namespace lock. The annotations
+// (util/thread_annotations.h) state the lock rules for the compiler.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +78,28 @@ class Allocator {
   void drop_reservation(Ino owner);
   void drop_all_reservations();
 
+  // ---- discard ----
+  // -o discard: durable frees are queued for discard (see above).
+  void set_discard_on_free(bool on);
+  // The discard worker: blocks until ranges are queued or stop_discards();
+  // moves every queued range into *out (sorted by offset, neighbours
+  // merged), now in flight. false once stopped (and *out empty).
+  bool wait_for_discards(std::vector<VolRange>* out);
+  // Wakes wait_for_discards for good; queued ranges go back undiscarded.
+  void stop_discards();
+  // FITRIM: takes free extents (clipped to [*cursor, end)) of at least
+  // `minlen` bytes out of the free map, in offset order, in pieces of at
+  // most `max_piece` and at most `max_bytes` in total; advances *cursor
+  // past what it looked at. Empty *out: nothing more up to `end`.
+  void take_free_for_trim(uint64_t* cursor, uint64_t end, uint64_t minlen, uint64_t max_piece, uint64_t max_bytes,
+                          std::vector<VolRange>* out);
+  // Gives back ranges from wait_for_discards or take_free_for_trim.
+  void discard_done(const std::vector<VolRange>& ranges);
+  // Blocks until no range is queued for discard or in flight (tests,
+  // FITRIM after -o discard work).
+  void wait_discards_idle();
+  uint64_t discard_pending_bytes() const;  // queued + in flight
+
   uint64_t total_bytes() const { return data_size_; }
   // Free for statfs: includes reservations and deferred frees.
   uint64_t free_bytes() const;
@@ -76,6 +115,9 @@ class Allocator {
   // a full-stripe boundary if it can (*aligned says whether it did).
   bool find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned) REQUIRES(mu_);
   void drop_reservation_locked(Ino owner) REQUIRES(mu_);
+  // Takes queued discards back, then waits for those in flight, until
+  // `len` bytes (plus `own`) are free or nothing is left to wait for.
+  void reclaim_discards_locked(MutexLock& lk, uint64_t len, uint64_t own) REQUIRES(mu_);
 
   const uint64_t data_offset_;
   const uint64_t data_size_;
@@ -93,6 +135,14 @@ class Allocator {
   std::deque<std::pair<uint64_t, VolRange>> deferred_ GUARDED_BY(mu_);
   uint64_t deferred_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t windows_ GUARDED_BY(mu_) = 0;  // windows carved so far: the next starts on member windows_ mod N
+  bool discard_on_free_ GUARDED_BY(mu_) = false;
+  bool discards_stopped_ GUARDED_BY(mu_) = false;
+  std::vector<VolRange> discard_queue_ GUARDED_BY(mu_);  // durable frees waiting for the worker
+  uint64_t discard_queued_bytes_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, uint64_t> discard_in_flight_ GUARDED_BY(mu_);  // offset -> length, taken by the worker or FITRIM
+  uint64_t discard_in_flight_bytes_ GUARDED_BY(mu_) = 0;
+  std::condition_variable discard_work_cv_;  // the worker: queue not empty, or stop
+  std::condition_variable discard_back_cv_;  // allocators, idle waiters: discards given back
 };
 
 }  // namespace peregrine::meta

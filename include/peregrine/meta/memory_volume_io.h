@@ -43,6 +43,14 @@ class MemoryVolumeIo : public VolumeIo {
   int read(uint64_t offset, std::span<std::byte> out) override;
   int write(uint64_t offset, std::span<const std::byte> data) override;
   int flush() override;
+  // A discard lands at once in both images, as a device that discards
+  // immediately and for good would have it (the worst case for a crash),
+  // and cancels unflushed writes to those blocks: the blocks then read as
+  // kDiscardByte, so a test sees any data a discard should not have hit.
+  // Dropped after the crash point, like writes.
+  int discard(uint64_t offset, uint64_t length) override;
+  static constexpr std::byte kDiscardByte{0xD5};
+  uint64_t discarded_bytes() const;
 
   void crash_after_writes(uint64_t k, TornMode torn = TornMode::kNone);
   bool crashed() const;
@@ -73,6 +81,7 @@ class MemoryVolumeIo : public VolumeIo {
   std::vector<Unflushed> unflushed_;  // blocks written since the last flush
   uint64_t writes_ = 0;
   uint64_t flushes_ = 0;
+  uint64_t discarded_ = 0;
   uint64_t crash_at_ = UINT64_MAX;
   TornMode torn_ = TornMode::kNone;
   bool crashed_ = false;

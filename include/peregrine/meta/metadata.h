@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "peregrine/meta/allocator.h"
+#include "peregrine/meta/discarder.h"
 #include "peregrine/meta/journal.h"
 #include "peregrine/meta/layout.h"
 #include "peregrine/meta/model.h"
@@ -285,6 +286,18 @@ class Metadata {
   int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
 
+  // ---- discard ----
+  // FITRIM: discards the free space within [start, start + len) of the data
+  // area (offsets from its start, as statfs counts it; len clipped to its
+  // end) in free extents of at least `minlen` bytes. *trimmed: bytes
+  // discarded. EINVAL: start past the end, len or minlen beyond reason;
+  // EROFS: read-only; EOPNOTSUPP: the members cannot discard. Waits for
+  // member IO: call without any lock (never from a ring thread).
+  int trim(uint64_t start, uint64_t len, uint64_t minlen, uint64_t* trimmed);
+  DiscardStats discard_stats() const;
+  // Blocks until nothing is queued for discard or being discarded (tests).
+  void wait_discards_idle() { alloc_->wait_discards_idle(); }
+
   // True once a journal or checkpoint write failed: changes fail with
   // EROFS from then on, fsync and sync with EIO (see Options::on_read_only).
   bool write_failed() const { return journal_->error() != 0; }
@@ -353,6 +366,7 @@ class Metadata {
   size_t times_unlogged_compact_at_ GUARDED_BY(ns_mu_) = 4096;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
+  std::unique_ptr<Discarder> discarder_;  // read-write mounts only
   uint64_t ckpt_seq_ = 0;  // commit leader only
   MountReport report_;
   mutable Mutex err_mu_;

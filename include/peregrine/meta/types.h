@@ -79,6 +79,9 @@ struct Options {
   // sends them with setattr (FUSE writeback cache): complete_write and
   // prepare_write leave them alone.
   bool kernel_stamps_writes = false;
+  // Online discard (-o discard): space is discarded on the members once
+  // the record that freed it is durable (discarder.h). Not in read_only.
+  bool discard = false;
   // Called once, on the thread whose metadata write failed, when the
   // journal or a checkpoint could not be written: from then on the volume
   // is read-only (changes fail with EROFS, fsync and sync with EIO).

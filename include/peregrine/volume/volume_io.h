@@ -11,6 +11,7 @@
 // threads may call them at once. Calls return 0 or -errno.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -27,6 +28,11 @@ class VolumeIo {
   virtual int write(uint64_t offset, std::span<const std::byte> data) = 0;
   // Makes every write that completed before the call durable on all members.
   virtual int flush() = 0;
+  // Discards (TRIM) [offset, offset + length): the members may forget those
+  // bytes, which then read as anything. Only for space nothing refers to,
+  // not even after a crash (the allocator's discard rules), with no IO to
+  // it in flight. -EOPNOTSUPP when no member can discard.
+  virtual int discard(uint64_t /*offset*/, uint64_t /*length*/) { return -EOPNOTSUPP; }
 };
 
 }  // namespace peregrine

@@ -32,6 +32,7 @@ inline constexpr uint32_t kOpFsyncdir = 30;
 inline constexpr uint32_t kOpCreate = 35;
 inline constexpr uint32_t kOpInterrupt = 36;
 inline constexpr uint32_t kOpDestroy = 38;
+inline constexpr uint32_t kOpIoctl = 39;
 inline constexpr uint32_t kOpBatchForget = 42;
 inline constexpr uint32_t kOpFallocate = 43;
 inline constexpr uint32_t kOpCopyFileRange = 47;

@@ -15,7 +15,7 @@ namespace {
 
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
-// partial blocks (fs_write.cpp) and copies.
+// partial blocks (fs_write.cpp), copies and FITRIM.
 bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
   switch (in.opcode) {
     case wire::kOpSetattr:
@@ -23,6 +23,7 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
     case wire::kOpFsyncdir:
     case wire::kOpFallocate:
     case wire::kOpCopyFileRange:
+    case wire::kOpIoctl:  // FITRIM waits for the journal and member discards
       return true;
     case wire::kOpWrite: {
       // fuse_write_in: fh, offset (8 bytes at 8), size (4 bytes at 16).

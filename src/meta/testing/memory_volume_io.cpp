@@ -69,6 +69,27 @@ int MemoryVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
   return 0;
 }
 
+int MemoryVolumeIo::discard(uint64_t offset, uint64_t length) {
+  if (offset % 4096 || length % 4096 || offset + length > size_) return -EINVAL;
+  std::lock_guard lk(mu_);
+  if (crashed_) return 0;
+  Block poison;
+  poison.fill(kDiscardByte);
+  const uint64_t first = offset / 4096, last = (offset + length) / 4096;
+  for (uint64_t b = first; b < last; ++b) {
+    put(current_, b, poison.data());
+    if (track_) put(durable_, b, poison.data());
+  }
+  std::erase_if(unflushed_, [&](const Unflushed& u) { return u.block >= first && u.block < last; });
+  discarded_ += length;
+  return 0;
+}
+
+uint64_t MemoryVolumeIo::discarded_bytes() const {
+  std::lock_guard lk(mu_);
+  return discarded_;
+}
+
 int MemoryVolumeIo::flush() {
   std::lock_guard lk(mu_);
   ++flushes_;
