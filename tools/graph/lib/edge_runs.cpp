@@ -80,11 +80,11 @@ class RunReader {
 
 }  // namespace
 
-Status EdgeRuns::write_run(std::vector<uint64_t>& keys, uint64_t drop) {
+Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   // `drop` marks self-loops; it is the largest key, so it sits at the end.
-  if (!keys.empty() && keys.back() == drop) keys.pop_back();
+  if (drop && !keys.empty() && keys.back() == *drop) keys.pop_back();
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());

@@ -5,12 +5,14 @@
 // memory-sized batch, drops duplicates and writes it as a run file; merge()
 // streams the k-way merge of all runs, again without duplicates, to a sink
 // in batches. Memory: the caller's batch plus one read buffer per run during
-// the merge. Owned by one thread.
+// the merge. The keys may be anything 64-bit (import sorts the user's vertex
+// ids with it too). Owned by one thread.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -30,8 +32,9 @@ class EdgeRuns {
   EdgeRuns& operator=(const EdgeRuns&) = delete;
   ~EdgeRuns() { remove(); }
 
-  // Sorts `keys`, removes duplicates and keys equal to `drop`, writes a run.
-  Status write_run(std::vector<uint64_t>& keys, uint64_t drop);
+  // Sorts `keys`, removes duplicates and keys equal to `drop` (if given:
+  // it must be the largest possible key), writes a run.
+  Status write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop = std::nullopt);
 
   // Calls sink with ascending, globally unique keys, in batches.
   Status merge(const std::function<Status(std::span<const uint64_t>)>& sink,

@@ -1,0 +1,43 @@
+// The user's vertex ids of a graph: vertex v (0..n-1 inside peregrine-graph)
+// is ids[v] to the user. An imported graph keeps them, ascending, in
+// ids.u64; a generated graph has none (vertex v is v). find() maps a user
+// id back: by subtraction when the ids are contiguous, through a lookup
+// table when their range is small enough, else by binary search.
+// Immutable once built; any number of threads may read it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "peregrine/graph/csr_format.h"
+#include "peregrine/util/result.h"
+
+namespace peregrine::graph {
+
+class IdMap {
+ public:
+  // Vertex v is user id v.
+  static IdMap identity(uint64_t n) { return IdMap(n, 0); }
+  // Vertex v is user id base + v.
+  static IdMap range(uint64_t base, uint64_t n) { return IdMap(n, base); }
+  // REQUIRES: ids strictly ascending. A lookup table of 4 bytes per id in
+  // [ids.front(), ids.back()] is built if it fits table_budget_bytes.
+  static IdMap sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes = 0);
+  // The map of an opened graph: ids.u64 if graph.meta names one, else identity.
+  static Expected<IdMap> load(const Graph& graph);
+
+  uint64_t size() const { return n_; }
+  uint64_t user_id(uint64_t v) const { return ids_.empty() ? base_ + v : ids_[v]; }
+  std::optional<Vertex> find(uint64_t user_id) const;
+
+ private:
+  IdMap(uint64_t n, uint64_t base) : n_(n), base_(base) {}
+  uint64_t n_;
+  uint64_t base_;
+  std::vector<uint64_t> ids_;    // empty: contiguous from base_
+  std::vector<uint32_t> table_;  // optional: user id - base_ -> vertex, or kNone
+  static constexpr uint32_t kNone = UINT32_MAX;
+};
+
+}  // namespace peregrine::graph

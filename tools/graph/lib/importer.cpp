@@ -1,0 +1,280 @@
+#include "peregrine/graph/importer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "peregrine/graph/csr_writer.h"
+#include "peregrine/graph/edge_runs.h"
+#include "peregrine/graph/file_writer.h"
+#include "peregrine/graph/id_map.h"
+
+namespace peregrine::graph {
+namespace {
+
+constexpr size_t kEdgeBatch = 1 << 16;
+
+// Sequential reader of the scratch file of raw pairs.
+class RawEdges {
+ public:
+  static Expected<RawEdges> open(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
+    return RawEdges(fd, path);
+  }
+  RawEdges(RawEdges&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  RawEdges(const RawEdges&) = delete;
+  ~RawEdges() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Expected<size_t> read(std::vector<InputEdge>& buf) {
+    char* p = reinterpret_cast<char*>(buf.data());
+    const size_t want = buf.size() * sizeof(InputEdge);
+    size_t got = 0;
+    while (got < want) {
+      ssize_t r = ::read(fd_, p + got, want - got);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    if (got % sizeof(InputEdge) != 0) return Status::error(EIO, path_.string() + ": scratch file truncated");
+    return got / sizeof(InputEdge);
+  }
+
+ private:
+  RawEdges(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::filesystem::path path_;
+};
+
+// Removes the scratch directory whatever happens.
+struct ScratchDir {
+  std::filesystem::path path;
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+struct Parsed {
+  uint64_t input_edges = 0;
+  std::optional<uint64_t> declared_vertices;
+  bool symmetric = false;
+};
+
+// Pass 1: input -> scratch pairs + sorted runs of the ids seen.
+Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOptions& o,
+                             const std::filesystem::path& raw_path, EdgeRuns& id_runs, const ProgressFn& progress) {
+  auto in = EdgeInput::open(input, o.format);
+  if (!in) return in.status();
+  EdgeInput& src = **in;
+  auto raw = FileWriter::create(raw_path, 4 << 20);
+  if (!raw) return raw.status();
+  Parsed p;
+  p.declared_vertices = src.declared_vertices();
+  p.symmetric = src.symmetric();
+  const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / sizeof(uint64_t));
+  std::vector<uint64_t> ids;
+  std::vector<InputEdge> edges(kEdgeBatch);
+  while (true) {
+    auto n = src.read(edges);
+    if (!n) return n.status();
+    if (*n == 0) break;
+    p.input_edges += *n;
+    Status st = raw->append(edges.data(), *n * sizeof(InputEdge));
+    if (!st) return st;
+    if (!p.declared_vertices) {
+      for (size_t i = 0; i < *n; ++i) {
+        ids.push_back(edges[i].u);
+        ids.push_back(edges[i].v);
+      }
+      if (ids.size() + 2 * kEdgeBatch > id_batch) {
+        st = id_runs.write_run(ids);
+        if (!st) return st;
+      }
+    }
+    if (progress) progress("parse", src.bytes_consumed(), src.file_bytes());
+  }
+  if (!ids.empty()) {
+    Status st = id_runs.write_run(ids);
+    if (!st) return st;
+  }
+  Status st = raw->finish();
+  if (!st) return st;
+  if (p.input_edges == 0 && !p.declared_vertices)
+    return Status::error(EINVAL, input.string() + ": no edges (only comments or blank lines)");
+  return p;
+}
+
+// The sorted unique ids, also written to DIR/ids.u64.
+Expected<IdMap> build_id_map(const Parsed& p, const EdgeRuns& id_runs, const std::filesystem::path& out,
+                             uint64_t memory_bytes, GraphMeta* meta, const ProgressFn& progress) {
+  auto w = FileWriter::create(out / kIdMapFile);
+  if (!w) return w.status();
+  uint64_t n = 0;
+  std::optional<IdMap> map;
+  if (p.declared_vertices) {
+    n = *p.declared_vertices;
+    if (n > kMaxVertices)
+      return Status::error(EINVAL, "Matrix Market matrix has " + std::to_string(n) +
+                                       " rows; at most 2^32 vertices are supported");
+    std::vector<uint64_t> chunk;
+    for (uint64_t v = 1; v <= n;) {
+      chunk.clear();
+      for (; v <= n && chunk.size() < kEdgeBatch; ++v) chunk.push_back(v);
+      Status st = w->append(chunk.data(), chunk.size() * sizeof(uint64_t));
+      if (!st) return st;
+    }
+    map = IdMap::range(1, n);
+  } else {
+    std::vector<uint64_t> ids;
+    Status st = id_runs.merge(
+        [&](std::span<const uint64_t> batch) -> Status {
+          if (ids.size() + batch.size() > kMaxVertices)
+            return Status::error(EINVAL, "more than 2^32 distinct vertex ids; at most 2^32 vertices are supported");
+          ids.insert(ids.end(), batch.begin(), batch.end());
+          return w->append(batch.data(), batch.size() * sizeof(uint64_t));
+        },
+        [&](uint64_t done, uint64_t total) {
+          if (progress) progress("ids", done, total);
+        });
+    if (!st) return st;
+    n = ids.size();
+    map = IdMap::sorted(std::move(ids), memory_bytes);
+  }
+  Status st = w->finish();
+  if (!st) return st;
+  meta->vertices = n;
+  meta->has_id_map = true;
+  meta->id_map_crc32c = w->crc();
+  return std::move(*map);
+}
+
+}  // namespace
+
+Expected<GraphMeta> import_graph(const std::filesystem::path& input, const ImportOptions& o,
+                                 const std::filesystem::path& out, const ProgressFn& progress) {
+  if (o.memory_bytes < kMinMemoryBytes)
+    return Status::error(EINVAL, "memory budget must be at least " + std::to_string(kMinMemoryBytes) + " bytes");
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
+  // An old graph.meta must not vouch for the half-written files that follow.
+  std::filesystem::remove(out / kMetaFile, ec);
+  ScratchDir scratch{out / (".import-runs-" + std::to_string(::getpid()))};
+  std::filesystem::create_directories(scratch.path, ec);
+  if (ec) return Status::error(ec.value(), scratch.path.string() + ": cannot create: " + ec.message());
+  const auto raw_path = scratch.path / "edges.raw";
+
+  GraphMeta meta;
+  meta.imported = true;
+  meta.directed = o.directed;
+  EdgeRuns id_runs(scratch.path / "ids");
+  auto parsed = parse_input(input, o, raw_path, id_runs, progress);
+  if (!parsed) return parsed.status();
+  meta.input_edges = parsed->input_edges;
+  auto ids = build_id_map(*parsed, id_runs, out, o.memory_bytes, &meta, progress);
+  if (!ids) return ids.status();
+  id_runs.remove();
+
+  // Pass 2: remap into sorted runs of CSR keys.
+  EdgeRuns out_runs(scratch.path / "out");
+  EdgeRuns in_runs(scratch.path / "in");
+  const uint64_t batch_keys = std::max<uint64_t>(4, o.memory_bytes / sizeof(uint64_t) / (o.directed ? 2 : 1));
+  std::vector<uint64_t> out_keys, in_keys;
+  uint64_t requested = 0;  // edges (undirected) or arcs (directed) asked for, loops excluded
+  {
+    auto raw = RawEdges::open(raw_path);
+    if (!raw) return raw.status();
+    std::vector<InputEdge> edges(kEdgeBatch);
+    uint64_t done = 0;
+    const bool mirror = o.directed && parsed->symmetric;  // a symmetric Matrix Market entry is two arcs
+    while (true) {
+      auto n = raw->read(edges);
+      if (!n) return n.status();
+      if (*n == 0) break;
+      for (size_t i = 0; i < *n; ++i) {
+        const uint64_t u = *ids->find(edges[i].u);
+        const uint64_t v = *ids->find(edges[i].v);
+        if (u == v) {
+          ++meta.self_loops;
+          continue;
+        }
+        if (!o.directed) {
+          ++requested;
+          out_keys.push_back(pack_edge(u, v));
+          out_keys.push_back(pack_edge(v, u));
+        } else {
+          requested += mirror ? 2 : 1;
+          out_keys.push_back(pack_edge(u, v));
+          in_keys.push_back(pack_edge(v, u));
+          if (mirror) {
+            out_keys.push_back(pack_edge(v, u));
+            in_keys.push_back(pack_edge(u, v));
+          }
+        }
+      }
+      if (out_keys.size() + 2 * kEdgeBatch > batch_keys) {
+        Status st = out_runs.write_run(out_keys);
+        if (st && o.directed) st = in_runs.write_run(in_keys);
+        if (!st) return st;
+      }
+      done += *n;
+      if (progress) progress("remap", done, parsed->input_edges);
+    }
+  }
+  std::filesystem::remove(raw_path, ec);
+  if (!out_keys.empty()) {
+    Status st = out_runs.write_run(out_keys);
+    if (!st) return st;
+  }
+  if (!in_keys.empty()) {
+    Status st = in_runs.write_run(in_keys);
+    if (!st) return st;
+  }
+  out_keys.shrink_to_fit();
+  in_keys.shrink_to_fit();
+
+  auto merge_into = [&](EdgeRuns& runs, const char* index_file, const char* adjacency_file,
+                        const char* phase) -> Expected<CsrWriter> {
+    auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
+    if (!w) return w.status();
+    Status st = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
+                           [&](uint64_t done, uint64_t total) {
+                             if (progress) progress(phase, done, total);
+                           });
+    if (!st) return st;
+    st = w->finish();
+    if (!st) return st;
+    runs.remove();
+    return std::move(*w);
+  };
+  auto csr = merge_into(out_runs, kIndexFile, kAdjacencyFile, "merge");
+  if (!csr) return csr.status();
+  meta.adjacency_entries = csr->entries();
+  meta.edges = o.directed ? csr->entries() : csr->entries() / 2;
+  meta.index_crc32c = csr->index_crc();
+  meta.adjacency_crc32c = csr->adjacency_crc();
+  meta.duplicates = requested - meta.edges;
+  if (o.directed) {
+    auto tr = merge_into(in_runs, kInIndexFile, kInAdjacencyFile, "merge-in");
+    if (!tr) return tr.status();
+    if (tr->entries() != meta.adjacency_entries)
+      return Status::error(EIO, "transpose has " + std::to_string(tr->entries()) + " arcs, the graph " +
+                                    std::to_string(meta.adjacency_entries));
+    meta.in_index_crc32c = tr->index_crc();
+    meta.in_adjacency_crc32c = tr->adjacency_crc();
+  }
+  Status st = write_meta(out, meta);
+  if (!st) return st;
+  return meta;
+}
+
+}  // namespace peregrine::graph
