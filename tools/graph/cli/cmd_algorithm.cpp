@@ -258,7 +258,12 @@ int cmd_algorithm(int argc, char** argv) {
     std::cerr << prefix << st.message() << "\n";
     return kExitError;
   }
-  const IoStats& io = (*reader)->stats();
+  IoStats io = (*reader)->stats();  // plus the in-lists' reader, if any
+  if (in_reader) {
+    io.reads += in_reader->stats().reads;
+    io.bytes += in_reader->stats().bytes;
+    io.list_bytes += in_reader->stats().list_bytes;
+  }
   rep.add("wall_seconds", secs);
   rep.add("cpu_seconds", cpu);
   rep.add("bytes_read", io.bytes);

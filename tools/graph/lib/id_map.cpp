@@ -13,10 +13,10 @@ namespace peregrine::graph {
 IdMap IdMap::sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes) {
   IdMap m(ids.size(), ids.empty() ? 0 : ids.front());
   if (ids.empty() || ids.back() - ids.front() == ids.size() - 1) return m;  // contiguous: no table needed
-  const uint64_t span = ids.back() - ids.front() + 1;  // > ids.size() >= 2, so no overflow to 0
+  const uint64_t last = ids.back() - ids.front();  // the span minus 1: 0..2^64-1 would overflow the span
   // A vertex id must fit the table's uint32 entries: n <= 2^32 - 1 here.
-  if (span <= table_budget_bytes / sizeof(uint32_t) && ids.size() < kNone) {
-    m.table_.assign(span, kNone);
+  if (last < table_budget_bytes / sizeof(uint32_t) && ids.size() < kNone) {
+    m.table_.assign(last + 1, kNone);
     for (uint64_t v = 0; v < ids.size(); ++v) m.table_[ids[v] - m.base_] = static_cast<uint32_t>(v);
   }
   m.ids_ = std::move(ids);
