@@ -1,6 +1,7 @@
 // `peregrine-graph import`: the user's edge list to an on-disk CSR.
 #include <chrono>
 #include <iostream>
+#include <vector>
 
 #include "commands.h"
 #include "options.h"
@@ -37,10 +38,18 @@ int cmd_import(int argc, char** argv) {
     return usage_error("import", "--memory must be at least " + std::to_string(kMinMemoryBytes / 1024) + "K");
   o.memory_bytes = *mem;
 
-  ProgressFn progress = stderr_progress("import", o.directed ? "merge-in" : "merge", vm.count("quiet") > 0);
-  auto t0 = std::chrono::steady_clock::now();
+  // Seconds per phase for the report: a phase ends when the next begins.
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  std::vector<std::pair<std::string, Clock::time_point>> phases;
+  ProgressFn print = stderr_progress("import", o.directed ? "merge-in" : "merge", vm.count("quiet") > 0);
+  ProgressFn progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
+    if (phases.empty() || phases.back().first != phase) phases.emplace_back(std::string(phase), Clock::now());
+    print(phase, done, total);
+  };
   auto meta = import_graph(input, o, out, progress);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto t1 = Clock::now();
+  double secs = std::chrono::duration<double>(t1 - t0).count();
   if (!meta) {
     std::cerr << "peregrine-graph import: " << meta.status().message() << "\n";
     return kExitError;
@@ -61,6 +70,14 @@ int cmd_import(int argc, char** argv) {
   r.add("input_bytes", static_cast<uint64_t>(ec ? 0 : input_bytes));
   r.add("wall_seconds", secs);
   r.add("input_mb_per_s", secs > 0 && !ec ? static_cast<double>(input_bytes) / 1e6 / secs : 0.0);
+  for (size_t i = 0; i < phases.size(); ++i) {
+    auto start = i == 0 ? t0 : phases[i].second;  // parse starts with the command
+    auto end = i + 1 < phases.size() ? phases[i + 1].second : t1;
+    std::string name = phases[i].first;
+    for (char& c : name)
+      if (c == '-') c = '_';
+    r.add(name + "_seconds", std::chrono::duration<double>(end - start).count());
+  }
   if (vm.count("json"))
     r.print_json(std::cout);
   else

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cerrno>
 #include <cstring>
 #include <queue>
@@ -81,7 +82,9 @@ class RunReader {
 }  // namespace
 
 Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
-  std::sort(keys.begin(), keys.end());
+  // Boost's spreadsort (a radix/comparison hybrid) sorts 64-bit keys about
+  // twice as fast as std::sort; the result is the same.
+  boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   // `drop` marks self-loops; it is the largest key, so it sits at the end.
   if (drop && !keys.empty() && keys.back() == *drop) keys.pop_back();
@@ -93,7 +96,7 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> 
   if (!w) return w.status();
   Status st = w->append(keys.data(), keys.size() * sizeof(uint64_t));
   if (!st) return st;
-  st = w->finish();
+  st = w->finish(sync_);
   if (!st) return st;
   runs_.push_back({path, keys.size()});
   total_keys_ += keys.size();

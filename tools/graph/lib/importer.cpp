@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -12,11 +13,34 @@
 #include "peregrine/graph/edge_runs.h"
 #include "peregrine/graph/file_writer.h"
 #include "peregrine/graph/id_map.h"
+#include "peregrine/graph/rng.h"
 
 namespace peregrine::graph {
 namespace {
 
 constexpr size_t kEdgeBatch = 1 << 16;
+
+// Drops most repeats of an id before they reach the id sort: a direct-mapped
+// table of recently seen ids (hubs and runs of one source hit it). An id it
+// passes may still be a repeat; the sort removes those.
+class RecentIds {
+ public:
+  explicit RecentIds(uint64_t memory_bytes)
+      : slots_(std::min<uint64_t>(1 << 20, std::bit_floor(std::max<uint64_t>(memory_bytes / 64, 1024)))),
+        shift_(64 - static_cast<unsigned>(std::countr_zero(slots_.size()))) {}
+  // True if `id` is new to the table (and remembers it).
+  bool fresh(uint64_t id) {
+    if (id == UINT64_MAX) return true;  // slots hold id + 1; 0 is empty
+    uint64_t& s = slots_[mix64(id) >> shift_];
+    if (s == id + 1) return false;
+    s = id + 1;
+    return true;
+  }
+
+ private:
+  std::vector<uint64_t> slots_;
+  unsigned shift_;
+};
 
 // Sequential reader of the scratch file of raw pairs.
 class RawEdges {
@@ -82,6 +106,7 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
   p.symmetric = src.symmetric();
   const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / sizeof(uint64_t));
   std::vector<uint64_t> ids;
+  RecentIds recent(o.memory_bytes);
   std::vector<InputEdge> edges(kEdgeBatch);
   while (true) {
     auto n = src.read(edges);
@@ -92,8 +117,8 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     if (!st) return st;
     if (!p.declared_vertices) {
       for (size_t i = 0; i < *n; ++i) {
-        ids.push_back(edges[i].u);
-        ids.push_back(edges[i].v);
+        if (recent.fresh(edges[i].u)) ids.push_back(edges[i].u);
+        if (recent.fresh(edges[i].v)) ids.push_back(edges[i].v);
       }
       if (ids.size() + 2 * kEdgeBatch > id_batch) {
         st = id_runs.write_run(ids);
@@ -106,7 +131,7 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     Status st = id_runs.write_run(ids);
     if (!st) return st;
   }
-  Status st = raw->finish();
+  Status st = raw->finish(/*sync=*/false);  // scratch: read back at once, deleted after
   if (!st) return st;
   if (p.input_edges == 0 && !p.declared_vertices)
     return Status::error(EINVAL, input.string() + ": no edges (only comments or blank lines)");
@@ -176,7 +201,9 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   GraphMeta meta;
   meta.imported = true;
   meta.directed = o.directed;
-  EdgeRuns id_runs(scratch.path / "ids");
+  // Scratch runs are not fsynced: they are read back at once and deleted;
+  // the graph files are.
+  EdgeRuns id_runs(scratch.path / "ids", /*sync_runs=*/false);
   auto parsed = parse_input(input, o, raw_path, id_runs, progress);
   if (!parsed) return parsed.status();
   meta.input_edges = parsed->input_edges;
@@ -185,8 +212,8 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   id_runs.remove();
 
   // Pass 2: remap into sorted runs of CSR keys.
-  EdgeRuns out_runs(scratch.path / "out");
-  EdgeRuns in_runs(scratch.path / "in");
+  EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false);
+  EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
   const uint64_t batch_keys = std::max<uint64_t>(4, o.memory_bytes / sizeof(uint64_t) / (o.directed ? 2 : 1));
   std::vector<uint64_t> out_keys, in_keys;
   uint64_t requested = 0;  // edges (undirected) or arcs (directed) asked for, loops excluded

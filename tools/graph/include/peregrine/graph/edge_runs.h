@@ -27,7 +27,8 @@ inline uint32_t edge_target(uint64_t key) { return static_cast<uint32_t>(key); }
 class EdgeRuns {
  public:
   // Run files go to DIR (created; removed with its runs by remove()).
-  explicit EdgeRuns(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  // sync_runs fsyncs each run as it is written.
+  explicit EdgeRuns(std::filesystem::path dir, bool sync_runs = true) : dir_(std::move(dir)), sync_(sync_runs) {}
   EdgeRuns(const EdgeRuns&) = delete;
   EdgeRuns& operator=(const EdgeRuns&) = delete;
   ~EdgeRuns() { remove(); }
@@ -50,6 +51,7 @@ class EdgeRuns {
     uint64_t keys;
   };
   std::filesystem::path dir_;
+  bool sync_;
   std::vector<Run> runs_;
   uint64_t total_keys_ = 0;
 };
