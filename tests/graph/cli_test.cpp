@@ -107,6 +107,7 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"pagerank --graph " + g + " --damping 1.5", "--damping must be in [0, 1)"},
       {"pagerank --graph " + g + " --damping -0.1", "--damping must be in [0, 1)"},
       {"pagerank --graph " + g + " --epsilon -1", "--epsilon must be 0 or more"},
+      {"cc --graph " + g + " --out x --out-format csv", "--out-format: unknown format 'csv'"},
       {"import --input x --out y --format csv", "--format: unknown format 'csv'"},
       {"import --input x --out y --memory 1K", "--memory must be at least 64K"},
   };

@@ -190,5 +190,49 @@ TEST(GraphOut, TextLayout) {
   EXPECT_NE(r.output.find("root 150 is not a vertex of graph"), std::string::npos) << r.output;
 }
 
+// --out-format bin: the same fields as little-endian 8-byte values.
+TEST(GraphOut, BinaryLayout) {
+  TestDir d;
+  auto g = (d.path() / "g").string();
+  ASSERT_EQ(run_cli("import -q --input " + (kData / "dcycle.txt").string() + " --directed --out " + g).code, 0);
+  auto read_words = [](const std::filesystem::path& p) {
+    auto bytes = test::read_file(p);
+    EXPECT_EQ(bytes.size() % 8, 0u);
+    std::vector<uint64_t> w(bytes.size() / 8);
+    std::memcpy(w.data(), bytes.data(), bytes.size());
+    return w;
+  };
+  auto out = d.path() / "bfs.bin";
+  ASSERT_EQ(run_cli("bfs --graph " + g + " --root 1 --out-format bin --out " + out.string()).code, 0);
+  auto bfs = read_words(out);
+  auto want = read_table(kData / "dcycle.bfs");
+  ASSERT_EQ(bfs.size(), 3 * want.size());
+  size_t i = 0;
+  for (const auto& [v, fields] : want) {
+    EXPECT_EQ(bfs[3 * i], v);
+    EXPECT_EQ(static_cast<int64_t>(bfs[3 * i + 1]), std::stoll(fields[0])) << "depth of " << v;
+    if (v == 6) {
+      EXPECT_EQ(static_cast<int64_t>(bfs[3 * i + 2]), -1);  // 6 is not reachable from 1
+    }
+    ++i;
+  }
+  out = d.path() / "pr.bin";
+  ASSERT_EQ(run_cli("pagerank --graph " + g + " --iterations 10000 --epsilon 1e-15 --out-format bin --out " +
+                    out.string())
+                .code,
+            0);
+  auto pr = read_words(out);
+  want = read_table(kData / "dcycle.pagerank");
+  ASSERT_EQ(pr.size(), 2 * want.size());
+  i = 0;
+  for (const auto& [v, fields] : want) {
+    EXPECT_EQ(pr[2 * i], v);
+    double rank;
+    std::memcpy(&rank, &pr[2 * i + 1], 8);
+    EXPECT_NEAR(rank, std::stod(fields[0]), 1e-12) << "rank of " << v;
+    ++i;
+  }
+}
+
 }  // namespace
 }  // namespace peregrine::graph

@@ -43,7 +43,7 @@ int cmd_algorithm(int argc, char** argv) {
   const std::string alg = argv[0];
   const std::string prefix = "peregrine-graph " + alg + ": ";
   po::options_description opts(alg + " options");
-  std::string dir, max_io, gap, out_file;
+  std::string dir, max_io, gap, out_file, out_format;
   ReaderOptions ro;
   uint64_t root = 0;
   uint32_t roots = 1;
@@ -52,6 +52,8 @@ int cmd_algorithm(int argc, char** argv) {
       ("graph", po::value(&dir)->required()->value_name("DIR"), "graph directory (from gen or import)")
       ("out", po::value(&out_file)->value_name("FILE"),
        "write the result of every vertex to FILE, one text line per vertex in the input's ids")
+      ("out-format", po::value(&out_format)->default_value("text")->value_name("FMT"),
+       "text, or bin: little-endian 8-byte fields per vertex (docs/graph.md)")
       ("validate", "check the graph data and the result against the in-memory reference")
       ("qd", po::value(&ro.queue_depth)->default_value(64)->value_name("N"), "io_uring queue depth: reads in flight")
       ("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"), "largest single read (multiple of 4K)")
@@ -83,6 +85,8 @@ int cmd_algorithm(int argc, char** argv) {
   ro.coalesce_gap_bytes = static_cast<uint32_t>(*gap_bytes);
   ro.direct = vm.count("buffered") == 0;
   if (Status st = AdjacencyReader::check_options(ro); !st) return usage_error(alg, "--max-io: " + st.message());
+  auto out_fmt = parse_out_format(out_format);
+  if (!out_fmt) return usage_error(alg, "--out-format: unknown format '" + out_format + "' (text, bin)");
   if (alg == "bfs" && (roots < 1 || roots > 1024)) return usage_error(alg, "--roots must be between 1 and 1024");
   if (alg == "pagerank") {
     if (pr.max_iterations < 1) return usage_error(alg, "--iterations must be at least 1");
@@ -296,10 +300,10 @@ int cmd_algorithm(int argc, char** argv) {
   }
 
   if (!out_file.empty()) {
-    Status ws = bfs     ? write_bfs_out(out_file, *ids, *bfs)
-                : kcore ? write_kcore_out(out_file, *ids, *kcore)
-                : cc    ? write_cc_out(out_file, *ids, *cc)
-                        : write_pagerank_out(out_file, *ids, *rank);
+    Status ws = bfs     ? write_bfs_out(out_file, *out_fmt, *ids, *bfs)
+                : kcore ? write_kcore_out(out_file, *out_fmt, *ids, *kcore)
+                : cc    ? write_cc_out(out_file, *out_fmt, *ids, *cc)
+                        : write_pagerank_out(out_file, *out_fmt, *ids, *rank);
     if (!ws) {
       std::cerr << prefix << ws.message() << "\n";
       return kExitError;
