@@ -13,70 +13,16 @@
 #include "peregrine/graph/edge_runs.h"
 #include "peregrine/graph/file_writer.h"
 #include "peregrine/graph/id_map.h"
-#include "peregrine/graph/rng.h"
+#include "raw_edge_file.h"
+#include "recent_ids.h"
 
 namespace peregrine::graph {
 namespace {
 
+using detail::RawEdges;
+using detail::RecentIds;
+
 constexpr size_t kEdgeBatch = 1 << 16;
-
-// Drops most repeats of an id before they reach the id sort: a direct-mapped
-// table of recently seen ids (hubs and runs of one source hit it). An id it
-// passes may still be a repeat; the sort removes those.
-class RecentIds {
- public:
-  explicit RecentIds(uint64_t memory_bytes)
-      : slots_(std::min<uint64_t>(1 << 20, std::bit_floor(std::max<uint64_t>(memory_bytes / 64, 1024)))),
-        shift_(64 - static_cast<unsigned>(std::countr_zero(slots_.size()))) {}
-  // True if `id` is new to the table (and remembers it).
-  bool fresh(uint64_t id) {
-    if (id == UINT64_MAX) return true;  // slots hold id + 1; 0 is empty
-    uint64_t& s = slots_[mix64(id) >> shift_];
-    if (s == id + 1) return false;
-    s = id + 1;
-    return true;
-  }
-
- private:
-  std::vector<uint64_t> slots_;
-  unsigned shift_;
-};
-
-// Sequential reader of the scratch file of raw pairs.
-class RawEdges {
- public:
-  static Expected<RawEdges> open(const std::filesystem::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
-    return RawEdges(fd, path);
-  }
-  RawEdges(RawEdges&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
-  RawEdges(const RawEdges&) = delete;
-  ~RawEdges() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Expected<size_t> read(std::vector<InputEdge>& buf) {
-    char* p = reinterpret_cast<char*>(buf.data());
-    const size_t want = buf.size() * sizeof(InputEdge);
-    size_t got = 0;
-    while (got < want) {
-      ssize_t r = ::read(fd_, p + got, want - got);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
-      }
-      if (r == 0) break;
-      got += static_cast<size_t>(r);
-    }
-    if (got % sizeof(InputEdge) != 0) return Status::error(EIO, path_.string() + ": scratch file truncated");
-    return got / sizeof(InputEdge);
-  }
-
- private:
-  RawEdges(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
-  int fd_;
-  std::filesystem::path path_;
-};
 
 // Removes the scratch directory whatever happens.
 struct ScratchDir {
@@ -91,6 +37,13 @@ struct Parsed {
   uint64_t input_edges = 0;
   std::optional<uint64_t> declared_vertices;
   bool symmetric = false;
+  std::vector<uint64_t> id_tail;  // the last batch of ids, merged from memory
+};
+
+struct Remapped {
+  uint64_t self_loops = 0;
+  uint64_t requested = 0;  // edges (undirected) or arcs (directed) asked for, loops excluded
+  std::vector<uint64_t> out_tail, in_tail;  // the last batches of keys, merged from memory
 };
 
 // Pass 1: input -> scratch pairs + sorted runs of the ids seen.
@@ -127,10 +80,7 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     }
     if (progress) progress("parse", src.bytes_consumed(), src.file_bytes());
   }
-  if (!ids.empty()) {
-    Status st = id_runs.write_run(ids);
-    if (!st) return st;
-  }
+  p.id_tail = std::move(ids);
   Status st = raw->finish(/*sync=*/false);  // scratch: read back at once, deleted after
   if (!st) return st;
   if (p.input_edges == 0 && !p.declared_vertices)
@@ -139,7 +89,7 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
 }
 
 // The sorted unique ids, also written to DIR/ids.u64.
-Expected<IdMap> build_id_map(const Parsed& p, const EdgeRuns& id_runs, const std::filesystem::path& out,
+Expected<IdMap> build_id_map(Parsed& p, const EdgeRuns& id_runs, const std::filesystem::path& out,
                              uint64_t memory_bytes, GraphMeta* meta, const ProgressFn& progress) {
   auto w = FileWriter::create(out / kIdMapFile);
   if (!w) return w.status();
@@ -169,10 +119,14 @@ Expected<IdMap> build_id_map(const Parsed& p, const EdgeRuns& id_runs, const std
         },
         [&](uint64_t done, uint64_t total) {
           if (progress) progress("ids", done, total);
-        });
+        },
+        &p.id_tail);
     if (!st) return st;
+    p.id_tail = {};
     n = ids.size();
-    map = IdMap::sorted(std::move(ids), memory_bytes);
+    // A lookup table may take a quarter of the budget; the key batches of
+    // the remap pass get the rest.
+    map = IdMap::sorted(std::move(ids), memory_bytes / 4);
   }
   Status st = w->finish();
   if (!st) return st;
@@ -180,6 +134,61 @@ Expected<IdMap> build_id_map(const Parsed& p, const EdgeRuns& id_runs, const std
   meta->has_id_map = true;
   meta->id_map_crc32c = w->crc();
   return std::move(*map);
+}
+
+// Pass 2: the scratch pairs -> vertex ids -> sorted runs of CSR keys.
+Expected<Remapped> remap_edges(const std::filesystem::path& raw_path, const IdMap& ids, const Parsed& parsed,
+                               const ImportOptions& o, EdgeRuns& out_runs, EdgeRuns& in_runs,
+                               const ProgressFn& progress) {
+  const uint64_t budget = o.memory_bytes - std::min(o.memory_bytes / 2, ids.lookup_bytes());
+  const uint64_t batch_keys = std::max<uint64_t>(4, budget / sizeof(uint64_t) / (o.directed ? 2 : 1));
+  auto raw = RawEdges::open(raw_path);
+  if (!raw) return raw.status();
+  Remapped r;
+  std::vector<uint64_t>& out_keys = r.out_tail;
+  std::vector<uint64_t>& in_keys = r.in_tail;
+  // Reserve the batch once (untouched pages cost nothing): growing it by
+  // doubling would copy it over and over.
+  const uint64_t keys_per_edge = (!o.directed || parsed.symmetric) ? 2 : 1;
+  out_keys.reserve(std::min(batch_keys + 2 * kEdgeBatch, keys_per_edge * parsed.input_edges));
+  if (o.directed) in_keys.reserve(out_keys.capacity());
+  std::vector<InputEdge> edges(kEdgeBatch);
+  uint64_t done = 0;
+  const bool mirror = o.directed && parsed.symmetric;  // a symmetric Matrix Market entry is two arcs
+  while (true) {
+    auto n = raw->read(edges);
+    if (!n) return n.status();
+    if (*n == 0) break;
+    for (size_t i = 0; i < *n; ++i) {
+      const uint64_t u = *ids.find(edges[i].u);
+      const uint64_t v = *ids.find(edges[i].v);
+      if (u == v) {
+        ++r.self_loops;
+        continue;
+      }
+      if (!o.directed) {
+        ++r.requested;
+        out_keys.push_back(pack_edge(u, v));
+        out_keys.push_back(pack_edge(v, u));
+      } else {
+        r.requested += mirror ? 2 : 1;
+        out_keys.push_back(pack_edge(u, v));
+        in_keys.push_back(pack_edge(v, u));
+        if (mirror) {
+          out_keys.push_back(pack_edge(v, u));
+          in_keys.push_back(pack_edge(u, v));
+        }
+      }
+    }
+    if (out_keys.size() + 2 * kEdgeBatch > batch_keys) {
+      Status st = out_runs.write_run(out_keys);
+      if (st && o.directed) st = in_runs.write_run(in_keys);
+      if (!st) return st;
+    }
+    done += *n;
+    if (progress) progress("remap", done, parsed.input_edges);
+  }
+  return r;
 }
 
 }  // namespace
@@ -214,84 +223,36 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   // Pass 2: remap into sorted runs of CSR keys.
   EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false);
   EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
-  const uint64_t batch_keys = std::max<uint64_t>(4, o.memory_bytes / sizeof(uint64_t) / (o.directed ? 2 : 1));
-  std::vector<uint64_t> out_keys, in_keys;
-  uint64_t requested = 0;  // edges (undirected) or arcs (directed) asked for, loops excluded
-  {
-    auto raw = RawEdges::open(raw_path);
-    if (!raw) return raw.status();
-    std::vector<InputEdge> edges(kEdgeBatch);
-    uint64_t done = 0;
-    const bool mirror = o.directed && parsed->symmetric;  // a symmetric Matrix Market entry is two arcs
-    while (true) {
-      auto n = raw->read(edges);
-      if (!n) return n.status();
-      if (*n == 0) break;
-      for (size_t i = 0; i < *n; ++i) {
-        const uint64_t u = *ids->find(edges[i].u);
-        const uint64_t v = *ids->find(edges[i].v);
-        if (u == v) {
-          ++meta.self_loops;
-          continue;
-        }
-        if (!o.directed) {
-          ++requested;
-          out_keys.push_back(pack_edge(u, v));
-          out_keys.push_back(pack_edge(v, u));
-        } else {
-          requested += mirror ? 2 : 1;
-          out_keys.push_back(pack_edge(u, v));
-          in_keys.push_back(pack_edge(v, u));
-          if (mirror) {
-            out_keys.push_back(pack_edge(v, u));
-            in_keys.push_back(pack_edge(u, v));
-          }
-        }
-      }
-      if (out_keys.size() + 2 * kEdgeBatch > batch_keys) {
-        Status st = out_runs.write_run(out_keys);
-        if (st && o.directed) st = in_runs.write_run(in_keys);
-        if (!st) return st;
-      }
-      done += *n;
-      if (progress) progress("remap", done, parsed->input_edges);
-    }
-  }
+  auto remapped = remap_edges(raw_path, *ids, *parsed, o, out_runs, in_runs, progress);
+  if (!remapped) return remapped.status();
   std::filesystem::remove(raw_path, ec);
-  if (!out_keys.empty()) {
-    Status st = out_runs.write_run(out_keys);
-    if (!st) return st;
-  }
-  if (!in_keys.empty()) {
-    Status st = in_runs.write_run(in_keys);
-    if (!st) return st;
-  }
-  out_keys.shrink_to_fit();
-  in_keys.shrink_to_fit();
+  meta.self_loops = remapped->self_loops;
 
-  auto merge_into = [&](EdgeRuns& runs, const char* index_file, const char* adjacency_file,
-                        const char* phase) -> Expected<CsrWriter> {
+  auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file,
+                        const char* adjacency_file, const char* phase) -> Expected<CsrWriter> {
     auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
     if (!w) return w.status();
     Status st = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
                            [&](uint64_t done, uint64_t total) {
                              if (progress) progress(phase, done, total);
-                           });
+                           },
+                           &tail);
     if (!st) return st;
+    tail = {};
     st = w->finish();
     if (!st) return st;
     runs.remove();
     return std::move(*w);
   };
-  auto csr = merge_into(out_runs, kIndexFile, kAdjacencyFile, "merge");
+  auto csr = merge_into(out_runs, remapped->out_tail, kIndexFile, kAdjacencyFile, "merge");
   if (!csr) return csr.status();
   meta.adjacency_entries = csr->entries();
   meta.edges = o.directed ? csr->entries() : csr->entries() / 2;
   meta.index_crc32c = csr->index_crc();
   meta.adjacency_crc32c = csr->adjacency_crc();
-  meta.duplicates = requested - meta.edges;
+  meta.duplicates = remapped->requested - meta.edges;
   if (o.directed) {
-    auto tr = merge_into(in_runs, kInIndexFile, kInAdjacencyFile, "merge-in");
+    auto tr = merge_into(in_runs, remapped->in_tail, kInIndexFile, kInAdjacencyFile, "merge-in");
     if (!tr) return tr.status();
     if (tr->entries() != meta.adjacency_entries)
       return Status::error(EIO, "transpose has " + std::to_string(tr->entries()) + " arcs, the graph " +

@@ -37,9 +37,14 @@ class EdgeRuns {
   // it must be the largest possible key), writes a run.
   Status write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop = std::nullopt);
 
-  // Calls sink with ascending, globally unique keys, in batches.
+  // Calls sink with ascending, globally unique keys, in batches. A `tail`
+  // batch (the last one, still in memory) is sorted, deduplicated and
+  // `drop`ped as write_run() would, then merged from memory instead of
+  // being written and read back: with everything in one batch, no run file
+  // is written at all.
   Status merge(const std::function<Status(std::span<const uint64_t>)>& sink,
-               const std::function<void(uint64_t done, uint64_t total)>& progress = {}) const;
+               const std::function<void(uint64_t done, uint64_t total)>& progress = {},
+               std::vector<uint64_t>* tail = nullptr, std::optional<uint64_t> drop = std::nullopt) const;
 
   size_t run_count() const { return runs_.size(); }
   uint64_t total_keys() const { return total_keys_; }

@@ -28,6 +28,7 @@ class IdMap {
   static Expected<IdMap> load(const Graph& graph);
 
   uint64_t size() const { return n_; }
+  uint64_t lookup_bytes() const { return table_.size() * sizeof(uint32_t); }
   uint64_t user_id(uint64_t v) const { return ids_.empty() ? base_ + v : ids_[v]; }
   std::optional<Vertex> find(uint64_t user_id) const;
 
