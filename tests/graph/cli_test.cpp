@@ -4,6 +4,8 @@
 
 #include "cli_run.h"
 #include "graph_test_dir.h"
+#include "peregrine/graph/csr_writer.h"
+#include "peregrine/graph/edge_runs.h"
 
 namespace peregrine::graph {
 namespace {
@@ -79,6 +81,33 @@ TEST(GraphCli, HelpNamesValuesAndShowsDefaultsAsWritten) {
   EXPECT_NE(r.output.find("(=0.85)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(=1e-8)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("99999"), std::string::npos) << r.output;
+}
+
+// A graph whose meta says undirected but whose lists are one-way: the
+// algorithms' references would be meaningless, so --validate checks the data
+// first and says what is wrong (exit 3).
+TEST(GraphCli, ValidateRefusesAnAsymmetricUndirectedGraph) {
+  TestDir d;
+  auto dir = d.path() / "asym";
+  std::filesystem::create_directories(dir);
+  GraphMeta meta;
+  meta.scale = 2;
+  meta.vertices = 4;
+  auto w = CsrWriter::create(dir, meta.vertices);
+  ASSERT_TRUE(w);
+  const std::vector<uint64_t> keys = {pack_edge(0, 1), pack_edge(1, 2)};  // no reverse arcs
+  ASSERT_TRUE(w->add(keys));
+  ASSERT_TRUE(w->finish(&meta));
+  ASSERT_TRUE(write_meta(dir, meta));
+  for (const char* alg : {"bfs --root 0", "cc", "pagerank"}) {
+    CliRun r = run(std::string(alg) + " --graph " + dir.string() + " --validate");
+    EXPECT_EQ(r.code, 3) << alg << ": " << r.output;
+    EXPECT_NE(r.output.find("validation failed: graph data:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("has no reverse edge (an undirected graph must be symmetric)"), std::string::npos)
+        << r.output;
+  }
+  CliRun r = run("check --graph " + dir.string());
+  EXPECT_EQ(r.code, 1) << r.output;
 }
 
 // docs/graph.md: 2 for every bad option value, however it is bad

@@ -200,8 +200,13 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
-  // An old graph.meta must not vouch for the half-written files that follow.
+  // An old graph.meta must not vouch for the half-written files that follow,
+  // and an old transpose must not outlive the graph it belonged to.
   std::filesystem::remove(out / kMetaFile, ec);
+  if (!o.directed) {
+    std::filesystem::remove(out / kInIndexFile, ec);
+    std::filesystem::remove(out / kInAdjacencyFile, ec);
+  }
   ScratchDir scratch{out / (".import-runs-" + std::to_string(::getpid()))};
   std::filesystem::create_directories(scratch.path, ec);
   if (ec) return Status::error(ec.value(), scratch.path.string() + ": cannot create: " + ec.message());
