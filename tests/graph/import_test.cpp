@@ -262,13 +262,15 @@ TEST(GraphImport, BadLinesNameFileAndLine) {
       {"1.5 2\n", "bad.txt:1: source vertex id '1.5' is not a non-negative integer"},
       {"1 2x 0.5\n", "bad.txt:1: target vertex id '2x' is not a non-negative integer"},
       {"1 2\n3 18446744073709551616\n", "bad.txt:2: target vertex id '18446744073709551616' does not fit in 64 bits"},
+      {"1,2\n", "bad.txt:1: source vertex id '1,2' is not a non-negative integer (comma-separated?"},
   };
   for (const auto& c : cases) EXPECT_CONTAINS(import_error(write(d, "bad.txt", c.text), d), c.message);
 }
 
 TEST(GraphImport, CrlfAndBlankSpaceAreAccepted) {
   TestDir d;
-  auto m = import(write(d, "crlf.txt", "# windows\r\n1\t2\r\n  2   3  \r\n\r\n3 1"), d.path() / "g");
+  auto m = import(write(d, "crlf.txt", "\xEF\xBB\xBF# windows, with a byte order mark\r\n1\t2\r\n  2   3  \r\n\r\n3 1"),
+                  d.path() / "g");
   ASSERT_TRUE(m) << m.status().message();
   EXPECT_EQ(m->vertices, 3u);
   EXPECT_EQ(m->edges, 3u);

@@ -41,7 +41,9 @@ class Fields {
     if (ec == std::errc::result_out_of_range)
       return error(std::string(what) + " '" + std::string(tok) + "' does not fit in 64 bits (largest 18446744073709551615)");
     if (ec != std::errc() || ptr != end)
-      return error(std::string(what) + " '" + shorten(tok) + "' is not a non-negative integer");
+      return error(std::string(what) + " '" + shorten(tok) + "' is not a non-negative integer" +
+                   (tok.find(',') != std::string_view::npos ? " (comma-separated? separate ids by blanks or tabs)"
+                                                            : ""));
     p_ = end;
     return Status::ok();
   }
@@ -75,6 +77,7 @@ class TextInput : public EdgeInput {
       auto more = lines_.next(&line);
       if (!more) return more.status();
       if (!*more) break;
+      if (lines_.line_number() == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);  // UTF-8 BOM
       Fields f(line, lines_);
       const char c = f.peek();
       if (c == '\0' || c == '#' || c == '%') continue;
