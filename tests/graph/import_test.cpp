@@ -4,6 +4,7 @@
 // file and line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -246,6 +247,35 @@ TEST(GraphImport, SmallMemoryBudgetGivesTheSameBytes) {
     expect_valid(small);
     for (const auto& e : std::filesystem::directory_iterator(small))
       EXPECT_EQ(e.path().filename().string().find(".import-runs"), std::string::npos) << e.path();
+  }
+}
+
+// The three ways find() works (binary search, bucket index, lookup table)
+// agree, for ids present and absent, dense and scattered over 64 bits.
+TEST(GraphImport, IdMapLookupsAgree) {
+  std::mt19937_64 rng(3);
+  for (uint64_t spread : {uint64_t{3}, uint64_t{1000003}, ~uint64_t{0} / 5000}) {
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < 5000; ++i) ids.push_back(rng() % 5000 * spread);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    const IdMap plain = IdMap::sorted(ids, 0);
+    const IdMap buckets = IdMap::sorted(ids, 64 * 1024);
+    const IdMap table = IdMap::sorted(ids, 1ULL << 30);
+    EXPECT_EQ(plain.lookup_bytes(), 0u);
+    EXPECT_GT(buckets.lookup_bytes(), 0u) << spread;
+    for (uint64_t v = 0; v < ids.size(); ++v) {
+      for (const IdMap* m : {&plain, &buckets, &table}) {
+        ASSERT_EQ(m->find(ids[v]), v) << spread;
+        ASSERT_EQ(m->user_id(v), ids[v]);
+      }
+    }
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t probe = i % 2 ? rng() : rng() % 5000 * spread + 1;
+      const auto want = plain.find(probe);
+      EXPECT_EQ(buckets.find(probe), want) << probe;
+      EXPECT_EQ(table.find(probe), want) << probe;
+    }
   }
 }
 

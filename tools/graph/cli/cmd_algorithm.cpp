@@ -120,7 +120,7 @@ int cmd_algorithm(int argc, char** argv) {
                                   std::to_string(g.num_vertices() - 1) + ")");
     if (!v)
       return usage_error(alg, "root " + std::to_string(root) + " is not a vertex of graph " + dir +
-                                  " (no edge of the input names it)");
+                                  " (not an id of the input it was imported from)");
     root_vertex = *v;
   }
   auto reader = AdjacencyReader::open(g, ro);

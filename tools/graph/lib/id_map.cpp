@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -18,6 +19,21 @@ IdMap IdMap::sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes) {
   if (last < table_budget_bytes / sizeof(uint32_t) && ids.size() < kNone) {
     m.table_.assign(last + 1, kNone);
     for (uint64_t v = 0; v < ids.size(); ++v) m.table_[ids[v] - m.base_] = static_cast<uint32_t>(v);
+  } else if (ids.size() < kNone) {
+    // About one bucket per id: 2^k buckets over the bits of `last`.
+    const unsigned bits = static_cast<unsigned>(std::bit_width(last));
+    const unsigned k = std::min(bits, static_cast<unsigned>(std::bit_width(ids.size())));
+    const uint64_t buckets = 1ULL << k;
+    if ((buckets + 1) * sizeof(uint32_t) <= table_budget_bytes) {
+      m.bucket_shift_ = bits - k;
+      m.buckets_.assign(buckets + 1, 0);
+      // buckets_[b] = index of the first id in bucket b or later.
+      uint64_t v = 0;
+      for (uint64_t b = 0; b <= buckets; ++b) {
+        while (v < ids.size() && ((ids[v] - m.base_) >> m.bucket_shift_) < b) ++v;
+        m.buckets_[b] = static_cast<uint32_t>(v);
+      }
+    }
   }
   m.ids_ = std::move(ids);
   return m;
@@ -33,7 +49,14 @@ std::optional<Vertex> IdMap::find(uint64_t user) const {
     if (user - base_ >= table_.size() || table_[user - base_] == kNone) return std::nullopt;
     return table_[user - base_];
   }
-  auto it = std::lower_bound(ids_.begin(), ids_.end(), user);
+  auto first = ids_.begin(), last = ids_.end();
+  if (!buckets_.empty()) {
+    const uint64_t b = (user - base_) >> bucket_shift_;
+    if (b + 1 >= buckets_.size()) return std::nullopt;
+    first = ids_.begin() + buckets_[b];
+    last = ids_.begin() + buckets_[b + 1];
+  }
+  auto it = std::lower_bound(first, last, user);
   if (it == ids_.end() || *it != user) return std::nullopt;
   return static_cast<Vertex>(it - ids_.begin());
 }

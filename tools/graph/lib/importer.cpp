@@ -122,7 +122,7 @@ Expected<IdMap> build_id_map(Parsed& p, const EdgeRuns& id_runs, const std::file
         },
         &p.id_tail);
     if (!st) return st;
-    p.id_tail = {};
+    std::vector<uint64_t>().swap(p.id_tail);  // free it (assigning {} would keep the capacity)
     n = ids.size();
     // A lookup table may take a quarter of the budget; the key batches of
     // the remap pass get the rest.
@@ -243,7 +243,7 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
                            },
                            &tail);
     if (!st) return st;
-    tail = {};
+    std::vector<uint64_t>().swap(tail);  // free it (assigning {} would keep the capacity)
     st = w->finish();
     if (!st) return st;
     runs.remove();
