@@ -185,7 +185,16 @@ TEST(GraphOut, TextLayout) {
   char want[64];
   std::snprintf(want, sizeof want, "100 %.17g\n", 0.15 / 9 + 0.85 * (1.0 / 9 / 2));
   EXPECT_EQ(std::string(bytes.begin(), bytes.begin() + static_cast<long>(std::strlen(want))), want);
-  CliRun r = run_cli("bfs --graph " + g + " --root 150");
+  // The report speaks input ids too, map loaded or not: the default root is
+  // the lowest id of highest degree (200: the path's ends have degree 1).
+  CliRun r = run_cli("bfs --graph " + g);
+  EXPECT_EQ(field(r.output, "root"), "200") << r.output;
+  r = run_cli("bfs --graph " + g + " --root 700");
+  EXPECT_EQ(field(r.output, "root"), "700") << r.output;
+  EXPECT_EQ(field(r.output, "reached"), "9") << r.output;
+  // levels = greatest depth + 1: 100 is 6 hops from 700.
+  EXPECT_EQ(field(r.output, "levels"), "7") << r.output;
+  r = run_cli("bfs --graph " + g + " --root 150");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("root 150 is not a vertex of graph"), std::string::npos) << r.output;
 }

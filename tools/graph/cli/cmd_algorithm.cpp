@@ -104,7 +104,9 @@ int cmd_algorithm(int argc, char** argv) {
     return usage_error(alg, "k-core is defined on undirected graphs; " + dir +
                                 " is directed (import it without --directed to get the k-cores of the underlying "
                                 "undirected graph)");
-  auto ids = IdMap::load(g);
+  // The id map costs 8 bytes per vertex: load it only for --root and --out
+  // (the report's BFS root is looked up alone).
+  auto ids = vm.count("root") || !out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
   if (!ids) {
     std::cerr << prefix << ids.status().message() << "\n";
     return kExitError;
@@ -276,7 +278,13 @@ int cmd_algorithm(int argc, char** argv) {
   rep.add("mb_per_s", secs > 0 ? static_cast<double>(io.bytes) / 1e6 / secs : 0.0);
   rep.add("iops", secs > 0 ? static_cast<double>(io.reads) / secs : 0.0);
   if (bfs) {
-    rep.add("root", ids->user_id(bfs->root));
+    auto user_root = vm.count("root") || !out_file.empty() ? Expected<uint64_t>(ids->user_id(bfs->root))
+                                                            : read_user_id(g, bfs->root);
+    if (!user_root) {
+      std::cerr << prefix << user_root.status().message() << "\n";
+      return kExitError;
+    }
+    rep.add("root", *user_root);
     rep.add("reached", bfs->reached);
     rep.add("levels", bfs->levels);
     rep.add("component_edges", bfs->component_edges);

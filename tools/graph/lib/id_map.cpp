@@ -61,6 +61,20 @@ std::optional<Vertex> IdMap::find(uint64_t user) const {
   return static_cast<Vertex>(it - ids_.begin());
 }
 
+Expected<uint64_t> read_user_id(const Graph& graph, uint64_t v) {
+  if (!graph.meta.has_id_map) return v;
+  auto path = graph.dir / kIdMapFile;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
+  uint64_t id = 0;
+  ssize_t r = ::pread(fd, &id, sizeof id, static_cast<off_t>(v * sizeof id));
+  int e = errno;
+  ::close(fd);
+  if (r != static_cast<ssize_t>(sizeof id))
+    return Status::error(r < 0 ? e : EIO, path.string() + ": cannot read the id of vertex " + std::to_string(v));
+  return id;
+}
+
 Expected<IdMap> IdMap::load(const Graph& graph) {
   const uint64_t n = graph.num_vertices();
   if (!graph.meta.has_id_map) return identity(n);

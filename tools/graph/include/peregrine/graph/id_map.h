@@ -47,4 +47,8 @@ class IdMap {
   static constexpr uint32_t kNone = UINT32_MAX;
 };
 
+// The user's id of one vertex, read from ids.u64 alone (v itself for a
+// graph without an id map).
+Expected<uint64_t> read_user_id(const Graph& graph, uint64_t v);
+
 }  // namespace peregrine::graph
