@@ -59,6 +59,9 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
   p.symmetric = src.symmetric();
   const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / sizeof(uint64_t));
   std::vector<uint64_t> ids;
+  // Reserved once, so that doubling never overshoots the budget; a line or
+  // pair of at least 4 bytes bounds the ids a small file can hold.
+  if (!p.declared_vertices) ids.reserve(std::min(id_batch + 2 * kEdgeBatch, src.file_bytes() / 2 + 2));
   RecentIds recent(o.memory_bytes);
   std::vector<InputEdge> edges(kEdgeBatch);
   while (true) {
