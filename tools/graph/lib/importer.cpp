@@ -38,6 +38,10 @@ struct Parsed {
   std::optional<uint64_t> declared_vertices;
   bool symmetric = false;
   std::vector<uint64_t> id_tail;  // the last batch of ids, merged from memory
+  // The edges themselves: kept in memory while they fit half the budget,
+  // else all in the scratch file.
+  std::vector<InputEdge> held;
+  bool spilled = false;
 };
 
 struct Remapped {
@@ -52,12 +56,14 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
   auto in = EdgeInput::open(input, o.format);
   if (!in) return in.status();
   EdgeInput& src = **in;
-  auto raw = FileWriter::create(raw_path, 4 << 20);
-  if (!raw) return raw.status();
+  std::optional<FileWriter> raw;
   Parsed p;
   p.declared_vertices = src.declared_vertices();
   p.symmetric = src.symmetric();
-  const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / sizeof(uint64_t));
+  // Half the budget for the id batch, half for the edges held in memory.
+  const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / 2 / sizeof(uint64_t));
+  const uint64_t hold_edges = o.memory_bytes / 2 / sizeof(InputEdge);
+  p.held.reserve(std::min<uint64_t>(hold_edges, src.file_bytes() / 4 + 1));  // an edge takes >= 4 bytes of input
   std::vector<uint64_t> ids;
   // Reserved once, so that doubling never overshoots the budget; a line or
   // pair of at least 4 bytes bounds the ids a small file can hold.
@@ -69,7 +75,20 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     if (!n) return n.status();
     if (*n == 0) break;
     p.input_edges += *n;
-    Status st = raw->append(edges.data(), *n * sizeof(InputEdge));
+    Status st;
+    if (!raw && p.held.size() + *n <= hold_edges) {
+      p.held.insert(p.held.end(), edges.begin(), edges.begin() + static_cast<ptrdiff_t>(*n));
+    } else {
+      if (!raw) {  // too many to hold: from now on they all go to the scratch file
+        auto w = FileWriter::create(raw_path, 4 << 20);
+        if (!w) return w.status();
+        raw.emplace(std::move(*w));
+        st = raw->append(p.held.data(), p.held.size() * sizeof(InputEdge));
+        std::vector<InputEdge>().swap(p.held);
+        p.spilled = true;
+      }
+      if (st) st = raw->append(edges.data(), *n * sizeof(InputEdge));
+    }
     if (!st) return st;
     if (!p.declared_vertices) {
       for (size_t i = 0; i < *n; ++i) {
@@ -84,8 +103,10 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     if (progress) progress("parse", src.bytes_consumed(), src.file_bytes());
   }
   p.id_tail = std::move(ids);
-  Status st = raw->finish(/*sync=*/false);  // scratch: read back at once, deleted after
-  if (!st) return st;
+  if (raw) {
+    Status st = raw->finish(/*sync=*/false);  // scratch: read back at once, deleted after
+    if (!st) return st;
+  }
   if (p.input_edges == 0 && !p.declared_vertices)
     return Status::error(EINVAL, input.string() + ": no edges (only comments or blank lines)");
   return p;
@@ -143,10 +164,27 @@ Expected<IdMap> build_id_map(Parsed& p, const EdgeRuns& id_runs, const std::file
 Expected<Remapped> remap_edges(const std::filesystem::path& raw_path, const IdMap& ids, const Parsed& parsed,
                                const ImportOptions& o, EdgeRuns& out_runs, EdgeRuns& in_runs,
                                const ProgressFn& progress) {
-  const uint64_t budget = o.memory_bytes - std::min(o.memory_bytes / 2, ids.lookup_bytes());
+  // The lookup (<= a quarter) and the held edges (<= half) come out of the
+  // budget; the key batches get the rest, at least a quarter.
+  const uint64_t held_bytes = parsed.held.capacity() * sizeof(InputEdge);
+  const uint64_t budget =
+      o.memory_bytes - std::min(o.memory_bytes / 4 * 3, ids.lookup_bytes() + held_bytes);
   const uint64_t batch_keys = std::max<uint64_t>(4, budget / sizeof(uint64_t) / (o.directed ? 2 : 1));
-  auto raw = RawEdges::open(raw_path);
-  if (!raw) return raw.status();
+  std::optional<RawEdges> raw;
+  if (parsed.spilled) {
+    auto f = RawEdges::open(raw_path);
+    if (!f) return f.status();
+    raw.emplace(std::move(*f));
+  }
+  size_t held_pos = 0;
+  // The next batch of edges, from memory or from the scratch file.
+  auto next_batch = [&](std::vector<InputEdge>& buf) -> Expected<size_t> {
+    if (raw) return raw->read(buf);
+    const size_t n = std::min(buf.size(), parsed.held.size() - held_pos);
+    std::copy_n(parsed.held.begin() + static_cast<ptrdiff_t>(held_pos), n, buf.begin());
+    held_pos += n;
+    return n;
+  };
   Remapped r;
   std::vector<uint64_t>& out_keys = r.out_tail;
   std::vector<uint64_t>& in_keys = r.in_tail;
@@ -159,7 +197,7 @@ Expected<Remapped> remap_edges(const std::filesystem::path& raw_path, const IdMa
   uint64_t done = 0;
   const bool mirror = o.directed && parsed.symmetric;  // a symmetric Matrix Market entry is two arcs
   while (true) {
-    auto n = raw->read(edges);
+    auto n = next_batch(edges);
     if (!n) return n.status();
     if (*n == 0) break;
     for (size_t i = 0; i < *n; ++i) {
@@ -233,6 +271,7 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
   auto remapped = remap_edges(raw_path, *ids, *parsed, o, out_runs, in_runs, progress);
   if (!remapped) return remapped.status();
+  std::vector<InputEdge>().swap(parsed->held);
   std::filesystem::remove(raw_path, ec);
   meta.self_loops = remapped->self_loops;
 
