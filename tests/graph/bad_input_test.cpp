@@ -61,8 +61,26 @@ TEST_F(GraphBadInput, MissingAdjacency) {
 }
 
 TEST_F(GraphBadInput, WrongFormatVersion) {
-  replace_in_meta("format_version 1", "format_version 2");
-  EXPECT_CONTAINS(open_error(), "graph.meta: format version 2 is not supported (this build reads version 1)");
+  replace_in_meta("format_version 2", "format_version 3");
+  EXPECT_CONTAINS(open_error(), "graph.meta: format version 3 is not supported (this build reads versions 1 to 2)");
+}
+
+// A graph written before import existed (format 1: no 'directed' or
+// 'source' keys) still opens, as an undirected generated graph.
+TEST_F(GraphBadInput, VersionOneStillOpens) {
+  replace_in_meta("format_version 2", "format_version 1");
+  replace_in_meta("source kronecker\n", "");
+  replace_in_meta("directed 0\n", "");
+  auto g = open_graph(dir_);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ(g->meta.format_version, 1u);
+  EXPECT_FALSE(g->directed());
+  EXPECT_EQ(g->num_vertices(), 1024u);
+}
+
+TEST_F(GraphBadInput, CrlfMetaSaysSo) {
+  replace_in_meta("\nvertices 1024\n", "\nvertices 1024\r\n");
+  EXPECT_CONTAINS(open_error(), "graph.meta: line 4 ends with a carriage return (CRLF line ends");
 }
 
 TEST_F(GraphBadInput, MissingMetaKey) {

@@ -1,34 +1,20 @@
 // The peregrine-graph executable end to end: gen, every algorithm with
 // --validate and --json, and the exit codes and messages of bad input.
-#include <sys/wait.h>
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
-
+#include "cli_run.h"
 #include "graph_test_dir.h"
+#include "peregrine/graph/csr_writer.h"
+#include "peregrine/graph/edge_runs.h"
 
 namespace peregrine::graph {
 namespace {
 
 using test::TestDir;
 
-struct CliRun {
-  int code;
-  std::string output;  // stdout and stderr
-};
+using test::CliRun;
 
-CliRun run(const std::string& args) {
-  std::string cmd = std::string(PEREGRINE_GRAPH_BIN) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+CliRun run(const std::string& args) { return test::run_cli(args); }
 
 TEST(GraphCli, GenThenEveryAlgorithmValidates) {
   TestDir d;
@@ -85,7 +71,7 @@ TEST(GraphCli, BadInputExitsWithClearErrors) {
 // Help names each option's value (--graph DIR, not --graph arg) and shows
 // defaults as written (0.85, not 0.84999999999999998).
 TEST(GraphCli, HelpNamesValuesAndShowsDefaultsAsWritten) {
-  for (const char* cmd : {"gen", "bfs", "kcore", "cc", "pagerank", "check"}) {
+  for (const char* cmd : {"gen", "import", "bfs", "kcore", "cc", "pagerank", "check"}) {
     CliRun r = run(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd << ": " << r.output;
     EXPECT_EQ(r.output.find(" arg"), std::string::npos) << cmd << ": " << r.output;
@@ -95,6 +81,70 @@ TEST(GraphCli, HelpNamesValuesAndShowsDefaultsAsWritten) {
   EXPECT_NE(r.output.find("(=0.85)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(=1e-8)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("99999"), std::string::npos) << r.output;
+}
+
+// A graph whose meta says undirected but whose lists are one-way: the
+// algorithms' references would be meaningless, so --validate checks the data
+// first and says what is wrong (exit 3).
+TEST(GraphCli, ValidateRefusesAnAsymmetricUndirectedGraph) {
+  TestDir d;
+  auto dir = d.path() / "asym";
+  std::filesystem::create_directories(dir);
+  GraphMeta meta;
+  meta.scale = 2;
+  meta.vertices = 4;
+  auto w = CsrWriter::create(dir, meta.vertices);
+  ASSERT_TRUE(w);
+  const std::vector<uint64_t> keys = {pack_edge(0, 1), pack_edge(1, 2)};  // no reverse arcs
+  ASSERT_TRUE(w->add(keys));
+  ASSERT_TRUE(w->finish(&meta));
+  ASSERT_TRUE(write_meta(dir, meta));
+  for (const char* alg : {"bfs --root 0", "cc", "pagerank"}) {
+    CliRun r = run(std::string(alg) + " --graph " + dir.string() + " --validate");
+    EXPECT_EQ(r.code, 3) << alg << ": " << r.output;
+    EXPECT_NE(r.output.find("validation failed: graph data:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("has no reverse edge (an undirected graph must be symmetric)"), std::string::npos)
+        << r.output;
+  }
+  CliRun r = run("check --graph " + dir.string());
+  EXPECT_EQ(r.code, 1) << r.output;
+}
+
+// docs/graph.md: 2 for every bad option value, however it is bad
+// (malformed or out of range), checked before any work starts.
+TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
+  TestDir d;
+  std::string g = (d.path() / "g").string();
+  ASSERT_EQ(run("gen --scale 10 --quiet --out " + g).code, 0);
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"gen --scale 0 --out " + g + "/x", "--scale must be between 1 and 32, not 0"},
+      {"gen --scale 33 --out " + g + "/x", "--scale must be between 1 and 32, not 33"},
+      {"gen --scale 10 --edgefactor 0 --out " + g + "/x", "--edgefactor must be at least 1"},
+      {"gen --scale 10 --memory 1K --out " + g + "/x", "--memory must be at least 64K"},
+      {"gen --scale ten --out " + g + "/x", "scale"},
+      {"bfs --graph " + g + " --max-io 5000", "--max-io: max IO size must be a multiple of 4096"},
+      {"bfs --graph " + g + " --max-io 128M", "--max-io: max IO size must be a multiple of 4096"},
+      {"bfs --graph " + g + " --max-io huge", "--max-io: bad size 'huge'"},
+      {"bfs --graph " + g + " --gap 1Q", "--gap: bad size '1Q'"},
+      {"bfs --graph " + g + " --qd 0", "--qd must be between 1 and 4096"},
+      {"bfs --graph " + g + " --roots 0", "--roots must be between 1 and 1024"},
+      {"pagerank --graph " + g + " --iterations 0", "--iterations must be at least 1"},
+      {"pagerank --graph " + g + " --damping 1.5", "--damping must be in [0, 1)"},
+      {"pagerank --graph " + g + " --damping -0.1", "--damping must be in [0, 1)"},
+      {"pagerank --graph " + g + " --epsilon -1", "--epsilon must be 0 or more"},
+      {"cc --graph " + g + " --out x --out-format csv", "--out-format: unknown format 'csv'"},
+      {"import --input x --out y --format csv", "--format: unknown format 'csv'"},
+      {"import --input x --out y --memory 1K", "--memory must be at least 64K"},
+  };
+  for (const auto& c : cases) {
+    CliRun r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
+  }
 }
 
 }  // namespace

@@ -77,6 +77,36 @@ TEST(GraphCsr, MetaRoundTrips) {
   EXPECT_EQ(p->sampled_edges, m.sampled_edges);
   EXPECT_EQ(p->index_crc32c, m.index_crc32c);
   EXPECT_EQ(p->adjacency_crc32c, m.adjacency_crc32c);
+  EXPECT_FALSE(p->directed);
+  EXPECT_FALSE(p->imported);
+}
+
+TEST(GraphCsr, ImportedDirectedMetaRoundTrips) {
+  GraphMeta m;
+  m.imported = true;
+  m.directed = true;
+  m.vertices = 34;
+  m.edges = 78;
+  m.adjacency_entries = 78;
+  m.input_edges = 81;
+  m.self_loops = 1;
+  m.duplicates = 2;
+  m.has_id_map = true;
+  m.id_map_crc32c = 0x11223344;
+  m.in_index_crc32c = 0x55667788;
+  m.in_adjacency_crc32c = 0x99aabbcc;
+  auto p = parse_meta(format_meta(m), "x/graph.meta");
+  ASSERT_TRUE(p) << p.status().message();
+  EXPECT_TRUE(p->directed);
+  EXPECT_TRUE(p->imported);
+  EXPECT_EQ(p->vertices, 34u);
+  EXPECT_EQ(p->input_edges, 81u);
+  EXPECT_EQ(p->self_loops, 1u);
+  EXPECT_EQ(p->duplicates, 2u);
+  EXPECT_TRUE(p->has_id_map);
+  EXPECT_EQ(p->id_map_crc32c, m.id_map_crc32c);
+  EXPECT_EQ(p->in_index_crc32c, m.in_index_crc32c);
+  EXPECT_EQ(p->in_adjacency_crc32c, m.in_adjacency_crc32c);
 }
 
 TEST(GraphCsr, CheckCatchesFlippedByte) {

@@ -1,6 +1,7 @@
 // `peregrine-graph {bfs,kcore,cc,pagerank}`: open the graph, run one
 // semi-external algorithm, report its IO, optionally validate it against the
-// in-memory reference (not counted in the wall time).
+// in-memory reference (not counted in the wall time), optionally write the
+// per-vertex result (--out).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -11,11 +12,14 @@
 #include "peregrine/graph/adjacency_reader.h"
 #include "peregrine/graph/bfs.h"
 #include "peregrine/graph/cc.h"
+#include "peregrine/graph/csr_check.h"
+#include "peregrine/graph/id_map.h"
 #include "peregrine/graph/kcore.h"
 #include "peregrine/graph/memory_graph.h"
 #include "peregrine/graph/pagerank.h"
 #include "peregrine/graph/validate.h"
 #include "report.h"
+#include "vertex_output.h"
 
 namespace peregrine::graph::cli {
 namespace {
@@ -39,14 +43,18 @@ int cmd_algorithm(int argc, char** argv) {
   const std::string alg = argv[0];
   const std::string prefix = "peregrine-graph " + alg + ": ";
   po::options_description opts(alg + " options");
-  std::string dir, max_io, gap;
+  std::string dir, max_io, gap, out_file, out_format;
   ReaderOptions ro;
   uint64_t root = 0;
   uint32_t roots = 1;
   PagerankOptions pr;
   opts.add_options()
-      ("graph", po::value(&dir)->required()->value_name("DIR"), "graph directory (from gen)")
-      ("validate", "check the result against the in-memory reference")
+      ("graph", po::value(&dir)->required()->value_name("DIR"), "graph directory (from gen or import)")
+      ("out", po::value(&out_file)->value_name("FILE"),
+       "write the result of every vertex to FILE, one text line per vertex in the input's ids")
+      ("out-format", po::value(&out_format)->default_value("text")->value_name("FMT"),
+       "text, or bin: little-endian 8-byte fields per vertex (docs/graph.md)")
+      ("validate", "check the graph data and the result against the in-memory reference")
       ("qd", po::value(&ro.queue_depth)->default_value(64)->value_name("N"), "io_uring queue depth: reads in flight")
       ("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"), "largest single read (multiple of 4K)")
       ("gap", po::value(&gap)->default_value("16K")->value_name("SIZE"), "coalesce lists separated by at most this many bytes")
@@ -54,7 +62,8 @@ int cmd_algorithm(int argc, char** argv) {
       ("json", "print the report as JSON");
   if (alg == "bfs") {
     opts.add_options()
-        ("root", po::value(&root)->value_name("VERTEX"), "root vertex (default: the vertex of highest degree)")
+        ("root", po::value(&root)->value_name("VERTEX"),
+         "root vertex, an id of the input (default: the vertex of highest degree)")
         ("roots", po::value(&roots)->default_value(1)->value_name("N"),
          "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
   } else if (alg == "pagerank") {
@@ -65,19 +74,25 @@ int cmd_algorithm(int argc, char** argv) {
   }
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return *rc;
+  // Every bad option value is a usage error (exit 2), checked before the
+  // graph is opened.
   auto max_io_bytes = parse_size(max_io);
   auto gap_bytes = parse_size(gap);
-  if (!max_io_bytes || *max_io_bytes > UINT32_MAX || !gap_bytes || *gap_bytes > UINT32_MAX) {
-    std::cerr << prefix << "bad --max-io or --gap size\n";
-    return kExitUsage;
-  }
-  if (ro.queue_depth < 1 || ro.queue_depth > 4096) {
-    std::cerr << prefix << "--qd must be between 1 and 4096\n";
-    return kExitUsage;
-  }
+  if (!max_io_bytes || *max_io_bytes > UINT32_MAX) return usage_error(alg, "--max-io: bad size '" + max_io + "'");
+  if (!gap_bytes || *gap_bytes > UINT32_MAX) return usage_error(alg, "--gap: bad size '" + gap + "'");
+  if (ro.queue_depth < 1 || ro.queue_depth > 4096) return usage_error(alg, "--qd must be between 1 and 4096");
   ro.max_io_bytes = static_cast<uint32_t>(*max_io_bytes);
   ro.coalesce_gap_bytes = static_cast<uint32_t>(*gap_bytes);
   ro.direct = vm.count("buffered") == 0;
+  if (Status st = AdjacencyReader::check_options(ro); !st) return usage_error(alg, "--max-io: " + st.message());
+  auto out_fmt = parse_out_format(out_format);
+  if (!out_fmt) return usage_error(alg, "--out-format: unknown format '" + out_format + "' (text, bin)");
+  if (alg == "bfs" && (roots < 1 || roots > 1024)) return usage_error(alg, "--roots must be between 1 and 1024");
+  if (alg == "pagerank") {
+    if (pr.max_iterations < 1) return usage_error(alg, "--iterations must be at least 1");
+    if (!(pr.damping >= 0 && pr.damping < 1)) return usage_error(alg, "--damping must be in [0, 1)");
+    if (!(pr.epsilon >= 0)) return usage_error(alg, "--epsilon must be 0 or more");
+  }
 
   auto graph = open_graph(dir);
   if (!graph) {
@@ -85,15 +100,30 @@ int cmd_algorithm(int argc, char** argv) {
     return kExitError;
   }
   const Graph& g = *graph;
-  if (alg == "bfs" && !vm.count("root")) root = default_bfs_root(g);
-  if (alg == "bfs" && (roots < 1 || roots > 1024)) {
-    std::cerr << prefix << "--roots must be between 1 and 1024\n";
-    return kExitUsage;
+  if (alg == "kcore" && g.directed())
+    return usage_error(alg, "k-core is defined on undirected graphs; " + dir +
+                                " is directed (import it without --directed to get the k-cores of the underlying "
+                                "undirected graph)");
+  // The id map costs 8 bytes per vertex: load it only for --root and --out
+  // (the report's BFS root is looked up alone).
+  auto ids = vm.count("root") || !out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
+  if (!ids) {
+    std::cerr << prefix << ids.status().message() << "\n";
+    return kExitError;
   }
-  if (alg == "bfs" && root >= g.num_vertices()) {
-    std::cerr << prefix << "root " << root << " out of range: graph " << dir << " has " << g.num_vertices()
-              << " vertices (0.." << g.num_vertices() - 1 << ")\n";
-    return kExitUsage;
+  Vertex root_vertex = 0;
+  if (alg == "bfs" && !vm.count("root")) {
+    root_vertex = default_bfs_root(g);
+  } else if (alg == "bfs") {
+    auto v = ids->find(root);
+    if (!v && !g.meta.has_id_map)
+      return usage_error(alg, "root " + std::to_string(root) + " out of range: graph " + dir + " has " +
+                                  std::to_string(g.num_vertices()) + " vertices (0.." +
+                                  std::to_string(g.num_vertices() - 1) + ")");
+    if (!v)
+      return usage_error(alg, "root " + std::to_string(root) + " is not a vertex of graph " + dir +
+                                  " (not an id of the input it was imported from)");
+    root_vertex = *v;
   }
   auto reader = AdjacencyReader::open(g, ro);
   if (!reader) {
@@ -103,11 +133,32 @@ int cmd_algorithm(int argc, char** argv) {
   if (ro.direct && !(*reader)->direct())
     std::cerr << prefix << "warning: " << g.adjacency_path().string()
               << ": filesystem refused O_DIRECT; reading through the page cache\n";
+  // A directed graph's in-lists: PageRank pulls over them, weak components
+  // follow arcs both ways.
+  std::optional<Graph> transpose;
+  std::unique_ptr<AdjacencyReader> in_reader;
+  if (g.directed() && (alg == "cc" || alg == "pagerank" || vm.count("validate"))) {
+    auto t = open_transpose(g);
+    if (!t) {
+      std::cerr << prefix << t.status().message() << "\n";
+      return kExitError;
+    }
+    transpose = std::move(*t);
+    if (alg == "cc" || alg == "pagerank") {
+      auto r = AdjacencyReader::open(*transpose, ro);
+      if (!r) {
+        std::cerr << prefix << r.status().message() << "\n";
+        return kExitError;
+      }
+      in_reader = std::move(*r);
+    }
+  }
 
   Report rep;
   rep.add("algorithm", alg);
   rep.add("graph", dir);
-  rep.add("scale", uint64_t{g.meta.scale});
+  if (!g.meta.imported) rep.add("scale", uint64_t{g.meta.scale});
+  rep.add("directed", g.directed());
   rep.add("vertices", g.meta.vertices);
   rep.add("edges", g.meta.edges);
   rep.add("direct", (*reader)->direct());
@@ -115,8 +166,9 @@ int cmd_algorithm(int argc, char** argv) {
 
   // The in-memory copy for --validate is loaded first and never timed.
   const bool validate = vm.count("validate") > 0;
-  std::optional<MemoryGraph> mem;
+  std::optional<MemoryGraph> mem, mem_in;
   double validate_secs = 0;
+  Status invalid;    // first validation failure
   if (validate) {
     auto vt0 = Clock::now();
     auto m = load_memory_graph(g);
@@ -126,6 +178,19 @@ int cmd_algorithm(int argc, char** argv) {
     }
     mem = std::move(*m);
     mem->graph = &g;
+    if (transpose) {
+      auto t = load_memory_graph(*transpose);
+      if (!t) {
+        std::cerr << prefix << t.status().message() << "\n";
+        return kExitError;
+      }
+      mem_in = std::move(*t);
+      mem_in->graph = &*transpose;
+    }
+    // The references assume a well-formed graph (symmetric if undirected):
+    // check the data itself first.
+    Status data = check_graph(*mem, mem_in ? &*mem_in : nullptr);
+    if (!data) invalid = Status::error(EDOM, "validation failed: graph data: " + data.message());
     validate_secs += since(vt0);
   }
 
@@ -135,7 +200,6 @@ int cmd_algorithm(int argc, char** argv) {
   std::optional<CcResult> cc;
   std::optional<PagerankResult> rank;
   Status st;         // run error
-  Status invalid;    // first validation failure
   double secs = 0;
   double cpu = 0;
   double inv_teps_sum = 0, teps_min = 0, teps_max = 0;
@@ -157,7 +221,7 @@ int cmd_algorithm(int argc, char** argv) {
     validate_secs += since(vt0);
   };
   if (alg == "bfs") {
-    for (Vertex r0 : pick_bfs_roots(g, static_cast<Vertex>(root), roots)) {
+    for (Vertex r0 : pick_bfs_roots(g, root_vertex, roots)) {
       std::optional<BfsResult> one;
       double s = timed([&] {
         auto r = run_bfs(g, **reader, r0);
@@ -181,13 +245,13 @@ int cmd_algorithm(int argc, char** argv) {
     if (st) check([&] { return validate_kcore(*mem, *kcore); });
   } else if (alg == "cc") {
     timed([&] {
-      auto r = run_cc(g, **reader);
+      auto r = run_cc(g, **reader, in_reader.get());
       if (r) cc = std::move(*r); else st = r.status();
     });
     if (st) check([&] { return validate_cc(*mem, *cc); });
   } else {
     timed([&] {
-      auto r = run_pagerank(g, **reader, pr);
+      auto r = run_pagerank(g, **reader, pr, in_reader.get());
       if (r) rank = std::move(*r); else st = r.status();
     });
     if (st) {
@@ -200,7 +264,12 @@ int cmd_algorithm(int argc, char** argv) {
     std::cerr << prefix << st.message() << "\n";
     return kExitError;
   }
-  const IoStats& io = (*reader)->stats();
+  IoStats io = (*reader)->stats();  // plus the in-lists' reader, if any
+  if (in_reader) {
+    io.reads += in_reader->stats().reads;
+    io.bytes += in_reader->stats().bytes;
+    io.list_bytes += in_reader->stats().list_bytes;
+  }
   rep.add("wall_seconds", secs);
   rep.add("cpu_seconds", cpu);
   rep.add("bytes_read", io.bytes);
@@ -209,7 +278,13 @@ int cmd_algorithm(int argc, char** argv) {
   rep.add("mb_per_s", secs > 0 ? static_cast<double>(io.bytes) / 1e6 / secs : 0.0);
   rep.add("iops", secs > 0 ? static_cast<double>(io.reads) / secs : 0.0);
   if (bfs) {
-    rep.add("root", uint64_t{bfs->root});
+    auto user_root = vm.count("root") || !out_file.empty() ? Expected<uint64_t>(ids->user_id(bfs->root))
+                                                            : read_user_id(g, bfs->root);
+    if (!user_root) {
+      std::cerr << prefix << user_root.status().message() << "\n";
+      return kExitError;
+    }
+    rep.add("root", *user_root);
     rep.add("reached", bfs->reached);
     rep.add("levels", bfs->levels);
     rep.add("component_edges", bfs->component_edges);
@@ -223,12 +298,25 @@ int cmd_algorithm(int argc, char** argv) {
     rep.add("max_core", uint64_t{kcore->max_core});
     rep.add("batches", kcore->batches);
   } else if (cc) {
+    rep.add("weakly_connected", g.directed());  // directed: arcs taken both ways
     rep.add("components", cc->components);
     rep.add("largest_component", cc->largest);
     rep.add("rounds", cc->rounds);
   } else {
     rep.add("iterations", uint64_t{rank->iterations});
     rep.add("last_delta", rank->last_delta);
+  }
+
+  if (!out_file.empty()) {
+    Status ws = bfs     ? write_bfs_out(out_file, *out_fmt, *ids, *bfs)
+                : kcore ? write_kcore_out(out_file, *out_fmt, *ids, *kcore)
+                : cc    ? write_cc_out(out_file, *out_fmt, *ids, *cc)
+                        : write_pagerank_out(out_file, *out_fmt, *ids, *rank);
+    if (!ws) {
+      std::cerr << prefix << ws.message() << "\n";
+      return kExitError;
+    }
+    rep.add("out", out_file);
   }
 
   int rc = kExitOk;

@@ -1,5 +1,6 @@
 // `peregrine-graph check`: full verification of a graph directory.
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "options.h"
@@ -23,12 +24,30 @@ int cmd_check(int argc, char** argv) {
     std::cerr << "peregrine-graph check: " << m.status().message() << "\n";
     return kExitError;
   }
-  Status st = check_graph(*m);
+  std::optional<Graph> t;
+  std::optional<MemoryGraph> tm;
+  if (g->directed()) {
+    auto tg = open_transpose(*g);
+    if (!tg) {
+      std::cerr << "peregrine-graph check: " << tg.status().message() << "\n";
+      return kExitError;
+    }
+    t = std::move(*tg);
+    auto l = load_memory_graph(*t);
+    if (!l) {
+      std::cerr << "peregrine-graph check: " << l.status().message() << "\n";
+      return kExitError;
+    }
+    tm = std::move(*l);
+    tm->graph = &*t;
+  }
+  Status st = check_graph(*m, tm ? &*tm : nullptr);
   if (!st) {
     std::cerr << "peregrine-graph check: " << st.message() << "\n";
     return kExitError;
   }
-  std::cout << dir << ": ok (" << g->meta.vertices << " vertices, " << g->meta.edges << " edges)\n";
+  std::cout << dir << ": ok (" << g->meta.vertices << " vertices, " << g->meta.edges
+            << (g->directed() ? " arcs, directed)\n" : " edges)\n");
   return kExitOk;
 }
 

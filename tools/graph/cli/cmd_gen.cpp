@@ -1,6 +1,4 @@
 // `peregrine-graph gen`: Graph500 Kronecker graph to an on-disk CSR.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +6,7 @@
 #include "commands.h"
 #include "options.h"
 #include "peregrine/graph/generator.h"
+#include "progress.h"
 #include "report.h"
 
 namespace peregrine::graph::cli {
@@ -36,22 +35,14 @@ int cmd_gen(int argc, char** argv) {
     return kExitUsage;
   }
   g.memory_bytes = *mem;
+  // Out-of-range values are usage errors (exit 2), like malformed ones.
+  if (scale < 1 || scale > kMaxScale)
+    return usage_error("gen", "--scale must be between 1 and 32, not " + std::to_string(scale));
+  if (g.edgefactor < 1) return usage_error("gen", "--edgefactor must be at least 1");
+  if (g.memory_bytes < kMinMemoryBytes)
+    return usage_error("gen", "--memory must be at least " + std::to_string(kMinMemoryBytes / 1024) + "K");
 
-  const bool quiet = vm.count("quiet") > 0;
-  const bool tty = ::isatty(STDERR_FILENO);
-  int last_pct = -1;
-  std::string last_phase;
-  ProgressFn progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
-    if (quiet) return;
-    int pct = total ? static_cast<int>(done * 100 / total) : 100;
-    // On a terminal redraw every percent; in a log, one line per 10%.
-    if (phase == last_phase && (pct == last_pct || (!tty && pct / 10 == last_pct / 10 && pct != 100))) return;
-    if (tty && phase != last_phase && !last_phase.empty()) std::fprintf(stderr, "\n");
-    last_phase = std::string(phase);
-    last_pct = pct;
-    std::fprintf(stderr, tty ? "\rgen: %-6s %3d%%" : "gen: %s %d%%\n", last_phase.c_str(), pct);
-    if (tty && pct == 100 && phase == "merge") std::fprintf(stderr, "\n");
-  };
+  ProgressFn progress = stderr_progress("gen", "merge", vm.count("quiet") > 0);
 
   auto t0 = std::chrono::steady_clock::now();
   auto meta = generate_graph(g, out, progress);

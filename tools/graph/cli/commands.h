@@ -12,6 +12,7 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInvalid = 3;
 
 int cmd_gen(int argc, char** argv);
+int cmd_import(int argc, char** argv);
 int cmd_check(int argc, char** argv);
 // algorithm is one of bfs, kcore, cc, pagerank.
 int cmd_algorithm(int argc, char** argv);

@@ -1,4 +1,4 @@
-// peregrine-graph: generate Kronecker graphs as on-disk CSR and run
+// peregrine-graph: generate Kronecker graphs or import edge lists as on-disk CSR and run
 // semi-external graph algorithms on them (docs/graph.md).
 #include <cstring>
 #include <iostream>
@@ -12,13 +12,15 @@ void usage(std::ostream& out) {
   out << "usage: peregrine-graph COMMAND [options]   (COMMAND --help for its options)\n\n"
          "commands:\n"
          "  gen       generate a Graph500 Kronecker graph as an on-disk CSR\n"
+         "  import    read an edge list (text, Matrix Market, binary) into an on-disk CSR\n"
          "  bfs       breadth-first search from a root (reports TEPS)\n"
          "  kcore     core number of every vertex\n"
-         "  cc        connected components\n"
+         "  cc        connected components (weakly connected on a directed graph)\n"
          "  pagerank  PageRank by power iteration\n"
          "  check     verify a graph directory (checksums, sortedness, symmetry)\n\n"
          "Algorithms keep vertex state in memory and read adjacency lists with\n"
-         "O_DIRECT through io_uring from one IO thread.\n";
+         "O_DIRECT through io_uring from one IO thread. --out FILE writes one\n"
+         "line per vertex (in the input's vertex ids).\n";
 }
 
 }  // namespace
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (cmd == "gen") return cmd_gen(argc - 1, argv + 1);
+    if (cmd == "import") return cmd_import(argc - 1, argv + 1);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);
     if (cmd == "bfs" || cmd == "kcore" || cmd == "cc" || cmd == "pagerank") return cmd_algorithm(argc - 1, argv + 1);
   } catch (const std::exception& e) {

@@ -26,6 +26,11 @@ std::optional<int> parse_command(int argc, char** argv, const std::string& synop
   return std::nullopt;
 }
 
+int usage_error(const std::string& command, const std::string& message) {
+  std::cerr << "peregrine-graph " << command << ": " << message << "\n";
+  return kExitUsage;
+}
+
 std::optional<uint64_t> parse_size(const std::string& text) {
   uint64_t value = 0;
   const char* end = text.data() + text.size();

@@ -17,6 +17,10 @@ namespace po = boost::program_options;
 std::optional<int> parse_command(int argc, char** argv, const std::string& synopsis, const po::options_description& opts,
                                  po::variables_map& vm);
 
+// Prints "peregrine-graph COMMAND: MESSAGE" on stderr and returns the usage
+// exit code (2): for option values out of range.
+int usage_error(const std::string& command, const std::string& message);
+
 // "4096", "64K", "16M", "1G" (powers of 1024); nullopt if malformed.
 std::optional<uint64_t> parse_size(const std::string& text);
 

@@ -104,12 +104,18 @@ struct AdjacencyReader::Slot {
   unsigned index = 0;  // position in slots_ = registered buffer index
 };
 
-Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& graph, const ReaderOptions& o) {
+Status AdjacencyReader::check_options(const ReaderOptions& o) {
   if (o.queue_depth < 1 || o.queue_depth > 4096)
     return Status::error(EINVAL, "queue depth must be between 1 and 4096, not " + std::to_string(o.queue_depth));
   if (o.max_io_bytes < kAlign || o.max_io_bytes % kAlign != 0 || o.max_io_bytes > (64u << 20))
     return Status::error(EINVAL, "max IO size must be a multiple of 4096 between 4 KiB and 64 MiB, not " +
                                      std::to_string(o.max_io_bytes));
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& graph, const ReaderOptions& o) {
+  Status st = check_options(o);
+  if (!st) return st;
   auto path = graph.adjacency_path();
   bool direct = o.direct;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));

@@ -16,6 +16,8 @@ Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_
   r.root = static_cast<Vertex>(root);
   r.parent.assign(n, -1);
   r.parent[root] = static_cast<int64_t>(root);
+  r.depth.assign(n, BfsResult::kUnreached);
+  r.depth[root] = 0;
   std::vector<Vertex> frontier{r.root};
   std::vector<Vertex> next;
   uint64_t degree_sum = graph.degree(root);
@@ -26,6 +28,7 @@ Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_
       for (Vertex w : nbrs) {
         if (r.parent[w] < 0) {
           r.parent[w] = v;
+          r.depth[w] = static_cast<uint32_t>(r.levels + 1);
           next.push_back(w);
         }
       }
@@ -36,7 +39,7 @@ Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_
     r.reached += next.size();
     frontier.swap(next);
   }
-  r.component_edges = degree_sum / 2;
+  r.component_edges = graph.directed() ? degree_sum : degree_sum / 2;
   return r;
 }
 

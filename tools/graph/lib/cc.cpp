@@ -4,7 +4,7 @@
 
 namespace peregrine::graph {
 
-Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
+Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader, AdjacencyReader* in_reader) {
   const uint64_t n = graph.num_vertices();
   CcResult r;
   r.label.resize(n);
@@ -35,7 +35,10 @@ Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
     }
   };
 
+  // A directed graph's out-list of v does not name v's in-neighbours: read
+  // both lists of every vertex, so a label crosses every arc both ways.
   Status st = reader.read_all(visit);
+  if (st && in_reader) st = in_reader->read_all(visit);
   if (!st) return st;
   r.rounds = 1;
   std::vector<Vertex> frontier;
@@ -43,6 +46,11 @@ Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
     frontier.swap(next);
     next.clear();
     for (Vertex v : frontier) queued[v] = 0;
+    if (in_reader) {
+      std::vector<Vertex> copy = frontier;
+      st = in_reader->read_lists(copy, visit);
+      if (!st) return st;
+    }
     st = reader.read_lists(frontier, visit);
     if (!st) return st;
     ++r.rounds;

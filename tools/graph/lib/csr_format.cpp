@@ -66,22 +66,42 @@ Expected<uint64_t> stat_size(const std::filesystem::path& path) {
 
 std::string format_meta(const GraphMeta& m) {
   std::ostringstream o;
-  char crc[16];
-  o << "format_version " << m.format_version << "\n";
-  o << "scale " << m.scale << "\n";
-  o << "edgefactor " << m.edgefactor << "\n";
-  o << "seed " << m.seed << "\n";
+  auto hex = [](uint32_t x) {
+    char b[16];
+    std::snprintf(b, sizeof b, "0x%08x", x);
+    return std::string(b);
+  };
+  o << "format_version " << kFormatVersion << "\n";
+  o << "source " << (m.imported ? "import" : "kronecker") << "\n";
+  o << "directed " << (m.directed ? 1 : 0) << "\n";
   o << "vertices " << m.vertices << "\n";
-  o << "sampled_edges " << m.sampled_edges << "\n";
   o << "edges " << m.edges << "\n";
   o << "adjacency_entries " << m.adjacency_entries << "\n";
   o << "index_file " << kIndexFile << "\n";
   o << "adjacency_file " << kAdjacencyFile << "\n";
   o << "neighbour_bytes 4\n";
-  std::snprintf(crc, sizeof crc, "0x%08x", m.index_crc32c);
-  o << "index_crc32c " << crc << "\n";
-  std::snprintf(crc, sizeof crc, "0x%08x", m.adjacency_crc32c);
-  o << "adjacency_crc32c " << crc << "\n";
+  o << "index_crc32c " << hex(m.index_crc32c) << "\n";
+  o << "adjacency_crc32c " << hex(m.adjacency_crc32c) << "\n";
+  if (m.imported) {
+    o << "input_edges " << m.input_edges << "\n";
+    o << "self_loops_dropped " << m.self_loops << "\n";
+    o << "duplicates_dropped " << m.duplicates << "\n";
+  } else {
+    o << "scale " << m.scale << "\n";
+    o << "edgefactor " << m.edgefactor << "\n";
+    o << "seed " << m.seed << "\n";
+    o << "sampled_edges " << m.sampled_edges << "\n";
+  }
+  if (m.has_id_map) {
+    o << "id_map_file " << kIdMapFile << "\n";
+    o << "id_map_crc32c " << hex(m.id_map_crc32c) << "\n";
+  }
+  if (m.directed) {
+    o << "in_index_file " << kInIndexFile << "\n";
+    o << "in_adjacency_file " << kInAdjacencyFile << "\n";
+    o << "in_index_crc32c " << hex(m.in_index_crc32c) << "\n";
+    o << "in_adjacency_crc32c " << hex(m.in_adjacency_crc32c) << "\n";
+  }
   return o.str();
 }
 
@@ -89,7 +109,13 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
   std::map<std::string, std::string> kv;
   std::istringstream in(text);
   std::string line;
+  uint64_t line_no = 0;
   while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r')
+      return Status::error(EINVAL, path + ": line " + std::to_string(line_no) +
+                                       " ends with a carriage return (CRLF line ends, edited on Windows?); "
+                                       "graph.meta must use LF line ends");
     if (line.empty() || line[0] == '#') continue;
     auto sp = line.find(' ');
     if (sp == std::string::npos) return Status::error(EINVAL, path + ": malformed line '" + line + "'");
@@ -98,9 +124,10 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
   // The version first: a future layout may change every other key.
   auto version = parse_u64(kv, "format_version", path);
   if (!version) return version.status();
-  if (*version != kFormatVersion)
+  if (*version < kOldestFormatVersion || *version > kFormatVersion)
     return Status::error(EPROTO, path + ": format version " + std::to_string(*version) +
-                                     " is not supported (this build reads version " +
+                                     " is not supported (this build reads versions " +
+                                     std::to_string(kOldestFormatVersion) + " to " +
                                      std::to_string(kFormatVersion) + ")");
   GraphMeta m;
   m.format_version = static_cast<uint32_t>(*version);
@@ -108,34 +135,75 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
     const char* key;
     uint64_t* out;
   };
-  uint64_t scale = 0, edgefactor = 0, index_crc = 0, adj_crc = 0, nbytes = 0;
-  Field fields[] = {{"scale", &scale},
-                    {"edgefactor", &edgefactor},
-                    {"seed", &m.seed},
-                    {"vertices", &m.vertices},
-                    {"sampled_edges", &m.sampled_edges},
-                    {"edges", &m.edges},
-                    {"adjacency_entries", &m.adjacency_entries},
-                    {"neighbour_bytes", &nbytes},
-                    {"index_crc32c", &index_crc},
-                    {"adjacency_crc32c", &adj_crc}};
-  for (auto& f : fields) {
-    auto v = parse_u64(kv, f.key, path);
-    if (!v) return v.status();
-    *f.out = *v;
-  }
+  auto read_fields = [&](std::initializer_list<Field> fields) -> Status {
+    for (const auto& f : fields) {
+      auto v = parse_u64(kv, f.key, path);
+      if (!v) return v.status();
+      *f.out = *v;
+    }
+    return Status::ok();
+  };
+  auto crc = [](uint64_t x) { return static_cast<uint32_t>(x); };
+  uint64_t index_crc = 0, adj_crc = 0, nbytes = 0, directed = 0;
+  Status st = read_fields({{"vertices", &m.vertices},
+                           {"edges", &m.edges},
+                           {"adjacency_entries", &m.adjacency_entries},
+                           {"neighbour_bytes", &nbytes},
+                           {"index_crc32c", &index_crc},
+                           {"adjacency_crc32c", &adj_crc}});
+  if (!st) return st;
+  m.index_crc32c = crc(index_crc);
+  m.adjacency_crc32c = crc(adj_crc);
   if (nbytes != 4) return Status::error(EINVAL, path + ": neighbour_bytes must be 4, found " + std::to_string(nbytes));
-  if (scale > kMaxScale)
-    return Status::error(EINVAL, path + ": scale " + std::to_string(scale) + " exceeds the maximum of 32");
-  if (m.vertices != (1ULL << scale))
-    return Status::error(EINVAL, path + ": vertices " + std::to_string(m.vertices) + " does not match scale " +
-                                     std::to_string(scale));
-  if (m.adjacency_entries != 2 * m.edges)
-    return Status::error(EINVAL, path + ": adjacency_entries must be twice edges");
-  m.scale = static_cast<uint32_t>(scale);
-  m.edgefactor = static_cast<uint32_t>(edgefactor);
-  m.index_crc32c = static_cast<uint32_t>(index_crc);
-  m.adjacency_crc32c = static_cast<uint32_t>(adj_crc);
+  if (m.format_version >= 2) {
+    st = read_fields({{"directed", &directed}});
+    if (!st) return st;
+    if (directed > 1) return Status::error(EINVAL, path + ": directed must be 0 or 1");
+    m.directed = directed == 1;
+    auto source = kv.find("source");
+    if (source == kv.end()) return Status::error(EINVAL, path + ": missing key 'source'");
+    if (source->second != "import" && source->second != "kronecker")
+      return Status::error(EINVAL, path + ": source must be 'import' or 'kronecker', not '" + source->second + "'");
+    m.imported = source->second == "import";
+  }
+  if (m.imported) {
+    st = read_fields({{"input_edges", &m.input_edges},
+                      {"self_loops_dropped", &m.self_loops},
+                      {"duplicates_dropped", &m.duplicates}});
+    if (!st) return st;
+  } else {
+    uint64_t scale = 0, edgefactor = 0;
+    st = read_fields({{"scale", &scale}, {"edgefactor", &edgefactor}, {"seed", &m.seed},
+                      {"sampled_edges", &m.sampled_edges}});
+    if (!st) return st;
+    if (scale > kMaxScale)
+      return Status::error(EINVAL, path + ": scale " + std::to_string(scale) + " exceeds the maximum of 32");
+    if (m.vertices != (1ULL << scale))
+      return Status::error(EINVAL, path + ": vertices " + std::to_string(m.vertices) + " does not match scale " +
+                                       std::to_string(scale));
+    m.scale = static_cast<uint32_t>(scale);
+    m.edgefactor = static_cast<uint32_t>(edgefactor);
+  }
+  if (kv.count("id_map_crc32c")) {
+    uint64_t c = 0;
+    st = read_fields({{"id_map_crc32c", &c}});
+    if (!st) return st;
+    m.has_id_map = true;
+    m.id_map_crc32c = crc(c);
+  }
+  if (m.directed) {
+    uint64_t ic = 0, ac = 0;
+    st = read_fields({{"in_index_crc32c", &ic}, {"in_adjacency_crc32c", &ac}});
+    if (!st) return st;
+    m.in_index_crc32c = crc(ic);
+    m.in_adjacency_crc32c = crc(ac);
+  }
+  if (m.vertices < 1 || m.vertices > kMaxVertices)
+    return Status::error(EINVAL, path + ": vertices must be between 1 and 2^32, not " + std::to_string(m.vertices));
+  if (!m.directed && m.adjacency_entries != 2 * m.edges)
+    return Status::error(EINVAL, path + ": adjacency_entries must be twice edges (undirected graph)");
+  if (m.directed && m.adjacency_entries != m.edges)
+    return Status::error(EINVAL, path + ": adjacency_entries must equal edges (directed graph)");
   return m;
 }
 
@@ -164,22 +232,19 @@ Expected<GraphMeta> read_meta(const std::filesystem::path& dir) {
     return Status::error(ENOENT, dir.string() + ": not a graph directory (does not exist or is not a directory)");
   std::ifstream in(path);
   if (!in)
-    return Status::error(ENOENT, path.string() + ": missing (no graph here, or `gen` did not finish)");
+    return Status::error(ENOENT, path.string() + ": missing (no graph here, or `gen` or `import` did not finish)");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_meta(ss.str(), path.string());
 }
 
-Expected<Graph> open_graph(const std::filesystem::path& dir) {
-  auto meta = read_meta(dir);
-  if (!meta) return meta.status();
-  Graph g;
-  g.dir = dir;
-  g.meta = *meta;
-  const uint64_t n = g.meta.vertices;
+namespace {
 
-  auto index_path = dir / kIndexFile;
-  auto adj_path = dir / kAdjacencyFile;
+// Checks the sizes of an index/adjacency pair and loads the index.
+Status load_csr_index(Graph& g, const char* index_file) {
+  const uint64_t n = g.meta.vertices;
+  auto index_path = g.dir / index_file;
+  auto adj_path = g.adjacency_path();
   auto isize = stat_size(index_path);
   if (!isize) return isize.status();
   uint64_t want = (n + 1) * sizeof(uint64_t);
@@ -207,7 +272,32 @@ Expected<Graph> open_graph(const std::filesystem::path& dir) {
   if (g.offsets[n] != g.meta.adjacency_entries)
     return Status::error(EIO, index_path.string() + ": corrupt: last offset " + std::to_string(g.offsets[n]) +
                                   " != adjacency_entries " + std::to_string(g.meta.adjacency_entries));
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<Graph> open_graph(const std::filesystem::path& dir) {
+  auto meta = read_meta(dir);
+  if (!meta) return meta.status();
+  Graph g;
+  g.dir = dir;
+  g.meta = *meta;
+  Status st = load_csr_index(g, kIndexFile);
+  if (!st) return st;
   return g;
+}
+
+Expected<Graph> open_transpose(const Graph& graph) {
+  if (!graph.directed())
+    return Status::error(EINVAL, graph.dir.string() + ": undirected graph: its in-lists are its out-lists");
+  Graph t;
+  t.dir = graph.dir;
+  t.meta = graph.meta;
+  t.adjacency_file = kInAdjacencyFile;
+  Status st = load_csr_index(t, kInIndexFile);
+  if (!st) return st;
+  return t;
 }
 
 }  // namespace peregrine::graph

@@ -6,10 +6,11 @@
 
 namespace peregrine::graph {
 
-Expected<CsrWriter> CsrWriter::create(const std::filesystem::path& dir, uint64_t vertices) {
-  auto index = FileWriter::create(dir / kIndexFile);
+Expected<CsrWriter> CsrWriter::create(const std::filesystem::path& dir, uint64_t vertices, const char* index_file,
+                                      const char* adjacency_file) {
+  auto index = FileWriter::create(dir / index_file);
   if (!index) return index.status();
-  auto adjacency = FileWriter::create(dir / kAdjacencyFile);
+  auto adjacency = FileWriter::create(dir / adjacency_file);
   if (!adjacency) return adjacency.status();
   return CsrWriter(vertices, std::move(*index), std::move(*adjacency));
 }
@@ -45,7 +46,7 @@ Status CsrWriter::add(std::span<const uint64_t> keys) {
   return adjacency_.append(adj_buf_.data(), adj_buf_.size() * sizeof(uint32_t));
 }
 
-Status CsrWriter::finish(GraphMeta* meta) {
+Status CsrWriter::finish() {
   Status st = emit_offsets_through(vertices_);  // offsets of the remaining vertices and the n+1-th
   if (!st) return st;
   if (!offset_buf_.empty()) {
@@ -55,7 +56,11 @@ Status CsrWriter::finish(GraphMeta* meta) {
   }
   st = index_.finish();
   if (!st) return st;
-  st = adjacency_.finish();
+  return adjacency_.finish();
+}
+
+Status CsrWriter::finish(GraphMeta* meta) {
+  Status st = finish();
   if (!st) return st;
   meta->adjacency_entries = entries_;
   meta->edges = entries_ / 2;

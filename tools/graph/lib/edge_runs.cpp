@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cerrno>
 #include <cstring>
 #include <queue>
@@ -13,12 +14,16 @@
 namespace peregrine::graph {
 namespace {
 
-// Sequential reader of one run file.
+// Sequential reader of one run: a file read through a buffer, or a sorted
+// vector kept in memory (the last batch, which need not be written).
 class RunReader {
  public:
   RunReader(std::filesystem::path path, size_t buffer_keys) : path_(std::move(path)), buf_(buffer_keys) {}
+  explicit RunReader(std::span<const uint64_t> memory)
+      : data_(memory.data()), end_(memory.size()), eof_(true), in_memory_(true) {}
   RunReader(RunReader&& o) noexcept
-      : path_(std::move(o.path_)), fd_(o.fd_), buf_(std::move(o.buf_)), pos_(o.pos_), end_(o.end_), eof_(o.eof_) {
+      : path_(std::move(o.path_)), fd_(o.fd_), buf_(std::move(o.buf_)), data_(o.in_memory_ ? o.data_ : buf_.data()),
+        pos_(o.pos_), end_(o.end_), eof_(o.eof_), in_memory_(o.in_memory_) {
     o.fd_ = -1;
   }
   RunReader(const RunReader&) = delete;
@@ -27,8 +32,10 @@ class RunReader {
   }
 
   Status open() {
+    if (in_memory_) return Status::ok();
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) return Status::error(errno, path_.string() + ": cannot open run: " + std::strerror(errno));
+    data_ = buf_.data();
     return Status::ok();
   }
   // Sets *has to false at the end of the run.
@@ -41,15 +48,15 @@ class RunReader {
         return Status::ok();
       }
     }
-    *key = buf_[pos_++];
+    *key = data_[pos_++];
     *has = true;
     return Status::ok();
   }
 
  private:
   Status refill() {
-    pos_ = end_ = 0;
     if (eof_) return Status::ok();
+    pos_ = end_ = 0;
     size_t want = buf_.size() * sizeof(uint64_t);
     size_t got = 0;
     char* p = reinterpret_cast<char*>(buf_.data());
@@ -73,18 +80,27 @@ class RunReader {
   std::filesystem::path path_;
   int fd_ = -1;
   std::vector<uint64_t> buf_;
+  const uint64_t* data_ = nullptr;
   size_t pos_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
+  bool in_memory_ = false;
 };
+
+// sort + unique + drop, as a run is before it is written.
+void sort_unique(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
+  // Boost's spreadsort (a radix/comparison hybrid) sorts 64-bit keys about
+  // twice as fast as std::sort; the result is the same.
+  boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // `drop` marks self-loops; it is the largest key, so it sits at the end.
+  if (drop && !keys.empty() && keys.back() == *drop) keys.pop_back();
+}
 
 }  // namespace
 
-Status EdgeRuns::write_run(std::vector<uint64_t>& keys, uint64_t drop) {
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  // `drop` marks self-loops; it is the largest key, so it sits at the end.
-  if (!keys.empty() && keys.back() == drop) keys.pop_back();
+Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
+  sort_unique(keys, drop);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
@@ -93,7 +109,7 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, uint64_t drop) {
   if (!w) return w.status();
   Status st = w->append(keys.data(), keys.size() * sizeof(uint64_t));
   if (!st) return st;
-  st = w->finish();
+  st = w->finish(sync_);
   if (!st) return st;
   runs_.push_back({path, keys.size()});
   total_keys_ += keys.size();
@@ -102,15 +118,22 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, uint64_t drop) {
 }
 
 Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& sink,
-                       const std::function<void(uint64_t, uint64_t)>& progress) const {
+                       const std::function<void(uint64_t, uint64_t)>& progress, std::vector<uint64_t>* tail,
+                       std::optional<uint64_t> drop) const {
   // 256 KiB per run keeps the merge's memory small and its reads large.
   constexpr size_t kReadKeys = 32 * 1024;
   std::vector<RunReader> readers;
-  readers.reserve(runs_.size());
+  readers.reserve(runs_.size() + 1);
   for (const auto& r : runs_) {
     readers.emplace_back(r.path, kReadKeys);
     Status st = readers.back().open();
     if (!st) return st;
+  }
+  uint64_t total_keys = total_keys_;
+  if (tail != nullptr && !tail->empty()) {
+    sort_unique(*tail, drop);
+    readers.emplace_back(std::span<const uint64_t>(*tail));
+    total_keys += tail->size();
   }
   using Head = std::pair<uint64_t, size_t>;  // (key, run)
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heap;
@@ -138,7 +161,7 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
         Status st = sink(out);
         if (!st) return st;
         out.clear();
-        if (progress) progress(consumed, total_keys_);
+        if (progress) progress(consumed, total_keys);
       }
     }
     uint64_t nk;
@@ -151,7 +174,7 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
     Status st = sink(out);
     if (!st) return st;
   }
-  if (progress) progress(total_keys_, total_keys_);
+  if (progress) progress(total_keys, total_keys);
   return Status::ok();
 }
 

@@ -60,10 +60,10 @@ Status FileWriter::append(const void* data, size_t len) {
   return Status::ok();
 }
 
-Status FileWriter::finish() {
+Status FileWriter::finish(bool sync) {
   Status st = flush();
   if (!st) return st;
-  if (::fsync(fd_) != 0) return Status::error(errno, path_.string() + ": fsync failed: " + std::strerror(errno));
+  if (sync && ::fsync(fd_) != 0) return Status::error(errno, path_.string() + ": fsync failed: " + std::strerror(errno));
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) return Status::error(errno, path_.string() + ": close failed: " + std::strerror(errno));

@@ -53,6 +53,8 @@ Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesys
   if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
   // An old graph.meta must not vouch for the half-written files that follow.
   std::filesystem::remove(out / kMetaFile, ec);
+  // Nor may an imported graph's id map or transpose outlive it.
+  for (const char* stale : {kIdMapFile, kInIndexFile, kInAdjacencyFile}) std::filesystem::remove(out / stale, ec);
 
   GraphMeta meta;
   meta.scale = options.scale;

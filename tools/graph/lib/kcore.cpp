@@ -1,11 +1,15 @@
 #include "peregrine/graph/kcore.h"
 
+#include <cerrno>
 #include <limits>
 
 namespace peregrine::graph {
 
 Expected<KcoreResult> run_kcore(const Graph& graph, AdjacencyReader& reader) {
   constexpr uint32_t kAlive = std::numeric_limits<uint32_t>::max();
+  if (graph.directed())
+    return Status::error(EINVAL, "k-core needs an undirected graph; " + graph.dir.string() +
+                                     " is directed (import it without --directed)");
   const uint64_t n = graph.num_vertices();
   KcoreResult r;
   r.core.assign(n, kAlive);

@@ -5,7 +5,11 @@
 
 namespace peregrine::graph {
 
-Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reader, const PagerankOptions& o) {
+Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reader, const PagerankOptions& o,
+                                      AdjacencyReader* in_reader) {
+  if (graph.directed() && in_reader == nullptr)
+    return Status::error(EINVAL, "PageRank on a directed graph needs the reader of its in-lists");
+  AdjacencyReader& pull = in_reader ? *in_reader : reader;
   if (!(o.damping >= 0 && o.damping < 1)) return Status::error(EINVAL, "damping must be in [0, 1)");
   if (o.max_iterations < 1) return Status::error(EINVAL, "iterations must be at least 1");
   const uint64_t n = graph.num_vertices();
@@ -27,7 +31,7 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
     }
     const double base = (1.0 - o.damping) / dn + o.damping * dangling / dn;
     std::fill(next.begin(), next.end(), base);
-    Status st = reader.read_all([&](Vertex v, std::span<const Vertex> nbrs) {
+    Status st = pull.read_all([&](Vertex v, std::span<const Vertex> nbrs) {
       double sum = 0;
       for (Vertex u : nbrs) sum += contrib[u];
       next[v] += o.damping * sum;

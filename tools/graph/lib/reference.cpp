@@ -105,10 +105,14 @@ std::vector<double> reference_pagerank(const MemoryGraph& g, double damping, uin
     for (uint64_t v = 0; v < n; ++v)
       if (g.neighbours(v).empty()) dangling += rank[v];
     const double base = (1.0 - damping) / dn + damping * dangling / dn;
-    for (uint64_t v = 0; v < n; ++v) {
-      double sum = 0;
-      for (Vertex u : g.neighbours(v)) sum += rank[u] / static_cast<double>(g.neighbours(u).size());
-      next[v] = base + damping * sum;
+    // Push along out-lists (the implementation under test pulls over
+    // in-lists), so directed graphs need no transpose here.
+    std::fill(next.begin(), next.end(), base);
+    for (uint64_t u = 0; u < n; ++u) {
+      auto out = g.neighbours(u);
+      if (out.empty()) continue;
+      const double share = damping * rank[u] / static_cast<double>(out.size());
+      for (Vertex v : out) next[v] += share;
     }
     rank.swap(next);
   }

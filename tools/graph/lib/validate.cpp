@@ -32,8 +32,8 @@ Status validate_bfs(const MemoryGraph& g, const BfsResult& r) {
       int64_t p = r.parent[x];
       if (p < 0 || static_cast<uint64_t>(p) >= n)
         return fail("vertex " + s(x) + " has parent " + std::to_string(p) + " which is not a reached vertex");
-      if (!g.has_edge(x, static_cast<uint64_t>(p)))
-        return fail("tree edge " + s(x) + "-" + std::to_string(p) + " is not in the graph");
+      if (!g.has_edge(static_cast<uint64_t>(p), x))  // the arc parent -> child (both ways if undirected)
+        return fail("tree edge " + std::to_string(p) + "-" + s(x) + " is not in the graph");
       if (chain.size() > n) return fail("parent links of vertex " + s(v) + " form a cycle");
       x = static_cast<uint64_t>(p);
     }
@@ -45,6 +45,12 @@ Status validate_bfs(const MemoryGraph& g, const BfsResult& r) {
     if ((level[v] >= 0) != (r.parent[v] >= 0))
       return fail("vertex " + s(v) + (level[v] >= 0 ? " is in the root's component but was not reached"
                                                     : " was reached but is not in the root's component"));
+    if (!r.depth.empty()) {
+      const int64_t d = r.depth[v] == BfsResult::kUnreached ? -1 : int64_t{r.depth[v]};
+      if (d != level[v])
+        return fail("vertex " + s(v) + " has reported depth " + std::to_string(d) + " but BFS level " +
+                    std::to_string(level[v]));
+    }
     if (level[v] >= 0) {
       ++reached;
       if (depth[v] != level[v])

@@ -1,6 +1,10 @@
 """The graph tools (BFS, k-core, CC, PageRank) on 4 shaped drives against 1,
 and against the per-volume baseline on 4, with drives slow enough to be
-the bottleneck at 4 (--graph-shape). One IO thread per algorithm."""
+the bottleneck at 4 (--graph-shape). One IO thread per algorithm. Two
+graphs: a generated Kronecker graph, and a uniform random graph of the same
+scale written as a text edge list (tools/bench/graph/make-edge-list) that
+is copied onto the volume and imported there, so import + the algorithms
+on a user's kind of input are timed end to end."""
 import json
 import os
 import shutil
@@ -42,21 +46,33 @@ def run(ctx):
     ctx.session.progress.step(f"graph: generating a Kronecker graph of scale {s}")
     subprocess.run([ctx.bins.graph, "gen", "--scale", str(s), "--out", os.path.join(src, f"s{s}"), "--quiet"],
                    check=True)
+    edge_list = os.path.join(src, f"uniform-s{s}.txt")
+    subprocess.run([os.path.join(os.path.dirname(ctx.bins.graph_bench), "make-edge-list"), "--scale", str(s),
+                    "--out", edge_list], check=True)
 
-    def body(cfg, v, r):
-        shutil.copytree(os.path.join(src, f"s{s}"), os.path.join(v.mnt, f"s{s}"))
-        out = os.path.join(ctx.out_dir, "raw", "graph", f"{cfg.name}-r{r}.json")
+    def bench(cfg, v, r, suffix, extra):
+        out = os.path.join(ctx.out_dir, "raw", "graph", f"{cfg.name}{suffix}-r{r}.json")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        subprocess.run([ctx.bins.graph_bench, "--scale", str(s), "--dir", v.mnt, "--reuse",
-                        "--bin", ctx.bins.graph, "--label", cfg.name, "--json-out", out,
-                        "--bfs-roots", "2" if ctx.quick else "8"],
+        subprocess.run([ctx.bins.graph_bench, "--scale", str(s), "--dir", v.mnt, "--bin", ctx.bins.graph,
+                        "--label", cfg.name, "--json-out", out, "--bfs-roots", "2" if ctx.quick else "8", *extra],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(out) as f:
             for run_ in json.load(f)["runs"]:
                 if run_.get("algorithm") in ALGORITHMS:
-                    ctx.record("graph", cfg.name, run_["algorithm"], r,
+                    ctx.record("graph", cfg.name, run_["algorithm"] + suffix, r,
                                {"wall_s": run_["wall_seconds"], "cpu_s": run_["cpu_seconds"],
                                 "mb_s": run_.get("mb_per_s", 0)})
+                elif run_.get("command") == "import":
+                    ctx.record("graph", cfg.name, "import", r,
+                               {"wall_s": run_["wall_seconds"], "mb_s": run_["input_mb_per_s"]})
+
+    def body(cfg, v, r):
+        shutil.copytree(os.path.join(src, f"s{s}"), os.path.join(v.mnt, f"s{s}"))
+        bench(cfg, v, r, "", ["--reuse"])
+        shutil.rmtree(os.path.join(v.mnt, f"s{s}"))
+        on_volume = os.path.join(v.mnt, os.path.basename(edge_list))
+        shutil.copyfile(edge_list, on_volume)
+        bench(cfg, v, r, "-imported", ["--edge-list", on_volume])
     run_rounds(ctx, "graph", configs(ctx), body, f" (scale {s}, {shape(ctx).describe()} per drive)")
 
 
@@ -68,9 +84,18 @@ def report(ctx):
     for a in ALGORITHMS:
         four, one, pv = (value(c, k, a, "wall_s") for k in ("4-drives", "1-drive", "4-drives-per-volume"))
         rows.append([a, fmt(four, 2), fmt(one, 2), fmt(pv, 2), fmt(ratio(one, four), 2), fmt(ratio(pv, four), 2)])
+    imported = []
+    for a in ("import",) + tuple(a + "-imported" for a in ALGORITHMS):
+        four, one, pv = (value(c, k, a, "wall_s") for k in ("4-drives", "1-drive", "4-drives-per-volume"))
+        mbs = value(c, "4-drives", a, "mb_s") if a == "import" else None
+        name = a.replace("-imported", "") + (f" ({fmt(mbs)} MB/s of text on 4)" if mbs else "")
+        imported.append([name, fmt(four, 2), fmt(one, 2), fmt(pv, 2), fmt(ratio(one, four), 2),
+                         fmt(ratio(pv, four), 2)])
+    head = ["algorithm", "4 drives", "1 drive", "4, per-volume", "4 vs 1 (speedup)", "per-drive vs per-volume"]
     return (f"Kronecker scale {scale(ctx)}, each drive {shape(ctx).describe()}; wall seconds (median).\n\n"
-            + md_table(["algorithm", "4 drives", "1 drive", "4, per-volume", "4 vs 1 (speedup)",
-                        "per-drive vs per-volume"], rows))
+            + md_table(head, rows)
+            + f"\n\nUniform random graph of the same size, imported on the volume from a text edge list "
+              f"(make-edge-list); wall seconds (median).\n\n" + md_table(head, imported))
 
 
 def steps(ctx):

@@ -47,7 +47,11 @@ using NeighbourFn = std::function<void(Vertex v, std::span<const Vertex> neighbo
 
 class AdjacencyReader {
  public:
+  // Reads graph.adjacency_path(); `graph` must outlive the reader.
   static Expected<std::unique_ptr<AdjacencyReader>> open(const Graph& graph, const ReaderOptions& options);
+  // What open() refuses in the options (queue depth, read size), so a
+  // command line can report it as a usage error before opening anything.
+  static Status check_options(const ReaderOptions& options);
   ~AdjacencyReader();
   AdjacencyReader(const AdjacencyReader&) = delete;
   AdjacencyReader& operator=(const AdjacencyReader&) = delete;

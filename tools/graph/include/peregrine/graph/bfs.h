@@ -1,5 +1,6 @@
 // Semi-external breadth-first search: parent array in memory, adjacency
-// through one AdjacencyReader. Level-synchronous and top-down: each level's
+// through one AdjacencyReader (out-lists: on a directed graph the search
+// follows arcs forward). Level-synchronous and top-down: each level's
 // whole frontier is one read_lists() batch, so its reads are sorted and
 // coalesced and keep the queue deep. Runs on the calling (IO) thread.
 #pragma once
@@ -15,11 +16,14 @@ namespace peregrine::graph {
 struct BfsResult {
   Vertex root = 0;
   std::vector<int64_t> parent;  // -1 = not reached; parent[root] == root
+  std::vector<uint32_t> depth;  // kUnreached or the level: root 0, its neighbours 1, ...
   uint64_t reached = 0;         // vertices reached, root included
-  uint64_t levels = 0;          // frontiers expanded
-  // Undirected edges of the root's component (sum of reached degrees / 2):
-  // the Graph500 edge count for TEPS.
+  uint64_t levels = 0;          // frontiers expanded = greatest depth + 1
+  // The Graph500 edge count for TEPS: undirected edges of the root's
+  // component (sum of reached degrees / 2); on a directed graph the arcs
+  // leaving reached vertices (sum of their out-degrees).
   uint64_t component_edges = 0;
+  static constexpr uint32_t kUnreached = UINT32_MAX;
 };
 
 // REQUIRES: root < graph.num_vertices() (checked: error otherwise).

@@ -23,7 +23,9 @@ struct CcResult {
   uint64_t rounds = 0;
 };
 
-Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader);
+// On a directed graph pass the reader of the in-lists too (open_transpose):
+// the components are then the weakly connected ones, arcs taken both ways.
+Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader, AdjacencyReader* in_reader = nullptr);
 
 // Fills components/largest from labels that name a component's minimum id.
 void summarize_components(CcResult* r);

@@ -1,8 +1,10 @@
 // Full verification of a graph directory against the format's invariants:
-// both CRC32Cs match graph.meta, every list is strictly ascending (sorted,
-// no duplicates), neighbour ids are in range, no self-loops, and the graph
-// is symmetric (u->v present iff v->u). Used by `peregrine-graph check` and
-// the tests. Pure function of its inputs.
+// the CRC32Cs match graph.meta, every list is strictly ascending (sorted,
+// no duplicates), neighbour ids are in range, no self-loops; an undirected
+// graph is symmetric (u->v present iff v->u), a directed graph's in-lists
+// are exactly the transpose of its out-lists; the id map, if any, is
+// strictly ascending. Used by `peregrine-graph check`, the tests and
+// --validate. Pure function of its inputs.
 #pragma once
 
 #include "peregrine/graph/memory_graph.h"
@@ -10,6 +12,7 @@
 
 namespace peregrine::graph {
 
-Status check_graph(const MemoryGraph& graph);
+// `transpose`: the in-lists of a directed graph (required for one).
+Status check_graph(const MemoryGraph& graph, const MemoryGraph* transpose = nullptr);
 
 }  // namespace peregrine::graph

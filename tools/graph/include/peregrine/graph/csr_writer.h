@@ -18,13 +18,21 @@ namespace peregrine::graph {
 
 class CsrWriter {
  public:
-  static Expected<CsrWriter> create(const std::filesystem::path& dir, uint64_t vertices);
+  // Writes DIR/index_file and DIR/adjacency_file (the out-lists by
+  // default; import passes the in_* names for a directed graph's transpose).
+  static Expected<CsrWriter> create(const std::filesystem::path& dir, uint64_t vertices,
+                                    const char* index_file = kIndexFile, const char* adjacency_file = kAdjacencyFile);
 
   // REQUIRES: keys ascending and unique across all calls, sources < vertices.
   Status add(std::span<const uint64_t> keys);
-  // Writes the remaining offsets, fsyncs both files and fills in the
-  // counts and checksums of `meta`.
+  // Writes the remaining offsets and fsyncs both files.
+  Status finish();
+  // finish(), then fills in the counts and checksums of an undirected `meta`.
   Status finish(GraphMeta* meta);
+
+  uint64_t entries() const { return entries_; }
+  uint32_t index_crc() const { return index_.crc(); }
+  uint32_t adjacency_crc() const { return adjacency_.crc(); }
 
  private:
   CsrWriter(uint64_t vertices, FileWriter index, FileWriter adjacency)

@@ -5,12 +5,14 @@
 // memory-sized batch, drops duplicates and writes it as a run file; merge()
 // streams the k-way merge of all runs, again without duplicates, to a sink
 // in batches. Memory: the caller's batch plus one read buffer per run during
-// the merge. Owned by one thread.
+// the merge. The keys may be anything 64-bit (import sorts the user's vertex
+// ids with it too). Owned by one thread.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,17 +27,24 @@ inline uint32_t edge_target(uint64_t key) { return static_cast<uint32_t>(key); }
 class EdgeRuns {
  public:
   // Run files go to DIR (created; removed with its runs by remove()).
-  explicit EdgeRuns(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  // sync_runs fsyncs each run as it is written.
+  explicit EdgeRuns(std::filesystem::path dir, bool sync_runs = true) : dir_(std::move(dir)), sync_(sync_runs) {}
   EdgeRuns(const EdgeRuns&) = delete;
   EdgeRuns& operator=(const EdgeRuns&) = delete;
   ~EdgeRuns() { remove(); }
 
-  // Sorts `keys`, removes duplicates and keys equal to `drop`, writes a run.
-  Status write_run(std::vector<uint64_t>& keys, uint64_t drop);
+  // Sorts `keys`, removes duplicates and keys equal to `drop` (if given:
+  // it must be the largest possible key), writes a run.
+  Status write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop = std::nullopt);
 
-  // Calls sink with ascending, globally unique keys, in batches.
+  // Calls sink with ascending, globally unique keys, in batches. A `tail`
+  // batch (the last one, still in memory) is sorted, deduplicated and
+  // `drop`ped as write_run() would, then merged from memory instead of
+  // being written and read back: with everything in one batch, no run file
+  // is written at all.
   Status merge(const std::function<Status(std::span<const uint64_t>)>& sink,
-               const std::function<void(uint64_t done, uint64_t total)>& progress = {}) const;
+               const std::function<void(uint64_t done, uint64_t total)>& progress = {},
+               std::vector<uint64_t>* tail = nullptr, std::optional<uint64_t> drop = std::nullopt) const;
 
   size_t run_count() const { return runs_.size(); }
   uint64_t total_keys() const { return total_keys_; }
@@ -47,6 +56,7 @@ class EdgeRuns {
     uint64_t keys;
   };
   std::filesystem::path dir_;
+  bool sync_;
   std::vector<Run> runs_;
   uint64_t total_keys_ = 0;
 };

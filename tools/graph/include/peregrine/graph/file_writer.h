@@ -23,8 +23,9 @@ class FileWriter {
   ~FileWriter();
 
   Status append(const void* data, size_t len);
-  // Flushes, fsyncs and closes. REQUIRES: called once, before destruction to keep the data.
-  Status finish();
+  // Flushes, fsyncs (unless !sync: scratch files that die with the run)
+  // and closes. REQUIRES: called once, before destruction to keep the data.
+  Status finish(bool sync = true);
 
   uint32_t crc() const { return crc_; }
   uint64_t bytes() const { return bytes_; }

@@ -22,6 +22,7 @@ struct KcoreResult {
   uint64_t batches = 0;        // read_lists() calls
 };
 
+// Undirected graphs only (a directed graph is refused with an error).
 Expected<KcoreResult> run_kcore(const Graph& graph, AdjacencyReader& reader);
 
 }  // namespace peregrine::graph

@@ -1,8 +1,8 @@
 // Semi-external PageRank by power iteration (pull form).
 //
 // Each iteration is one sequential sweep of the adjacency file:
-//   next[v] = (1-d)/n + d * (dangling/n + sum over neighbours u of pr[u]/deg(u))
-// where dangling is the rank held by vertices without edges, spread evenly
+//   next[v] = (1-d)/n + d * (dangling/n + sum over in-neighbours u of pr[u]/outdeg(u))
+// where dangling is the rank held by vertices without out-edges, spread evenly
 // so that ranks keep summing to 1. Stops after max_iterations or when the
 // L1 change of an iteration falls below epsilon. Rank vectors live in memory;
 // runs on the calling (IO) thread.
@@ -28,6 +28,10 @@ struct PagerankResult {
   double last_delta = 0;  // L1 change of the last iteration
 };
 
-Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reader, const PagerankOptions& options);
+// `graph` gives the out-degrees. The sweep pulls over in-lists: `reader`'s
+// lists on an undirected graph; on a directed graph pass in_reader, the
+// reader of the transpose (open_transpose), whose lists are the in-lists.
+Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reader, const PagerankOptions& options,
+                                      AdjacencyReader* in_reader = nullptr);
 
 }  // namespace peregrine::graph

@@ -12,13 +12,15 @@
 
 namespace peregrine::graph {
 
-// Component labels: the smallest vertex id of each component.
+// Component labels: the smallest vertex id of each component (weakly
+// connected on a directed graph: union-find ignores the direction).
 std::vector<Vertex> reference_components(const MemoryGraph& g);
 
 // Core number of every vertex.
 std::vector<uint32_t> reference_core_numbers(const MemoryGraph& g);
 
-// Exactly `iterations` power iterations with the formula of pagerank.h.
+// Exactly `iterations` power iterations with the formula of pagerank.h,
+// pushing rank along out-lists (so it holds for directed graphs too).
 std::vector<double> reference_pagerank(const MemoryGraph& g, double damping, uint32_t iterations);
 
 // BFS levels from root (-1 = unreachable).

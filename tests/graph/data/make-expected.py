@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Writes the test graphs of tests/graph/data and their expected per-vertex
+results, computed with networkx (an implementation independent of
+peregrine-graph). Run ONCE by hand; the tests only read the files written
+here and never need networkx. Run with networkx 3.6.1 (Debian
+python3-networkx), pure-Python code paths (no scipy):
+
+    cd tests/graph/data && python3 make-expected.py
+
+Graphs (edge lists in the user's ids, as `peregrine-graph import` reads them):
+  path.txt     undirected path 100-200-...-900, sparse ids, comments
+  star.txt     undirected star, centre 0, leaves 1..8; a self-loop line
+               (5 5) and duplicates (0 1, 1 0) that import must drop and count
+  karate.txt   Zachary's karate club (34 members, 78 edges, ids 1..34 as
+               in Zachary 1977), SNAP-style with a weight column
+  karate.mtx   the same graph as Matrix Market coordinate pattern symmetric
+  dcycle.txt   directed: cycle 1->2->3->4->5->1, chord 1->3, 6->1 (6 has
+               no in-arcs), 3->7 (7 is a sink: dangling for PageRank)
+
+Expected files, one line per vertex, ascending id:
+  NAME.bfs       vertex depth   (BFS from the first vertex of the graph's
+                                 ROOTS entry; -1 = not reached)
+  NAME.cc        vertex label   (smallest id of its (weakly) connected component)
+  NAME.kcore     vertex core    (undirected graphs only)
+  NAME.pagerank  vertex rank    (alpha 0.85, converged to tol 1e-15)
+"""
+import networkx as nx
+from networkx.algorithms.link_analysis.pagerank_alg import _pagerank_python
+
+ROOTS = {"path": 300, "star": 3, "karate": 1, "dcycle": 1}
+
+
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        for line in lines:
+            f.write(line + "\n")
+
+
+def graphs():
+    path_ids = [100 * i for i in range(1, 10)]
+    path = ["# an undirected path with sparse ids", "% percent comments too"]
+    path += [f"{a} {b}" for a, b in zip(path_ids, path_ids[1:])]
+    star = ["# star: centre 0"] + [f"0 {i}" for i in range(1, 9)] + ["5 5", "0 1", "1 0"]
+    k = nx.karate_club_graph()
+    karate = ["# Zachary's karate club, members 1..34; third column: interaction count (ignored)"]
+    karate += [f"{u + 1}\t{v + 1}\t{d.get('weight', 1)}" for u, v, d in sorted(k.edges(data=True))]
+    mtx = ["%%MatrixMarket matrix coordinate pattern symmetric", "% Zachary's karate club",
+           f"34 34 {k.number_of_edges()}"]
+    # Symmetric Matrix Market stores the lower triangle: row >= column.
+    mtx += [f"{max(u, v) + 1} {min(u, v) + 1}" for u, v in sorted(k.edges())]
+    dcycle = ["# directed cycle 1..5 with a chord, a source (6) and a sink (7)",
+              "1 2", "2 3", "3 4", "4 5", "5 1", "1 3", "6 1", "3 7"]
+    return {"path": (path, False), "star": (star, False), "karate": (karate, False),
+            "dcycle": (dcycle, True)}, mtx
+
+
+def read_graph(lines, directed):
+    g = nx.DiGraph() if directed else nx.Graph()
+    for line in lines:
+        s = line.strip()
+        if not s or s[0] in "#%":
+            continue
+        u, v = (int(x) for x in s.split()[:2])
+        g.add_edge(u, v)  # the vertex exists even for a self-loop...
+    g.remove_edges_from(list(nx.selfloop_edges(g)))  # ...the loop does not
+    return g
+
+
+def main():
+    gs, mtx = graphs()
+    write_lines("karate.mtx", mtx)
+    for name, (lines, directed) in gs.items():
+        write_lines(f"{name}.txt", lines)
+        g = read_graph(lines, directed)
+        nodes = sorted(g.nodes())
+        depth = nx.single_source_shortest_path_length(g, ROOTS[name])
+        write_lines(f"{name}.bfs", [f"{v} {depth.get(v, -1)}" for v in nodes])
+        comps = nx.weakly_connected_components(g) if directed else nx.connected_components(g)
+        label = {v: min(c) for c in comps for v in c}
+        write_lines(f"{name}.cc", [f"{v} {label[v]}" for v in nodes])
+        if not directed:
+            core = nx.core_number(g)
+            write_lines(f"{name}.kcore", [f"{v} {core[v]}" for v in nodes])
+        rank = _pagerank_python(g, alpha=0.85, max_iter=100000, tol=1e-15)
+        write_lines(f"{name}.pagerank", [f"{v} {rank[v]:.17g}" for v in nodes])
+
+
+if __name__ == "__main__":
+    main()

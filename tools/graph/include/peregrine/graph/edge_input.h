@@ -1,0 +1,60 @@
+// The edge-list files `import` reads, as a stream of (u, v) pairs of the
+// user's 64-bit vertex ids:
+//   text   SNAP style: one edge per line, "u v" separated by blanks or tabs,
+//          further columns (weights, timestamps) ignored; blank lines and
+//          lines starting with '#' or '%' skipped; CRLF accepted;
+//   mm     Matrix Market "coordinate" (any field; values ignored), 1-based
+//          ids; the size line declares vertices 1..rows (rows == cols);
+//   bin32, bin64  little-endian uint32 / uint64 pairs, nothing else.
+// A bad line is an error naming FILE:LINE and what is wrong. Owned by one
+// thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "peregrine/util/result.h"
+
+namespace peregrine::graph {
+
+enum class InputFormat { kAuto, kText, kMatrixMarket, kBin32, kBin64 };
+
+// "auto", "text", "mm", "bin32", "bin64"; nullopt otherwise.
+std::optional<InputFormat> parse_input_format(std::string_view name);
+const char* input_format_name(InputFormat f);
+
+struct InputEdge {
+  uint64_t u;
+  uint64_t v;
+};
+
+class EdgeInput {
+ public:
+  // kAuto: Matrix Market if the file starts with "%%MatrixMarket", else text.
+  static Expected<std::unique_ptr<EdgeInput>> open(const std::filesystem::path& path, InputFormat format);
+  virtual ~EdgeInput() = default;
+
+  // Fills the front of `out`; returns how many edges, 0 at the end.
+  virtual Expected<size_t> read(std::span<InputEdge> out) = 0;
+
+  virtual uint64_t bytes_consumed() const = 0;
+  uint64_t file_bytes() const { return file_bytes_; }
+  InputFormat format() const { return format_; }
+  // Matrix Market: every id in [1, declared_vertices] is a vertex, even
+  // without an entry; the file says whether each entry stands for both
+  // directions (symmetric, skew-symmetric, hermitian).
+  std::optional<uint64_t> declared_vertices() const { return declared_vertices_; }
+  bool symmetric() const { return symmetric_; }
+
+ protected:
+  uint64_t file_bytes_ = 0;
+  InputFormat format_ = InputFormat::kText;
+  std::optional<uint64_t> declared_vertices_;
+  bool symmetric_ = false;
+};
+
+}  // namespace peregrine::graph
