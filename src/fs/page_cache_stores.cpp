@@ -12,7 +12,7 @@ PageCacheStores::PageCacheStores(std::function<void(Job&)> run) : run_(std::move
 
 PageCacheStores::~PageCacheStores() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -21,7 +21,7 @@ PageCacheStores::~PageCacheStores() {
 
 void PageCacheStores::push(Job job) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(job));
   }
   cv_.notify_one();
@@ -35,8 +35,11 @@ void PageCacheStores::serve() {
   for (;;) {
     Job job;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      lock.wait(cv_, [this] {
+        mu_.assert_held();  // the wait holds it while it asks
+        return stopping_ || !queue_.empty();
+      });
       // Queued jobs still run at a stop: each owes a reply.
       if (queue_.empty()) return;
       job = std::move(queue_.front());
