@@ -93,13 +93,18 @@ class ExitingDaemonWait {
     if (std::chrono::steady_clock::now() >= deadline_)
       return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who + " that began exiting; gave up after " +
                                       std::to_string(wait_.limit.count() / 1000) + " s");
-    if (!told_) {
+    // Said only once the wait has lasted: an unmount normally finishes in
+    // milliseconds, and `umount; mount` should print what it does on ext4
+    // (xfstests generic/604 races the two).
+    const auto now = std::chrono::steady_clock::now();
+    if (!exiting_since_) exiting_since_ = now;
+    if (!told_ && now - *exiting_since_ >= kQuietWait) {
       told_ = true;
       tell("member " + path_ + ": held by a " + who + " that is finishing its unmount; waiting for it to exit (up to " +
            std::to_string(wait_.limit.count() / 1000) + " s)");
     }
     if (holder != 0)
-      wait_for_exit(holder, deadline_);
+      wait_for_exit(holder, told_ ? deadline_ : std::min(deadline_, *exiting_since_ + kQuietWait));
     else
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return Status::ok();
@@ -137,8 +142,9 @@ class ExitingDaemonWait {
   pid_t unmounted() const { return unmounted_; }
 
  private:
-  // How long a daemon whose mount is gone gets before the wait is told
-  // (it normally notices within milliseconds), and how often its lock is
+  // How long a daemon whose mount is gone, or that is finishing its
+  // unmount, gets before the wait is told (it normally is done within
+  // milliseconds), and how often its lock is
   // looked at meanwhile (it may let go, or mark itself exiting, without
   // exiting yet).
   static constexpr std::chrono::milliseconds kQuietWait{1000};
@@ -155,6 +161,7 @@ class ExitingDaemonWait {
   const LockWait& wait_;
   const std::chrono::steady_clock::time_point deadline_;
   pid_t exiting_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> exiting_since_;
   bool told_ = false;
   std::optional<std::chrono::steady_clock::time_point> unmounted_since_;
   pid_t unmounted_ = 0;
