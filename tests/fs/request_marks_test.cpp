@@ -1,6 +1,8 @@
 // mark_request: the kill-suid/sgid marks of WRITE, SETATTR and OPEN, the
 // SETATTR that names no attribute, and FUSE_TMPFILE turned into a marked
-// FUSE_CREATE; every request overwrites the marks of the one before.
+// FUSE_CREATE; every request overwrites the marks of the one before. The
+// kernel's unique, page-cache writeback (FUSE_WRITE_CACHE) and the READ
+// that fills the page cache (no lock owner) for the IO gates' order.
 #include "transport/request_marks.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +46,30 @@ TEST(RequestMarks, WriteCarriesTheKernelsKillMark) {
   w.write_flags = 1;  // FUSE_WRITE_CACHE only
   auto plain = request(wire::kOpWrite, w);
   EXPECT_FALSE(marks_of(plain).kill_suidgid) << "the previous request's mark must not stay";
+}
+
+TEST(RequestMarks, UniqueAndWhatTheRequestDoesToThePageCache) {
+  wire::WriteIn w{};
+  w.write_flags = wire::kWriteCache;
+  auto writeback = request(wire::kOpWrite, w);
+  RequestMarks m = marks_of(writeback);
+  EXPECT_EQ(m.unique, 42u);
+  EXPECT_TRUE(m.from_page_cache);
+  w.write_flags = 0;
+  auto direct = request(wire::kOpWrite, w);
+  EXPECT_FALSE(marks_of(direct).from_page_cache);
+
+  wire::ReadIn r{};
+  auto fill = request(wire::kOpRead, r);  // readahead, a fault: no lock owner
+  EXPECT_TRUE(marks_of(fill).fills_page_cache);
+  r.read_flags = wire::kReadLockOwner;  // read(2) of a direct-IO file
+  auto passed_through = request(wire::kOpRead, r);
+  m = marks_of(passed_through);
+  EXPECT_FALSE(m.fills_page_cache);
+  EXPECT_EQ(m.unique, 42u);
+  auto after = request(wire::kOpWrite, w);
+  EXPECT_FALSE(marks_of(fill).from_page_cache);
+  EXPECT_FALSE(marks_of(after).fills_page_cache) << "the previous request's mark must not stay";
 }
 
 TEST(RequestMarks, SetattrTruncateMarkAndTheSetattrThatNamesNothing) {

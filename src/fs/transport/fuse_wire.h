@@ -126,6 +126,7 @@ struct ReadIn {
   uint32_t flags;
   uint32_t padding;
 };
+static_assert(sizeof(ReadIn) == 40);
 
 struct WriteIn {
   uint64_t fh;
