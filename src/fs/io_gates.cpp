@@ -66,13 +66,17 @@ void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page
   g.forgotten_unique = std::max(g.forgotten_unique, slot.span.unique);
   slot = Seen{ino, read};
   g.next_read = (g.next_read + 1) % kRecentReads;
+  g.reads_kept = std::min<uint32_t>(g.reads_kept + 1, kRecentReads);
 }
 
 bool IoGates::filled_recently(const Gate& g, uint64_t ino, const IoSpan& write) {
   if (write.unique == 0) return false;
   if (g.forgotten_unique > write.unique) return true;
-  for (const Seen& r : g.reads) {
-    if (r.span.unique != 0 && r.ino == ino && overlap(r.span, write)) return true;
+  // Only the slots filled so far: with no page-cache fill on the stripe
+  // (direct IO without a mapping, the usual case) a write looks at none.
+  for (uint32_t i = 0; i < g.reads_kept; ++i) {
+    const Seen& r = g.reads[i];
+    if (r.ino == ino && overlap(r.span, write)) return true;
   }
   return false;
 }
