@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "edge_list_file.h"
 #include "graph_test_dir.h"
 #include "peregrine/graph/csr_check.h"
 #include "peregrine/graph/id_map.h"
@@ -19,6 +20,7 @@ namespace peregrine::graph {
 namespace {
 
 using test::TestDir;
+using test::text_pairs;
 
 const std::filesystem::path kData = PEREGRINE_GRAPH_DATA;
 
@@ -61,20 +63,6 @@ void expect_valid(const std::filesystem::path& dir) {
   } else {
     EXPECT_TRUE(check_graph(*m)) << check_graph(*m).message();
   }
-}
-
-std::vector<std::pair<uint64_t, uint64_t>> text_pairs(const std::filesystem::path& path) {
-  std::vector<std::pair<uint64_t, uint64_t>> pairs;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line[0] == '%') continue;
-    std::istringstream l(line);
-    uint64_t u, v;
-    l >> u >> v;
-    pairs.emplace_back(u, v);
-  }
-  return pairs;
 }
 
 template <typename T>

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli_run.h"
+#include "edge_list_file.h"
 #include "graph_test_dir.h"
 
 namespace peregrine::graph {
@@ -54,13 +55,7 @@ std::string field(const std::string& report, const std::string& name) {
 // The edges of a data file as the algorithms see them.
 std::set<std::pair<uint64_t, uint64_t>> arcs(const std::filesystem::path& path, bool directed) {
   std::set<std::pair<uint64_t, uint64_t>> s;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line[0] == '%') continue;
-    std::istringstream l(line);
-    uint64_t u, v;
-    l >> u >> v;
+  for (auto [u, v] : test::text_pairs(path)) {
     s.insert({u, v});
     if (!directed) s.insert({v, u});
   }
