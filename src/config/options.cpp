@@ -323,9 +323,29 @@ std::vector<Option> build_options() {
                  "a request on the ring of the CPU its caller runs on, so this bounds the requests "
                  "one application thread can have in flight in the daemon; more wait in the kernel. "
                  "Each entry reserves fuse.max_request_bytes of address space for its payload, "
-                 "touched only as far as requests use it.",
+                 "touched only as far as requests use it; fuse.ring_memory_mib may lower both.",
           .store = [](Settings& s, const Value& v) { s.fuse.ring_depth = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.ring_depth}); },
+      },
+      {
+          .key = "fuse.ring_memory_mib",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{512},
+          .unit = "MiB",
+          .min = 16,
+          .max = 1048576,
+          .doc = "io_uring transport: the address space every ring's entries may reserve "
+                 "together. The kernel keeps one ring per possible CPU and each entry must hold "
+                 "a whole request, so fuse.ring_depth entries of fuse.max_request_bytes cost "
+                 "8 GiB on a 64-CPU machine. When the configured shape does not fit, the daemon "
+                 "first uses fewer entries per ring, down to 32 (what one application thread at "
+                 "queue depth 32 keeps busy), then smaller requests, down to 256 KiB (the kernel "
+                 "splits larger reads and writes), then fewer entries, down to 8; the log says "
+                 "which shape it chose. With the defaults, 512 gives 128 entries of 1 MiB up to 3 "
+                 "CPUs, 63 of 1 MiB on 8, 63 of 512 KiB on 16 and 31 of 256 KiB on 64. Pages are "
+                 "touched only as far as requests use them.",
+          .store = [](Settings& s, const Value& v) { s.fuse.ring_memory_mib = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.ring_memory_mib}); },
       },
       {
           .key = "fuse.pin_rings",

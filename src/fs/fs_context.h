@@ -70,7 +70,7 @@ struct FsContext final : TransportHost {
   // staging on the io-uring transport's ring threads.
   Limits transport_limits() const override {
     return Limits{settings.fuse.workers, settings.fuse.ring_depth, settings.fuse.max_request_bytes,
-                  settings.fuse.pin_rings};
+                  settings.fuse.pin_rings, uint64_t{settings.fuse.ring_memory_mib} << 20};
   }
   // The filesystem, not the kernel, removes suid/sgid on write, truncate,
   // O_TRUNC and chown: the kernel does not for direct writes, and only the

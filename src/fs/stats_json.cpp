@@ -94,7 +94,11 @@ std::string stats_json(FsContext& fs) {
     TransportStatus t = fs.transport->status();
     out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";
     for (size_t i = 0; i < t.ring_requests.size(); ++i) out << (i ? "," : "") << t.ring_requests[i];
-    out << "],\"dev_fuse_requests\":" << t.dev_fuse_requests << "}";
+    out << "],\"dev_fuse_requests\":" << t.dev_fuse_requests;
+    if (!t.ring_requests.empty()) {
+      out << ",\"ring_entries\":" << t.ring_entries << ",\"ring_request_bytes\":" << t.ring_request_bytes;
+    }
+    out << "}";
   }
   out << "}";
   return out.str();

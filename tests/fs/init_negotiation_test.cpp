@@ -135,5 +135,25 @@ TEST(InitNegotiation, GrantsFlagsOfTheFirstWordWithOrWithoutExtendedInit) {
   }
 }
 
+// The io-uring rings' entries may be smaller than fuse.max_request_bytes
+// (ring_budget.h): INIT's reply then promises no larger request, in both
+// fields the kernel sizes requests by, and never raises either.
+TEST(InitNegotiation, CapRequestBytesLowersMaxWriteAndMaxPages) {
+  Reply r(9);
+  r.init.max_write = 1u << 20;
+  r.init.max_pages = 256;
+  InitNegotiation::cap_request_bytes(r.iov, 2, 256 * 1024);
+  EXPECT_EQ(r.init.max_write, 256u * 1024);
+  EXPECT_EQ(r.init.max_pages, 64);
+  EXPECT_EQ(r.init.flags, 0x1234u);
+
+  Reply small(10);
+  small.init.max_write = 128 * 1024;
+  small.init.max_pages = 32;
+  InitNegotiation::cap_request_bytes(small.iov, 2, 256 * 1024);
+  EXPECT_EQ(small.init.max_write, 128u * 1024);
+  EXPECT_EQ(small.init.max_pages, 32);
+}
+
 }  // namespace
 }  // namespace peregrine::fs

@@ -161,5 +161,57 @@ TEST_F(TransportChoiceTest, IoUringRefusesWhenTheKernelDoesNotOfferIt) {
   EXPECT_FALSE(mount_at(volume_.mountpoint())) << "mounted although the transport was refused";
 }
 
+// fuse.ring_memory_mib = 16: on any machine the rings cannot keep 1 MiB
+// entries, so INIT's reply must lower max_write and max_pages to the
+// smaller entries (the kernel refuses to register an entry smaller than its
+// largest request, and would serve classic instead). 1 MiB direct writes
+// and reads then arrive split on the rings and come back byte for byte.
+class RingBudgetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (test_transport() != "io-uring") GTEST_SKIP() << "rings exist on io-uring only";
+    std::string why = mount_skip_reason();
+    if (!why.empty()) GTEST_SKIP() << why;
+    ASSERT_EQ(volume_.mkfs().code, 0);
+  }
+  Volume volume_;
+  LineReader lines_;
+};
+
+TEST_F(RingBudgetTest, SmallBudgetServesBigRequestsSplitOnSmallerEntries) {
+  ASSERT_TRUE(mount_foreground(volume_, {"-o", "fuse.transport=io-uring,fuse.ring_memory_mib=16"}, &lines_))
+      << lines_.seen();
+  json before = transport_of(volume_.mountpoint());
+  ASSERT_EQ(before.at("name").get<std::string>(), "io-uring") << before.dump();
+  const uint64_t entries = before.at("ring_entries").get<uint64_t>();
+  const uint64_t request_bytes = before.at("ring_request_bytes").get<uint64_t>();
+  const uint64_t rings = before.at("ring_requests").size();
+  EXPECT_LT(request_bytes, uint64_t{1} << 20);
+  EXPECT_LE(rings * entries * (request_bytes + 4096), uint64_t{16} << 20) << before.dump();
+
+  constexpr size_t kBig = size_t{1} << 20;
+  constexpr int kCount = 8;
+  Fd fd(::open(volume_.at("big").c_str(), O_RDWR | O_CREAT | O_DIRECT, 0644));
+  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+  void* mem = nullptr;
+  ASSERT_EQ(::posix_memalign(&mem, 4096, kBig), 0);
+  auto* buf = static_cast<char*>(mem);
+  for (int i = 0; i < kCount; ++i) {
+    std::string p = pattern(kBig, 500 + i);
+    std::memcpy(buf, p.data(), kBig);
+    ASSERT_EQ(::pwrite(fd.get(), buf, kBig, off_t{i} * off_t{kBig}), static_cast<ssize_t>(kBig)) << std::strerror(errno);
+  }
+  for (int i = 0; i < kCount; ++i) {
+    std::memset(buf, 0, kBig);
+    ASSERT_EQ(::pread(fd.get(), buf, kBig, off_t{i} * off_t{kBig}), static_cast<ssize_t>(kBig)) << std::strerror(errno);
+    ASSERT_TRUE(std::string(buf, kBig) == pattern(kBig, 500 + i)) << "MiB " << i;
+  }
+  std::free(mem);
+  json after = transport_of(volume_.mountpoint());
+  // Each 1 MiB request became at least 1 MiB / request_bytes requests.
+  EXPECT_GE(ring_total(after) - ring_total(before), 2 * kCount * (kBig / request_bytes)) << after.dump();
+  EXPECT_EQ(after.at("dev_fuse_requests").get<uint64_t>(), 0u);
+}
+
 }  // namespace
 }  // namespace peregrine::fstest

@@ -93,6 +93,8 @@ struct Snapshot {
   std::vector<Drive> drives;
   std::string transport;                // "" from a daemon too old to say
   std::vector<uint64_t> ring_requests;  // io-uring transport: requests served per ring
+  uint64_t ring_entries = 0;            // io-uring: entries per ring (0 from an older daemon)
+  uint64_t ring_request_bytes = 0;      // io-uring: largest request an entry carries
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
 };
 
@@ -164,6 +166,8 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
       s.transport = doc["transport"].at("name").get<std::string>();
       s.ring_requests = doc["transport"].at("ring_requests").get<std::vector<uint64_t>>();
       s.dev_fuse_requests = doc["transport"].value("dev_fuse_requests", uint64_t{0});
+      s.ring_entries = doc["transport"].value("ring_entries", uint64_t{0});
+      s.ring_request_bytes = doc["transport"].value("ring_request_bytes", uint64_t{0});
     }
     for (const json& d : doc.at("drives")) {
       Drive drive;
@@ -244,6 +248,8 @@ struct Report {
   std::string transport;
   std::vector<uint64_t> ring_requests;  // in the interval
   uint64_t dev_fuse_requests = 0;       // since mount
+  uint64_t ring_entries = 0;
+  uint64_t ring_request_bytes = 0;
 };
 
 Report make_report(const std::string& root, const Snapshot& now, const Snapshot* before) {
@@ -254,6 +260,8 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.transport = now.transport;
   r.ring_requests = now.ring_requests;
   r.dev_fuse_requests = now.dev_fuse_requests;
+  r.ring_entries = now.ring_entries;
+  r.ring_request_bytes = now.ring_request_bytes;
   if (before != nullptr && before->ring_requests.size() == now.ring_requests.size())
     for (size_t i = 0; i < r.ring_requests.size(); ++i)
       r.ring_requests[i] = r.ring_requests[i] >= before->ring_requests[i] ? r.ring_requests[i] - before->ring_requests[i]
@@ -312,8 +320,13 @@ void print_text(const Report& r) {
   if (!r.transport.empty()) {
     std::string rings;
     for (uint64_t n : r.ring_requests) rings += " " + std::to_string(n);
-    std::printf("FUSE transport: %s%s%s\n", r.transport.c_str(), rings.empty() ? "" : ", requests per ring:",
-                rings.c_str());
+    std::string shape;
+    if (r.ring_entries != 0) {
+      shape = ", " + std::to_string(r.ring_requests.size()) + " rings of " + std::to_string(r.ring_entries) +
+              " x " + std::to_string(r.ring_request_bytes >> 10) + " KiB";
+    }
+    std::printf("FUSE transport: %s%s%s%s\n", r.transport.c_str(), shape.c_str(),
+                rings.empty() ? "" : ", requests per ring:", rings.c_str());
   }
   std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read",
               "MB/s rd", "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
@@ -378,6 +391,10 @@ json report_json(const Report& r) {
   if (!r.transport.empty()) {
     out["transport"] = json{
         {"name", r.transport}, {"ring_requests", r.ring_requests}, {"dev_fuse_requests", r.dev_fuse_requests}};
+    if (r.ring_entries != 0) {
+      out["transport"]["ring_entries"] = r.ring_entries;
+      out["transport"]["ring_request_bytes"] = r.ring_request_bytes;
+    }
   }
   out["drives"] = json::array();
   std::map<std::string, uint64_t> total;

@@ -63,4 +63,14 @@ void InitNegotiation::revoke(iovec* iov, int count, uint64_t flags) {
   granted_.store(granted_.load() & ~take);
 }
 
+void InitNegotiation::cap_request_bytes(iovec* iov, int count, size_t bytes) {
+  if (count < 2 || iov[1].iov_len < sizeof(wire::InitOut)) return;
+  auto* init_out = static_cast<wire::InitOut*>(iov[1].iov_base);
+  if (init_out->max_write > bytes) init_out->max_write = static_cast<uint32_t>(bytes);
+  // The kernel sizes a request by max_pages as well (reads, and writes
+  // with FUSE_MAX_PAGES granted).
+  const size_t pages = bytes / 4096;
+  if (init_out->max_pages > pages) init_out->max_pages = static_cast<uint16_t>(pages);
+}
+
 }  // namespace peregrine::fs

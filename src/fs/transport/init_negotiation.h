@@ -32,6 +32,10 @@ class InitNegotiation {
   // (the daemon found it cannot serve them after all).
   void revoke(iovec* iov, int count, uint64_t flags);
 
+  // Lowers max_write and max_pages in an INIT reply so that no request
+  // carries more than `bytes` (a page multiple) of data.
+  static void cap_request_bytes(iovec* iov, int count, size_t bytes);
+
   uint64_t offered() const { return offered_.load(); }
   uint64_t granted() const { return granted_.load(); }
 

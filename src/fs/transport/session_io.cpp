@@ -100,7 +100,10 @@ ssize_t SessionIo::writev_hook(int fd, iovec* iov, int count, void* userdata) {
     return n;
   }
   bool answers_init = self.init_.patch_reply(iov, count);
-  if (answers_init) self.init_.revoke(iov, count, self.cannot_grant(self.init_.granted()));
+  if (answers_init) {
+    self.init_.revoke(iov, count, self.cannot_grant(self.init_.granted()));
+    if (size_t cap = self.request_bytes_cap(); cap != 0) InitNegotiation::cap_request_bytes(iov, count, cap);
+  }
   ssize_t n = ::writev(fd, iov, count);
   // The kernel has processed INIT's reply once the write returns: only
   // then does it accept ring registrations.

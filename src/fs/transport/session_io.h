@@ -39,6 +39,11 @@ class SessionIo : public Transport {
   virtual uint64_t cannot_grant(uint64_t granted);
   // INIT has been answered with these flags granted (libfuse worker).
   virtual void init_replied(uint64_t granted);
+  // The largest request the transport can carry once INIT is answered
+  // with the flags granted so far, 0 for no limit of its own: INIT's reply
+  // lowers max_write and max_pages to it (libfuse worker, after
+  // cannot_grant()).
+  virtual size_t request_bytes_cap() const { return 0; }
 
   // From now on only INIT, FORGET, INTERRUPT and DESTROY should arrive on
   // /dev/fuse: count anything else (TransportStatus::dev_fuse_requests).

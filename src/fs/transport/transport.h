@@ -52,6 +52,7 @@ class TransportHost {
     unsigned ring_depth = 128;      // io-uring entries per ring
     size_t max_request_bytes = 1u << 20;  // max_write / max_read
     bool pin_rings = false;               // pin each ring thread to its queue's CPU
+    uint64_t ring_memory_bytes = uint64_t{512} << 20;  // every ring's entries together (ring_budget.h)
   };
   virtual Limits transport_limits() const = 0;
   // INIT flags (fuse_wire.h) the filesystem serves that libfuse 3.14
@@ -105,6 +106,10 @@ struct TransportStatus {
   // other than INIT, FORGET, BATCH_FORGET, INTERRUPT and DESTROY (which the
   // kernel always sends there). 0 while the rings carry everything.
   uint64_t dev_fuse_requests = 0;
+  // io-uring: each ring's entries and the largest request one carries
+  // (fuse.ring_memory_mib may have lowered both: ring_budget.h).
+  uint32_t ring_entries = 0;
+  uint64_t ring_request_bytes = 0;
 };
 
 class Transport {

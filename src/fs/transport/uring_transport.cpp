@@ -58,11 +58,20 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
   // over /dev/fuse instead.
   int cpus = get_nprocs_conf();
   TransportHost::Limits limits = host_.transport_limits();
-  FuseRing::Shape shape;
-  shape.entries = limits.ring_depth;
   // Kernel: max(FUSE_MIN_READ_BUFFER, max_write, max_pages * page size);
-  // libfuse asks for max_pages = max_write / page size.
-  shape.payload_bytes = std::max<size_t>(wire::kMinPayloadBytes, limits.max_request_bytes);
+  // libfuse asks for max_pages = max_write / page size, and INIT's reply
+  // lowers both to the plan's payload (request_bytes_cap()).
+  plan_ = plan_rings(static_cast<unsigned>(cpus), limits.ring_depth,
+                     std::max<size_t>(wire::kMinPayloadBytes, limits.max_request_bytes), limits.ring_memory_bytes);
+  if (!plan_.within_budget) {
+    log_(LOG_WARNING, "FUSE rings: " + std::to_string(cpus) + " CPUs need " +
+                          std::to_string(plan_.reserved_bytes >> 20) +
+                          " MiB even at their smallest shape, above fuse.ring_memory_mib (" +
+                          std::to_string(limits.ring_memory_bytes >> 20) + " MiB)");
+  }
+  FuseRing::Shape shape;
+  shape.entries = plan_.entries;
+  shape.payload_bytes = plan_.payload_bytes;
   shape.placement = limits.pin_rings ? FuseRing::Shape::Placement::pinned : FuseRing::Shape::Placement::adaptive;
   for (int q = 0; q < cpus; ++q) {
     shape.qid = static_cast<uint16_t>(q);
@@ -110,9 +119,17 @@ void UringTransport::init_replied(uint64_t granted) {
   if (all) {
     rings_registered();
     log_(LOG_INFO, "FUSE transport: io-uring, " + std::to_string(rings_.size()) + " rings (one per CPU) of " +
-                       std::to_string(rings_.front()->entries()) + " requests");
+                       std::to_string(rings_.front()->entries()) + " requests of up to " +
+                       std::to_string(plan_.payload_bytes >> 10) + " KiB (" +
+                       std::to_string(plan_.reserved_bytes >> 20) + " MiB of address space)");
   }
   serving_();
+}
+
+size_t UringTransport::request_bytes_cap() const {
+  // Only once rings exist (cannot_grant() made them): a connection that
+  // stays classic keeps fuse.max_request_bytes.
+  return rings_.empty() ? 0 : plan_.payload_bytes;
 }
 
 ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
@@ -176,6 +193,8 @@ TransportStatus UringTransport::status() const {
   }
   TransportStatus s{"io-uring", {}, dev_fuse_requests()};
   for (const auto& ring : rings_) s.ring_requests.push_back(ring->requests_served());
+  s.ring_entries = plan_.entries;
+  s.ring_request_bytes = plan_.payload_bytes;
   return s;
 }
 

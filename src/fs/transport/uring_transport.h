@@ -22,6 +22,7 @@
 
 #include "blocking_ops.h"
 #include "fuse_ring.h"
+#include "ring_budget.h"
 #include "session_io.h"
 
 namespace peregrine::fs {
@@ -43,8 +44,10 @@ class UringTransport final : public SessionIo, public FuseRing::Owner {
   ssize_t reply_to_ring(uint64_t unique, iovec* iov, int count) override;
   uint64_t cannot_grant(uint64_t granted) override;
   void init_replied(uint64_t granted) override;
+  size_t request_bytes_cap() const override;
   void run_inline(const fuse_buf& buf, bool is_data);
 
+  RingPlan plan_;  // set with rings_
   std::vector<std::unique_ptr<FuseRing>> rings_;
   std::atomic<bool> started_{false};
   std::optional<BlockingOps> blocking_;
