@@ -125,6 +125,27 @@ std::vector<Option> build_options() {
           .load = [](const Settings& s) { return Value(s.engine.inline_dispatch); },
       },
       {
+          .key = "engine.inline_poll_us",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{100},
+          .unit = "microseconds",
+          .min = 0,
+          .max = 1000,
+          .doc = "io_uring transport: how long a ring thread that served a lone request inline "
+                 "waits for its member IO itself, polling the member's completion queue, before "
+                 "it leaves the IO to the drive thread. A lone read or write on a member with "
+                 "latency then costs no hand-off to the drive thread and back to the ring "
+                 "thread. It stops at once when another request arrives on its ring, and "
+                 "polls only when nothing else was in flight on the volume. The thread spins "
+                 "while it waits: one CPU busy for up to this long per lone IO. Memory members "
+                 "finish inline and never need it. Measured on 2 CPUs, 4 file members on a "
+                 "virtual disk, 4 KiB random read at QD 1: 155-208 us per read without, "
+                 "102-105 us with 100 (the raw member file: 74 us). 0: never. The classic "
+                 "transport does not poll (its drive thread writes the reply itself).",
+          .store = [](Settings& s, const Value& v) { s.engine.inline_poll_us = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.engine.inline_poll_us}); },
+      },
+      {
           .key = "engine.low_pressure_per_drive",
           .kind = Kind::kInteger,
           .default_value = int64_t{768},

@@ -6,6 +6,19 @@
 
 #include "peregrine/util/clock.h"
 
+namespace {
+
+// A spin-wait hint: lets the sibling hyperthread run while we poll.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
 namespace peregrine {
 namespace {
 
@@ -123,6 +136,28 @@ void Drive::complete_inline() {
   // The drive thread may sleep through all of this: publish now, or
   // `peregrine stats` would not show these IOs until it next runs.
   publish_stats(true);
+}
+
+bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) {
+  for (;;) {
+    if (stop != nullptr && stop(stop_ctx)) return false;
+    // try_lock: while the drive thread holds the lock for a round it reaps
+    // these itself; spinning on the lock would only delay that round.
+    if (dispatch_mutex_.try_lock()) {
+      MutexLock lock(dispatch_mutex_, std::adopt_lock);
+      if (size_t n = reap_and_complete(false); n != 0) {
+        counters_.polled += n;
+        dirty_ = true;
+        device_->submit();  // a short transfer complete() sent again
+        release_pressure();
+        if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
+        publish_stats(true);
+      }
+      if (in_flight_ios_ == 0) return true;
+    }
+    if (monotonic_ns() >= deadline_ns) return false;
+    cpu_relax();
+  }
 }
 
 // ---- submitter side, per-volume scheduler ----

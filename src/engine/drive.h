@@ -83,6 +83,12 @@ class Drive {
   // Reaps what the device has finished and runs the callbacks on the
   // calling thread (Submitter::Completions::here).
   void complete_inline() EXCLUDES(dispatch_mutex_);
+  // After complete_inline(): reaps the device's completions (the kernel's
+  // too) and runs their callbacks on the calling thread until nothing is
+  // in flight on the drive (true), `deadline_ns` passes or `stop` says
+  // the caller has other work (false: the drive thread reaps the rest; the
+  // completion that wakes it still does).
+  bool poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) EXCLUDES(dispatch_mutex_);
 
   // Submitter side, per-volume scheduler: tags taken at plug time.
   bool try_acquire_tag(uint32_t* tag) EXCLUDES(dispatch_mutex_);

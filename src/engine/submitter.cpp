@@ -125,6 +125,7 @@ void Submitter::unplug(Completions where) {
   const EngineConfig& c = engine_.config_;
   const bool complete_here = where == Completions::here;
   uint64_t volume_outstanding = UINT64_MAX;
+  bool volume_was_idle = false;  // nothing outstanding before this batch
   for (uint32_t d = 0; d < engine_.drive_count(); ++d) {
     std::vector<SubIo*>& list = slot_.plug[d];
     if (list.empty()) continue;
@@ -134,6 +135,7 @@ void Submitter::unplug(Completions where) {
       if (volume_outstanding == UINT64_MAX) {
         volume_outstanding = 0;
         for (auto& other : engine_.drives_) volume_outstanding += other->outstanding();
+        volume_was_idle = volume_outstanding == 0;
       }
       if (volume_outstanding + list.size() <= c.low_watermark) {
         served_inline = drive.try_dispatch_inline(list.data(), list.size(), complete_here);
@@ -146,7 +148,16 @@ void Submitter::unplug(Completions where) {
   }
   // Only now, with every plug list handed on and the batch empty: a
   // callback may stage and unplug IO of its own on this thread.
-  for (uint32_t d : slot_.served_inline) engine_.drives_[d]->complete_inline();
+  // Indexed: a callback's own unplug may add to the list (and clear it).
+  for (size_t i = 0; i < slot_.served_inline.size(); ++i) engine_.drives_[slot_.served_inline[i]]->complete_inline();
+  // Only for a lone request: with other IO in flight, its replies are
+  // near and the CPU this thread would spin on serves them.
+  if (poll_stop_ != nullptr && c.inline_poll_ns != 0 && volume_was_idle && !slot_.served_inline.empty()) {
+    const uint64_t deadline = monotonic_ns() + c.inline_poll_ns;
+    for (size_t i = 0; i < slot_.served_inline.size(); ++i) {
+      if (!engine_.drives_[slot_.served_inline[i]]->poll_inline(deadline, poll_stop_, poll_stop_ctx_)) break;
+    }
+  }
   slot_.served_inline.clear();
 }
 

@@ -82,6 +82,9 @@ struct FsContext final : TransportHost {
   void set_may_stay_staged(bool may) override;
   void unplug_this_thread() override { pool.unplug_this_thread(); }
   void unplug_between_requests() override { pool.unplug_this_thread(Submitter::Completions::here); }
+  void poll_completions_here(bool (*more_work)(const void*), const void* ring) override {
+    if (Submitter* sub = pool.for_this_thread(); sub != nullptr) sub->set_poll_stop(more_work, ring);
+  }
 
   // Reads and writes whose reply a drive thread still owes. The daemon
   // waits for none before it lets the session go, so no reply is sent on

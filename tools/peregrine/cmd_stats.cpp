@@ -72,9 +72,9 @@ constexpr const char* kUsage =
 constexpr const char* kCounters[] = {"subios",         "ios",       "merged",      "bytes_read",
                                      "bytes_written",  "flushes",   "tag_waits",   "pressure_waits",
                                      "inline_batches", "short_ios", "errors",      "retried_unmerged",
-                                     "discards",       "discarded_bytes", "discard_errors"};
+                                     "discards",       "discarded_bytes", "discard_errors", "polled"};
 // Counters a daemon of an older release does not publish: 0 then.
-bool newer_counter(std::string_view k) { return k.starts_with("discard"); }
+bool newer_counter(std::string_view k) { return k.starts_with("discard") || k == "polled"; }
 constexpr const char* kGauges[] = {"backlog", "queued", "in_flight", "queue_depth"};
 
 using Histogram = std::map<int, uint64_t>;  // bucket -> count, non-empty buckets

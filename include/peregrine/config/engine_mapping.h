@@ -22,6 +22,7 @@ inline EngineConfig engine_config(const Settings& s, uint32_t members) {
   e.high_watermark = static_cast<uint32_t>(s.engine.high_watermark(members));
   e.low_watermark = static_cast<uint32_t>(s.engine.low_watermark(members));
   e.inline_dispatch = s.engine.inline_dispatch;
+  e.inline_poll_ns = s.engine.inline_poll_us * 1000u;
   if (e.low_watermark == 0) {
     // low_watermark_per_drive = 0 means "never inline"; 0 would mean
     // "default" to the engine, so say it with the flag instead.

@@ -56,6 +56,7 @@ struct DriveStats {
   uint64_t tag_waits = 0;         // IOs that found no free tag
   uint64_t pressure_waits = 0;    // submitters blocked at the high pressure point
   uint64_t inline_batches = 0;    // batches dispatched by a submitting thread
+  uint64_t polled = 0;            // IOs a submitting thread reaped by polling (inline_poll_ns)
   uint64_t short_ios = 0;         // transfers resubmitted after a short result
   uint64_t errors = 0;            // IOs that failed
   uint64_t retried_unmerged = 0;  // failed merged IOs re-sent piece by piece

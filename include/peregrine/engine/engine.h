@@ -123,6 +123,17 @@ class Submitter {
   // Whether add() has staged sub-IOs that no unplug() has handed on yet.
   bool has_staged() const;
 
+  // With EngineConfig::inline_poll_ns, Completions::here also waits for IO
+  // an inline dispatch left on a member (one with latency), reaping its
+  // completion on this thread for at most that long, and no longer than
+  // until `stop(ctx)` returns true (this thread has other work: a FUSE
+  // ring with requests ready). Set once, by the thread that uses the
+  // submitter; without it nothing polls.
+  void set_poll_stop(bool (*stop)(const void*), const void* ctx) {
+    poll_stop_ = stop;
+    poll_stop_ctx_ = ctx;
+  }
+
   // add() + unplug().
   int submit(Request& request) {
     int rc = add(request);
@@ -138,6 +149,8 @@ class Submitter {
 
   Engine& engine_;
   SubmitterSlot& slot_;
+  bool (*poll_stop_)(const void*) = nullptr;
+  const void* poll_stop_ctx_ = nullptr;
 };
 
 }  // namespace peregrine

@@ -42,6 +42,12 @@ struct EngineConfig {
   uint32_t low_watermark = 0;
   uint32_t high_watermark = 0;
   bool inline_dispatch = true;
+  // A submitter that dispatched inline and asked to complete here
+  // (Submitter::Completions::here, with a PollStop set) reaps the drive's
+  // completions itself for up to this long, instead of leaving them to the
+  // drive thread: a lone IO on a member with latency then costs no
+  // hand-off to the drive thread and back. 0 = never poll.
+  uint32_t inline_poll_ns = 0;
 
   // Pressure points, per drive (sub-IOs queued and not yet dispatched).
   // A submitter that would add to a drive above `pressure_high` blocks

@@ -55,6 +55,8 @@ class CommitStack {
     return false;
   }
   void awake() { sleeping_.store(false); }
+  // Whether anything is pushed (any thread; a hint, as it may change).
+  bool has_pushed() const { return head_.load(std::memory_order_relaxed) != kNone; }
 
  private:
   std::unique_ptr<std::atomic<uint32_t>[]> next_;

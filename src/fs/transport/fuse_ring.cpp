@@ -288,6 +288,15 @@ void FuseRing::on_completion(uint64_t tag, int res) {
   }
 }
 
+bool FuseRing::has_work(const void* ring) {
+  const auto* self = static_cast<const FuseRing*>(ring);
+  // IORING_SETUP_COOP_TASKRUN: a request the kernel has for this ring is
+  // posted only when the thread next enters the kernel; TASKRUN_FLAG marks
+  // that something is waiting to be posted.
+  const unsigned sq_flags = IO_URING_READ_ONCE(*self->ring_.sq.kflags);
+  return io_uring_cq_ready(&self->ring_) != 0 || (sq_flags & IORING_SQ_TASKRUN) != 0 || self->remote_->has_pushed();
+}
+
 unsigned FuseRing::run_ready_completions() {
   unsigned n = 0;
   io_uring_cqe* cqe = nullptr;
@@ -352,6 +361,7 @@ void FuseRing::run() {
   int rc = register_entries();
   registered_.set_value(rc);
   if (rc < 0) return;
+  owner_.ring_thread_started(*this);
   for (;;) {
     take_commits();
     if (stopping_.load()) {

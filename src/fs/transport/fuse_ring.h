@@ -57,6 +57,9 @@ class FuseRing {
     // The ring has run every request that was ready (ring thread): hand the
     // IO they staged to the drive threads before the thread can sleep.
     virtual void ring_idle(FuseRing& ring) = 0;
+    // On the ring thread, once its entries are registered, before it
+    // serves: it may wait for member IO here while has_work() is false.
+    virtual void ring_thread_started(FuseRing&) {}
 
    protected:
     ~Owner() = default;
@@ -107,6 +110,12 @@ class FuseRing {
   // Stores a reply (fuse_out_header + arguments, as libfuse writes it) in
   // the entry's buffers and commits it. Any thread. Returns the bytes taken.
   ssize_t reply(uint32_t entry, const iovec* iov, int count);
+
+  // Ring thread: whether requests or replies wait for it (a request in the
+  // completion queue or about to be posted there, a reply from another
+  // thread to commit). For a thread that polls for member IO on its way to
+  // answer a lone request: it stops when this says there is more to do.
+  static bool has_work(const void* ring);
 
   uint16_t qid() const { return shape_.qid; }
   uint32_t entries() const { return shape_.entries; }

@@ -67,6 +67,10 @@ class TransportHost {
   // (the ring hands it on when idle), and handing staged IO on.
   virtual void set_may_stay_staged(bool) {}
   virtual void unplug_this_thread() {}
+  // A ring thread, once before it serves: IO it dispatches inline on a
+  // quiet volume may be waited for on this thread (engine.inline_poll_us),
+  // for no longer than until `more_work(ring)` says requests wait for it.
+  virtual void poll_completions_here(bool (*/*more_work*/)(const void*), const void* /*ring*/) {}
   // Ring threads between requests, holding no lock: hand staged IO on, and
   // complete on this thread what that dispatched inline and the member
   // finished at once (Submitter::Completions::here).

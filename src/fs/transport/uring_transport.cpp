@@ -175,6 +175,8 @@ void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
 
 void UringTransport::ring_idle(FuseRing&) { host_.unplug_between_requests(); }
 
+void UringTransport::ring_thread_started(FuseRing& ring) { host_.poll_completions_here(&FuseRing::has_work, &ring); }
+
 void UringTransport::quiesce() {
   if (!started_.load(std::memory_order_acquire)) return;
   for (auto& ring : rings_) ring->quiesce();

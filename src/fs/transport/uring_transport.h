@@ -39,6 +39,7 @@ class UringTransport final : public SessionIo, public FuseRing::Owner {
   // FuseRing::Owner
   void run_request(FuseRing& ring, uint32_t entry, const fuse_buf& buf) override;
   void ring_idle(FuseRing& ring) override;
+  void ring_thread_started(FuseRing& ring) override;
 
  private:
   ssize_t reply_to_ring(uint64_t unique, iovec* iov, int count) override;
