@@ -184,12 +184,10 @@ void record_clean_unmount(const VolumeRuntime& vr, const MountRecord& record) {
     log(LOG_WARNING, "%s", s.message().c_str());
 }
 
-}  // namespace
-
-int run_daemon(const DaemonOptions& o) {
-  // log.target auto: a daemon has no stderr once it is serving, so syslog
-  // (the journal under systemd); in the foreground (e.g. a systemd unit,
-  // whose stderr is the journal) stderr. An explicit choice wins.
+// Where the log goes and how much of it: log.target auto means syslog for
+// a background daemon (it has no stderr once it serves), stderr in the
+// foreground (a systemd unit's stderr is the journal).
+void configure_log(const DaemonOptions& o) {
   switch (o.settings.log.target) {
     case config::LogTarget::kAuto: g_to_syslog = !o.foreground; break;
     case config::LogTarget::kStderr: g_to_syslog = false; break;
@@ -205,6 +203,205 @@ int run_daemon(const DaemonOptions& o) {
   if (!o.foreground && o.settings.log.target == config::LogTarget::kStderr)
     std::fprintf(stderr, "peregrine mount: warning: log.target = stderr in the background: the daemon's log is "
                          "discarded once it serves (use auto or syslog, or --foreground)\n");
+}
+
+// Assembly's warnings (a backup superblock in use, ...) and the test and
+// benchmark modes, in the log and, for a background mount, where `peregrine
+// mount` ran.
+void log_volume_warnings(const DaemonOptions& o, const VolumeRuntime& vr) {
+  for (const std::string& w : vr.volume.warnings) {
+    log(LOG_WARNING, "%s", w.c_str());
+    if (!o.foreground) std::fprintf(stderr, "peregrine mount: warning: %s\n", w.c_str());
+  }
+  if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
+  if (const char* faults = std::getenv(kTestFaultsEnv))
+    log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
+}
+
+meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_errors) {
+  meta::Options m;
+  m.read_only = o.read_only;
+  m.skip_replay = o.norecovery;
+  m.posix_acl = o.settings.fuse.acl;
+  m.discard = o.settings.fuse.discard && !o.read_only;
+  switch (o.settings.fuse.atime) {
+    case config::AtimeMode::kRelatime: m.atime = meta::AtimeRule::kRelatime; break;
+    case config::AtimeMode::kStrictatime: m.atime = meta::AtimeRule::kStrict; break;
+    case config::AtimeMode::kNoatime: m.atime = meta::AtimeRule::kNoatime; break;
+  }
+  // With fuse.cache=writeback the kernel keeps a regular file's mtime and
+  // ctime across its writes, stamped with current_time(): the coarse
+  // clock, as for any filesystem without multigrain timestamps. It sends
+  // them with SETATTR when they changed, and a WRITE it writes back later
+  // must not stamp them again (a tick later). The daemon's own stamps
+  // (creations, names, directories) come from the same clock, or a file
+  // written just after another was created gets an older mtime
+  // (generic/423). With fuse.cache=direct the daemon stamps everything,
+  // from the fine clock.
+  if (o.settings.fuse.cache == config::CacheMode::kWriteback) {
+    m.clock = realtime_coarse_ns;
+    m.kernel_stamps_writes = true;
+  }
+  // A metadata write that fails must not be acknowledged later as if it
+  // were on disk: the journal stops, the volume turns read-only, and the
+  // log says which member and what to do.
+  m.on_read_only = [&member_errors](int err, const char* what) {
+    std::string cause = member_errors.last_write_failure();
+    if (cause.empty()) cause = std::string("error: ") + std::strerror(-err);
+    log(LOG_CRIT,
+        "volume is now read-only: a metadata write (%s) failed: %s. Changes fail with EROFS and fsync with EIO; "
+        "what was not yet durable is lost. Unmount, fix or replace the member, and mount again: the journal "
+        "replays up to the last durable commit.",
+        what, cause.c_str());
+  };
+  return m;
+}
+
+// What recovery did at mount: replayed journal, freed orphans, and why the
+// volume is read-only if it is.
+void log_mount_report(const DaemonOptions& o, const meta::MountReport& report) {
+  if (report.replayed_batches > 0 || report.orphans_freed > 0) {
+    log(LOG_NOTICE, "recovered: %llu journal batches replayed, %llu orphaned files freed",
+        static_cast<unsigned long long>(report.replayed_batches),
+        static_cast<unsigned long long>(report.orphans_freed));
+  }
+  for (const std::string& line : read_only_notes(report)) {
+    log(LOG_NOTICE, "%s", line.c_str());
+    if (!o.foreground) std::fprintf(stderr, "peregrine mount: %s\n", line.c_str());
+  }
+}
+
+fuse_lowlevel_ops filesystem_ops(const DaemonOptions& o) {
+  fuse_lowlevel_ops ops{};
+  ops.init = op_init;
+  add_attr_ops(ops);
+  add_namespace_ops(ops);
+  add_dir_ops(ops);
+  add_file_ops(ops);
+  add_read_ops(ops);
+  add_write_ops(ops);
+  add_xattr_ops(ops);
+  add_space_ops(ops, o.settings.fuse.cache);
+  add_trim_ops(ops);
+  if (o.read_only) make_read_only(ops);
+  return ops;
+}
+
+// libfuse's -o string: the source df shows, the type, permissions and the
+// kernel options the caller passed on.
+std::string kernel_mount_options(const DaemonOptions& o, const Superblock& sb) {
+  std::string opts = "fsname=" + mount_source(o.source, sb) + ",subtype=peregrine,default_permissions";
+  if (o.settings.fuse.allow_other) opts += ",allow_other";
+  if (o.read_only) opts += ",ro";
+  for (const std::string& k : o.kernel_options) opts += "," + k;
+  return opts;
+}
+
+// Creates the FUSE session, mounts it and routes it through the
+// transport. Returns the session, or nullptr after undoing what it did
+// (the error is in *error).
+fuse_session* mount_session(const DaemonOptions& o, const Superblock& sb, const fuse_lowlevel_ops& ops,
+                            FsContext& ctx, Transport& transport, Status* error) {
+  std::vector<std::string> argv_s = {"peregrine", "-o", kernel_mount_options(o, sb)};
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, static_cast<TransportHost*>(&ctx));
+  ctx.session = se;
+  if (se == nullptr) {
+    *error = Status::error(EIO, "cannot create the FUSE session (is /dev/fuse available?)");
+    return nullptr;
+  }
+  if (fuse_set_signal_handlers(se) != 0) {
+    *error = Status::error(EIO, "cannot install signal handlers");
+    fuse_session_destroy(se);
+    return nullptr;
+  }
+  if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
+    *error = Status::error(EIO, "mountpoint " + o.mountpoint + ": cannot mount there (see the message above)");
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    return nullptr;
+  }
+  if (int trc = transport.install(se); trc != 0) {
+    *error = Status::error(EIO, "mountpoint " + o.mountpoint + ": cannot route the FUSE session through its transport: " +
+                                    std::strerror(-trc));
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    return nullptr;
+  }
+  return se;
+}
+
+// Serves until the kernel ends the session (umount) or a signal stops the
+// loop, then drains: no request runs, every data op has replied, the
+// session is gone. Tells the caller it failed if the session ended before
+// INIT (`ready_sent` still false).
+void serve_until_unmounted(const DaemonOptions& o, VolumeRuntime& vr, FsContext& ctx, Transport& transport,
+                           fuse_session* se, std::atomic<bool>& ready_sent) {
+  fuse_loop_config* cfg = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_clone_fd(cfg, 1);
+  fuse_loop_cfg_set_max_threads(cfg, o.settings.fuse.workers);
+  fuse_loop_cfg_set_idle_threads(cfg, o.settings.fuse.workers);
+  std::optional<StatsLog> stats_log;
+  if (o.settings.stats.log_interval_s != 0) {
+    stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s, [&transport](const std::string& line) {
+      TransportStatus t = transport.status();
+      std::string rings;
+      for (uint64_t n : t.ring_requests) rings += (rings.empty() ? " ring_requests=" : ",") + std::to_string(n);
+      log(LOG_INFO, "%s transport=%s%s", line.c_str(), t.name.c_str(), rings.c_str());
+    });
+  }
+  int rc = transport.serve(se, cfg);
+  if (!ready_sent.exchange(true)) {
+    o.on_ready(Status::error(EIO, "the kernel ended the FUSE session on " + o.mountpoint +
+                                      " before it was initialised"));
+  }
+  if (o.on_stopping) o.on_stopping();
+  // The workers are gone; ring threads run no new request. IO that
+  // requests started (or staged and handed on as they ended) may still be
+  // on the drives: its replies need the session and the rings, and its
+  // metadata updates must land before the checkpoint.
+  transport.quiesce();
+  ctx.wait_for_data_ops();
+  transport.stop();
+  stats_log.reset();
+  fuse_loop_cfg_destroy(cfg);
+  fuse_session_unmount(se);
+  fuse_remove_signal_handlers(se);
+  fuse_session_destroy(se);
+  // libfuse's loop returns the number of the signal that ended it (its
+  // handlers for SIGTERM, SIGINT, SIGHUP: the ordinary way to stop a
+  // daemon), or -errno when reading requests failed.
+  if (rc > 0) {
+    const char* name = sigabbrev_np(rc);
+    log(LOG_INFO, "stopping on SIG%s", name != nullptr ? name : std::to_string(rc).c_str());
+  } else if (rc < 0) {
+    log(LOG_WARNING, "FUSE session ended with an error: %s", std::strerror(-rc));
+  }
+}
+
+// Every FUSE worker has ended and every data op has replied, so no IO is
+// in flight but the metadata layer's own: checkpoint, flush, stop, and
+// mark the mount record clean. Returns whether that all went well.
+bool finish_unmount(meta::Metadata& meta, const VolumeRuntime& vr, const std::optional<MountRecord>& mount_record) {
+  Status s = meta.write_failed()
+                 ? Status::error(EROFS, "the volume went read-only after a metadata write failed, so no checkpoint "
+                                        "was written; the next mount replays the journal")
+                 : meta.unmount();
+  if (!s) {
+    log(LOG_ERR, "unmount: %s", s.message().c_str());
+    return false;
+  }
+  if (mount_record) record_clean_unmount(vr, *mount_record);
+  return true;
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& o) {
+  configure_log(o);
   // Set by whichever thread tells the caller first: the main thread, or
   // the libfuse worker on which the io-uring transport starts serving.
   std::atomic<bool> ready_sent{false};
@@ -227,66 +424,15 @@ int run_daemon(const DaemonOptions& o) {
   if (!rt) return fail(rt.status());
   VolumeRuntime& vr = **rt;
   member_errors.set_names(vr.member_names);
-  for (const std::string& w : vr.volume.warnings) {
-    log(LOG_WARNING, "%s", w.c_str());
-    // In the background the log is syslog; say it where `peregrine mount` ran too.
-    if (!o.foreground) std::fprintf(stderr, "peregrine mount: warning: %s\n", w.c_str());
-  }
-  if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
-  if (const char* faults = std::getenv(kTestFaultsEnv))
-    log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
-  uint32_t n = vr.volume.geometry.member_count;
-  meta::Options meta_options;
-  meta_options.read_only = o.read_only;
-  meta_options.skip_replay = o.norecovery;
-  meta_options.posix_acl = o.settings.fuse.acl;
-  meta_options.discard = o.settings.fuse.discard && !o.read_only;
-  switch (o.settings.fuse.atime) {
-    case config::AtimeMode::kRelatime: meta_options.atime = meta::AtimeRule::kRelatime; break;
-    case config::AtimeMode::kStrictatime: meta_options.atime = meta::AtimeRule::kStrict; break;
-    case config::AtimeMode::kNoatime: meta_options.atime = meta::AtimeRule::kNoatime; break;
-  }
-  // With fuse.cache=writeback the kernel keeps a regular file's mtime and
-  // ctime across its writes, stamped with current_time(): the coarse
-  // clock, as for any filesystem without multigrain timestamps. It sends
-  // them with SETATTR when they changed, and a WRITE it writes back later
-  // must not stamp them again (a tick later). The daemon's own stamps
-  // (creations, names, directories) come from the same clock, or a file
-  // written just after another was created gets an older mtime
-  // (generic/423). With fuse.cache=direct the daemon stamps everything,
-  // from the fine clock.
-  if (o.settings.fuse.cache == config::CacheMode::kWriteback) {
-    meta_options.clock = realtime_coarse_ns;
-    meta_options.kernel_stamps_writes = true;
-  }
-  // A metadata write that fails must not be acknowledged later as if it
-  // were on disk: the journal stops, the volume turns read-only, and the
-  // log says which member and what to do.
-  meta_options.on_read_only = [&member_errors](int err, const char* what) {
-    std::string cause = member_errors.last_write_failure();
-    if (cause.empty()) cause = std::string("error: ") + std::strerror(-err);
-    log(LOG_CRIT,
-        "volume is now read-only: a metadata write (%s) failed: %s. Changes fail with EROFS and fsync with EIO; "
-        "what was not yet durable is lost. Unmount, fix or replace the member, and mount again: the journal "
-        "replays up to the last durable commit.",
-        what, cause.c_str());
-  };
-  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, std::move(meta_options));
+  log_volume_warnings(o, vr);
+  const uint32_t n = vr.volume.geometry.member_count;
+  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, metadata_options(o, member_errors));
   if (!meta) {
     return fail(Status::error(meta.status().errnum(), "volume on " + o.members.front() + " and " +
                                                           std::to_string(n - 1) + " more: metadata: " +
                                                           meta.status().message()));
   }
-  const meta::MountReport& report = (*meta)->mount_report();
-  if (report.replayed_batches > 0 || report.orphans_freed > 0) {
-    log(LOG_NOTICE, "recovered: %llu journal batches replayed, %llu orphaned files freed",
-        static_cast<unsigned long long>(report.replayed_batches),
-        static_cast<unsigned long long>(report.orphans_freed));
-  }
-  for (const std::string& line : read_only_notes(report)) {
-    log(LOG_NOTICE, "%s", line.c_str());
-    if (!o.foreground) std::fprintf(stderr, "peregrine mount: %s\n", line.c_str());
-  }
+  log_mount_report(o, (*meta)->mount_report());
 
   // Decided before the mount, so that fuse.transport = io-uring on a kernel
   // without it is refused rather than mounted.
@@ -306,109 +452,21 @@ int run_daemon(const DaemonOptions& o) {
   std::unique_ptr<Transport> transport = Transport::create(
       ctx, *plan, [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); }, serving);
   ctx.transport = transport.get();
-  fuse_lowlevel_ops ops{};
-  ops.init = op_init;
-  add_attr_ops(ops);
-  add_namespace_ops(ops);
-  add_dir_ops(ops);
-  add_file_ops(ops);
-  add_read_ops(ops);
-  add_write_ops(ops);
-  add_xattr_ops(ops);
-  add_space_ops(ops, o.settings.fuse.cache);
-  add_trim_ops(ops);
-  if (o.read_only) make_read_only(ops);
+  const fuse_lowlevel_ops ops = filesystem_ops(o);
 
-  std::string mount_opts = "fsname=" + mount_source(o.source, vr.volume.superblock) + ",subtype=peregrine,default_permissions";
-  if (o.settings.fuse.allow_other) mount_opts += ",allow_other";
-  if (o.read_only) mount_opts += ",ro";
-  for (const std::string& k : o.kernel_options) mount_opts += "," + k;
-  std::vector<std::string> argv_s = {"peregrine", "-o", mount_opts};
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
-  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, static_cast<TransportHost*>(&ctx));
-  ctx.session = se;
   int exit_code = 0;
-  if (se == nullptr) {
-    exit_code = fail(Status::error(EIO, "cannot create the FUSE session (is /dev/fuse available?)"));
-  } else if (fuse_set_signal_handlers(se) != 0) {
-    exit_code = fail(Status::error(EIO, "cannot install signal handlers"));
-    fuse_session_destroy(se);
-    se = nullptr;
-  } else if (fuse_session_mount(se, o.mountpoint.c_str()) != 0) {
-    exit_code = fail(Status::error(EIO, "mountpoint " + o.mountpoint + ": cannot mount there (see the message above)"));
-    fuse_remove_signal_handlers(se);
-    fuse_session_destroy(se);
-    se = nullptr;
-  } else if (int trc = transport->install(se); trc != 0) {
-    exit_code = fail(Status::error(EIO, "mountpoint " + o.mountpoint +
-                                            ": cannot route the FUSE session through its transport: " +
-                                            std::strerror(-trc)));
-    fuse_session_unmount(se);
-    fuse_remove_signal_handlers(se);
-    fuse_session_destroy(se);
-    se = nullptr;
-  }
   std::optional<MountRecord> mount_record;
-  if (se != nullptr) {
+  Status mount_error;
+  if (fuse_session* se = mount_session(o, vr.volume.superblock, ops, ctx, *transport, &mount_error); se == nullptr) {
+    exit_code = fail(mount_error);
+  } else {
     // A read-only mount writes nothing to the members, not even this record.
     if (!o.read_only) mount_record = record_read_write_mount(vr, o.mountpoint);
     log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
     if (!plan->uring) serving();
-    fuse_loop_config* cfg = fuse_loop_cfg_create();
-    fuse_loop_cfg_set_clone_fd(cfg, 1);
-    fuse_loop_cfg_set_max_threads(cfg, o.settings.fuse.workers);
-    fuse_loop_cfg_set_idle_threads(cfg, o.settings.fuse.workers);
-    std::optional<StatsLog> stats_log;
-    if (o.settings.stats.log_interval_s != 0) {
-      stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s, [&transport](const std::string& line) {
-        TransportStatus t = transport->status();
-        std::string rings;
-        for (uint64_t n : t.ring_requests) rings += (rings.empty() ? " ring_requests=" : ",") + std::to_string(n);
-        log(LOG_INFO, "%s transport=%s%s", line.c_str(), t.name.c_str(), rings.c_str());
-      });
-    }
-    int rc = transport->serve(se, cfg);
-    if (!ready_sent.exchange(true)) {
-      o.on_ready(Status::error(EIO, "the kernel ended the FUSE session on " + o.mountpoint +
-                                        " before it was initialised"));
-    }
-    if (o.on_stopping) o.on_stopping();
-    // The workers are gone; ring threads run no new request. IO that
-    // requests started (or staged and handed on as they ended) may still be
-    // on the drives: its replies need the session and the rings, and its
-    // metadata updates must land before the checkpoint.
-    transport->quiesce();
-    ctx.wait_for_data_ops();
-    transport->stop();
-    stats_log.reset();
-    fuse_loop_cfg_destroy(cfg);
-    fuse_session_unmount(se);
-    fuse_remove_signal_handlers(se);
-    fuse_session_destroy(se);
-    // libfuse's loop returns the number of the signal that ended it (its
-    // handlers for SIGTERM, SIGINT, SIGHUP: the ordinary way to stop a
-    // daemon), or -errno when reading requests failed.
-    if (rc > 0) {
-      const char* name = sigabbrev_np(rc);
-      log(LOG_INFO, "stopping on SIG%s", name != nullptr ? name : std::to_string(rc).c_str());
-    } else if (rc < 0) {
-      log(LOG_WARNING, "FUSE session ended with an error: %s", std::strerror(-rc));
-    }
+    serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent);
   }
-  // Every FUSE worker has ended and every data op has replied, so no IO is
-  // in flight but the metadata layer's own: checkpoint, flush, stop.
-  Status s = (*meta)->write_failed()
-                 ? Status::error(EROFS, "the volume went read-only after a metadata write failed, so no checkpoint "
-                                        "was written; the next mount replays the journal")
-                 : (*meta)->unmount();
-  if (!s) {
-    log(LOG_ERR, "unmount: %s", s.message().c_str());
-    exit_code = 1;
-  } else if (mount_record) {
-    record_clean_unmount(vr, *mount_record);
-  }
+  if (!finish_unmount(**meta, vr, mount_record)) exit_code = 1;
   meta->reset();
   rt->reset();
   if (exit_code == 0 && ready_sent) log(LOG_INFO, "unmounted %s cleanly", o.mountpoint.c_str());
