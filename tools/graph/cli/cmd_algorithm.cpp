@@ -37,49 +37,64 @@ double cpu_seconds() {
   return sec(ru.ru_utime) + sec(ru.ru_stime);
 }
 
-}  // namespace
-
-int cmd_algorithm(int argc, char** argv) {
-  const std::string alg = argv[0];
-  const std::string prefix = "peregrine-graph " + alg + ": ";
-  po::options_description opts(alg + " options");
-  std::string dir, max_io, gap, out_file, out_format;
-  ReaderOptions ro;
+// What the command line asked for, checked.
+struct AlgorithmArgs {
+  std::string alg;
+  std::string dir;
+  std::string out_file;
+  OutFormat out_format{};
+  ReaderOptions reader;
+  bool has_root = false;
   uint64_t root = 0;
   uint32_t roots = 1;
-  PagerankOptions pr;
+  PagerankOptions pagerank;
+  bool validate = false;
+  bool json = false;
+};
+
+// Parses and checks every option (a bad value is a usage error, exit 2,
+// before the graph is opened). Returns an exit code when the command ends
+// here (--help, bad options).
+std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a) {
+  a->alg = argv[0];
+  const std::string& alg = a->alg;
+  po::options_description opts(alg + " options");
+  std::string max_io, gap, out_format;
   opts.add_options()
-      ("graph", po::value(&dir)->required()->value_name("DIR"), "graph directory (from gen or import)")
-      ("out", po::value(&out_file)->value_name("FILE"),
+      ("graph", po::value(&a->dir)->required()->value_name("DIR"), "graph directory (from gen or import)")
+      ("out", po::value(&a->out_file)->value_name("FILE"),
        "write the result of every vertex to FILE, one text line per vertex in the input's ids")
       ("out-format", po::value(&out_format)->default_value("text")->value_name("FMT"),
        "text, or bin: little-endian 8-byte fields per vertex (docs/graph.md)")
       ("validate", "check the graph data and the result against the in-memory reference")
-      ("qd", po::value(&ro.queue_depth)->default_value(64)->value_name("N"), "io_uring queue depth: reads in flight")
+      ("qd", po::value(&a->reader.queue_depth)->default_value(64)->value_name("N"), "io_uring queue depth: reads in flight")
       ("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"), "largest single read (multiple of 4K)")
       ("gap", po::value(&gap)->default_value("16K")->value_name("SIZE"), "coalesce lists separated by at most this many bytes")
       ("buffered", "read through the page cache instead of O_DIRECT")
       ("json", "print the report as JSON");
   if (alg == "bfs") {
     opts.add_options()
-        ("root", po::value(&root)->value_name("VERTEX"),
+        ("root", po::value(&a->root)->value_name("VERTEX"),
          "root vertex, an id of the input (default: the vertex of highest degree)")
-        ("roots", po::value(&roots)->default_value(1)->value_name("N"),
+        ("roots", po::value(&a->roots)->default_value(1)->value_name("N"),
          "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
   } else if (alg == "pagerank") {
+    PagerankOptions& pr = a->pagerank;
     opts.add_options()
         ("iterations", po::value(&pr.max_iterations)->default_value(20)->value_name("N"), "maximum iterations")
         ("epsilon", po::value(&pr.epsilon)->default_value(1e-8, "1e-8")->value_name("E"), "stop when an iteration changes ranks by less (L1)")
         ("damping", po::value(&pr.damping)->default_value(0.85, "0.85")->value_name("D"), "damping factor");
   }
   po::variables_map vm;
-  if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return *rc;
-  // Every bad option value is a usage error (exit 2), checked before the
-  // graph is opened.
+  if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return rc;
+  a->has_root = vm.count("root") > 0;
+  a->validate = vm.count("validate") > 0;
+  a->json = vm.count("json") > 0;
   auto max_io_bytes = parse_size(max_io);
   auto gap_bytes = parse_size(gap);
   if (!max_io_bytes || *max_io_bytes > UINT32_MAX) return usage_error(alg, "--max-io: bad size '" + max_io + "'");
   if (!gap_bytes || *gap_bytes > UINT32_MAX) return usage_error(alg, "--gap: bad size '" + gap + "'");
+  ReaderOptions& ro = a->reader;
   if (ro.queue_depth < 1 || ro.queue_depth > 4096) return usage_error(alg, "--qd must be between 1 and 4096");
   ro.max_io_bytes = static_cast<uint32_t>(*max_io_bytes);
   ro.coalesce_gap_bytes = static_cast<uint32_t>(*gap_bytes);
@@ -87,241 +102,281 @@ int cmd_algorithm(int argc, char** argv) {
   if (Status st = AdjacencyReader::check_options(ro); !st) return usage_error(alg, "--max-io: " + st.message());
   auto out_fmt = parse_out_format(out_format);
   if (!out_fmt) return usage_error(alg, "--out-format: unknown format '" + out_format + "' (text, bin)");
-  if (alg == "bfs" && (roots < 1 || roots > 1024)) return usage_error(alg, "--roots must be between 1 and 1024");
+  a->out_format = *out_fmt;
+  if (alg == "bfs" && (a->roots < 1 || a->roots > 1024)) return usage_error(alg, "--roots must be between 1 and 1024");
   if (alg == "pagerank") {
+    const PagerankOptions& pr = a->pagerank;
     if (pr.max_iterations < 1) return usage_error(alg, "--iterations must be at least 1");
     if (!(pr.damping >= 0 && pr.damping < 1)) return usage_error(alg, "--damping must be in [0, 1)");
     if (!(pr.epsilon >= 0)) return usage_error(alg, "--epsilon must be 0 or more");
   }
+  return std::nullopt;
+}
 
-  auto graph = open_graph(dir);
-  if (!graph) {
-    std::cerr << prefix << graph.status().message() << "\n";
-    return kExitError;
-  }
-  const Graph& g = *graph;
-  if (alg == "kcore" && g.directed())
-    return usage_error(alg, "k-core is defined on undirected graphs; " + dir +
-                                " is directed (import it without --directed to get the k-cores of the underlying "
-                                "undirected graph)");
-  // The id map costs 8 bytes per vertex: load it only for --root and --out
-  // (the report's BFS root is looked up alone).
-  auto ids = vm.count("root") || !out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
-  if (!ids) {
-    std::cerr << prefix << ids.status().message() << "\n";
-    return kExitError;
-  }
-  Vertex root_vertex = 0;
-  if (alg == "bfs" && !vm.count("root")) {
-    root_vertex = default_bfs_root(g);
-  } else if (alg == "bfs") {
-    auto v = ids->find(root);
-    if (!v && !g.meta.has_id_map)
-      return usage_error(alg, "root " + std::to_string(root) + " out of range: graph " + dir + " has " +
-                                  std::to_string(g.num_vertices()) + " vertices (0.." +
-                                  std::to_string(g.num_vertices() - 1) + ")");
-    if (!v)
-      return usage_error(alg, "root " + std::to_string(root) + " is not a vertex of graph " + dir +
-                                  " (not an id of the input it was imported from)");
-    root_vertex = *v;
-  }
-  auto reader = AdjacencyReader::open(g, ro);
-  if (!reader) {
-    std::cerr << prefix << reader.status().message() << "\n";
-    return kExitError;
-  }
-  if (ro.direct && !(*reader)->direct())
-    std::cerr << prefix << "warning: " << g.adjacency_path().string()
-              << ": filesystem refused O_DIRECT; reading through the page cache\n";
-  // A directed graph's in-lists: PageRank pulls over them, weak components
-  // follow arcs both ways.
-  std::optional<Graph> transpose;
-  std::unique_ptr<AdjacencyReader> in_reader;
-  if (g.directed() && (alg == "cc" || alg == "pagerank" || vm.count("validate"))) {
+// --root in the input's ids, as a vertex of the graph (BFS only).
+Expected<Vertex> bfs_root(const AlgorithmArgs& a, const Graph& g, const IdMap& ids) {
+  if (!a.has_root) return default_bfs_root(g);
+  auto v = ids.find(a.root);
+  if (!v && !g.meta.has_id_map)
+    return Status::error(EINVAL, "root " + std::to_string(a.root) + " out of range: graph " + a.dir + " has " +
+                                     std::to_string(g.num_vertices()) + " vertices (0.." +
+                                     std::to_string(g.num_vertices() - 1) + ")");
+  if (!v)
+    return Status::error(EINVAL, "root " + std::to_string(a.root) + " is not a vertex of graph " + a.dir +
+                                     " (not an id of the input it was imported from)");
+  return *v;
+}
+
+// The graph's readers: its out-lists, and a directed graph's in-lists
+// (transposed CSR) where the algorithm or --validate needs them.
+struct GraphReaders {
+  std::unique_ptr<AdjacencyReader> out;
+  // On the heap: the in-list reader and the reference keep its address
+  // while GraphReaders moves.
+  std::unique_ptr<Graph> transpose;
+  std::unique_ptr<AdjacencyReader> in;  // PageRank pulls over it, weak components follow it
+};
+
+Expected<GraphReaders> open_readers(const AlgorithmArgs& a, const Graph& g) {
+  GraphReaders r;
+  auto out = AdjacencyReader::open(g, a.reader);
+  if (!out) return out.status();
+  r.out = std::move(*out);
+  const bool uses_in = a.alg == "cc" || a.alg == "pagerank";
+  if (g.directed() && (uses_in || a.validate)) {
     auto t = open_transpose(g);
-    if (!t) {
-      std::cerr << prefix << t.status().message() << "\n";
-      return kExitError;
-    }
-    transpose = std::move(*t);
-    if (alg == "cc" || alg == "pagerank") {
-      auto r = AdjacencyReader::open(*transpose, ro);
-      if (!r) {
-        std::cerr << prefix << r.status().message() << "\n";
-        return kExitError;
-      }
-      in_reader = std::move(*r);
+    if (!t) return t.status();
+    r.transpose = std::make_unique<Graph>(std::move(*t));
+    if (uses_in) {
+      auto in = AdjacencyReader::open(*r.transpose, a.reader);
+      if (!in) return in.status();
+      r.in = std::move(*in);
     }
   }
+  return r;
+}
 
-  Report rep;
-  rep.add("algorithm", alg);
-  rep.add("graph", dir);
-  if (!g.meta.imported) rep.add("scale", uint64_t{g.meta.scale});
-  rep.add("directed", g.directed());
-  rep.add("vertices", g.meta.vertices);
-  rep.add("edges", g.meta.edges);
-  rep.add("direct", (*reader)->direct());
-  rep.add("queue_depth", uint64_t{ro.queue_depth});
+// --validate's in-memory copy (and a directed graph's transpose), loaded
+// before the run and never timed; the graph data is checked first, since
+// the references assume a well-formed graph. *invalid: the data's problem.
+struct Reference {
+  std::optional<MemoryGraph> graph, transpose;
+};
 
-  // The in-memory copy for --validate is loaded first and never timed.
-  const bool validate = vm.count("validate") > 0;
-  std::optional<MemoryGraph> mem, mem_in;
-  double validate_secs = 0;
-  Status invalid;    // first validation failure
-  if (validate) {
-    auto vt0 = Clock::now();
-    auto m = load_memory_graph(g);
-    if (!m) {
-      std::cerr << prefix << m.status().message() << "\n";
-      return kExitError;
-    }
-    mem = std::move(*m);
-    mem->graph = &g;
-    if (transpose) {
-      auto t = load_memory_graph(*transpose);
-      if (!t) {
-        std::cerr << prefix << t.status().message() << "\n";
-        return kExitError;
-      }
-      mem_in = std::move(*t);
-      mem_in->graph = &*transpose;
-    }
-    // The references assume a well-formed graph (symmetric if undirected):
-    // check the data itself first.
-    Status data = check_graph(*mem, mem_in ? &*mem_in : nullptr);
-    if (!data) invalid = Status::error(EDOM, "validation failed: graph data: " + data.message());
-    validate_secs += since(vt0);
+Expected<Reference> load_reference(const Graph& g, const GraphReaders& readers, Status* invalid) {
+  Reference ref;
+  auto m = load_memory_graph(g);
+  if (!m) return m.status();
+  ref.graph = std::move(*m);
+  ref.graph->graph = &g;
+  if (readers.transpose) {
+    auto t = load_memory_graph(*readers.transpose);
+    if (!t) return t.status();
+    ref.transpose = std::move(*t);
+    ref.transpose->graph = &*readers.transpose;
   }
+  Status data = check_graph(*ref.graph, ref.transpose ? &*ref.transpose : nullptr);
+  if (!data) *invalid = Status::error(EDOM, "validation failed: graph data: " + data.message());
+  return ref;
+}
 
-  // Run (BFS: once per root); time only the algorithm.
+// One algorithm's run: its result, the time and CPU of the algorithm alone
+// (validation excluded), and BFS's per-search rates.
+struct AlgorithmRun {
   std::optional<BfsResult> bfs;  // the first root's
   std::optional<KcoreResult> kcore;
   std::optional<CcResult> cc;
   std::optional<PagerankResult> rank;
-  Status st;         // run error
   double secs = 0;
   double cpu = 0;
   double inv_teps_sum = 0, teps_min = 0, teps_max = 0;
   uint64_t runs = 0;
+  double validate_secs = 0;
   double pagerank_l1 = -1;  // set by PageRank validation
+};
+
+// Runs the algorithm (BFS: once per root), validating each result against
+// `ref` while `*invalid` is still ok. Returns the run's error, if any.
+Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& readers, Vertex root_vertex,
+                     const Reference* ref, Status* invalid, AlgorithmRun* out) {
+  AlgorithmRun& run = *out;
+  Status st;
   auto timed = [&](auto&& body) {
     const double cpu0 = cpu_seconds();
     auto t0 = Clock::now();
     body();
     const double s = since(t0);
-    secs += s;
-    cpu += cpu_seconds() - cpu0;
+    run.secs += s;
+    run.cpu += cpu_seconds() - cpu0;
     return s;
   };
   auto check = [&](auto&& validator) {
-    if (!validate || !invalid.is_ok()) return;
+    if (ref == nullptr || !invalid->is_ok()) return;
     auto vt0 = Clock::now();
-    invalid = validator();
-    validate_secs += since(vt0);
+    *invalid = validator();
+    run.validate_secs += since(vt0);
   };
-  if (alg == "bfs") {
-    for (Vertex r0 : pick_bfs_roots(g, root_vertex, roots)) {
+  AdjacencyReader& reader = *readers.out;
+  if (a.alg == "bfs") {
+    for (Vertex r0 : pick_bfs_roots(g, root_vertex, a.roots)) {
       std::optional<BfsResult> one;
       double s = timed([&] {
-        auto r = run_bfs(g, **reader, r0);
+        auto r = run_bfs(g, reader, r0);
         if (r) one = std::move(*r); else st = r.status();
       });
       if (!st) break;
-      check([&] { return validate_bfs(*mem, *one); });
+      check([&] { return validate_bfs(*ref->graph, *one); });
       // Graph500 reports the harmonic mean of the per-search TEPS.
       double teps = s > 0 ? static_cast<double>(one->component_edges) / s : 0.0;
-      inv_teps_sum += teps > 0 ? 1.0 / teps : 0.0;
-      teps_min = runs == 0 ? teps : std::min(teps_min, teps);
-      teps_max = std::max(teps_max, teps);
-      ++runs;
-      if (!bfs) bfs = std::move(one);
+      run.inv_teps_sum += teps > 0 ? 1.0 / teps : 0.0;
+      run.teps_min = run.runs == 0 ? teps : std::min(run.teps_min, teps);
+      run.teps_max = std::max(run.teps_max, teps);
+      ++run.runs;
+      if (!run.bfs) run.bfs = std::move(one);
     }
-  } else if (alg == "kcore") {
+  } else if (a.alg == "kcore") {
     timed([&] {
-      auto r = run_kcore(g, **reader);
-      if (r) kcore = std::move(*r); else st = r.status();
+      auto r = run_kcore(g, reader);
+      if (r) run.kcore = std::move(*r); else st = r.status();
     });
-    if (st) check([&] { return validate_kcore(*mem, *kcore); });
-  } else if (alg == "cc") {
+    if (st) check([&] { return validate_kcore(*ref->graph, *run.kcore); });
+  } else if (a.alg == "cc") {
     timed([&] {
-      auto r = run_cc(g, **reader, in_reader.get());
-      if (r) cc = std::move(*r); else st = r.status();
+      auto r = run_cc(g, reader, readers.in.get());
+      if (r) run.cc = std::move(*r); else st = r.status();
     });
-    if (st) check([&] { return validate_cc(*mem, *cc); });
+    if (st) check([&] { return validate_cc(*ref->graph, *run.cc); });
   } else {
     timed([&] {
-      auto r = run_pagerank(g, **reader, pr, in_reader.get());
-      if (r) rank = std::move(*r); else st = r.status();
+      auto r = run_pagerank(g, reader, a.pagerank, readers.in.get());
+      if (r) run.rank = std::move(*r); else st = r.status();
     });
-    if (st) {
-      check([&] {
-        return validate_pagerank(*mem, *rank, pr.damping, &pagerank_l1);
-      });
-    }
+    if (st) check([&] { return validate_pagerank(*ref->graph, *run.rank, a.pagerank.damping, &run.pagerank_l1); });
   }
-  if (!st) {
-    std::cerr << prefix << st.message() << "\n";
-    return kExitError;
+  return st;
+}
+
+// The IO both readers did, and what the run found, into the report.
+Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& readers, const IdMap& ids,
+                  const AlgorithmRun& run, Report& rep) {
+  IoStats io = readers.out->stats();
+  if (readers.in) {
+    io.reads += readers.in->stats().reads;
+    io.bytes += readers.in->stats().bytes;
+    io.list_bytes += readers.in->stats().list_bytes;
   }
-  IoStats io = (*reader)->stats();  // plus the in-lists' reader, if any
-  if (in_reader) {
-    io.reads += in_reader->stats().reads;
-    io.bytes += in_reader->stats().bytes;
-    io.list_bytes += in_reader->stats().list_bytes;
-  }
-  rep.add("wall_seconds", secs);
-  rep.add("cpu_seconds", cpu);
+  rep.add("wall_seconds", run.secs);
+  rep.add("cpu_seconds", run.cpu);
   rep.add("bytes_read", io.bytes);
   rep.add("list_bytes", io.list_bytes);
   rep.add("ios", io.reads);
-  rep.add("mb_per_s", secs > 0 ? static_cast<double>(io.bytes) / 1e6 / secs : 0.0);
-  rep.add("iops", secs > 0 ? static_cast<double>(io.reads) / secs : 0.0);
-  if (bfs) {
-    auto user_root = vm.count("root") || !out_file.empty() ? Expected<uint64_t>(ids->user_id(bfs->root))
-                                                            : read_user_id(g, bfs->root);
-    if (!user_root) {
-      std::cerr << prefix << user_root.status().message() << "\n";
-      return kExitError;
-    }
+  rep.add("mb_per_s", run.secs > 0 ? static_cast<double>(io.bytes) / 1e6 / run.secs : 0.0);
+  rep.add("iops", run.secs > 0 ? static_cast<double>(io.reads) / run.secs : 0.0);
+  if (run.bfs) {
+    // The id map is loaded only for --root and --out; otherwise the root's
+    // id is looked up alone.
+    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.bfs->root))
+                                                        : read_user_id(g, run.bfs->root);
+    if (!user_root) return user_root.status();
     rep.add("root", *user_root);
-    rep.add("reached", bfs->reached);
-    rep.add("levels", bfs->levels);
-    rep.add("component_edges", bfs->component_edges);
-    rep.add("roots", runs);
-    rep.add("teps", inv_teps_sum > 0 ? static_cast<double>(runs) / inv_teps_sum : 0.0);
-    if (runs > 1) {
-      rep.add("teps_min", teps_min);
-      rep.add("teps_max", teps_max);
+    rep.add("reached", run.bfs->reached);
+    rep.add("levels", run.bfs->levels);
+    rep.add("component_edges", run.bfs->component_edges);
+    rep.add("roots", run.runs);
+    rep.add("teps", run.inv_teps_sum > 0 ? static_cast<double>(run.runs) / run.inv_teps_sum : 0.0);
+    if (run.runs > 1) {
+      rep.add("teps_min", run.teps_min);
+      rep.add("teps_max", run.teps_max);
     }
-  } else if (kcore) {
-    rep.add("max_core", uint64_t{kcore->max_core});
-    rep.add("batches", kcore->batches);
-  } else if (cc) {
+  } else if (run.kcore) {
+    rep.add("max_core", uint64_t{run.kcore->max_core});
+    rep.add("batches", run.kcore->batches);
+  } else if (run.cc) {
     rep.add("weakly_connected", g.directed());  // directed: arcs taken both ways
-    rep.add("components", cc->components);
-    rep.add("largest_component", cc->largest);
-    rep.add("rounds", cc->rounds);
+    rep.add("components", run.cc->components);
+    rep.add("largest_component", run.cc->largest);
+    rep.add("rounds", run.cc->rounds);
   } else {
-    rep.add("iterations", uint64_t{rank->iterations});
-    rep.add("last_delta", rank->last_delta);
+    rep.add("iterations", uint64_t{run.rank->iterations});
+    rep.add("last_delta", run.rank->last_delta);
   }
+  return Status::ok();
+}
 
-  if (!out_file.empty()) {
-    Status ws = bfs     ? write_bfs_out(out_file, *out_fmt, *ids, *bfs)
-                : kcore ? write_kcore_out(out_file, *out_fmt, *ids, *kcore)
-                : cc    ? write_cc_out(out_file, *out_fmt, *ids, *cc)
-                        : write_pagerank_out(out_file, *out_fmt, *ids, *rank);
-    if (!ws) {
-      std::cerr << prefix << ws.message() << "\n";
-      return kExitError;
-    }
-    rep.add("out", out_file);
+Status write_out(const AlgorithmArgs& a, const IdMap& ids, const AlgorithmRun& run) {
+  return run.bfs     ? write_bfs_out(a.out_file, a.out_format, ids, *run.bfs)
+         : run.kcore ? write_kcore_out(a.out_file, a.out_format, ids, *run.kcore)
+         : run.cc    ? write_cc_out(a.out_file, a.out_format, ids, *run.cc)
+                     : write_pagerank_out(a.out_file, a.out_format, ids, *run.rank);
+}
+
+}  // namespace
+
+int cmd_algorithm(int argc, char** argv) {
+  AlgorithmArgs a;
+  if (auto rc = parse_algorithm_args(argc, argv, &a)) return *rc;
+  const std::string& alg = a.alg;
+  const std::string prefix = "peregrine-graph " + alg + ": ";
+  auto error = [&](const Status& s) {
+    std::cerr << prefix << s.message() << "\n";
+    return kExitError;
+  };
+
+  auto graph = open_graph(a.dir);
+  if (!graph) return error(graph.status());
+  const Graph& g = *graph;
+  if (alg == "kcore" && g.directed())
+    return usage_error(alg, "k-core is defined on undirected graphs; " + a.dir +
+                                " is directed (import it without --directed to get the k-cores of the underlying "
+                                "undirected graph)");
+  // The id map costs 8 bytes per vertex: load it only for --root and --out.
+  auto ids = a.has_root || !a.out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
+  if (!ids) return error(ids.status());
+  Vertex root_vertex = 0;
+  if (alg == "bfs") {
+    auto r = bfs_root(a, g, *ids);
+    if (!r) return usage_error(alg, r.status().message());
+    root_vertex = *r;
+  }
+  auto readers = open_readers(a, g);
+  if (!readers) return error(readers.status());
+  if (a.reader.direct && !readers->out->direct())
+    std::cerr << prefix << "warning: " << g.adjacency_path().string()
+              << ": filesystem refused O_DIRECT; reading through the page cache\n";
+
+  Report rep;
+  rep.add("algorithm", alg);
+  rep.add("graph", a.dir);
+  if (!g.meta.imported) rep.add("scale", uint64_t{g.meta.scale});
+  rep.add("directed", g.directed());
+  rep.add("vertices", g.meta.vertices);
+  rep.add("edges", g.meta.edges);
+  rep.add("direct", readers->out->direct());
+  rep.add("queue_depth", uint64_t{a.reader.queue_depth});
+
+  Status invalid;  // first validation failure
+  double validate_secs = 0;
+  std::optional<Reference> ref;
+  if (a.validate) {
+    auto vt0 = Clock::now();
+    auto r = load_reference(g, *readers, &invalid);
+    if (!r) return error(r.status());
+    ref = std::move(*r);
+    validate_secs += since(vt0);
+  }
+  AlgorithmRun run;
+  if (Status st = run_algorithm(a, g, *readers, root_vertex, ref ? &*ref : nullptr, &invalid, &run); !st)
+    return error(st);
+  validate_secs += run.validate_secs;
+  if (Status st = report_run(a, g, *readers, *ids, run, rep); !st) return error(st);
+  if (!a.out_file.empty()) {
+    if (Status ws = write_out(a, *ids, run); !ws) return error(ws);
+    rep.add("out", a.out_file);
   }
 
   int rc = kExitOk;
-  if (validate) {
-    if (pagerank_l1 >= 0) rep.add("validate_l1", pagerank_l1);
+  if (a.validate) {
+    if (run.pagerank_l1 >= 0) rep.add("validate_l1", run.pagerank_l1);
     rep.add("validated", invalid.is_ok());
     rep.add("validate_seconds", validate_secs);
     if (!invalid) {
@@ -329,7 +384,7 @@ int cmd_algorithm(int argc, char** argv) {
       rc = kExitInvalid;
     }
   }
-  if (vm.count("json"))
+  if (a.json)
     rep.print_json(std::cout);
   else
     rep.print_text(std::cout);
