@@ -2,6 +2,10 @@
 // --validate and --json, and the exit codes and messages of bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "cli_run.h"
 #include "graph_test_dir.h"
 #include "peregrine/graph/csr_writer.h"
@@ -36,6 +40,34 @@ TEST(GraphCli, GenThenEveryAlgorithmValidates) {
   EXPECT_NE(r.output.find("\"validated\": true"), std::string::npos) << r.output;
   r = run("check --graph " + g);
   EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// --input - reads standard input (zcat graph.txt.gz | peregrine-graph
+// import --input -): the same graph as from the file, and errors name
+// stdin and the line.
+TEST(GraphCli, ImportFromStandardInput) {
+  TestDir d;
+  const std::string karate = std::string(PEREGRINE_GRAPH_DATA) + "/karate.txt";
+  auto file = run("import --input " + karate + " --out " + (d.path() / "f").string() + " -q");
+  ASSERT_EQ(file.code, 0) << file.output;
+  auto piped = run("import --input - --out " + (d.path() / "p").string() + " -q --json < " + karate);
+  ASSERT_EQ(piped.code, 0) << piped.output;
+  EXPECT_NE(piped.output.find("\"input_bytes\": " + std::to_string(std::filesystem::file_size(karate))),
+            std::string::npos)
+      << piped.output;
+  for (const char* f : {"index.u64", "adjacency.u32", "ids.u64", "graph.meta"}) {
+    std::ifstream a(d.path() / "f" / f, std::ios::binary), b(d.path() / "p" / f, std::ios::binary);
+    std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+    EXPECT_FALSE(sa.empty()) << f;
+    EXPECT_EQ(sa, sb) << f << " differs between --input FILE and --input -";
+  }
+  auto bad = run("import --input - --out " + (d.path() / "b").string() + " -q < /dev/null");
+  EXPECT_EQ(bad.code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("stdin: no edges"), std::string::npos) << bad.output;
+  std::ofstream(d.path() / "bad.txt") << "1 2\n2 x\n";
+  auto line = run("import --input - --out " + (d.path() / "c").string() + " -q < " + (d.path() / "bad.txt").string());
+  EXPECT_EQ(line.code, 1) << line.output;
+  EXPECT_NE(line.output.find("stdin:2: target vertex id 'x'"), std::string::npos) << line.output;
 }
 
 TEST(GraphCli, BadInputExitsWithClearErrors) {

@@ -4,10 +4,15 @@
 // file and line.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "edge_list_file.h"
 #include "graph_test_dir.h"
@@ -341,6 +346,82 @@ TEST(GraphImport, EmptyInputIsRefused) {
                   "comments.txt: no edges (only comments or blank lines)");
   EXPECT_CONTAINS(import_error(write(d, "empty.bin", ""), d, InputFormat::kBin32), "empty file");
   EXPECT_CONTAINS(import_error(d.path() / "absent.txt", d), "absent.txt: cannot open");
+  EXPECT_FALSE(std::filesystem::exists(d.path() / "bad" / kMetaFile));
+}
+
+// A pipe (zcat big.txt.gz | peregrine-graph import --input -): the input
+// comes from a FIFO, written by another thread, so it has no size and
+// cannot be read twice; the format is told from its first bytes.
+class FifoInput {
+ public:
+  FifoInput(const TestDir& d, const std::string& name, std::string bytes) : path_(d.path() / name) {
+    EXPECT_EQ(::mkfifo(path_.c_str(), 0600), 0) << std::strerror(errno);
+    writer_ = std::thread([p = path_, bytes = std::move(bytes)] {
+      std::ofstream(p, std::ios::binary) << bytes;  // blocks until import opens it
+    });
+  }
+  // Every use opens the FIFO (import does before anything can fail), so
+  // the writer always gets to finish.
+  ~FifoInput() {
+    if (writer_.joinable()) writer_.join();
+  }
+  const std::filesystem::path& path() const { return path_; }
+  void wait() { writer_.join(); }
+
+ private:
+  std::filesystem::path path_;
+  std::thread writer_;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  auto v = test::read_file(p);
+  return std::string(v.begin(), v.end());
+}
+
+TEST(GraphImport, StreamsGiveTheSameGraphAsFiles) {
+  TestDir d;
+  auto pairs = text_pairs(kData / "karate.txt");
+  struct Input {
+    std::filesystem::path file;
+    InputFormat format;
+  };
+  const Input inputs[] = {
+      {kData / "karate.txt", InputFormat::kAuto},
+      {kData / "karate.mtx", InputFormat::kAuto},  // told from its first line
+      {write_binary<uint32_t>(d, "k.bin32", pairs), InputFormat::kBin32},
+      {write_binary<uint64_t>(d, "k.bin64", pairs), InputFormat::kBin64},
+  };
+  int i = 0;
+  for (const auto& in : inputs) {
+    const std::string n = std::to_string(i++);
+    auto from_file = import(in.file, d.path() / ("file" + n), false, in.format);
+    ASSERT_TRUE(from_file) << in.file << ": " << from_file.status().message();
+    FifoInput fifo(d, "fifo" + n, slurp(in.file));
+    auto from_stream = import(fifo.path(), d.path() / ("stream" + n), false, in.format);
+    fifo.wait();
+    ASSERT_TRUE(from_stream) << in.file << " as a stream: " << from_stream.status().message();
+    EXPECT_EQ(format_meta(*from_stream), format_meta(*from_file)) << in.file;
+    for (const char* f : {kIndexFile, kAdjacencyFile, kIdMapFile})
+      EXPECT_EQ(test::read_file(d.path() / ("stream" + n) / f), test::read_file(d.path() / ("file" + n) / f))
+          << in.file << ": " << f;
+  }
+}
+
+TEST(GraphImport, StreamErrorsNameTheStreamAndLine) {
+  TestDir d;
+  {
+    FifoInput fifo(d, "empty", "");
+    EXPECT_CONTAINS(import_error(fifo.path(), d), "empty: no edges (only comments or blank lines)");
+  }
+  {
+    FifoInput fifo(d, "badline", "1 2\n2 x\n");
+    EXPECT_CONTAINS(import_error(fifo.path(), d), "badline:2: target vertex id 'x' is not a non-negative integer");
+  }
+  {
+    FifoInput fifo(d, "odd", std::string(20, '\0'));
+    EXPECT_CONTAINS(import_error(fifo.path(), d, InputFormat::kBin64),
+                    "odd: 20 bytes is not a whole number of 16-byte pairs (bin64)");
+  }
   EXPECT_FALSE(std::filesystem::exists(d.path() / "bad" / kMetaFile));
 }
 

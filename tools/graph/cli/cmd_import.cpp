@@ -15,7 +15,8 @@ int cmd_import(int argc, char** argv) {
   po::options_description opts("import options");
   std::string input, out, memory, format;
   opts.add_options()
-      ("input", po::value(&input)->required()->value_name("FILE"), "edge list to read")
+      ("input", po::value(&input)->required()->value_name("FILE"),
+       "edge list to read; - reads standard input (e.g. zcat graph.txt.gz | ... --input -)")
       ("out", po::value(&out)->required()->value_name("DIR"), "output graph directory (created)")
       ("format", po::value(&format)->default_value("auto")->value_name("FMT"),
        "text (SNAP edge list), mm (Matrix Market coordinate), bin32, bin64 (little-endian id pairs); "
@@ -42,9 +43,11 @@ int cmd_import(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   std::vector<std::pair<std::string, Clock::time_point>> phases;
+  uint64_t input_bytes = 0;  // parsed so far: the file's size, or a stream's at its end
   ProgressFn print = stderr_progress("import", o.directed ? "merge-in" : "merge", vm.count("quiet") > 0);
   ProgressFn progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
     if (phases.empty() || phases.back().first != phase) phases.emplace_back(std::string(phase), Clock::now());
+    if (phase == "parse") input_bytes = done;
     print(phase, done, total);
   };
   auto meta = import_graph(input, o, out, progress);
@@ -54,8 +57,6 @@ int cmd_import(int argc, char** argv) {
     std::cerr << "peregrine-graph import: " << meta.status().message() << "\n";
     return kExitError;
   }
-  std::error_code ec;
-  const auto input_bytes = std::filesystem::file_size(input, ec);
   Report r;
   r.add("command", std::string("import"));
   r.add("graph", out);
@@ -67,9 +68,9 @@ int cmd_import(int argc, char** argv) {
   r.add("duplicates_dropped", meta->duplicates);
   r.add("edges", meta->edges);
   r.add("adjacency_bytes", meta->adjacency_entries * 4);
-  r.add("input_bytes", static_cast<uint64_t>(ec ? 0 : input_bytes));
+  r.add("input_bytes", input_bytes);
   r.add("wall_seconds", secs);
-  r.add("input_mb_per_s", secs > 0 && !ec ? static_cast<double>(input_bytes) / 1e6 / secs : 0.0);
+  r.add("input_mb_per_s", secs > 0 ? static_cast<double>(input_bytes) / 1e6 / secs : 0.0);
   for (size_t i = 0; i < phases.size(); ++i) {
     auto start = i == 0 ? t0 : phases[i].second;  // parse starts with the command
     auto end = i + 1 < phases.size() ? phases[i + 1].second : t1;

@@ -13,8 +13,8 @@ namespace {
 
 class BinaryInput final : public EdgeInput {
  public:
-  BinaryInput(int fd, std::filesystem::path path, uint64_t size, unsigned id_bytes)
-      : fd_(fd), path_(std::move(path)), id_bytes_(id_bytes), buf_(1 << 22) {
+  BinaryInput(int fd, std::filesystem::path path, uint64_t size, unsigned id_bytes, std::string_view prefix)
+      : fd_(fd), path_(std::move(path)), id_bytes_(id_bytes), buf_(1 << 22), prefix_(prefix) {
     file_bytes_ = size;
     format_ = id_bytes == 4 ? InputFormat::kBin32 : InputFormat::kBin64;
   }
@@ -23,7 +23,9 @@ class BinaryInput final : public EdgeInput {
   Expected<size_t> read(std::span<InputEdge> out) override {
     const size_t pair = 2 * id_bytes_;
     const size_t want = std::min(out.size(), buf_.size() / pair) * pair;
-    size_t got = 0;
+    size_t got = std::min(want, prefix_.size() - prefix_pos_);
+    std::memcpy(buf_.data(), prefix_.data() + prefix_pos_, got);
+    prefix_pos_ += got;
     while (got < want) {
       ssize_t r = ::read(fd_, buf_.data() + got, want - got);
       if (r < 0) {
@@ -34,7 +36,7 @@ class BinaryInput final : public EdgeInput {
       got += static_cast<size_t>(r);
     }
     if (got % pair != 0)
-      return Status::error(EINVAL, path_.string() + ": " + std::to_string(file_bytes_) + " bytes is not a whole number of " +
+      return Status::error(EINVAL, path_.string() + ": " + std::to_string(consumed_ + got) + " bytes is not a whole number of " +
                                        std::to_string(pair) + "-byte pairs (" + input_format_name(format_) +
                                        "): truncated, or the wrong --format?");
     const size_t n = got / pair;
@@ -61,13 +63,15 @@ class BinaryInput final : public EdgeInput {
   std::filesystem::path path_;
   unsigned id_bytes_;
   std::vector<char> buf_;
+  std::string prefix_;  // a stream's first bytes, read to tell its format
+  size_t prefix_pos_ = 0;
   uint64_t consumed_ = 0;
 };
 
 }  // namespace
 
 Expected<std::unique_ptr<EdgeInput>> open_binary_input(int fd, const std::filesystem::path& path, uint64_t size,
-                                                       unsigned id_bytes) {
+                                                       unsigned id_bytes, std::string_view prefix) {
   static_assert(std::endian::native == std::endian::little, "binary edge lists are read as little-endian");
   const uint64_t pair = 2ULL * id_bytes;
   if (size % pair != 0) {
@@ -76,7 +80,7 @@ Expected<std::unique_ptr<EdgeInput>> open_binary_input(int fd, const std::filesy
                                      std::to_string(pair) + "-byte pairs (" + (id_bytes == 4 ? "bin32" : "bin64") +
                                      "): truncated, or the wrong --format?");
   }
-  return std::unique_ptr<EdgeInput>(new BinaryInput(fd, path, size, id_bytes));
+  return std::unique_ptr<EdgeInput>(new BinaryInput(fd, path, size, id_bytes, prefix));
 }
 
 }  // namespace peregrine::graph::detail

@@ -32,34 +32,74 @@ const char* input_format_name(InputFormat f) {
   return "?";
 }
 
+namespace {
+
+// Reads up to `want` bytes of a stream (fewer only at its end).
+Expected<std::string> read_head(int fd, size_t want, const std::string& name) {
+  std::string head(want, '\0');
+  size_t got = 0;
+  while (got < want) {
+    ssize_t r = ::read(fd, head.data() + got, want - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Status::error(errno, name + ": read failed: " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  head.resize(got);
+  return head;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path& path, InputFormat format) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
+  // "-" is standard input: a pipe from zcat, curl or another program.
+  const bool is_stdin = path == "-";
+  const std::filesystem::path name = is_stdin ? std::filesystem::path("stdin") : path;
+  int fd = is_stdin ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(errno, name.string() + ": cannot open: " + std::strerror(errno));
   struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return Status::error(EINVAL, path.string() + ": not a regular file");
+    return Status::error(EINVAL, name.string() + ": not a file or a stream");
   }
-  const auto size = static_cast<uint64_t>(st.st_size);
-  if (size == 0) {
+  // A regular file has a size (progress, memory reserved for small
+  // inputs); a pipe, FIFO or character device is read as a stream.
+  const bool regular = S_ISREG(st.st_mode);
+  const auto size = regular ? static_cast<uint64_t>(st.st_size) : 0;
+  if (regular && size == 0) {
     ::close(fd);
-    return Status::error(EINVAL, path.string() + ": empty file (no edges)");
+    return Status::error(EINVAL, name.string() + ": empty file (no edges)");
   }
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  if (format == InputFormat::kAuto) {
-    static constexpr std::string_view kBanner = "%%MatrixMarket";
-    char head[14] = {};
-    ssize_t r = ::pread(fd, head, sizeof head, 0);
-    format = r == static_cast<ssize_t>(sizeof head) && std::string_view(head, sizeof head) == kBanner
-                 ? InputFormat::kMatrixMarket
-                 : InputFormat::kText;
+  static constexpr std::string_view kBanner = "%%MatrixMarket";
+  std::string prefix;  // a stream's first bytes, read to tell its format
+  if (regular) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (format == InputFormat::kAuto) {
+      char head[kBanner.size()] = {};
+      ssize_t r = ::pread(fd, head, sizeof head, 0);
+      format = r == static_cast<ssize_t>(sizeof head) && std::string_view(head, sizeof head) == kBanner
+                   ? InputFormat::kMatrixMarket
+                   : InputFormat::kText;
+    }
+  } else {
+    auto head = read_head(fd, format == InputFormat::kAuto ? kBanner.size() : 0, name.string());
+    if (!head) {
+      ::close(fd);
+      return head.status();
+    }
+    prefix = std::move(*head);
+    if (format == InputFormat::kAuto) format = prefix == kBanner ? InputFormat::kMatrixMarket : InputFormat::kText;
   }
-  switch (format) {
-    case InputFormat::kMatrixMarket: return detail::open_matrix_market_input(fd, path, size);
-    case InputFormat::kBin32: return detail::open_binary_input(fd, path, size, 4);
-    case InputFormat::kBin64: return detail::open_binary_input(fd, path, size, 8);
-    default: return detail::open_text_input(fd, path, size);
-  }
+  Expected<std::unique_ptr<EdgeInput>> in = [&]() -> Expected<std::unique_ptr<EdgeInput>> {
+    switch (format) {
+      case InputFormat::kMatrixMarket: return detail::open_matrix_market_input(fd, name, size, prefix);
+      case InputFormat::kBin32: return detail::open_binary_input(fd, name, size, 4, prefix);
+      case InputFormat::kBin64: return detail::open_binary_input(fd, name, size, 8, prefix);
+      default: return detail::open_text_input(fd, name, size, prefix);
+    }
+  }();
+  if (in) (*in)->size_known_ = regular;
+  return in;
 }
 
 }  // namespace peregrine::graph

@@ -9,10 +9,13 @@
 
 namespace peregrine::graph::detail {
 
-Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size);
+// `size`: the file's bytes, 0 for a stream of unknown length (a pipe);
+// `prefix`: bytes already read from a stream, to be read first.
+Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size,
+                                                     std::string_view prefix);
 Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path,
-                                                              uint64_t size);
+                                                              uint64_t size, std::string_view prefix);
 Expected<std::unique_ptr<EdgeInput>> open_binary_input(int fd, const std::filesystem::path& path, uint64_t size,
-                                                       unsigned id_bytes);
+                                                       unsigned id_bytes, std::string_view prefix);
 
 }  // namespace peregrine::graph::detail

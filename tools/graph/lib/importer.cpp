@@ -63,11 +63,14 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
   // Half the budget for the id batch, half for the edges held in memory.
   const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / 2 / sizeof(uint64_t));
   const uint64_t hold_edges = o.memory_bytes / 2 / sizeof(InputEdge);
-  p.held.reserve(std::min<uint64_t>(hold_edges, src.file_bytes() / 4 + 1));  // an edge takes >= 4 bytes of input
+  // An edge takes >= 4 bytes of input: a small file needs less (a
+  // stream's size is unknown).
+  const uint64_t input_bound = src.size_known() ? src.file_bytes() : UINT64_MAX / 2;
+  p.held.reserve(std::min<uint64_t>(hold_edges, input_bound / 4 + 1));
   std::vector<uint64_t> ids;
   // Reserved once, so that doubling never overshoots the budget; a line or
   // pair of at least 4 bytes bounds the ids a small file can hold.
-  if (!p.declared_vertices) ids.reserve(std::min(id_batch + 2 * kEdgeBatch, src.file_bytes() / 2 + 2));
+  if (!p.declared_vertices) ids.reserve(std::min(id_batch + 2 * kEdgeBatch, input_bound / 2 + 2));
   RecentIds recent(o.memory_bytes);
   std::vector<InputEdge> edges(kEdgeBatch);
   while (true) {
@@ -102,13 +105,16 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     }
     if (progress) progress("parse", src.bytes_consumed(), src.file_bytes());
   }
+  // The whole input read: its size, also for a stream.
+  if (progress) progress("parse", src.bytes_consumed(), src.size_known() ? src.file_bytes() : src.bytes_consumed());
   p.id_tail = std::move(ids);
   if (raw) {
     Status st = raw->finish(/*sync=*/false);  // scratch: read back at once, deleted after
     if (!st) return st;
   }
   if (p.input_edges == 0 && !p.declared_vertices)
-    return Status::error(EINVAL, input.string() + ": no edges (only comments or blank lines)");
+    return Status::error(EINVAL, (input == "-" ? std::string("stdin") : input.string()) +
+                                     ": no edges (only comments or blank lines)");
   return p;
 }
 

@@ -7,7 +7,11 @@
 
 namespace peregrine::graph {
 
-LineReader::LineReader(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)), buf_(4 * kMaxLine) {}
+LineReader::LineReader(int fd, std::filesystem::path path, std::string_view prefix)
+    : fd_(fd), path_(std::move(path)), buf_(4 * kMaxLine) {
+  std::memcpy(buf_.data(), prefix.data(), prefix.size());
+  end_ = prefix.size();
+}
 
 LineReader::~LineReader() {
   if (fd_ >= 0) ::close(fd_);

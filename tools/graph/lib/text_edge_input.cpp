@@ -65,7 +65,8 @@ class Fields {
 
 class TextInput : public EdgeInput {
  public:
-  TextInput(int fd, const std::filesystem::path& path, uint64_t size) : lines_(fd, path) {
+  TextInput(int fd, const std::filesystem::path& path, uint64_t size, std::string_view prefix)
+      : lines_(fd, path, prefix) {
     file_bytes_ = size;
     format_ = InputFormat::kText;
   }
@@ -97,7 +98,8 @@ class TextInput : public EdgeInput {
 
 class MatrixMarketInput final : public TextInput {
  public:
-  MatrixMarketInput(int fd, const std::filesystem::path& path, uint64_t size) : TextInput(fd, path, size) {
+  MatrixMarketInput(int fd, const std::filesystem::path& path, uint64_t size, std::string_view prefix)
+      : TextInput(fd, path, size, prefix) {
     format_ = InputFormat::kMatrixMarket;
   }
 
@@ -196,13 +198,14 @@ class MatrixMarketInput final : public TextInput {
 
 }  // namespace
 
-Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size) {
-  return std::unique_ptr<EdgeInput>(new TextInput(fd, path, size));
+Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size,
+                                                     std::string_view prefix) {
+  return std::unique_ptr<EdgeInput>(new TextInput(fd, path, size, prefix));
 }
 
 Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path,
-                                                              uint64_t size) {
-  auto in = std::make_unique<MatrixMarketInput>(fd, path, size);
+                                                              uint64_t size, std::string_view prefix) {
+  auto in = std::make_unique<MatrixMarketInput>(fd, path, size, prefix);
   Status st = in->start();
   if (!st) return st;
   return std::unique_ptr<EdgeInput>(std::move(in));

@@ -35,6 +35,7 @@ struct InputEdge {
 class EdgeInput {
  public:
   // kAuto: Matrix Market if the file starts with "%%MatrixMarket", else text.
+  // `path` "-" is standard input; a pipe or FIFO is read as a stream.
   static Expected<std::unique_ptr<EdgeInput>> open(const std::filesystem::path& path, InputFormat format);
   virtual ~EdgeInput() = default;
 
@@ -42,7 +43,8 @@ class EdgeInput {
   virtual Expected<size_t> read(std::span<InputEdge> out) = 0;
 
   virtual uint64_t bytes_consumed() const = 0;
-  uint64_t file_bytes() const { return file_bytes_; }
+  uint64_t file_bytes() const { return file_bytes_; }  // 0 for a stream
+  bool size_known() const { return size_known_; }     // false for a stream
   InputFormat format() const { return format_; }
   // Matrix Market: every id in [1, declared_vertices] is a vertex, even
   // without an entry; the file says whether each entry stands for both
@@ -52,6 +54,7 @@ class EdgeInput {
 
  protected:
   uint64_t file_bytes_ = 0;
+  bool size_known_ = true;
   InputFormat format_ = InputFormat::kText;
   std::optional<uint64_t> declared_vertices_;
   bool symmetric_ = false;

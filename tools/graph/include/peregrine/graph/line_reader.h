@@ -18,8 +18,9 @@ class LineReader {
  public:
   static constexpr size_t kMaxLine = 1 << 20;
 
-  // Takes ownership of fd.
-  LineReader(int fd, std::filesystem::path path);
+  // Takes ownership of fd. `prefix`: bytes already read from fd (a pipe's
+  // first bytes, read to tell its format), returned before fd's.
+  LineReader(int fd, std::filesystem::path path, std::string_view prefix = {});
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
