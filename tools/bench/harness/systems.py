@@ -11,7 +11,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 
 from .fio import Target
 from .session import unmount, wait_exit
@@ -38,6 +40,24 @@ def fill(path, size_mib, direct=True):
 def _pgrep(pattern):
     out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
     return [int(p) for p in out]
+
+
+def _reap(pids, what, timeout=60):
+    """Waits for a peer daemon to exit after its unmount. One that does not
+    (a mergerfs 2.41.1 was seen to stay, its threads in futex waits, after
+    fusermount -u) gets SIGTERM, then SIGKILL: no process outlives the run."""
+    for p in pids:
+        if wait_exit(p, timeout):
+            continue
+        print(f"bench: {what} (pid {p}) did not exit {timeout} s after its unmount; terminating it",
+              file=sys.stderr)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                break
+            if wait_exit(p, 10):
+                break
 
 
 def raw_members(session, media, n, size_mib, label="ideal", per_file_jobs=True):
@@ -129,16 +149,15 @@ def mergerfs(session, media, branches, setting, file_mib, branch_dirs=None, bina
             dirs.append(b)
     mnt = os.path.join(d, "mnt")
     os.mkdir(mnt)
-    token = session.on_close(f"mergerfs at {mnt}", lambda: unmount(mnt))
+    pids = []  # filled once it serves; the undo action reaps them, also after a Ctrl-C
+    token = session.on_close(f"mergerfs at {mnt}", lambda: (unmount(mnt), _reap(pids, f"mergerfs at {mnt}")))
     subprocess.run([binary, "-o", setting, ":".join(dirs), mnt], check=True)
-    pids = _pgrep(f"{re.escape(os.path.basename(binary))} .*{mnt}")
+    pids += _pgrep(f"{re.escape(os.path.basename(binary))} .*{mnt}")
     f = os.path.join(mnt, "f")
     fill(f, file_mib, direct=False)  # mergerfs refuses some O_DIRECT writes on disk files
 
     def teardown():
         session.undo_now(token)
-        for p in pids:
-            wait_exit(p)
         session.remove(d)
     return Target(label="mergerfs", files=[f], pids=pids, file_size=f"{file_mib}M"), teardown
 
@@ -157,17 +176,17 @@ def passthrough_hp(session, binary, media, file_mib, uring, source_dir=None, lab
         os.mkdir(src)
     mnt = os.path.join(d, "mnt")
     os.mkdir(mnt)
-    token = session.on_close(f"passthrough_hp at {mnt}", lambda: unmount(mnt))
+    pids = []
+    token = session.on_close(f"passthrough_hp at {mnt}",
+                             lambda: (unmount(mnt), _reap(pids, f"passthrough_hp at {mnt}")))
     cmd = [binary, "--nopassthrough"] + (["-o", "io_uring"] if uring else []) + [src, mnt]
     subprocess.run(cmd, check=True)
-    pids = _pgrep(f"{re.escape(os.path.basename(binary))} .*{mnt}")
+    pids += _pgrep(f"{re.escape(os.path.basename(binary))} .*{mnt}")
     f = os.path.join(mnt, "f")
     fill(f, file_mib, direct=False)
 
     def teardown():
         session.undo_now(token)
-        for p in pids:
-            wait_exit(p)
         session.remove(d)
     return Target(label=label, files=[f], pids=pids, file_size=f"{file_mib}M"), teardown
 
