@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .. import fio
+from ..peers import Peers
 
 
 class Skip(Exception):
@@ -48,7 +49,7 @@ class Context:
     disk_media: object = None
     shaped_media: object = None
     have_mergerfs: bool = False
-    peers: object = None        # peers.Peers: mergerfs / passthrough_hp builds given by path
+    peers: Peers = field(default_factory=Peers)  # mergerfs / passthrough_hp builds given by path
     fuse_uring: bool = False    # the fuse module's enable_uring is on for this run
 
     @property
