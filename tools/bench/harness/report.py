@@ -9,6 +9,19 @@ from .cases.base import cells
 from .cases.report_util import pyplot
 
 
+def _mergerfs(machine):
+    """The mergerfs the rows ran, and passthrough_hp when it was a peer."""
+    peers = machine.get("peers") or {}
+    if not peers:
+        return machine["mergerfs"]
+    text = (f"{peers['mergerfs']} (built from source: {peers['mergerfs_path']})" if peers.get("mergerfs")
+            else machine["mergerfs"])
+    if peers.get("passthrough_hp"):
+        text += (f", passthrough_hp on libfuse {peers['passthrough_hp']} (built from source: "
+                 f"{peers['passthrough_hp_path']}, its libfuse3 {peers.get('passthrough_hp_lib')})")
+    return text
+
+
 def write(ctx, cases, machine, failures, elapsed_s):
     out = ctx.out_dir
     summary = {
@@ -35,7 +48,7 @@ def write(ctx, cases, machine, failures, elapsed_s):
     md = [f"# peregrine benchmark, {machine['hostname']}\n",
           f"Kernel {machine['kernel']}, {machine['cpus']} CPUs ({machine['cpu_model']}), "
           f"{machine['memory_gib']} GiB; libfuse {machine['libfuse']}, liburing {machine['liburing']}, "
-          f"{machine['fio']}, mergerfs {machine['mergerfs']}; peregrine {machine['peregrine_commit']}; "
+          f"{machine['fio']}, mergerfs {_mergerfs(machine)}; peregrine {machine['peregrine_commit']}; "
           f"fuse enable_uring at start: {machine['fuse_enable_uring_at_start']}; "
           f"cpuidle: {machine.get('cpuidle', 'not recorded')}.\n",
           (f"Command: `tools/bench/run {ctx.args.command}`. " if getattr(ctx.args, "command", None) else "") +

@@ -9,8 +9,11 @@ latency/queue-depth/IOPS/bandwidth model; see shape_fs for the peers).
 """
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
+import sys
 
 from .fio import Target
 from .session import unmount, wait_exit
@@ -37,6 +40,24 @@ def fill(path, size_mib, direct=True):
 def _pgrep(pattern):
     out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
     return [int(p) for p in out]
+
+
+def _reap(pids, what, timeout=60):
+    """Waits for a peer daemon to exit after its unmount. One that does not
+    (a mergerfs 2.41.1 was seen to stay, its threads in futex waits, after
+    fusermount -u) gets SIGTERM, then SIGKILL: no process outlives the run."""
+    for p in pids:
+        if wait_exit(p, timeout):
+            continue
+        print(f"bench: {what} (pid {p}) did not exit {timeout} s after its unmount; terminating it",
+              file=sys.stderr)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                break
+            if wait_exit(p, 10):
+                break
 
 
 def raw_members(session, media, n, size_mib, label="ideal", per_file_jobs=True):
@@ -116,8 +137,9 @@ class Volume:
         self.session.remove(self.dir)
 
 
-def mergerfs(session, media, branches, setting, file_mib, branch_dirs=None):
-    """mergerfs over `branches` directories. setting: the -o string."""
+def mergerfs(session, media, branches, setting, file_mib, branch_dirs=None, binary="mergerfs"):
+    """mergerfs over `branches` directories. setting: the -o string;
+    binary: Debian's mergerfs, or a build given with --peer-mergerfs."""
     d = session.workdir(media, "merger")
     dirs = branch_dirs or []
     if not dirs:
@@ -127,18 +149,46 @@ def mergerfs(session, media, branches, setting, file_mib, branch_dirs=None):
             dirs.append(b)
     mnt = os.path.join(d, "mnt")
     os.mkdir(mnt)
-    token = session.on_close(f"mergerfs at {mnt}", lambda: unmount(mnt))
-    subprocess.run(["mergerfs", "-o", setting, ":".join(dirs), mnt], check=True)
-    pids = _pgrep(f"mergerfs .*{mnt}")
+    pids = []  # filled once it serves; the undo action reaps them, also after a Ctrl-C
+    token = session.on_close(f"mergerfs at {mnt}", lambda: (unmount(mnt), _reap(pids, f"mergerfs at {mnt}")))
+    subprocess.run([binary, "-o", setting, ":".join(dirs), mnt], check=True)
+    pids += _pgrep(f"{re.escape(os.path.basename(binary))} .*{mnt}")
     f = os.path.join(mnt, "f")
     fill(f, file_mib, direct=False)  # mergerfs refuses some O_DIRECT writes on disk files
 
     def teardown():
         session.undo_now(token)
-        for p in pids:
-            wait_exit(p)
         session.remove(d)
     return Target(label="mergerfs", files=[f], pids=pids, file_size=f"{file_mib}M"), teardown
+
+
+def passthrough_hp(session, binary, media, file_mib, uring, source_dir=None, label="ph"):
+    """libfuse's example/passthrough_hp (--peer-passthrough-hp) over one
+    source directory: a directory on the medium, or source_dir (a shaped
+    drive). --nopassthrough: the daemon serves every read and write itself
+    (kernel passthrough would measure the kernel, not a FUSE daemon); with
+    `uring`, over FUSE-over-io_uring (-o io_uring, needs the fuse module's
+    enable_uring). It daemonizes once mounted."""
+    d = session.workdir(media, "ph")
+    src = source_dir
+    if not src:
+        src = os.path.join(d, "src")
+        os.mkdir(src)
+    mnt = os.path.join(d, "mnt")
+    os.mkdir(mnt)
+    pids = []
+    token = session.on_close(f"passthrough_hp at {mnt}",
+                             lambda: (unmount(mnt), _reap(pids, f"passthrough_hp at {mnt}")))
+    cmd = [binary, "--nopassthrough"] + (["-o", "io_uring"] if uring else []) + [src, mnt]
+    subprocess.run(cmd, check=True)
+    pids += _pgrep(f"{re.escape(os.path.basename(binary))} .*{mnt}")
+    f = os.path.join(mnt, "f")
+    fill(f, file_mib, direct=False)
+
+    def teardown():
+        session.undo_now(token)
+        session.remove(d)
+    return Target(label=label, files=[f], pids=pids, file_size=f"{file_mib}M"), teardown
 
 
 def have(program):

@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .. import fio
+from ..peers import Peers
 
 
 class Skip(Exception):
@@ -48,6 +49,8 @@ class Context:
     disk_media: object = None
     shaped_media: object = None
     have_mergerfs: bool = False
+    peers: Peers = field(default_factory=Peers)  # mergerfs / passthrough_hp builds given by path
+    fuse_uring: bool = False    # the fuse module's enable_uring is on for this run
 
     @property
     def quick(self):
@@ -80,6 +83,10 @@ def run_rounds(ctx, case, configs, body, what="", rounds=None):
     rounds = rounds or ctx.rounds()
     ctx.session.progress.plan(rounds * len(configs))
     skipped = set()
+    for cfg in configs:
+        # What each row is (a peer's version and settings): said once under the table.
+        if cfg.note and cfg.note not in ctx.notes.get(case, []):
+            ctx.note(case, cfg.note)
     for r in range(1, rounds + 1):
         for cfg in configs:
             ctx.session.progress.step(f"{case}: round {r}/{rounds}, {cfg.name}{what}")

@@ -26,8 +26,7 @@ def configs(ctx, media):
     out.append(common.per_volume(media, ts[-1]))
     if not ctx.quick:
         out.append(common.peregrine(media, ts[-1], members=1, name="peregrine-1-member"))
-    if ctx.have_mergerfs:
-        out += [common.mergerfs(media, name) for name in common.MERGERFS_SETTINGS]
+    out += common.peers(ctx, media)
     return out
 
 

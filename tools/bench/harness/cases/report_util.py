@@ -9,18 +9,34 @@ def _metric(w):
     return "mib_s" if w.bs not in ("4k",) else "iops"
 
 
+# Peer rows that serve a file from one member only (they cannot stripe):
+# their label says so wherever they are shown, and the best-peer ratio
+# leaves the kernel-passthrough one out (it is no FUSE daemon serving IO).
+ONE_MEMBER = {
+    "mergerfs-passthrough": "one file on one member",
+    "ph-uring": "one member",
+    "ph-classic": "one member",
+}
+STRIPING_PEERS = ("mergerfs-default", "mergerfs-t32")
+SERVING_PEERS = STRIPING_PEERS + ("ph-uring", "ph-classic")
+
+
+def label(cfg):
+    return f"{cfg} ({ONE_MEMBER[cfg]})" if cfg in ONE_MEMBER else cfg
+
+
 def fio_table(c, workloads, ctx, title="IOPS (MiB/s for large blocks), median over rounds"):
     names = [w.name for w in workloads]
     out = [f"{title}:\n"]
     out.append(md_table(["config"] + names,
-                        [[cfg] + [fmt(value(c, cfg, w.name, _metric(w))) for w in workloads] for cfg in c
+                        [[label(cfg)] + [fmt(value(c, cfg, w.name, _metric(w))) for w in workloads] for cfg in c
                          if any(value(c, cfg, w.name) is not None for w in workloads)]))
     out.append("\nmean completion latency (us) / daemon CPU per IO (us):\n")
     out.append(md_table(["config"] + names,
-                        [[cfg] + [f"{fmt(value(c, cfg, w.name, 'lat_us'), 1)} / "
-                                  f"{fmt(value(c, cfg, w.name, 'cpu_us_per_io'), 1)}" for w in workloads]
+                        [[label(cfg)] + [f"{fmt(value(c, cfg, w.name, 'lat_us'), 1)} / "
+                                         f"{fmt(value(c, cfg, w.name, 'cpu_us_per_io'), 1)}" for w in workloads]
                          for cfg in c if any(value(c, cfg, w.name) is not None for w in workloads)]))
-    rss = [[cfg, fmt(value(c, cfg, "daemon", "peak_rss_kib") / 1024, 1)] for cfg in c
+    rss = [[label(cfg), fmt(value(c, cfg, "daemon", "peak_rss_kib") / 1024, 1)] for cfg in c
            if value(c, cfg, "daemon", "peak_rss_kib")]
     if rss:
         out.append("\ndaemon peak RSS (MiB):\n")
@@ -28,10 +44,41 @@ def fio_table(c, workloads, ctx, title="IOPS (MiB/s for large blocks), median ov
     return "\n".join(out)
 
 
+def best_of(c, w, configs, metric="iops"):
+    """(value, config) of the best of `configs` in cell w, or (None, None)."""
+    got = [(value(c, cfg, w, metric), cfg) for cfg in configs if cfg in c]
+    got = [g for g in got if g[0]]
+    return max(got) if got else (None, None)
+
+
 def best_mergerfs(c, w):
-    vals = [value(c, cfg, w, "iops") for cfg in c if cfg.startswith("mergerfs")]
-    vals = [v for v in vals if v]
-    return max(vals) if vals else None
+    return best_of(c, w, STRIPING_PEERS)[0]
+
+
+def peer_rows(c, names, p, metric="iops"):
+    """Ratio rows of peregrine row p against the peers in c: the best
+    serving peer in each cell (named), and the one-file passthrough row."""
+    rows = []
+    if any(cfg in c for cfg in ("ph-uring", "ph-classic")):
+        row = [f"{p} / best peer"]
+        for w in names:
+            best, who = best_of(c, w, SERVING_PEERS, metric)
+            r = ratio(value(c, p, w, metric), best)
+            row.append(f"{fmt(r, 2)} ({who})" if r is not None else "-")
+        rows.append(row)
+    if "mergerfs-passthrough" in c:
+        rows.append([f"{p} / {label('mergerfs-passthrough')}"] +
+                    [fmt(ratio(value(c, p, w, metric), value(c, "mergerfs-passthrough", w, metric)), 2)
+                     for w in names])
+    return rows
+
+
+def one_member_rows(c, names, agg, metric="iops"):
+    """On shaped media, what not striping costs: each one-member peer
+    against the aggregate of the shaped members (about 1/members)."""
+    return [[f"{label(cfg)} / shaped aggregate ({agg})"] +
+            [fmt(ratio(value(c, cfg, w, metric), agg), 2) for w in names]
+            for cfg in ONE_MEMBER if cfg in c]
 
 
 def ratio_table(c, workloads, ctx, media, null_cells):
@@ -54,6 +101,7 @@ def ratio_table(c, workloads, ctx, media, null_cells):
             rows.append(row)
         rows.append([f"{p} / ideal"] + [fmt(ratio(value(c, p, w), value(c, "ideal", w)), 2) for w in names])
         rows.append([f"{p} / best mergerfs"] + [fmt(ratio(value(c, p, w), best_mergerfs(c, w)), 2) for w in names])
+        rows += peer_rows(c, names, p)
     last = f"peregrine-{ctx.args.transports[-1]}"
     if "per-volume" in c:
         rows.append([f"{last} / per-volume"] + [fmt(ratio(value(c, last, w), value(c, "per-volume", w)), 2)
@@ -61,6 +109,8 @@ def ratio_table(c, workloads, ctx, media, null_cells):
     if "peregrine-1-member" in c:
         rows.append([f"{last} 4 members / 1 member"] +
                     [fmt(ratio(value(c, last, w), value(c, "peregrine-1-member", w)), 2) for w in names])
+    if media.shape:
+        rows += one_member_rows(c, names, 4 * media.shape.iops)
     if not rows:
         return ""
     return "\nratios (IOPS):\n\n" + md_table(["ratio"] + names, rows)
@@ -124,7 +174,7 @@ def bar_plot(c, workloads, name, outdir, title):
     for i, cfg in enumerate(configs):
         xs = [j + i * width for j in range(len(workloads))]
         ys = [(value(c, cfg, w.name, _metric(w)) or 0) for w in workloads]
-        ax.bar(xs, ys, width, label=cfg)
+        ax.bar(xs, ys, width, label=label(cfg))
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(workloads))])
     ax.set_xticklabels([w.name for w in workloads], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("IOPS (MiB/s for large blocks)")

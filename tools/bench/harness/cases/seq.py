@@ -19,8 +19,7 @@ def configs(ctx, media):
         out += [common.null_fuse(media, t) for t in ts]
     out += [common.peregrine(media, t) for t in ts]
     out.append(common.per_volume(media, ts[-1]))
-    if ctx.have_mergerfs:
-        out += [common.mergerfs(media, name) for name in common.MERGERFS_SETTINGS]
+    out += common.peers(ctx, media)
     return out
 
 
@@ -43,6 +42,16 @@ def report(ctx):
             null = "null-" + cfg[len("peregrine-"):]
             if null in c:
                 rows.append(row(cfg, null))
+            if ctx.peers.any:
+                if any(n in c for n in report_util.STRIPING_PEERS):
+                    rows.append([f"{cfg} / best mergerfs"] + [report_util.fmt(report_util.ratio(
+                        report_util.value(c, cfg, w, "mib_s"),
+                        report_util.best_of(c, w, report_util.STRIPING_PEERS, "mib_s")[0]), 2) for w in names])
+                rows += report_util.peer_rows(c, names, cfg, "mib_s")
+        if media.shape and ctx.peers.any:
+            # The shaped aggregate's bandwidth: members x the shape's MB/s, in MiB/s.
+            agg = round(4 * media.shape.mb_s * 1e6 / (1 << 20))
+            rows += report_util.one_member_rows(c, names, agg, "mib_s")
         text = report_util.fio_table(c, workloads(ctx), ctx, f"MiB/s at QD {QD}, median over rounds")
         if rows:
             text += "\nratios (bandwidth):\n\n" + report_util.md_table(["ratio"] + names, rows)

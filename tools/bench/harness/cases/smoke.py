@@ -21,7 +21,9 @@ def configs(ctx):
     cfgs.append(common.per_volume(shaped, ts[-1], members=2, name="per-volume-shaped"))
     cfgs.append(common.ideal(shaped, 2, label="ideal-shaped"))
     if ctx.have_mergerfs:
-        cfgs.append(common.mergerfs(tmpfs, "mergerfs-default", members=2))
+        cfgs.append(common.mergerfs(ctx, tmpfs, "mergerfs-default", members=2))
+    # Peers given by path: each kind starts and serves too.
+    cfgs += [c for c in common.peers(ctx, tmpfs, members=2) if c.name not in ("mergerfs-default", "mergerfs-t32")]
     return cfgs
 
 
