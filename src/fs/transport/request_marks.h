@@ -43,6 +43,12 @@ struct RequestMarks {
   // CREATE that came as FUSE_TMPFILE (open(2) with O_TMPFILE): the new
   // inode gets no name.
   bool tmpfile = false;
+  // The request's bytes stay where the transport put them until it is
+  // answered (an io-uring entry's payload belongs to its request until the
+  // reply): a write may send its data to the members from there instead of
+  // copying it. Classic transport: false (a worker reuses its buffer for
+  // the next request as soon as the handler returns).
+  bool held_until_reply = false;
 };
 
 inline thread_local RequestMarks tls_request_marks;

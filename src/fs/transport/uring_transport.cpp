@@ -149,9 +149,9 @@ void UringTransport::run_inline(const fuse_buf& buf, bool data) {
   wire::InHeader in;
   std::memcpy(&in, buf.mem, sizeof in);
   const uint16_t q = FuseRing::token_qid(in.unique);
-  tls_request_marks.unique = FuseRing::is_token(in.unique) && q < rings_.size()
-                                 ? rings_[q]->kernel_unique(FuseRing::token_entry(in.unique))
-                                 : 0;
+  const bool ring_request = FuseRing::is_token(in.unique) && q < rings_.size();
+  tls_request_marks.unique = ring_request ? rings_[q]->kernel_unique(FuseRing::token_entry(in.unique)) : 0;
+  tls_request_marks.held_until_reply = ring_request;
   host_.set_may_stay_staged(data);
   fuse_session_process_buf(se_, &buf);
   host_.set_may_stay_staged(false);
