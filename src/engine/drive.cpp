@@ -133,9 +133,9 @@ void Drive::complete_inline() {
   device_->submit();  // a short transfer complete() sent again
   release_pressure();
   if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-  // The drive thread may sleep through all of this: publish now, or
-  // `peregrine stats` would not show these IOs until it next runs.
-  publish_stats(true);
+  // At most every kPublishIntervalNs: a reader of stats() publishes what
+  // is newer itself.
+  publish_stats(false);
 }
 
 bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) {
@@ -151,7 +151,7 @@ bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const v
         device_->submit();  // a short transfer complete() sent again
         release_pressure();
         if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-        publish_stats(true);
+        publish_stats(false);
       }
       if (in_flight_ios_ == 0) return true;
     }
@@ -226,7 +226,7 @@ bool Drive::may_sleep(uint64_t& deadline_ns) {
   // The thread set its sleeping flag before this: a push after this check
   // sees it and wakes the thread; one before it moved the epoch.
   if (inbox_epoch_.load() != round_epoch_ || !device_->prepare_sleep(deadline_ns)) return false;
-  publish_stats(true);
+  publish_stats(false);
   return true;
 }
 
@@ -498,7 +498,15 @@ void Drive::publish_stats(bool force) {
   published_.in_flight = in_flight_ios_;
 }
 
-DriveStats Drive::stats() const {
+DriveStats Drive::stats() {
+  // Completions publish at most every kPublishIntervalNs (a copy of the
+  // counters and histograms per IO cost 1-2% of the daemon's CPU at 4 KiB):
+  // publish what is newer now, so a reader never sees a stale snapshot,
+  // even of a drive whose thread sleeps while submitters serve it inline.
+  {
+    MutexLock lock(dispatch_mutex_);
+    publish_stats(true);
+  }
   DriveStats s;
   {
     MutexLock lock(stats_mutex_);

@@ -99,7 +99,8 @@ class Drive {
   SubIo* tag_chain(uint32_t tag);
   void dispatch_tags(const uint32_t* tags, size_t n) EXCLUDES(dispatch_mutex_);
 
-  DriveStats stats() const EXCLUDES(stats_mutex_);
+  // Any thread that holds no drive's dispatch lock (it takes this one's).
+  DriveStats stats() EXCLUDES(dispatch_mutex_, stats_mutex_);
 
  private:
   struct TagSlot {
