@@ -51,8 +51,17 @@ std::string stats_json(FsContext& fs) {
   // failed); a remount,rw cannot change that (mount.peregrine asks).
   const bool read_only = fs.meta.mount_report().read_only || fs.meta.write_failed();
   out << "{\"time_ns\":" << monotonic_ns() << ",\"mount_time_ns\":" << fs.mount_time_ns << ",\"pid\":" << ::getpid()
-      << ",\"read_only\":" << (read_only ? "true" : "false")
-      << ",\"drives\":[";
+      << ",\"read_only\":" << (read_only ? "true" : "false");
+  // The batching and back-pressure the engine applies, as resolved from
+  // the settings (per-drive values times the member count, defaults filled
+  // in): what a user tuning the config file wants to see in effect.
+  const EngineConfig& c = e.config();
+  out << ",\"engine\":{\"scheduler\":\"" << (c.scheduler == Scheduler::per_drive ? "per-drive" : "per-volume")
+      << "\",\"low_watermark\":" << c.low_watermark << ",\"high_watermark\":" << c.high_watermark
+      << ",\"inline_dispatch\":" << (c.inline_dispatch ? "true" : "false")
+      << ",\"inline_poll_us\":" << c.inline_poll_ns / 1000 << ",\"pressure_low\":" << c.pressure_low
+      << ",\"pressure_high\":" << c.pressure_high << "}";
+  out << ",\"drives\":[";
   for (uint32_t d = 0; d < e.drive_count(); ++d) {
     DriveStats s = e.stats(d);
     out << (d ? "," : "") << "{\"index\":" << d << ",\"name\":"

@@ -128,11 +128,22 @@ TEST_F(StatsTest, CommandPrintsTextAndJson) {
   EXPECT_EQ(names, member_set(*volume_));
   EXPECT_EQ(doc.at("total").at("bytes_written").get<uint64_t>(), total);
   EXPECT_GE(total, kWrite);
+  // The engine settings in effect, resolved: the defaults are 1 and 32
+  // sub-IOs per drive (watermarks, volume-wide) and 768/1024 per drive.
+  ASSERT_TRUE(doc.contains("engine")) << j.out;
+  EXPECT_EQ(doc["engine"].at("scheduler").get<std::string>(), "per-drive");
+  EXPECT_EQ(doc["engine"].at("low_watermark").get<uint64_t>(), 4u);
+  EXPECT_EQ(doc["engine"].at("high_watermark").get<uint64_t>(), 128u);
+  EXPECT_EQ(doc["engine"].at("pressure_low").get<uint64_t>(), 768u);
+  EXPECT_EQ(doc["engine"].at("pressure_high").get<uint64_t>(), 1024u);
 
   RunResult t = run({peregrine_bin(), "stats", volume_->mountpoint()});
   ASSERT_EQ(t.code, 0) << t.describe();
   for (const std::string& m : volume_->members()) EXPECT_NE(t.out.find(m), std::string::npos) << m << "\n" << t.out;
   EXPECT_NE(t.out.find("p99.9"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("engine: per-drive scheduler, watermarks low 4 high 128 sub-IOs (volume), pressure 768/1024 per drive"),
+            std::string::npos)
+      << t.out;
 }
 
 TEST_F(StatsTest, WatchPrintsOneDeltaPerInterval) {

@@ -93,6 +93,7 @@ struct Snapshot {
   std::vector<Drive> drives;
   std::string transport;                // "" from a daemon too old to say
   std::vector<uint64_t> ring_requests;  // io-uring transport: requests served per ring
+  json engine;                          // effective engine settings (null from an older daemon)
   uint64_t ring_entries = 0;            // io-uring: entries per ring (0 from an older daemon)
   uint64_t ring_request_bytes = 0;      // io-uring: largest request an entry carries
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
@@ -169,6 +170,7 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
       s.ring_entries = doc["transport"].value("ring_entries", uint64_t{0});
       s.ring_request_bytes = doc["transport"].value("ring_request_bytes", uint64_t{0});
     }
+    if (doc.contains("engine")) s.engine = doc["engine"];
     for (const json& d : doc.at("drives")) {
       Drive drive;
       drive.index = d.at("index").get<uint64_t>();
@@ -250,6 +252,7 @@ struct Report {
   uint64_t dev_fuse_requests = 0;       // since mount
   uint64_t ring_entries = 0;
   uint64_t ring_request_bytes = 0;
+  json engine;
 };
 
 Report make_report(const std::string& root, const Snapshot& now, const Snapshot* before) {
@@ -261,6 +264,7 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.ring_requests = now.ring_requests;
   r.dev_fuse_requests = now.dev_fuse_requests;
   r.ring_entries = now.ring_entries;
+  r.engine = now.engine;
   r.ring_request_bytes = now.ring_request_bytes;
   if (before != nullptr && before->ring_requests.size() == now.ring_requests.size())
     for (size_t i = 0; i < r.ring_requests.size(); ++i)
@@ -327,6 +331,20 @@ void print_text(const Report& r) {
     }
     std::printf("FUSE transport: %s%s%s%s\n", r.transport.c_str(), shape.c_str(),
                 rings.empty() ? "" : ", requests per ring:", rings.c_str());
+  }
+  if (r.engine.is_object()) {
+    // In sub-IOs: the watermarks count the whole volume's, the pressure
+    // points each drive's.
+    const json& e = r.engine;
+    std::printf("engine: %s scheduler, watermarks low %llu high %llu sub-IOs (volume), pressure %llu/%llu per drive, "
+                "inline %s, poll %llu us\n",
+                e.value("scheduler", std::string("?")).c_str(),
+                static_cast<unsigned long long>(e.value("low_watermark", uint64_t{0})),
+                static_cast<unsigned long long>(e.value("high_watermark", uint64_t{0})),
+                static_cast<unsigned long long>(e.value("pressure_low", uint64_t{0})),
+                static_cast<unsigned long long>(e.value("pressure_high", uint64_t{0})),
+                e.value("inline_dispatch", false) ? "on" : "off",
+                static_cast<unsigned long long>(e.value("inline_poll_us", uint64_t{0})));
   }
   std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read",
               "MB/s rd", "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
@@ -396,6 +414,7 @@ json report_json(const Report& r) {
       out["transport"]["ring_request_bytes"] = r.ring_request_bytes;
     }
   }
+  if (r.engine.is_object()) out["engine"] = r.engine;
   out["drives"] = json::array();
   std::map<std::string, uint64_t> total;
   for (const Row& row : r.rows) {
