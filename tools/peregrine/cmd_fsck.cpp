@@ -28,7 +28,8 @@ constexpr int kUsageError = 16;
 constexpr int kOperationalError = 8;
 
 constexpr const char* kUsage =
-    "usage: peregrine fsck [-n | -y | -a | -p] [-f] [-v] MEMBER...\n\n"
+    "usage: peregrine fsck [-n | -y | -a | -p] [-f] [-v] MEMBER...\n"
+    "       fsck.peregrine [-n | -y | -a | -p] [-f] [-v] MEMBER...\n\n"
     "Checks the volume whose members are given (in any order; a comma-separated\n"
     "list counts as several): superblocks (assembly, and both copies on every\n"
     "member), checkpoints, the journal, the directory tree, link counts, extent\n"
