@@ -226,12 +226,22 @@ Status MemberCopy::plan(std::span<const CopyRange> ranges) {
 }
 
 Status MemberCopy::copy(std::span<const CopyRange> ranges, const CopyProgressFn& progress) {
+  return read_source(ranges, true, progress);
+}
+
+Status MemberCopy::checksum(std::span<const CopyRange> ranges, const CopyProgressFn& progress) {
+  return read_source(ranges, false, progress);
+}
+
+Status MemberCopy::read_source(std::span<const CopyRange> ranges, bool write, const CopyProgressFn& progress) {
   pieces_.clear();
   holes_.clear();
   data_bytes_ = hole_bytes_ = 0;
+  copied_ = false;
   if (Status s = plan(ranges); !s) return s;
-  for (const CopyRange& h : holes_)
-    if (Status s = zero_member_range(to_, h.begin, h.end); !s) return s;
+  if (write)
+    for (const CopyRange& h : holes_)
+      if (Status s = zero_member_range(to_, h.begin, h.end); !s) return s;
   const uint64_t total = data_bytes_;
   uint64_t done = 0;
   if (progress) progress(0, total);
@@ -239,7 +249,7 @@ Status MemberCopy::copy(std::span<const CopyRange> ranges, const CopyProgressFn&
   std::vector<Job> jobs;
   jobs.reserve(pieces_.size());
   for (size_t i = 0; i < pieces_.size(); ++i) jobs.push_back({pieces_[i].offset, pieces_[i].length, i});
-  Pipeline p(from_, &to_, tuning_.chunk_bytes, tuning_.chunks_in_flight);
+  Pipeline p(from_, write ? &to_ : nullptr, tuning_.chunk_bytes, tuning_.chunks_in_flight);
   Status s = p.run(
       jobs,
       [&](const Job& j, std::span<const std::byte> bytes) {

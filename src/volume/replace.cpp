@@ -122,13 +122,6 @@ std::optional<ReplaceResult> finished_before(const ReplaceOptions& o, const Memb
   return std::nullopt;
 }
 
-Expected<AlignedBuffer> read_record_region(const MemberFile& m) {
-  AlignedBuffer buf(kRecordRegionEnd - kMountRecordOffset);
-  if (int rc = m.pread_full(buf.data(), buf.size(), kMountRecordOffset); rc < 0)
-    return Status::error(-rc, "member " + m.info().path + ": cannot read its mount record: " + std::strerror(-rc));
-  return buf;
-}
-
 std::string last_mount_text(const MemberFile& m) {
   auto r = read_mount_record(m);
   if (!r) return "a damaged mount record";
@@ -136,34 +129,31 @@ std::string last_mount_text(const MemberFile& m) {
   return "last mounted " + when((*r)->mount_time) + " on " + (*r)->mountpoint;
 }
 
-// NEW holds a peregrine superblock. Fine without --force only when it is
-// OLD's own identity, left by an interrupted replace, and neither copy was
-// mounted since (the mount records, copied byte for byte, still agree).
-Status check_earlier_superblock(const ReplaceOptions& o, const MemberSuperblocks& sbs, const AssembledVolume& vol,
-                                uint32_t index, const MemberFile& old_file, const MemberFile& new_file) {
+// NEW carries OLD's own identity: left by an interrupted replace.
+bool is_earlier_copy(const MemberSuperblocks& sbs, const Superblock& old_sb) {
   const SuperblockCopy& copy = sbs.primary.superblock ? sbs.primary : sbs.backup;
-  const Superblock& old_sb = vol.member_superblocks[index];
-  if (copy.superblock && copy.superblock->volume_uuid == old_sb.volume_uuid &&
-      copy.superblock->member_uuid == old_sb.member_uuid) {
-    auto a = read_record_region(old_file);
-    if (!a) return a.status();
-    auto b = read_record_region(new_file);
-    if (!b) return b.status();
-    if (std::memcmp(a->data(), b->data(), a->size()) == 0 || o.force) {
-      if (o.note)
-        o.note("new member " + o.new_member + " already carries member index " + std::to_string(index) +
-               " of this volume: an earlier replace was interrupted; copying again");
-      return Status::ok();
-    }
-    return refuse_new(
-        o.new_member,
-        "already carries member index " + std::to_string(index) +
-            " of this volume from an interrupted replace, and OLD or NEW was mounted since (their mount records "
-            "differ: OLD " + o.old_member + ": " + last_mount_text(old_file) + "; NEW: " + last_mount_text(new_file) +
-            "). The one mounted last holds the volume's data. If that is OLD, run this again with --force to copy "
-            "it again; if it is NEW, use NEW in place of OLD and clear OLD's superblocks (docs/usage.md, "
-            "\"Replacing a member\")");
-  }
+  return copy.superblock && copy.superblock->volume_uuid == old_sb.volume_uuid &&
+         copy.superblock->member_uuid == old_sb.member_uuid;
+}
+
+// The copy of an interrupted replace no longer matches OLD: the volume was
+// used (mounted, fsck) with one of them since, and only the user knows which.
+Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile& old_file,
+                       const MemberFile& new_file, const Status& difference) {
+  return refuse_new(
+      o.new_member,
+      "already carries member index " + std::to_string(index) +
+          " of this volume from an interrupted replace, but no longer holds the same bytes as the old member (" +
+          difference.message() + "): the volume was used with one of them since (old member " + o.old_member +
+          ": " + last_mount_text(old_file) + "; new member: " + last_mount_text(new_file) +
+          "). If the old member holds the volume's current data, run this again with --force to copy it again; "
+          "if the new one does, use it in place of the old one and clear the old one's superblocks (docs/usage.md, "
+          "\"Replacing a member\")");
+}
+
+// NEW holds a peregrine superblock other than OLD's identity.
+Status check_foreign_superblock(const ReplaceOptions& o, const MemberSuperblocks& sbs) {
+  const SuperblockCopy& copy = sbs.primary.superblock ? sbs.primary : sbs.backup;
   if (o.force) return Status::ok();
   if (copy.superblock) {
     const Superblock& sb = *copy.superblock;
@@ -176,6 +166,44 @@ Status check_earlier_superblock(const ReplaceOptions& o, const MemberSuperblocks
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// NEW takes OLD's identity, one generation on; from the first sync on,
+// the volume assembles with either (never with both: they claim the same
+// index), and once OLD's copies are gone only with NEW.
+Expected<ReplaceResult> commit(const ReplaceOptions& o, const MemberFile& old_file, const MemberFile& new_file,
+                               const Superblock& old_sb, CreatedFile& created, ReplaceResult result) {
+  created.keep();
+  Superblock new_sb = old_sb;
+  new_sb.generation += 1;
+  auto step = [&](const MemberFile& m, const char* name, auto&& write) -> Status {
+    if (Status s = write(); !s) return s;
+    if (Status s = sync_member(m); !s) return s;
+    if (o.after_step) o.after_step(name);
+    return Status::ok();
+  };
+  if (Status s = step(new_file, "new-primary",
+                      [&] { return write_superblock_copy(new_file, new_sb, kPrimarySuperblockOffset); });
+      !s)
+    return s;
+  if (Status s = step(new_file, "new-backup",
+                      [&] { return write_superblock_copy(new_file, new_sb, kBackupSuperblockOffset); });
+      !s)
+    return s;
+  if (Status s = step(old_file, "old-primary",
+                      [&] { return write_zeros(old_file, kPrimarySuperblockOffset, kSuperblockSize); });
+      !s)
+    return s;
+  // The mount record goes with the backup: examine and scan must not call
+  // OLD a member of the volume from its record either.
+  if (Status s = step(old_file, "old-backup",
+                      [&] {
+                        if (Status z = write_zeros(old_file, kBackupSuperblockOffset, kSuperblockSize); !z) return z;
+                        return write_zeros(old_file, kMountRecordOffset, kMountRecordMaxBytes);
+                      });
+      !s)
+    return s;
+  return result;
 }
 
 }  // namespace
@@ -241,18 +269,14 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
                                         " bytes of the volume (" + format_size(needed) + ")");
   auto sbs = read_member_superblocks(new_file);
   if (!sbs) return sbs.status();
-  if (sbs->any_magic()) {
-    if (Status s = check_earlier_superblock(o, *sbs, *vol, index, old_file, new_file); !s) return s;
-  } else if (!o.force && !created.created()) {
+  const bool earlier_copy = is_earlier_copy(*sbs, old_sb);
+  if (sbs->any_magic() && !earlier_copy) {
+    if (Status s = check_foreign_superblock(o, *sbs); !s) return s;
+  } else if (!sbs->any_magic() && !o.force && !created.created()) {
     auto found = probe_foreign_signature(o.new_member);
     if (!found) return found.status();
     if (*found) return refuse_new(o.new_member, "holds " + **found + " (use --force to overwrite)");
   }
-
-  // From here NEW is written. A superblock it carries goes first, so that
-  // a half-made copy never looks like a member.
-  if (sbs->any_magic())
-    if (Status s = clear_superblocks(new_file); !s) return s;
 
   ReplaceResult result;
   result.member_index = index;
@@ -272,6 +296,28 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
     return [&o, phase](uint64_t done, uint64_t total) { o.progress(phase, done, total); };
   };
   auto t0 = std::chrono::steady_clock::now();
+
+  // An interrupted replace whose copy still matches OLD byte for byte (it
+  // stopped in the switch, and neither was used since) is only finished.
+  if (earlier_copy) {
+    if (o.note)
+      o.note("new member " + o.new_member + " already carries member index " + std::to_string(index) +
+             " of this volume (an earlier replace was interrupted): comparing it with the old member");
+    if (Status s = copier.checksum(ranges, progress("check")); !s) return s;
+    Status same = copier.verify(progress("compare"));
+    if (same) {
+      result.verify_seconds = seconds_since(t0);
+      if (o.note) o.note("the copy matches the old member: finishing the replace");
+      return commit(o, old_file, new_file, old_sb, created, result);
+    }
+    if (same.errnum() != EIO || !o.force) return refuse_diverged(o, index, old_file, new_file, same);
+    t0 = std::chrono::steady_clock::now();
+  }
+
+  // From here NEW is written. A superblock it carries goes first, so that
+  // a half-made copy never looks like a member.
+  if (sbs->any_magic())
+    if (Status s = clear_superblocks(new_file); !s) return s;
   if (Status s = copier.copy(ranges, progress("copy")); !s) return s;
   const uint64_t new_size = new_file.info().size_bytes / kBlockSize * kBlockSize;
   if (new_size > needed)
@@ -289,40 +335,7 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
   result.verify_seconds = seconds_since(t0);
   if (o.after_step) o.after_step("verify");
 
-  // Commit. NEW takes OLD's identity, one generation on; from the first
-  // sync on, the volume assembles with either (never with both: they claim
-  // the same index), and once OLD's copies are gone only with NEW.
-  created.keep();
-  Superblock new_sb = old_sb;
-  new_sb.generation += 1;
-  auto step = [&](const MemberFile& m, const char* name, auto&& write) -> Status {
-    if (Status s = write(); !s) return s;
-    if (Status s = sync_member(m); !s) return s;
-    if (o.after_step) o.after_step(name);
-    return Status::ok();
-  };
-  if (Status s = step(new_file, "new-primary",
-                      [&] { return write_superblock_copy(new_file, new_sb, kPrimarySuperblockOffset); });
-      !s)
-    return s;
-  if (Status s = step(new_file, "new-backup",
-                      [&] { return write_superblock_copy(new_file, new_sb, kBackupSuperblockOffset); });
-      !s)
-    return s;
-  if (Status s = step(old_file, "old-primary",
-                      [&] { return write_zeros(old_file, kPrimarySuperblockOffset, kSuperblockSize); });
-      !s)
-    return s;
-  // The mount record goes with the backup: examine and scan must not call
-  // OLD a member of the volume from its record either.
-  if (Status s = step(old_file, "old-backup",
-                      [&] {
-                        if (Status z = write_zeros(old_file, kBackupSuperblockOffset, kSuperblockSize); !z) return z;
-                        return write_zeros(old_file, kMountRecordOffset, kMountRecordMaxBytes);
-                      });
-      !s)
-    return s;
-  return result;
+  return commit(o, old_file, new_file, old_sb, created, result);
 }
 
 }  // namespace peregrine

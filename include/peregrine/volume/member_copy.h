@@ -48,9 +48,14 @@ class MemberCopy {
   // the member and the offset.
   Status copy(std::span<const CopyRange> ranges, const CopyProgressFn& progress);
 
+  // Only reads the ranges of `from` and takes their checksums, as copy()
+  // does, for a verify() of a `to` that should already hold the same bytes.
+  Status checksum(std::span<const CopyRange> ranges, const CopyProgressFn& progress);
+
   // Reads back what copy() wrote and compares it with the checksums taken
   // of the source: data chunks by CRC32C, holes must read as zeros (a hole
-  // that `to` keeps as a hole is not read). REQUIRES: copy() succeeded.
+  // that `to` keeps as a hole is not read). REQUIRES: copy() or checksum()
+  // succeeded.
   Status verify(const CopyProgressFn& progress);
 
   uint64_t data_bytes() const { return data_bytes_; }  // read from the source
@@ -64,6 +69,7 @@ class MemberCopy {
   };
 
   Status plan(std::span<const CopyRange> ranges);
+  Status read_source(std::span<const CopyRange> ranges, bool write, const CopyProgressFn& progress);
   void add_data(uint64_t begin, uint64_t end);
 
   const MemberFile& from_;
