@@ -53,6 +53,11 @@ class Pipeline {
 
   Status run(const std::vector<Job>& jobs, const OnRead& on_read, const std::function<void(uint64_t)>& on_done) {
     if (jobs.empty()) return Status::ok();
+    // tmpfs cannot do IO without blocking: io_uring would hand every chunk
+    // to a kernel worker, and those memory copies contend with each other;
+    // plain system calls in this thread are faster there.
+    if (reader_.info().memory_backed || (writer_ != nullptr && writer_->info().memory_backed))
+      return run_synchronously(jobs, on_read, on_done);
     io_uring ring{};
     if (int rc = io_uring_queue_init(depth_ * 2, &ring, 0); rc < 0)
       return Status::error(-rc, std::string("cannot set up io_uring for the copy: ") + std::strerror(-rc));
@@ -125,6 +130,21 @@ class Pipeline {
   }
 
  private:
+  Status run_synchronously(const std::vector<Job>& jobs, const OnRead& on_read,
+                           const std::function<void(uint64_t)>& on_done) {
+    AlignedBuffer buf(chunk_);
+    for (const Job& j : jobs) {
+      if (int rc = reader_.pread_full(buf.data(), j.length, j.offset); rc < 0)
+        return io_error(reader_, "read", j.offset, -rc);
+      if (Status s = on_read(j, {buf.data(), j.length}); !s) return s;
+      if (writer_ != nullptr)
+        if (int rc = writer_->pwrite_full(buf.data(), j.length, j.offset); rc < 0)
+          return io_error(*writer_, "write", j.offset, -rc);
+      on_done(j.length);
+    }
+    return Status::ok();
+  }
+
   struct Slot {
     AlignedBuffer buf;
     size_t job = 0;
