@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -301,6 +303,11 @@ TEST_P(PeregrineReplaceInterrupted, MountsWithOldOrNewAndARerunFinishes) {
     EXPECT_NE(in.code, 0);
     EXPECT_TRUE(contains(in.err, "duplicated member") && contains(in.err, "interrupted 'peregrine replace'"))
         << in.describe();
+    RunResult scan = run({peregrine_bin(), "scan", v.dir()});
+    EXPECT_EQ(scan.code, 1) << scan.describe();
+    EXPECT_TRUE(contains(scan.out, "member index 0 found 2 times") &&
+                contains(scan.out, "an interrupted 'peregrine replace' leaves this"))
+        << scan.describe();
   }
 
   RunResult again = replace(v.members(), old, now);
@@ -370,6 +377,94 @@ TEST(PeregrineReplaceSparse, NewStaysSparse) {
   // Allocated: what OLD had (its superblock blocks aside), and no more.
   EXPECT_LE(sn.st_blocks, so.st_blocks + 8) << "old " << so.st_blocks * 512 << " bytes, new " << sn.st_blocks * 512;
   EXPECT_EQ(describe_tree_difference(before, tree_of(v, with(v.members(), old, now))), "");
+}
+
+// kill -9 while the copy runs (once its first progress line is out, read
+// from its stderr: the copy is under way): the volume still mounts with
+// OLD, and the same command then replaces.
+TEST(PeregrineReplaceKilled, DuringTheCopyLeavesOldInPlace) {
+  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  Volume v(2, "256M");
+  ASSERT_EQ(v.mkfs().code, 0);
+  ASSERT_EQ(v.mount().code, 0);
+  write_files(v, 1, 160 << 20);
+  const Tree before = snapshot_tree(v.mountpoint(), false);
+  ASSERT_EQ(v.unmount(), 0);
+  const std::string old = v.members()[1], now = v.dir() + "/new1";
+
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  pid_t pid = spawn({peregrine_bin(), "replace", v.members()[0], old, "--old", old, "--new", now}, pipe_fds[1]);
+  ::close(pipe_fds[1]);
+  LineReader lines;
+  lines.reset(pipe_fds[0]);
+  std::optional<std::string> line;
+  while ((line = lines.next()) && !line->starts_with("replace: copy")) {
+  }
+  ASSERT_TRUE(line) << lines.seen();
+  ::kill(pid, SIGKILL);
+  int status = wait_exit(pid);
+  wait_released({v.members()[0], old, now});
+  // 160 MiB to copy after the first line: the kill lands first, unless this
+  // process was not scheduled for the whole copy; then it simply finished.
+  const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  if (killed) {
+    EXPECT_NE(info(with(v.members(), old, now)).code, 0) << "a half copy must not be a member";
+    EXPECT_EQ(describe_tree_difference(before, tree_of(v, v.members(), {"-o", "ro"})), "");
+  } else {
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << ": " << lines.seen();
+  }
+  RunResult r = replace(v.members(), old, now);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, killed ? "replaced member index 1" : "already replaced")) << r.out;
+  EXPECT_EQ(describe_tree_difference(before, tree_of(v, with(v.members(), old, now))), "");
+}
+
+// Block devices (loop devices over files): a file member replaced by a
+// device and back, the device read and written with O_DIRECT and claimed
+// O_EXCL (a device claimed by someone else is refused as busy).
+class PeregrineReplaceDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    dir_.emplace("peregrine-replace-dev");
+    backing_ = *dir_ / "backing";
+    ASSERT_TRUE(write_file(backing_, pattern(1 << 20, 4)));  // junk the replace must overwrite
+    ASSERT_EQ(::truncate(backing_.c_str(), 80 << 20), 0);
+    RunResult r = run({"losetup", "-f", "--show", backing_});
+    if (r.code != 0 || r.out.empty()) GTEST_SKIP() << "losetup could not attach a loop device: " << r.describe();
+    device_ = r.out.substr(0, r.out.find('\n'));
+  }
+  void TearDown() override {
+    if (!device_.empty()) run({"losetup", "-d", device_});
+  }
+  std::optional<TempDir> dir_;
+  std::string backing_, device_;
+};
+
+TEST_F(PeregrineReplaceDevice, FileToDeviceAndBack) {
+  Volume v(2);
+  const Tree before = populate(v);
+  const std::string old = v.members()[0];
+
+  Fd claim(::open(device_.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC));  // as a mounted filesystem would
+  ASSERT_TRUE(claim.ok());
+  RunResult busy = replace(v.members(), old, device_);
+  EXPECT_EQ(busy.code, 1) << busy.describe();
+  EXPECT_TRUE(contains(busy.err, device_) && contains(busy.err, "busy")) << busy.err;
+  claim.reset();
+
+  RunResult r = replace(v.members(), old, device_);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  const auto on_device = with(v.members(), old, device_);
+  EXPECT_EQ(describe_tree_difference(before, tree_of(v, on_device)), "");
+
+  const std::string back = v.dir() + "/back0";
+  r = replace(on_device, device_, back);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(describe_tree_difference(before, tree_of(v, with(on_device, device_, back))), "");
+  RunResult ex = run({peregrine_bin(), "examine", device_});
+  EXPECT_TRUE(contains(ex.out, "not a peregrine member")) << ex.describe();
 }
 
 }  // namespace
