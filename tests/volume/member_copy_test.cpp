@@ -112,5 +112,35 @@ TEST_F(MemberCopyTest, AWriteErrorFailsNamingTheMember) {
   EXPECT_NE(s.message().find("member " + dst_ + ": cannot "), std::string::npos) << s.message();
 }
 
+// On tmpfs the chunks go through plain system calls, not io_uring: the
+// same bytes, the same checks.
+TEST(MemberCopyTmpfs, CopiesAndVerifiesWithoutIoUring) {
+  char tmpl[] = "/dev/shm/peregrine-copy-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) GTEST_SKIP() << "no /dev/shm";
+  const std::string dir = tmpl, src = dir + "/src", dst = dir + "/dst";
+  ASSERT_EQ(::close(::open(src.c_str(), O_CREAT | O_WRONLY, 0600)), 0);
+  ASSERT_EQ(::truncate(src.c_str(), 12 * kMiB), 0);
+  put(src, 2 * kMiB, noise(3 * kMiB + 4096, 5));
+  ASSERT_EQ(::close(::open(dst.c_str(), O_CREAT | O_WRONLY, 0600)), 0);
+  ASSERT_EQ(::truncate(dst.c_str(), 12 * kMiB), 0);
+  put(dst, 8 * kMiB, noise(kMiB, 6));  // junk in what is a hole of the source
+  {
+    auto from = MemberFile::open(src, MemberFile::Mode::read_write);
+    auto to = MemberFile::open(dst, MemberFile::Mode::read_write);
+    ASSERT_TRUE(from && to) << (from ? to.status().message() : from.status().message());
+    if (!from->info().memory_backed) GTEST_SKIP() << "/dev/shm is not tmpfs";
+    MemberCopy c(*from, *to);
+    const CopyRange ranges[] = {{4096, 12 * kMiB}};
+    ASSERT_TRUE(c.copy(ranges, {}));
+    EXPECT_EQ(c.data_bytes(), 3 * kMiB + 4096);
+    ASSERT_TRUE(c.verify({}));
+    EXPECT_EQ(bytes(dst, 2 * kMiB, 3 * kMiB + 4096), bytes(src, 2 * kMiB, 3 * kMiB + 4096));
+    EXPECT_EQ(bytes(dst, 8 * kMiB, kMiB), std::string(kMiB, '\0'));
+    put(dst, 4 * kMiB + 100, "z");
+    EXPECT_FALSE(c.verify({}));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace peregrine::test
