@@ -310,7 +310,7 @@ Status MemberCopy::verify(const CopyProgressFn& progress) {
       jobs,
       [&](const Job& j, std::span<const std::byte> bytes) {
         if (j.tag == kHoleTag ? !all_zero(bytes.data(), bytes.size()) : crc32c(bytes) != pieces_[j.tag].crc)
-          return Status::error(EIO, "member " + to_.info().path + ": the copy does not read back as written at offset " +
+          return Status::error(EBADMSG, "member " + to_.info().path + ": the copy does not read back as written at offset " +
                                         std::to_string(j.offset) + " (" + std::to_string(j.length) +
                                         " bytes differ from the source)");
         return Status::ok();

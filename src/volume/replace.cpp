@@ -307,10 +307,12 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
     Status same = copier.verify(progress("compare"));
     if (same) {
       result.verify_seconds = seconds_since(t0);
+      result.finished_earlier_copy = true;
       if (o.note) o.note("the copy matches the old member: finishing the replace");
       return commit(o, old_file, new_file, old_sb, created, result);
     }
-    if (same.errnum() != EIO || !o.force) return refuse_diverged(o, index, old_file, new_file, same);
+    if (same.errnum() != EBADMSG) return same;
+    if (!o.force) return refuse_diverged(o, index, old_file, new_file, same);
     t0 = std::chrono::steady_clock::now();
   }
 

@@ -316,6 +316,7 @@ TEST_P(PeregrineReplaceInterrupted, MountsWithOldOrNewAndARerunFinishes) {
   // Stopped in the switch, the copy is compared, not made again.
   EXPECT_EQ(contains(again.err, "the copy matches the old member: finishing the replace"), old_usable && new_usable)
       << again.err;
+  EXPECT_EQ(contains(again.out, "the copy an interrupted run made matched"), old_usable && new_usable) << again.out;
   EXPECT_EQ(describe_tree_difference(before, tree_of(v, new_members)), "");
   EXPECT_NE(info(v.members()).code, 0);
 }

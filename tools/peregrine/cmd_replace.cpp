@@ -203,10 +203,14 @@ int cmd_replace(int argc, char** argv) {
   const double rate = r->copy_seconds > 0 ? static_cast<double>(r->data_bytes) / r->copy_seconds / (1 << 20) : 0;
   std::printf("replaced member index %u of %u of volume %s: %s -> %s\n", r->member_index, r->member_count,
               r->volume_uuid.to_string().c_str(), o.old_member.c_str(), o.new_member.c_str());
-  std::printf("  copied %s in %.1f s (%.0f MiB/s)%s, verified in %.1f s\n", format_size(r->data_bytes).c_str(),
-              r->copy_seconds, rate,
-              r->hole_bytes ? (", " + format_size(r->hole_bytes) + " of holes skipped").c_str() : "",
-              r->verify_seconds);
+  if (r->finished_earlier_copy)
+    std::printf("  the copy an interrupted run made matched %s (compared in %.1f s): switched over\n",
+                o.old_member.c_str(), r->verify_seconds);
+  else
+    std::printf("  copied %s in %.1f s (%.0f MiB/s)%s, verified in %.1f s\n", format_size(r->data_bytes).c_str(),
+                r->copy_seconds, rate,
+                r->hole_bytes ? (", " + format_size(r->hole_bytes) + " of holes skipped").c_str() : "",
+                r->verify_seconds);
   std::printf("  %s is no longer a member; mount the volume with %s in its place\n", o.old_member.c_str(),
               o.new_member.c_str());
   return 0;

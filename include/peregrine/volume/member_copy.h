@@ -57,8 +57,9 @@ class MemberCopy {
 
   // Reads back what copy() wrote and compares it with the checksums taken
   // of the source: data chunks by CRC32C, holes must read as zeros (a hole
-  // that `to` keeps as a hole is not read). REQUIRES: copy() or checksum()
-  // succeeded.
+  // that `to` keeps as a hole is not read). A difference fails with
+  // EBADMSG (an IO error with its own errno). REQUIRES: copy() or
+  // checksum() succeeded.
   Status verify(const CopyProgressFn& progress);
 
   uint64_t data_bytes() const { return data_bytes_; }  // read from the source

@@ -48,6 +48,9 @@ struct ReplaceOptions {
 
 struct ReplaceResult {
   bool already_done = false;  // OLD was replaced by NEW before: nothing written
+  // NEW already held a copy that matched OLD (a replace interrupted in the
+  // switch): compared, not copied again; verify_seconds is the comparison.
+  bool finished_earlier_copy = false;
   uint32_t member_index = 0;
   uint32_t member_count = 0;
   Uuid volume_uuid;
