@@ -147,9 +147,19 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
   std::vector<Found*> slot(n, nullptr);
   for (Found& f : found) {
     Found*& s = slot[f.sb.member_index];
-    if (s != nullptr)
+    if (s != nullptr) {
+      // Two copies of one member: what an interrupted `peregrine replace`
+      // leaves (the old member and its copy, one generation on).
+      std::string copy;
+      if (s->sb.member_uuid == f.sb.member_uuid)
+        copy = "; both are the same member (generation " + std::to_string(s->sb.generation) + " and " +
+               std::to_string(f.sb.generation) +
+               "), one a copy of the other, as an interrupted 'peregrine replace' leaves them: give only one "
+               "(run that replace again to finish it)";
       return refuse(f.path, "duplicated member: claims index " + std::to_string(f.sb.member_index) +
-                                " (member UUID " + f.sb.member_uuid.to_string() + "), as does member " + s->path);
+                                " (member UUID " + f.sb.member_uuid.to_string() + "), as does member " + s->path +
+                                copy);
+    }
     s = &f;
   }
   std::string missing;

@@ -330,6 +330,16 @@ int cmd_scan(int argc, char** argv) {
                  " times (a copy?):";
       for (const std::string& p : paths) trouble += " " + p;
       trouble += "\n";
+      // One member at two generations: a copy that an interrupted
+      // `peregrine replace` made, one generation on (docs/format.md, section 9).
+      std::set<uint64_t> generations;
+      for (const MemberExamination& e : v.members)
+        if (e.superblock->member_index == i) generations.insert(e.superblock->generation);
+      if (generations.size() > 1)
+        trouble += "#   at generations " + std::to_string(*generations.begin()) + " and " +
+                   std::to_string(*generations.rbegin()) +
+                   ": an interrupted 'peregrine replace' leaves this (the higher one is the new member); run "
+                   "it again to finish\n";
       std::fprintf(stderr, "peregrine scan: volume %s: member index %u found %zu times\n", uuid.to_string().c_str(),
                    i, paths.size());
     }

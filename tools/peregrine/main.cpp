@@ -27,6 +27,7 @@ constexpr Entry kCommands[] = {
     {"mount", peregrine::cli::cmd_mount, "mount a volume as a filesystem"},
     {"stats", peregrine::cli::cmd_stats, "per-drive statistics of a mounted volume"},
     {"config", peregrine::cli::cmd_config, "validate and print the configuration"},
+    {"replace", peregrine::cli::cmd_replace, "copy a member to a new drive or file, which takes its place"},
 };
 
 void usage(FILE* out) {

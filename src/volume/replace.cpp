@@ -1,0 +1,343 @@
+#include "peregrine/volume/replace.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <optional>
+
+#include "member_identity.h"
+#include "peregrine/util/aligned_buffer.h"
+#include "peregrine/volume/assembly.h"
+#include "peregrine/volume/member_examination.h"
+#include "peregrine/volume/member_lock.h"
+#include "peregrine/volume/member_superblocks.h"
+#include "peregrine/volume/mount_record.h"
+#include "peregrine/volume/size_text.h"
+#include "signature_probe.h"
+
+namespace peregrine {
+namespace {
+
+// Zeroed at the end of a larger NEW, as mkfs does: GPT backup headers and
+// end-of-device RAID labels there would still be reported by libblkid.
+constexpr uint64_t kTailWipe = 1024 * 1024;
+// The header bytes that carry the mount record (docs/format.md, section 8).
+constexpr uint64_t kRecordRegionEnd = kBackupSuperblockOffset;
+
+bool same_file(const MemberIdentity& a, const MemberIdentity& b) {
+  if (!a.exists || !b.exists) return !a.exists && !b.exists && a.absolute == b.absolute;
+  if (a.is_block_device != b.is_block_device) return false;
+  return a.is_block_device ? a.dev == b.dev : (a.dev == b.dev && a.ino == b.ino);
+}
+
+bool is_file(const MemberFile& m, const MemberIdentity& id) {
+  if (m.info().is_block_device != id.is_block_device) return false;
+  return id.is_block_device ? m.info().dev == id.dev : (m.info().dev == id.dev && m.info().ino == id.ino);
+}
+
+Status refuse_new(const std::string& path, const std::string& why) {
+  return Status::error(EINVAL, "new member " + path + ": " + why);
+}
+
+Expected<MemberIdentity> identify(const std::string& path, bool allow_missing) {
+  auto ids = identify_members({path}, allow_missing);
+  if (!ids) return ids.status();
+  return std::move(ids->front());
+}
+
+std::string when(uint64_t t) {
+  char buf[32];
+  time_t tt = static_cast<time_t>(t);
+  struct tm tm {};
+  gmtime_r(&tt, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// Removes a NEW this run created unless it was kept (committed).
+class CreatedFile {
+ public:
+  void set(std::string path) { path_ = std::move(path); }
+  void keep() { path_.clear(); }
+  bool created() const { return !path_.empty(); }
+  ~CreatedFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+ private:
+  std::string path_;
+};
+
+Status sync_member(const MemberFile& m) {
+  if (int rc = m.sync(); rc < 0)
+    return Status::error(-rc, "member " + m.info().path + ": cannot sync: " + std::strerror(-rc));
+  return Status::ok();
+}
+
+Status write_zeros(const MemberFile& m, uint64_t offset, uint64_t len) {
+  AlignedBuffer zeros(len);
+  if (int rc = m.pwrite_full(zeros.data(), len, offset); rc < 0)
+    return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(offset) +
+                                  ": " + std::strerror(-rc));
+  return Status::ok();
+}
+
+Status clear_superblocks(const MemberFile& m) {
+  if (Status s = write_zeros(m, kPrimarySuperblockOffset, kSuperblockSize); !s) return s;
+  if (Status s = write_zeros(m, kBackupSuperblockOffset, kSuperblockSize); !s) return s;
+  return sync_member(m);
+}
+
+// After an assembly that failed: did an earlier run already finish, so
+// that OLD is no member and the volume assembles with NEW in its place?
+std::optional<ReplaceResult> finished_before(const ReplaceOptions& o, const MemberIdentity& old_id) {
+  auto old_exam = examine_member(o.old_member, false);
+  if (!old_exam || old_exam->is_member() || old_exam->copies.any_magic()) return std::nullopt;
+  std::vector<std::string> paths;
+  for (const std::string& p : o.members) {
+    auto id = identify(p, false);
+    if (!id) return std::nullopt;
+    paths.push_back(same_file(*id, old_id) ? o.new_member : p);
+  }
+  auto vol = assemble(paths, MemberFile::Mode::read_only);
+  if (!vol) return std::nullopt;
+  auto new_id = identify(o.new_member, false);
+  if (!new_id) return std::nullopt;
+  for (uint32_t i = 0; i < vol->members.size(); ++i) {
+    if (!is_file(vol->members[i], *new_id)) continue;
+    ReplaceResult r;
+    r.already_done = true;
+    r.member_index = i;
+    r.member_count = vol->superblock.member_count();
+    r.volume_uuid = vol->superblock.volume_uuid;
+    r.member_uuid = vol->member_superblocks[i].member_uuid;
+    return r;
+  }
+  return std::nullopt;
+}
+
+std::string last_mount_text(const MemberFile& m) {
+  auto r = read_mount_record(m);
+  if (!r) return "a damaged mount record";
+  if (!*r) return "no mount recorded";
+  return "last mounted " + when((*r)->mount_time) + " on " + (*r)->mountpoint;
+}
+
+// NEW carries OLD's own identity: left by an interrupted replace.
+bool is_earlier_copy(const MemberSuperblocks& sbs, const Superblock& old_sb) {
+  const SuperblockCopy& copy = sbs.primary.superblock ? sbs.primary : sbs.backup;
+  return copy.superblock && copy.superblock->volume_uuid == old_sb.volume_uuid &&
+         copy.superblock->member_uuid == old_sb.member_uuid;
+}
+
+// The copy of an interrupted replace no longer matches OLD: the volume was
+// used (mounted, fsck) with one of them since, and only the user knows which.
+Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile& old_file,
+                       const MemberFile& new_file, const Status& difference) {
+  return refuse_new(
+      o.new_member,
+      "already carries member index " + std::to_string(index) +
+          " of this volume from an interrupted replace, but no longer holds the same bytes as the old member (" +
+          difference.message() + "): the volume was used with one of them since (old member " + o.old_member +
+          ": " + last_mount_text(old_file) + "; new member: " + last_mount_text(new_file) +
+          "). If the old member holds the volume's current data, run this again with --force to copy it again; "
+          "if the new one does, use it in place of the old one and clear the old one's superblocks (docs/usage.md, "
+          "\"Replacing a member\")");
+}
+
+// NEW holds a peregrine superblock other than OLD's identity.
+Status check_foreign_superblock(const ReplaceOptions& o, const MemberSuperblocks& sbs) {
+  const SuperblockCopy& copy = sbs.primary.superblock ? sbs.primary : sbs.backup;
+  if (o.force) return Status::ok();
+  if (copy.superblock) {
+    const Superblock& sb = *copy.superblock;
+    return refuse_new(o.new_member, "already member " + std::to_string(sb.member_index) + " of " +
+                                        std::to_string(sb.member_count()) + " of peregrine volume " +
+                                        sb.volume_uuid.to_string() + " (use --force to overwrite)");
+  }
+  return refuse_new(o.new_member, "holds a damaged peregrine superblock (use --force to overwrite)");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// NEW takes OLD's identity, one generation on; from the first sync on,
+// the volume assembles with either (never with both: they claim the same
+// index), and once OLD's copies are gone only with NEW.
+Expected<ReplaceResult> commit(const ReplaceOptions& o, const MemberFile& old_file, const MemberFile& new_file,
+                               const Superblock& old_sb, CreatedFile& created, ReplaceResult result) {
+  created.keep();
+  Superblock new_sb = old_sb;
+  new_sb.generation += 1;
+  auto step = [&](const MemberFile& m, const char* name, auto&& write) -> Status {
+    if (Status s = write(); !s) return s;
+    if (Status s = sync_member(m); !s) return s;
+    if (o.after_step) o.after_step(name);
+    return Status::ok();
+  };
+  if (Status s = step(new_file, "new-primary",
+                      [&] { return write_superblock_copy(new_file, new_sb, kPrimarySuperblockOffset); });
+      !s)
+    return s;
+  if (Status s = step(new_file, "new-backup",
+                      [&] { return write_superblock_copy(new_file, new_sb, kBackupSuperblockOffset); });
+      !s)
+    return s;
+  if (Status s = step(old_file, "old-primary",
+                      [&] { return write_zeros(old_file, kPrimarySuperblockOffset, kSuperblockSize); });
+      !s)
+    return s;
+  // The mount record goes with the backup: examine and scan must not call
+  // OLD a member of the volume from its record either.
+  if (Status s = step(old_file, "old-backup",
+                      [&] {
+                        if (Status z = write_zeros(old_file, kBackupSuperblockOffset, kSuperblockSize); !z) return z;
+                        return write_zeros(old_file, kMountRecordOffset, kMountRecordMaxBytes);
+                      });
+      !s)
+    return s;
+  return result;
+}
+
+}  // namespace
+
+Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
+  if (o.members.empty()) return Status::error(EINVAL, "no members given");
+  auto ids = identify_members(o.members, /*allow_missing=*/false);
+  if (!ids) return ids.status();
+  auto old_id = identify(o.old_member, false);
+  if (!old_id) return Status::error(old_id.status().errnum(), "old " + old_id.status().message());
+  if (std::none_of(ids->begin(), ids->end(), [&](const MemberIdentity& id) { return same_file(id, *old_id); }))
+    return Status::error(EINVAL, "old member " + o.old_member +
+                                     ": not among the members given (list every member of the volume, the old "
+                                     "one included)");
+  auto new_id = identify(o.new_member, /*allow_missing=*/true);
+  if (!new_id) return Status::error(new_id.status().errnum(), "new " + new_id.status().message());
+  for (const MemberIdentity& id : *ids)
+    if (same_file(id, *new_id))
+      return refuse_new(o.new_member, "same " + std::string(id.is_block_device ? "device" : "file") +
+                                          " as member " + id.path + (same_file(id, *old_id) ? " (the old member)" : "") +
+                                          ", already in the volume");
+
+  auto vol = assemble(o.members, MemberFile::Mode::read_write);
+  if (!vol) {
+    if (auto done = finished_before(o, *old_id)) return *done;
+    return vol.status();
+  }
+  if (o.note)
+    for (const std::string& w : vol->warnings) o.note(w);
+  uint32_t index = 0;
+  while (index < vol->members.size() && !is_file(vol->members[index], *old_id)) ++index;
+  if (index == vol->members.size()) return Status::error(EINVAL, "internal: the old member is not in the volume");
+  const MemberFile& old_file = vol->members[index];
+  const Superblock& old_sb = vol->member_superblocks[index];
+  const uint64_t needed = old_sb.member_bytes_needed();
+
+  // NEW: created when it is a missing regular file, then checked as mkfs
+  // checks a member. Nothing is written to it before every check passed.
+  CreatedFile created;
+  if (!new_id->exists) {
+    std::filesystem::path dir = std::filesystem::path(new_id->absolute).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      return refuse_new(o.new_member, "does not exist, and " + dir.string() + " is not a directory to create it in");
+    int fd = ::open(o.new_member.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return refuse_new(o.new_member, std::string("cannot create: ") + std::strerror(errno));
+    created.set(o.new_member);
+    const uint64_t size = std::max(needed, old_file.info().size_bytes);
+    int rc = ::ftruncate(fd, static_cast<off_t>(size));
+    int e = errno;
+    ::close(fd);
+    if (rc != 0) return refuse_new(o.new_member, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
+  }
+  auto opened = open_member_locked(o.new_member, MemberFile::Mode::read_write);
+  if (!opened) return Status::error(opened.status().errnum(), "new " + opened.status().message());
+  const MemberFile& new_file = *opened;
+  if (new_file.info().logical_block_size > kBlockSize)
+    return refuse_new(o.new_member, "logical block size " + std::to_string(new_file.info().logical_block_size) +
+                                        " is larger than the volume block size " + std::to_string(kBlockSize));
+  if (new_file.info().size_bytes < needed)
+    return refuse_new(o.new_member, "too small (" + std::to_string(new_file.info().size_bytes) + " bytes); member " +
+                                        o.old_member + " holds " + std::to_string(needed) +
+                                        " bytes of the volume (" + format_size(needed) + ")");
+  auto sbs = read_member_superblocks(new_file);
+  if (!sbs) return sbs.status();
+  const bool earlier_copy = is_earlier_copy(*sbs, old_sb);
+  if (sbs->any_magic() && !earlier_copy) {
+    if (Status s = check_foreign_superblock(o, *sbs); !s) return s;
+  } else if (!sbs->any_magic() && !o.force && !created.created()) {
+    auto found = probe_foreign_signature(o.new_member);
+    if (!found) return found.status();
+    if (*found) return refuse_new(o.new_member, "holds " + **found + " (use --force to overwrite)");
+  }
+
+  ReplaceResult result;
+  result.member_index = index;
+  result.member_count = old_sb.member_count();
+  result.volume_uuid = old_sb.volume_uuid;
+  result.member_uuid = old_sb.member_uuid;
+  result.created = created.created();
+
+  // Everything of OLD's but its two superblock blocks: the mount record and
+  // the reserved header bytes, then the data area (with the metadata area:
+  // a dirty journal is copied as it is and replayed at the next mount).
+  std::vector<CopyRange> ranges = {{kMountRecordOffset, kBackupSuperblockOffset},
+                                   {kBackupSuperblockOffset + kSuperblockSize, needed}};
+  MemberCopy copier(old_file, new_file, o.tuning);
+  auto progress = [&](const char* phase) -> CopyProgressFn {
+    if (!o.progress) return {};
+    return [&o, phase](uint64_t done, uint64_t total) { o.progress(phase, done, total); };
+  };
+  auto t0 = std::chrono::steady_clock::now();
+
+  // An interrupted replace whose copy still matches OLD byte for byte (it
+  // stopped in the switch, and neither was used since) is only finished.
+  if (earlier_copy) {
+    if (o.note)
+      o.note("new member " + o.new_member + " already carries member index " + std::to_string(index) +
+             " of this volume (an earlier replace was interrupted): comparing it with the old member");
+    if (Status s = copier.checksum(ranges, progress("check")); !s) return s;
+    Status same = copier.verify(progress("compare"));
+    if (same) {
+      result.verify_seconds = seconds_since(t0);
+      result.finished_earlier_copy = true;
+      if (o.note) o.note("the copy matches the old member: finishing the replace");
+      return commit(o, old_file, new_file, old_sb, created, result);
+    }
+    if (same.errnum() != EBADMSG) return same;
+    if (!o.force) return refuse_diverged(o, index, old_file, new_file, same);
+    t0 = std::chrono::steady_clock::now();
+  }
+
+  // From here NEW is written. A superblock it carries goes first, so that
+  // a half-made copy never looks like a member.
+  if (sbs->any_magic())
+    if (Status s = clear_superblocks(new_file); !s) return s;
+  if (Status s = copier.copy(ranges, progress("copy")); !s) return s;
+  const uint64_t new_size = new_file.info().size_bytes / kBlockSize * kBlockSize;
+  if (new_size > needed)
+    if (Status s = zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size);
+        !s)
+      return s;
+  if (Status s = sync_member(new_file); !s) return s;
+  result.copy_seconds = seconds_since(t0);
+  result.data_bytes = copier.data_bytes();
+  result.hole_bytes = copier.hole_bytes();
+  if (o.after_step) o.after_step("copy");
+
+  t0 = std::chrono::steady_clock::now();
+  if (Status s = copier.verify(progress("verify")); !s) return s;
+  result.verify_seconds = seconds_since(t0);
+  if (o.after_step) o.after_step("verify");
+
+  return commit(o, old_file, new_file, old_sb, created, result);
+}
+
+}  // namespace peregrine

@@ -1,0 +1,219 @@
+// `peregrine replace [--force] MEMBER... --old OLD --new NEW`: replaces one
+// member of an unmounted volume by another drive or file (the copy, the
+// check and the crash-safe switch: peregrine/volume/replace.h). Exit codes:
+// 0 replaced (or replaced before), 1 refused or failed, 2 bad command line.
+//
+// Test hook: PEREGRINE_TEST_REPLACE_STOP_AFTER=STEP makes the process
+// _exit(9) right after STEP ("copy", "verify", "new-primary", "new-backup",
+// "old-primary", "old-backup"), or, as "copy:PCT", once PCT percent of the
+// copy is done, with IO still in flight: what a crash or kill -9 leaves.
+// Never set it outside tests; the command says so on stderr when it is.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "mount_table.h"
+#include "peregrine/volume/mount_table.h"
+#include "peregrine/volume/replace.h"
+#include "peregrine/volume/size_text.h"
+
+namespace peregrine::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kStopEnv = "PEREGRINE_TEST_REPLACE_STOP_AFTER";
+
+constexpr const char* kUsage =
+    "usage: peregrine replace [--force] MEMBER... --old OLD --new NEW\n\n"
+    "Replaces member OLD of the volume made of the MEMBERs (every member, OLD\n"
+    "among them, in any order) by NEW, a block device or regular file at least\n"
+    "as large as OLD's part of the volume (a regular file that does not exist is\n"
+    "created with OLD's size). Copies OLD's contents to NEW, reads NEW back and\n"
+    "checks it, then makes NEW the member: it takes OLD's member UUID and index,\n"
+    "and OLD's superblocks are cleared. Until the switch the volume is unchanged.\n"
+    "The volume must not be mounted (online replace is not available yet). If the\n"
+    "command is interrupted, run it again: it copies again and finishes, or says\n"
+    "that the replace is done. Refuses a NEW that holds a filesystem, partition\n"
+    "table or peregrine volume unless --force.\n\noptions";
+
+// "1:05" / "1:02:03".
+std::string clock_text(double seconds) {
+  long s = seconds < 0 ? 0 : static_cast<long>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+// Progress on stderr: on a terminal one line redrawn at most four times a
+// second, in a log one line per 10 % of each phase; each with the rate and
+// the time left.
+class Progress {
+ public:
+  Progress() : tty_(::isatty(STDERR_FILENO) != 0) {}
+
+  void operator()(std::string_view phase, uint64_t done, uint64_t total) {
+    using clock = std::chrono::steady_clock;
+    const auto now = clock::now();
+    if (phase != phase_) {
+      if (tty_ && !phase_.empty() && !line_ended_) std::fprintf(stderr, "\n");
+      phase_ = std::string(phase);
+      start_ = now;
+      last_pct_ = -1;
+      line_ended_ = false;
+      last_ = clock::time_point{};
+    }
+    const int pct = total ? static_cast<int>(done * 100 / total) : 100;
+    const bool end = done >= total;
+    if (line_ended_) return;
+    if (tty_ ? (!end && now - last_ < std::chrono::milliseconds(250))
+             : (pct / 10 == last_pct_ / 10 && !end))
+      return;
+    last_ = now;
+    last_pct_ = pct;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    std::string eta = rate > 0 && !end ? "  " + clock_text(static_cast<double>(total - done) / rate) + " left" : "";
+    std::fprintf(stderr, tty_ ? "\rreplace: %-6s %3d%%  %llu of %llu MiB  %.0f MiB/s%s\033[K"
+                              : "replace: %s %d%%  %llu of %llu MiB  %.0f MiB/s%s\n",
+                 phase_.c_str(), pct, static_cast<unsigned long long>(done >> 20),
+                 static_cast<unsigned long long>(total >> 20), rate / (1 << 20), eta.c_str());
+    if (end) {
+      if (tty_) std::fprintf(stderr, "\n");
+      line_ended_ = true;
+    }
+  }
+
+ private:
+  bool tty_;
+  std::string phase_;
+  std::chrono::steady_clock::time_point start_, last_;
+  int last_pct_ = -1;
+  bool line_ended_ = false;
+};
+
+// A directory given where members are expected: most likely the mount point
+// of the volume. Checked in the mount table before anything touches the
+// path (the stat of a mount point whose daemon is stopped would hang).
+Status refuse_mountpoint(const std::string& arg) {
+  std::error_code ec;
+  std::string abs = resolve_parent(std::filesystem::absolute(arg, ec).lexically_normal().string());
+  if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  if (auto m = mount_at(abs); m && m->fstype == "fuse.peregrine")
+    return Status::error(EBUSY, arg + ": a peregrine volume (" + m->source + ") is mounted at " + abs +
+                                    ": unmount it first and give its members; replacing a member of a mounted "
+                                    "volume (online replace) is not available yet");
+  struct stat st {};
+  if (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status::error(EINVAL, arg + ": a directory, not a member (give the members of the unmounted volume)");
+  return Status::ok();
+}
+
+}  // namespace
+
+int cmd_replace(int argc, char** argv) {
+  po::options_description opts(kUsage);
+  opts.add_options()("help,h", "print this help")("old", po::value<std::string>()->value_name("OLD"),
+                                                   "the member to replace (one of the MEMBERs)")(
+      "new", po::value<std::string>()->value_name("NEW"), "the drive or file that takes its place")(
+      "force,f", "overwrite a filesystem, partition table or peregrine volume on NEW");
+  po::variables_map vm;
+  std::vector<std::string> members;
+  std::string error;
+  if (!parse_command_line(argc, argv, opts, &vm, &members, &error)) {
+    std::fprintf(stderr, "peregrine replace: %s\n\n", error.c_str());
+    std::cerr << opts << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nThe copy moves every byte of OLD's part of the volume (holes of a sparse\n"
+                 "file member are skipped) at about the sequential speed of the slower of\n"
+                 "OLD and NEW, then reads NEW back once. A crash leaves the volume usable\n"
+                 "with OLD (or, in the last steps, with NEW): run the command again.\n";
+    return 0;
+  }
+  for (const std::string& m : members) {
+    if (Status s = refuse_mountpoint(m); !s) {
+      std::fprintf(stderr, "peregrine replace: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  if (members.empty() || !vm.count("old") || !vm.count("new")) {
+    std::fprintf(stderr, "peregrine replace: give the volume's members, --old and --new\n\n");
+    std::cerr << opts << "\n";
+    return 2;
+  }
+
+  ReplaceOptions o;
+  o.members = members;
+  o.old_member = vm["old"].as<std::string>();
+  o.new_member = vm["new"].as<std::string>();
+  o.force = vm.count("force") > 0;
+  Progress progress;
+  std::string stop;
+  if (const char* s = std::getenv(kStopEnv); s != nullptr && *s != '\0') {
+    stop = s;
+    std::fprintf(stderr, "peregrine replace: test hook %s=%s is set: this run stops there\n", kStopEnv, s);
+  }
+  int stop_pct = -1;
+  if (stop.starts_with("copy:")) stop_pct = std::atoi(stop.c_str() + 5);
+  o.progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
+    progress(phase, done, total);
+    if (stop_pct >= 0 && phase == "copy" && total > 0 && done * 100 >= total * static_cast<uint64_t>(stop_pct) &&
+        done < total)
+      ::_exit(9);
+  };
+  o.after_step = [&](std::string_view step) {
+    if (step == stop) {
+      std::fflush(stderr);
+      ::_exit(9);
+    }
+  };
+  o.note = [](const std::string& line) { std::fprintf(stderr, "peregrine replace: %s\n", line.c_str()); };
+
+  auto r = replace_member(o);
+  if (!r) {
+    std::fprintf(stderr, "peregrine replace: %s\n", r.status().message().c_str());
+    if (r.status().errnum() == EBUSY)
+      std::fprintf(stderr, "peregrine replace: the volume must be unmounted; online replace is not available yet\n");
+    return 1;
+  }
+  if (r->already_done) {
+    std::printf("%s was already replaced by %s (member index %u of %u of volume %s): nothing to do\n",
+                o.old_member.c_str(), o.new_member.c_str(), r->member_index, r->member_count,
+                r->volume_uuid.to_string().c_str());
+    return 0;
+  }
+  const double rate = r->copy_seconds > 0 ? static_cast<double>(r->data_bytes) / r->copy_seconds / (1 << 20) : 0;
+  std::printf("replaced member index %u of %u of volume %s: %s -> %s\n", r->member_index, r->member_count,
+              r->volume_uuid.to_string().c_str(), o.old_member.c_str(), o.new_member.c_str());
+  if (r->finished_earlier_copy)
+    std::printf("  the copy an interrupted run made matched %s (compared in %.1f s): switched over\n",
+                o.old_member.c_str(), r->verify_seconds);
+  else
+    std::printf("  copied %s in %.1f s (%.0f MiB/s)%s, verified in %.1f s\n", format_size(r->data_bytes).c_str(),
+                r->copy_seconds, rate,
+                r->hole_bytes ? (", " + format_size(r->hole_bytes) + " of holes skipped").c_str() : "",
+                r->verify_seconds);
+  std::printf("  %s is no longer a member; mount the volume with %s in its place\n", o.old_member.c_str(),
+              o.new_member.c_str());
+  return 0;
+}
+
+}  // namespace peregrine::cli
