@@ -63,10 +63,16 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     md->model_ = Model::make_fresh(md->now());
   } else {
     const CheckpointHeader& h = slots[best].header;
-    if (h.journal_size != layout->journal_size || h.data_offset != g.data_offset || h.data_size != g.data_size)
+    if (h.journal_size != layout->journal_size || h.data_offset != g.data_offset)
       return Status::error(EUCLEAN, "metadata: checkpoint was written for another geometry (journal " +
                                         std::to_string(h.journal_size) + ", data " + std::to_string(h.data_offset) +
                                         "+" + std::to_string(h.data_size) + ")");
+    // A smaller data area in the checkpoint is a volume that grew (peregrine
+    // grow): the new end only adds free space. A larger one would leave
+    // extents past the end, so it is refused rather than trimmed.
+    if (Status s = check_checkpoint_data_size(h.data_size, g.data_size); !s)
+      return Status::error(s.errnum(), "metadata: " + s.message());
+    rep.grown_from = h.data_size < g.data_size ? h.data_size : 0;
     auto body = std::as_bytes(std::span(slots[best].body.data(), slots[best].body.size()));
     auto model = decode_checkpoint_body(body, h.next_ino);
     if (!model) return model.status();
@@ -140,7 +146,9 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   }
   rep.rebuild_ms = ms_since(t);
   t = Clock::now();
-  if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0) {
+  // A grown volume checkpoints at once, so the checkpoint records the new
+  // data area from now on.
+  if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0 || rep.grown_from != 0) {
     if (int rc = md->journal_->checkpoint(); rc != 0)
       return Status::error(-rc, "metadata: checkpoint at mount failed: " + md->last_error());
     rep.checkpoint_ms = ms_since(t);

@@ -124,6 +124,9 @@ struct MountReport {
   uint64_t replayed_batches = 0;
   uint64_t replayed_records = 0;
   uint64_t orphans_freed = 0;
+  // The data area (bytes) the checkpoint was written for when the volume
+  // has since grown (peregrine grow), else 0.
+  uint64_t grown_from = 0;
   bool read_only = false;         // replayed in memory only; nothing written
   uint64_t skipped_batches = 0;   // journal batches not applied (skip_replay)
   std::string journal_stop;       // why replay stopped
