@@ -15,5 +15,6 @@ int cmd_mount_helper(int argc, char** argv);  // mount.peregrine, called by moun
 int cmd_umount_helper(int argc, char** argv);  // umount.fuse.peregrine, called by umount(8)
 int cmd_stats(int argc, char** argv);
 int cmd_config(int argc, char** argv);
+int cmd_grow(int argc, char** argv);
 
 }  // namespace peregrine::cli
