@@ -163,6 +163,19 @@ TEST_F(GrowCli, AMountedVolumeIsRefusedByMountPointAndByMembers) {
   unmount();
 }
 
+TEST(GrowHelp, NamesTheOptionAndTheCommandIsListed) {
+  RunResult r = run({peregrine_bin(), "grow", "--help"});
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "usage: peregrine grow [--size SIZE] MEMBER...")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--size SIZE")) << r.out;
+  EXPECT_FALSE(contains(r.out, " arg ") || contains(r.out, " arg\n")) << r.out;
+  r = run({peregrine_bin(), "--help"});
+  EXPECT_TRUE(contains(r.out, "\n  grow ")) << r.out;
+  r = run({peregrine_bin(), "grow"});
+  EXPECT_EQ(r.code, 2) << r.describe();
+  EXPECT_TRUE(r.err.starts_with("peregrine grow: no members given")) << r.err;
+}
+
 // Each round grows the members by another 8 MiB and stops grow after
 // superblock copy k (8 copies: 4 members, primary and backup): the volume
 // mounts at the size before, says a grow was interrupted, keeps its files;
