@@ -3,7 +3,8 @@
 // files byte-identical, and a new file filling space past the old end
 // reads back after a remount; fsck is clean. Refusals (nothing to grow, a
 // member shrunk, a wrong member list, a mounted volume) exit 1 naming the
-// problem and change no member. A grow stopped after every superblock copy
+// problem and change no member. A journal left by a killed daemon replays
+// onto the grown volume. A grow stopped after every superblock copy
 // (PEREGRINE_TEST_GROW_STOP_AFTER) leaves a volume that mounts at the old
 // size with a warning, data intact, until grow is run again. Root and
 // /dev/fuse (else skipped); loop devices: losetup (else that test skips).
@@ -161,6 +162,30 @@ TEST_F(GrowCli, AMountedVolumeIsRefusedByMountPointAndByMembers) {
   EXPECT_TRUE(contains(r.err, "unmount it first")) << r.err;
   EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_);
   unmount();
+}
+
+// A daemon killed with changes only in the journal: grow does not need a
+// clean volume, and the next mount replays the journal onto the larger
+// data area.
+TEST_F(GrowCli, ADirtyJournalReplaysAfterGrow) {
+  ASSERT_EQ(volume_->mount().code, 0);
+  {
+    Fd fd(::open(volume_->at("journaled").c_str(), O_CREAT | O_WRONLY, 0644));
+    ASSERT_TRUE(fd.ok());
+    ASSERT_TRUE(write_at(fd.get(), pattern(3 * kMiB, 4), 0));
+    ASSERT_EQ(::fsync(fd.get()), 0);
+  }
+  volume_->kill9();
+  resize_all(volume_->members(), 64 * kMiB);
+  RunResult g = grow();
+  ASSERT_EQ(g.code, 0) << g.describe();
+  ASSERT_EQ(volume_->mount().code, 0);
+  EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_ + 4 * 32 * kMiB);
+  EXPECT_TRUE(read_file(volume_->at("journaled")) == pattern(3 * kMiB, 4));
+  expect_old_files();
+  unmount();
+  RunResult f = fsck_n();
+  EXPECT_EQ(f.code, 0) << f.describe();
 }
 
 TEST(GrowHelp, NamesTheOptionAndTheCommandIsListed) {
