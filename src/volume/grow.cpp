@@ -60,90 +60,109 @@ Status write_copy(const MemberFile& m, const Superblock& sb, uint64_t offset) {
 
 }  // namespace
 
-Expected<GrowResult> grow_volume(const GrowOptions& o) {
-  auto assembled = assemble(o.members, MemberFile::Mode::read_write);
-  if (!assembled) return assembled.status();
-  AssembledVolume& vol = *assembled;
-  const uint32_t n = vol.superblock.member_count();
+Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t> size) {
   // A damaged copy may hide more damage, and fsck restores it from the
   // good one: grow only over a volume whose every copy is sound.
   if (!vol.damaged_copies.empty())
     return Status::error(EUCLEAN, vol.damaged_copies.front().problem +
                                       "; run 'peregrine fsck' over the members first, then grow");
-
-  GrowResult result;
-  result.before = vol.superblock;
-  result.warnings = vol.warnings;
-  result.finished_interrupted = !vol.interrupted_grow.empty();
-  for (const MemberFile& m : vol.members) result.members.push_back(m.info().path);
-
-  // The members' sizes, with --size applied in the plan (written below,
-  // once everything is known to be fine).
-  std::vector<uint64_t> sizes;
+  const uint32_t n = vol.superblock.member_count();
+  GrowPlan plan;
   for (const MemberFile& m : vol.members) {
-    if (o.size && m.info().is_block_device)
+    if (size && m.info().is_block_device)
       return refuse(m.info().path, "--size applies to regular files, not block devices");
     auto now = size_now(m);
     if (!now) return now.status();
-    sizes.push_back(o.size ? std::max(*now, *o.size) : *now);
+    plan.member_sizes.push_back(size ? std::max(*now, *size) : *now);
   }
+  const std::vector<uint64_t>& sizes = plan.member_sizes;
   const uint64_t start = vol.superblock.data_start;
   const uint64_t unit = vol.superblock.stripe_unit;
-  const uint64_t in_use = vol.superblock.member_data_size;
-  const size_t smallest = std::min_element(sizes.begin(), sizes.end()) - sizes.begin();
+  plan.old_data_size = vol.superblock.member_data_size;
   for (uint32_t i = 0; i < n; ++i) {
-    if (sizes[i] < start + in_use)
-      return refuse(result.members[i], "smaller than its recorded size (" + std::to_string(sizes[i]) +
-                                           " bytes, the volume needs " + std::to_string(start + in_use) + ")");
+    if (sizes[i] < start + plan.old_data_size)
+      return refuse(vol.members[i].info().path, "smaller than its recorded size (" + std::to_string(sizes[i]) +
+                                                    " bytes, the volume needs " +
+                                                    std::to_string(start + plan.old_data_size) + ")");
   }
   // mkfs's rule: the largest multiple of the stripe unit that fits after
   // data_start on the smallest member.
-  const uint64_t grown = (sizes[smallest] - start) / unit * unit;
-  if (grown == in_use && vol.interrupted_grow.empty())
+  const size_t smallest = std::min_element(sizes.begin(), sizes.end()) - sizes.begin();
+  plan.new_data_size = (sizes[smallest] - start) / unit * unit;
+  if (plan.new_data_size == plan.old_data_size && vol.interrupted_grow.empty())
     return Status::error(ENOSPC, "nothing to grow: the members already use all their space (" +
-                                     format_size(in_use) + " per member; the smallest, " + result.members[smallest] +
-                                     ", holds " + format_size(sizes[smallest]) +
-                                     "). Make the members larger first (a larger device, or --size for " +
-                                     "files)");
-  Superblock shared = vol.superblock;
-  shared.member_data_size = grown;
-  uint64_t generation = 0;
-  for (const Superblock& sb : vol.member_superblocks) generation = std::max(generation, sb.generation);
-  shared.generation = generation + 1;
-  if (Status s = validate_superblock(shared); !s) return Status::error(EINVAL, "internal: " + s.message());
+                                     format_size(plan.old_data_size) + " per member; the smallest, " +
+                                     vol.members[smallest].info().path + ", holds " +
+                                     format_size(sizes[smallest]) +
+                                     "). Make the members larger first (a larger device, or --size for files)");
+  for (const Superblock& sb : vol.member_superblocks) plan.generation = std::max(plan.generation, sb.generation);
+  ++plan.generation;
+  Superblock grown = vol.superblock;
+  grown.member_data_size = plan.new_data_size;
+  if (Status s = validate_superblock(grown); !s) return Status::error(EINVAL, "internal: " + s.message());
+  return plan;
+}
 
+Status apply_grow(AssembledVolume& vol, const GrowPlan& plan, std::optional<uint64_t> size,
+                  const std::function<void(int step)>& after_step) {
+  const uint32_t n = vol.superblock.member_count();
+  const uint64_t start = vol.superblock.data_start;
   // Files extended to --size; a failure leaves a longer file and the
   // superblocks as they were.
   for (uint32_t i = 0; i < n; ++i) {
     const MemberFile& m = vol.members[i];
-    if (!o.size || m.info().is_block_device) continue;
+    if (!size || m.info().is_block_device) continue;
     struct stat st {};
-    if (::fstat(m.fd(), &st) != 0 || static_cast<uint64_t>(st.st_size) >= *o.size) continue;
-    if (::ftruncate(m.fd(), static_cast<off_t>(*o.size)) != 0)
-      return refuse(m.info().path, "cannot set size to " + format_size(*o.size) + ": " + std::strerror(errno));
+    if (::fstat(m.fd(), &st) != 0 || static_cast<uint64_t>(st.st_size) >= *size) continue;
+    if (::ftruncate(m.fd(), static_cast<off_t>(*size)) != 0)
+      return refuse(m.info().path, "cannot set size to " + format_size(*size) + ": " + std::strerror(errno));
   }
   // The new end of each member, as mkfs leaves it: no stale signature in
-  // its last MiB. Never below the data area in use: that holds files.
+  // its last MiB. Never below the data area in use: that holds files (and
+  // a mounted volume's engine reads and writes there meanwhile).
   AlignedBuffer zeros(kZeroChunk);
   for (uint32_t i = 0; i < n; ++i) {
-    const uint64_t end = sizes[i] / kBlockSize * kBlockSize;
-    const uint64_t tail = std::max(start + in_use, end > kTailWipe ? end - kTailWipe : 0);
+    const uint64_t end = plan.member_sizes[i] / kBlockSize * kBlockSize;
+    const uint64_t tail = std::max(start + plan.old_data_size, end > kTailWipe ? end - kTailWipe : 0);
     if (Status s = zero_member_range(vol.members[i], tail, end, zeros); !s) return s;
     if (Status s = sync_member(vol.members[i]); !s) return s;
   }
   int step = 0;
   for (uint32_t i = 0; i < n; ++i) {
     Superblock own = vol.member_superblocks[i];
-    own.member_data_size = shared.member_data_size;
-    own.generation = shared.generation;
+    own.member_data_size = plan.new_data_size;
+    own.generation = plan.generation;
     for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset}) {
-      if (Status s = write_copy(vol.members[i], own, offset); !s) return s;
-      if (o.after_step) o.after_step(++step);
+      if (Status s = write_copy(vol.members[i], own, offset); !s) {
+        if (step > 0)
+          vol.interrupted_grow = "a grow from " + format_size(plan.old_data_size) + " to " +
+                                 format_size(plan.new_data_size) + " per member stopped part-way: " + s.message();
+        return s;
+      }
+      if (after_step) after_step(++step);
     }
+    vol.member_superblocks[i] = own;
   }
-  result.after = shared;
-  result.after.member_index = vol.superblock.member_index;
-  result.after.member_uuid = vol.superblock.member_uuid;
+  vol.superblock.member_data_size = plan.new_data_size;
+  vol.superblock.generation = vol.member_superblocks[0].generation;
+  vol.geometry = vol.superblock.geometry();
+  vol.interrupted_grow.clear();
+  return Status::ok();
+}
+
+Expected<GrowResult> grow_volume(const GrowOptions& o) {
+  auto assembled = assemble(o.members, MemberFile::Mode::read_write);
+  if (!assembled) return assembled.status();
+  AssembledVolume& vol = *assembled;
+  GrowResult result;
+  result.before = vol.superblock;
+  result.warnings = vol.warnings;
+  result.finished_interrupted = !vol.interrupted_grow.empty();
+  for (const MemberFile& m : vol.members) result.members.push_back(m.info().path);
+  auto plan = plan_grow(vol, o.size);
+  if (!plan) return plan.status();
+  if (Status s = apply_grow(vol, *plan, o.size, o.after_step); !s) return s;
+  result.after = vol.superblock;
   return result;
 }
 

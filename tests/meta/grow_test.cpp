@@ -3,7 +3,8 @@
 // used, the next checkpoint records the new size, a dirty journal replays
 // onto the larger area and fsck accepts it. A checkpoint written for a
 // LARGER data area than the volume has is refused by mount and by fsck,
-// which must not trim the extents past the end.
+// which must not trim the extents past the end. Online: grow_data_area
+// on a mounted Metadata.
 #include "meta_test_util.h"
 #include "peregrine/meta/checkpoint.h"
 #include "peregrine/meta/fsck.h"
@@ -169,6 +170,61 @@ TEST(Grow, CheckpointOfALargerAreaIsRefusedAndNotTrimmed) {
   auto md = mount_ok(v.io, v.large);
   ASSERT_TRUE(md);
   EXPECT_EQ(mapping(*md, lookup(*md, "wide"), v.small.data_size + 8 * kMiB), before);
+}
+
+// Online grow: the superblocks grew while mounted; grow_data_area makes the
+// new space free at once and the unmount checkpoint records it.
+TEST(Grow, OnlineGrowFreesTheNewSpaceAtOnce) {
+  Grown v;
+  auto md = mount_ok(v.io, v.small);
+  ASSERT_TRUE(md);
+  Ino f = write_file(*md, "old", 8 * kMiB);
+  const std::vector<Segment> before = mapping(*md, f, 8 * kMiB);
+  EXPECT_EQ(md->grow_data_area(v.small.data_size - kBlock), -EINVAL) << "shrinking";
+  EXPECT_EQ(md->grow_data_area(v.large.data_size + kBlock), -EINVAL) << "past the end of the volume";
+  ASSERT_EQ(md->grow_data_area(v.large.data_size), 0);
+  EXPECT_EQ(md->data_size(), v.large.data_size);
+  StatFs st;
+  ASSERT_EQ(md->statfs(&st), 0);
+  EXPECT_EQ(st.total_blocks, v.large.data_size / kBlock);
+  EXPECT_EQ(st.free_blocks, (v.large.data_size - 8 * kMiB) / kBlock);
+  const uint64_t big = v.small.data_size;  // more than was free before
+  std::vector<WriteRange> w;
+  Ino b = write_file(*md, "big", big, &w);
+  uint64_t end = 0;
+  for (const WriteRange& r : w) end = std::max(end, r.vol_off + r.len);
+  EXPECT_GT(end, v.small.data_offset + v.small.data_size);
+  const std::vector<Segment> big_map = mapping(*md, b, big);
+  ASSERT_TRUE(md->unmount().is_ok());
+  md.reset();
+  EXPECT_EQ(checkpoint_data_size(v.io, v.large), v.large.data_size);
+
+  auto again = mount_ok(v.io, v.large);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->mount_report().grown_from, 0u);
+  EXPECT_EQ(mapping(*again, lookup(*again, "old"), 8 * kMiB), before);
+  EXPECT_EQ(mapping(*again, lookup(*again, "big"), big), big_map);
+  ASSERT_TRUE(again->unmount().is_ok());
+  again.reset();
+  FsckReport r = run_fsck(v.io, v.large, FsckOptions{});
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(Grow, OnlineGrowOfAReadOnlyMountIsRefused) {
+  Grown v;
+  {
+    auto md = mount_ok(v.io, v.small);
+    ASSERT_TRUE(md);
+    ASSERT_TRUE(md->unmount().is_ok());
+  }
+  Options o = test::test_options();
+  o.read_only = true;
+  auto md = mount_ok(v.io, v.small, o);
+  ASSERT_TRUE(md);
+  EXPECT_EQ(md->grow_data_area(v.large.data_size), -EROFS);
+  StatFs st;
+  ASSERT_EQ(md->statfs(&st), 0);
+  EXPECT_EQ(st.total_blocks, v.small.data_size / kBlock);
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 // superblock, sync, the backup, sync. A crash in between leaves copies
 // that disagree only in member_data_size; assembly then uses the smallest,
 // so the new space is used only once every copy says so, and running
-// grow again finishes. Offline only: a mounted volume's members are locked
-// by its daemon and refused. Called from one thread.
+// grow again finishes. grow_volume() is offline: a mounted volume's members
+// are locked by its daemon and refused; the daemon itself uses plan_grow()
+// and apply_grow() on the volume it holds. Called from one thread per
+// volume at a time.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "peregrine/util/result.h"
+#include "peregrine/volume/assembly.h"
 #include "peregrine/volume/superblock.h"
 
 namespace peregrine {
@@ -44,5 +47,27 @@ struct GrowResult {
 };
 
 Expected<GrowResult> grow_volume(const GrowOptions& o);
+
+// The two halves of grow_volume, also used by a mounted volume's daemon
+// (online grow: it holds the members open and locked, and extends its
+// engine and allocator once apply_grow succeeded).
+struct GrowPlan {
+  uint64_t old_data_size = 0;  // member_data_size in use
+  uint64_t new_data_size = 0;
+  std::vector<uint64_t> member_sizes;  // bytes, with `size` applied, index order
+  uint64_t generation = 0;             // every copy's new generation
+};
+// What growing `vol` means now, from its members' sizes (`size`: regular
+// files smaller than it count as extended to it). Refuses a damaged copy,
+// --size on a device, a member smaller than the volume needs, and nothing
+// to grow (ENOSPC) unless vol.interrupted_grow is set. Writes nothing.
+Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t> size);
+// Extends the files to `size`, zeroes the members' new ends and writes
+// every superblock copy (see above). On success `vol` describes the grown
+// volume (superblock, geometry, member_superblocks; interrupted_grow
+// cleared); on failure part-way its copies may disagree, so
+// interrupted_grow is set and plan_grow lets the grow run again.
+Status apply_grow(AssembledVolume& vol, const GrowPlan& plan, std::optional<uint64_t> size,
+                  const std::function<void(int step)>& after_step = {});
 
 }  // namespace peregrine
