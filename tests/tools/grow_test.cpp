@@ -6,8 +6,11 @@
 // problem and change no member. A journal left by a killed daemon replays
 // onto the grown volume. A grow stopped after every superblock copy
 // (PEREGRINE_TEST_GROW_STOP_AFTER) leaves a volume that mounts at the old
-// size with a warning, data intact, until grow is run again. Root and
-// /dev/fuse (else skipped); loop devices: losetup (else that test skips).
+// size with a warning, data intact, until grow is run again. Online
+// (peregrine grow MOUNTPOINT): df shows the new size at once, the new space
+// holds a file that survives a remount, and a daemon stopped after every
+// superblock copy loses nothing. Root and /dev/fuse (else skipped); loop
+// devices: losetup (else that test skips).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/statvfs.h>
@@ -182,6 +185,104 @@ TEST_F(GrowCli, ADirtyJournalReplaysAfterGrow) {
   ASSERT_EQ(volume_->mount().code, 0);
   EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_ + 4 * 32 * kMiB);
   EXPECT_TRUE(read_file(volume_->at("journaled")) == pattern(3 * kMiB, 4));
+  expect_old_files();
+  unmount();
+  RunResult f = fsck_n();
+  EXPECT_EQ(f.code, 0) << f.describe();
+}
+
+// ---- online: peregrine grow MOUNTPOINT ----------------------------------------
+
+TEST_F(GrowCli, OnlineTheMountedVolumeGrowsAtOnce) {
+  ASSERT_EQ(volume_->mount().code, 0);
+  resize_all(volume_->members(), 64 * kMiB);
+  RunResult g = run({peregrine_bin(), "grow", volume_->mountpoint()});
+  ASSERT_EQ(g.code, 0) << g.describe();
+  EXPECT_TRUE(contains(g.out, "(online)")) << g.out;
+  EXPECT_TRUE(contains(g.out, "member data size: 31 MiB -> 63 MiB")) << g.out;
+  // Without a remount.
+  EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_ + 4 * 32 * kMiB);
+  expect_old_files();
+  const size_t big = old_bytes_ + 16 * kMiB;
+  ASSERT_TRUE(write_file(volume_->at("big"), pattern(big, 5)));
+  EXPECT_TRUE(read_file(volume_->at("big")) == pattern(big, 5));
+  unmount();
+  RunResult f = fsck_n();
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(volume_->mount().code, 0);
+  EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_ + 4 * 32 * kMiB);
+  EXPECT_TRUE(read_file(volume_->at("big")) == pattern(big, 5)) << "the file past the old end changed";
+  expect_old_files();
+  unmount();
+}
+
+TEST_F(GrowCli, OnlineRefusalsSayWhy) {
+  ASSERT_EQ(volume_->mount().code, 0);
+  auto before = hashes();
+  RunResult r = run({peregrine_bin(), "grow", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "nothing to grow")) << r.err;
+  r = run({peregrine_bin(), "grow", "--size", "64M", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "--size needs the members")) << r.err;
+  r = grow();  // the members of the mounted volume
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "peregrine grow MOUNTPOINT")) << r.err;
+  EXPECT_EQ(hashes(), before);
+  unmount();
+
+  resize_all(volume_->members(), 64 * kMiB);
+  ASSERT_EQ(volume_->mount({"-o", "ro"}).code, 0);
+  r = run({peregrine_bin(), "grow", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "mounted read-only")) << r.err;
+  EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_);
+  unmount();
+}
+
+// The daemon stopped (_exit) after superblock copy k of an online grow:
+// the volume mounts at the old size (or, after the last copy, the new one)
+// with its files, and an offline grow finishes.
+TEST_F(GrowCli, OnlineAStopAfterEveryStepLosesNothing) {
+  uint64_t member = 32 * kMiB;
+  uint64_t bytes = old_bytes_;
+  for (int k = 1; k <= 8; ++k) {
+    SCOPED_TRACE("daemon stopped after superblock copy " + std::to_string(k));
+    // The daemon inherits the hook from this process's environment.
+    ASSERT_EQ(::setenv("PEREGRINE_TEST_GROW_STOP_AFTER", std::to_string(k).c_str(), 1), 0);
+    RunResult m = volume_->mount();
+    ::unsetenv("PEREGRINE_TEST_GROW_STOP_AFTER");
+    ASSERT_EQ(m.code, 0) << m.describe();
+    member += 8 * kMiB;
+    resize_all(volume_->members(), member);
+    RunResult g = run({peregrine_bin(), "grow", volume_->mountpoint()});
+    EXPECT_EQ(g.code, 1) << g.describe();
+    const pid_t pid = volume_->daemon_pid();
+    int status = wait_exit(pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
+    volume_->adopt(0);
+    run({"umount", "-l", volume_->mountpoint()});
+    volume_->wait_members_released();
+
+    m = volume_->mount();
+    ASSERT_EQ(m.code, 0) << m.describe();
+    if (k < 8) {
+      EXPECT_EQ(volume_bytes(volume_->mountpoint()), bytes);
+      EXPECT_TRUE(contains(m.err, "an interrupted 'peregrine grow'")) << m.err;
+    } else {
+      bytes += 4 * 8 * kMiB;
+      EXPECT_EQ(volume_bytes(volume_->mountpoint()), bytes);
+    }
+    expect_old_files();
+    unmount();
+    if (k == 8) break;
+    RunResult again = grow();
+    ASSERT_EQ(again.code, 0) << again.describe();
+    EXPECT_TRUE(contains(again.out, "finished an interrupted grow")) << again.out;
+    bytes += 4 * 8 * kMiB;
+  }
+  ASSERT_EQ(volume_->mount().code, 0);
+  EXPECT_EQ(volume_bytes(volume_->mountpoint()), bytes);
   expect_old_files();
   unmount();
   RunResult f = fsck_n();
