@@ -2,8 +2,8 @@
 // files (or loop devices) became larger mounts larger after grow, its old
 // files byte-identical, and a new file filling space past the old end
 // reads back after a remount; fsck is clean. Refusals (nothing to grow, a
-// member shrunk, a wrong member list, a mounted volume) exit 1 naming the
-// problem and change no member. A journal left by a killed daemon replays
+// member shrunk, a wrong member list, the members of a mounted volume)
+// exit 1 naming the problem and change no member. A journal left by a killed daemon replays
 // onto the grown volume. A grow stopped after every superblock copy
 // (PEREGRINE_TEST_GROW_STOP_AFTER) leaves a volume that mounts at the old
 // size with a warning, data intact, until grow is run again. Online
@@ -153,16 +153,18 @@ TEST_F(GrowCli, AWrongMemberListIsRefused) {
   expect_refused(run(argv), "belongs to another volume", before);
 }
 
-TEST_F(GrowCli, AMountedVolumeIsRefusedByMountPointAndByMembers) {
+TEST_F(GrowCli, TheMembersOfAMountedVolumeAreRefusedNamingTheMount) {
   resize_all(volume_->members(), 64 * kMiB);
   ASSERT_EQ(volume_->mount().code, 0);
   auto before = hashes();
-  RunResult r = run({peregrine_bin(), "grow", volume_->mountpoint()});
-  expect_refused(r, "is mounted at " + volume_->mountpoint(), before);
-  EXPECT_TRUE(contains(r.err, "unmount it first")) << r.err;
-  r = grow();
+  RunResult r = grow();
   expect_refused(r, "mounted at " + volume_->mountpoint(), before);
-  EXPECT_TRUE(contains(r.err, "unmount it first")) << r.err;
+  EXPECT_TRUE(contains(r.err, "a mounted volume grows by its mount point")) << r.err;
+  std::vector<std::string> argv = {peregrine_bin(), "grow", volume_->mountpoint(), volume_->members()[0]};
+  r = run(argv);
+  EXPECT_EQ(r.code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "give it alone")) << r.err;
+  EXPECT_EQ(hashes(), before);
   EXPECT_EQ(volume_bytes(volume_->mountpoint()), old_bytes_);
   unmount();
 }
@@ -293,6 +295,7 @@ TEST(GrowHelp, NamesTheOptionAndTheCommandIsListed) {
   RunResult r = run({peregrine_bin(), "grow", "--help"});
   EXPECT_EQ(r.code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "usage: peregrine grow [--size SIZE] MEMBER...")) << r.out;
+  EXPECT_TRUE(contains(r.out, "peregrine grow MOUNTPOINT")) << r.out;
   EXPECT_TRUE(contains(r.out, "--size SIZE")) << r.out;
   EXPECT_FALSE(contains(r.out, " arg ") || contains(r.out, " arg\n")) << r.out;
   r = run({peregrine_bin(), "--help"});
