@@ -27,7 +27,7 @@ constexpr Entry kCommands[] = {
     {"mount", peregrine::cli::cmd_mount, "mount a volume as a filesystem"},
     {"stats", peregrine::cli::cmd_stats, "per-drive statistics of a mounted volume"},
     {"config", peregrine::cli::cmd_config, "validate and print the configuration"},
-    {"grow", peregrine::cli::cmd_grow, "extend an unmounted volume over members that became larger"},
+    {"grow", peregrine::cli::cmd_grow, "extend a volume over members that became larger"},
 };
 
 void usage(FILE* out) {
