@@ -94,7 +94,7 @@ Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t>
                                      format_size(plan.old_data_size) + " per member; the smallest, " +
                                      vol.members[smallest].info().path + ", holds " +
                                      format_size(sizes[smallest]) +
-                                     "). Make the members larger first (a larger device, or --size for files)");
+                                     "). Make the members larger first (a larger device, a longer file)");
   for (const Superblock& sb : vol.member_superblocks) plan.generation = std::max(plan.generation, sb.generation);
   ++plan.generation;
   Superblock grown = vol.superblock;
