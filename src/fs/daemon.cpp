@@ -21,6 +21,7 @@
 #include "peregrine/config/cpu_list.h"
 #include "peregrine/volume/mount_record.h"
 #include "member_errors.h"
+#include "online_grow.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "request_staging.h"
@@ -444,6 +445,8 @@ int run_daemon(const DaemonOptions& o) {
                                   o.settings.fuse.max_request_bytes));
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
+  OnlineGrow online_grow(vr, **meta, [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); });
+  ctx.online_grow = &online_grow;
   // The io-uring transport says it serves once its rings are registered,
   // so that when a mount command returns, requests already use them.
   auto serving = [&] {

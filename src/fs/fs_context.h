@@ -30,6 +30,8 @@
 
 namespace peregrine::fs {
 
+class OnlineGrow;
+
 // The transport's host: the session's userdata is the TransportHost base.
 struct FsContext final : TransportHost {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
@@ -65,6 +67,9 @@ struct FsContext final : TransportHost {
   // UUID. Set before the session serves.
   std::string volume_label;
   std::string volume_uuid;
+  // Serves `peregrine grow MOUNTPOINT` (fs_grow.cpp); null: not offered.
+  // Set before the session serves.
+  OnlineGrow* online_grow = nullptr;
 
   // TransportHost: the batching request reader for libfuse's workers, and
   // staging on the io-uring transport's ring threads.
@@ -174,7 +179,9 @@ void add_read_ops(fuse_lowlevel_ops& ops);
 void add_write_ops(fuse_lowlevel_ops& ops);
 void add_xattr_ops(fuse_lowlevel_ops& ops);
 void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache);
-void add_trim_ops(fuse_lowlevel_ops& ops);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
+void add_trim_ops(fuse_lowlevel_ops& ops);
+// The online grow ioctl (grow_ioctl.h), dispatched from the ioctl op.
+void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz, size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
 // For a read-only mount, after the groups above: every changing operation
 // is answered EROFS (read_only_ops.cpp). Main thread, before the session.
 void make_read_only(fuse_lowlevel_ops& ops);

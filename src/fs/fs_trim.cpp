@@ -1,4 +1,5 @@
-// FITRIM (`fstrim MOUNTPOINT`): the one ioctl the daemon serves.
+// FITRIM (`fstrim MOUNTPOINT`), and the dispatch of the other ioctl the
+// daemon serves, online grow (fs_grow.cpp).
 //
 // The kernel forwards an ioctl on a FUSE directory (fstrim opens the mount
 // point) only to a daemon that asked for FUSE_CAP_IOCTL_DIR at INIT (libfuse
@@ -16,12 +17,17 @@
 #include <cstring>
 
 #include "fs_context.h"
+#include "peregrine/fs/grow_ioctl.h"
 
 namespace peregrine::fs {
 namespace {
 
 void op_ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned flags,
               const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
+  if (cmd == static_cast<unsigned int>(kGrowIoctl)) {
+    serve_grow_ioctl(req, flags, in_bufsz, out_bufsz);
+    return;
+  }
   if (cmd != FITRIM) {
     fuse_reply_err(req, ENOTTY);
     return;

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "fs_context.h"
+#include "peregrine/fs/grow_ioctl.h"
 
 namespace peregrine::fs {
 namespace {
@@ -52,9 +53,11 @@ void make_read_only(fuse_lowlevel_ops& ops) {
     fuse_reply_err(req, EROFS);
   };
   ops.removexattr = [](fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); };
-  // FITRIM, the only ioctl served, writes to the members.
+  // FITRIM and online grow, the ioctls served, write to the members.
   ops.ioctl = [](fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned, const void*, size_t,
-                 size_t) { fuse_reply_err(req, cmd == FITRIM ? EROFS : ENOTTY); };
+                 size_t) {
+    fuse_reply_err(req, cmd == FITRIM || cmd == static_cast<unsigned int>(kGrowIoctl) ? EROFS : ENOTTY);
+  };
 }
 
 }  // namespace peregrine::fs

@@ -23,6 +23,15 @@ Allocator::Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_w
   if (data_size_ > 0) insert_free(data_offset_, data_size_);
 }
 
+void Allocator::grow(uint64_t data_size) {
+  data_size = data_size / kBlockSize * kBlockSize;
+  MutexLock lk(mu_);
+  const uint64_t old = data_size_.load();
+  if (data_size <= old) return;
+  insert_free(data_offset_ + old, data_size - old);
+  data_size_.store(data_size, std::memory_order_release);
+}
+
 void Allocator::insert_free(uint64_t off, uint64_t len) {
   if (len == 0) return;
   auto next = by_off_.lower_bound(off);

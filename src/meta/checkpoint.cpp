@@ -19,6 +19,15 @@ constexpr size_t kHeaderBytes = 128;  // checksummed part of the header block
 constexpr uint64_t kChunk = 1 << 20;  // checkpoint IO size
 }  // namespace
 
+Status check_checkpoint_data_size(uint64_t recorded, uint64_t current) {
+  if (recorded <= current) return Status::ok();
+  return Status::error(EUCLEAN, "the checkpoint was written for a data area of " + std::to_string(recorded) +
+                                    " bytes, larger than the volume's " + std::to_string(current) +
+                                    " bytes: files may have data past its end. A member's superblocks record a "
+                                    "smaller member data size than the volume had (restored from an old copy?); "
+                                    "refusing rather than losing that data");
+}
+
 void encode_checkpoint_header(const CheckpointHeader& h, std::span<std::byte> block) {
   std::memset(block.data(), 0, block.size());
   std::string s;

@@ -51,6 +51,13 @@ Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g, uint64_t
       why = "checkpoint slot " + std::to_string(s) + " written for another journal size";
       continue;
     }
+    if (h.data_offset != g.data_offset) {
+      why = "checkpoint slot " + std::to_string(s) + " written for another data area offset";
+      continue;
+    }
+    // Not an older slot instead, and no repair: trimming the extents past
+    // the end would lose their data (mount refuses it too).
+    if (Status st = check_checkpoint_data_size(h.data_size, g.data_size); !st) return st;
     auto model = decode_checkpoint_body(std::as_bytes(std::span(slots[s].body.data(), slots[s].body.size())),
                                         h.next_ino, /*strict=*/false);
     if (!model) {

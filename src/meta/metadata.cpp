@@ -21,7 +21,7 @@ int64_t realtime_ns() {
 }  // namespace
 
 Metadata::Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout)
-    : io_(io), geo_(g), opt_(std::move(opt)), layout_(layout) {
+    : io_(io), geo_(g), data_size_(g.data_size), opt_(std::move(opt)), layout_(layout) {
   if (!opt_.clock) opt_.clock = realtime_ns;
 }
 
@@ -63,10 +63,16 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     md->model_ = Model::make_fresh(md->now());
   } else {
     const CheckpointHeader& h = slots[best].header;
-    if (h.journal_size != layout->journal_size || h.data_offset != g.data_offset || h.data_size != g.data_size)
+    if (h.journal_size != layout->journal_size || h.data_offset != g.data_offset)
       return Status::error(EUCLEAN, "metadata: checkpoint was written for another geometry (journal " +
                                         std::to_string(h.journal_size) + ", data " + std::to_string(h.data_offset) +
                                         "+" + std::to_string(h.data_size) + ")");
+    // A smaller data area in the checkpoint is a volume that grew (peregrine
+    // grow): the new end only adds free space. A larger one would leave
+    // extents past the end, so it is refused rather than trimmed.
+    if (Status s = check_checkpoint_data_size(h.data_size, g.data_size); !s)
+      return Status::error(s.errnum(), "metadata: " + s.message());
+    rep.grown_from = h.data_size < g.data_size ? h.data_size : 0;
     auto body = std::as_bytes(std::span(slots[best].body.data(), slots[best].body.size()));
     auto model = decode_checkpoint_body(body, h.next_ino);
     if (!model) return model.status();
@@ -140,7 +146,9 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   }
   rep.rebuild_ms = ms_since(t);
   t = Clock::now();
-  if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0) {
+  // A grown volume checkpoints at once, so the checkpoint records the new
+  // data area from now on.
+  if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0 || rep.grown_from != 0) {
     if (int rc = md->journal_->checkpoint(); rc != 0)
       return Status::error(-rc, "metadata: checkpoint at mount failed: " + md->last_error());
     rep.checkpoint_ms = ms_since(t);
@@ -169,7 +177,7 @@ int Metadata::trim(uint64_t start, uint64_t len, uint64_t minlen, uint64_t* trim
   *trimmed = 0;
   if (opt_.read_only || !discarder_) return -EROFS;
   if (write_failed()) return -EROFS;
-  const uint64_t size = geo_.data_size / kBlockSize * kBlockSize;
+  const uint64_t size = data_size() / kBlockSize * kBlockSize;
   // As ext4: a range that starts past the end, is shorter than a block or
   // asks for extents larger than the volume is refused.
   if (start >= size || len < kBlockSize || minlen > size) return -EINVAL;
@@ -178,6 +186,16 @@ int Metadata::trim(uint64_t start, uint64_t len, uint64_t minlen, uint64_t* trim
   start = (start + kBlockSize - 1) / kBlockSize * kBlockSize;
   if (start >= end) return 0;
   return discarder_->trim(geo_.data_offset + start, geo_.data_offset + end, minlen, trimmed);
+}
+
+int Metadata::grow_data_area(uint64_t data_size) {
+  if (opt_.read_only || write_failed()) return -EROFS;
+  if (data_size < this->data_size() || geo_.data_offset + data_size > io_.size()) return -EINVAL;
+  // Recorded first: a checkpoint taken meanwhile may say the new size with
+  // no extent there yet, never an extent past the size it says.
+  data_size_.store(data_size, std::memory_order_release);
+  alloc_->grow(data_size);
+  return 0;
 }
 
 DiscardStats Metadata::discard_stats() const {
@@ -229,7 +247,7 @@ int Metadata::do_checkpoint() {
   h.seq = ckpt_seq_ + 1;
   h.journal_salt = covered.salt = std::random_device{}();
   h.data_offset = geo_.data_offset;
-  h.data_size = geo_.data_size;
+  h.data_size = data_size();
   Status st = write_checkpoint(io_, layout_, h, body);
   if (!st) {
     MutexLock lk(err_mu_);

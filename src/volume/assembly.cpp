@@ -1,6 +1,8 @@
 #include "peregrine/volume/assembly.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -18,6 +20,9 @@ struct Found {
   MemberFile file;
   Superblock sb;
   std::vector<std::pair<uint64_t, std::string>> damaged;  // (offset, warning) of an unused copy
+  // The backup's member_data_size when it differs from the used copy's in
+  // that (and the generation) only: a grow interrupted between the two.
+  std::optional<uint64_t> lagging_backup_data_size;
 };
 
 Status refuse(const std::string& path, const std::string& why) {
@@ -43,8 +48,10 @@ std::string text(const T& v) {
 // The first field, other than the member's own index/UUID and the rewrite
 // generation, in which two members of one volume disagree; empty if none.
 // Generation is left out: rewriting N superblocks is not atomic, and any
-// complete generation describes the same geometry.
-std::string first_difference(const Superblock& a, const Superblock& b) {
+// complete generation describes the same geometry. member_data_size is left
+// out with `growing`: peregrine grow rewrites it member by member, and the
+// volume then uses the smallest (docs/format.md, section 6).
+std::string first_difference(const Superblock& a, const Superblock& b, bool growing = false) {
 #define PEREGRINE_CMP(field) \
   if (a.field != b.field) return std::string(#field) + " " + text(a.field) + " vs " + text(b.field)
   PEREGRINE_CMP(format_version);
@@ -56,7 +63,7 @@ std::string first_difference(const Superblock& a, const Superblock& b) {
   PEREGRINE_CMP(block_size);
   PEREGRINE_CMP(stripe_unit);
   PEREGRINE_CMP(data_start);
-  PEREGRINE_CMP(member_data_size);
+  if (!growing) PEREGRINE_CMP(member_data_size);
   PEREGRINE_CMP(meta_offset);
   PEREGRINE_CMP(meta_size);
   PEREGRINE_CMP(creation_time);
@@ -71,8 +78,12 @@ std::string first_difference(const Superblock& a, const Superblock& b) {
 
 // Picks the superblock copy to trust on one member; the other copy, when
 // it is corrupt or differs, goes to `damaged` as (offset, warning).
+// A backup that differs from its primary only in member_data_size (and so
+// the generation) is not damage but a grow that stopped between the two
+// copies: `lagging` gets its size, and the volume will use the smaller.
 Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs,
-                                 std::vector<std::pair<uint64_t, std::string>>& damaged) {
+                                 std::vector<std::pair<uint64_t, std::string>>& damaged,
+                                 std::optional<uint64_t>& lagging) {
   if (sbs.primary.superblock) {
     const Superblock& p = *sbs.primary.superblock;
     if (!sbs.backup.superblock) {
@@ -80,8 +91,11 @@ Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs
                                                         sbs.backup.problem + "), primary is intact");
     } else {
       const Superblock& b = *sbs.backup.superblock;
-      if (b.volume_uuid != p.volume_uuid || b.member_uuid != p.member_uuid || b.member_index != p.member_index ||
-          !first_difference(p, b).empty() || b.generation != p.generation)
+      const bool same_member =
+          b.volume_uuid == p.volume_uuid && b.member_uuid == p.member_uuid && b.member_index == p.member_index;
+      if (same_member && b.member_data_size != p.member_data_size && first_difference(p, b, true).empty())
+        lagging = b.member_data_size;
+      else if (!same_member || !first_difference(p, b).empty() || b.generation != p.generation)
         damaged.emplace_back(kBackupSuperblockOffset,
                              "member " + path + ": backup superblock (generation " + std::to_string(b.generation) +
                                  ") differs from the primary (generation " + std::to_string(p.generation) +
@@ -116,10 +130,11 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
     auto sbs = read_member_superblocks(*file);
     if (!sbs) return sbs.status();
     std::vector<std::pair<uint64_t, std::string>> damaged;
-    auto sb = choose_copy(path, *sbs, damaged);
+    std::optional<uint64_t> lagging;
+    auto sb = choose_copy(path, *sbs, damaged, lagging);
     if (!sb) return sb.status();
     for (const auto& d : damaged) vol.warnings.push_back(d.second);
-    found.push_back(Found{path, std::move(*file), std::move(*sb), std::move(damaged)});
+    found.push_back(Found{path, std::move(*file), std::move(*sb), std::move(damaged), lagging});
   }
 
   // The volume is the UUID most members carry (the first member's on a
@@ -138,11 +153,33 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
                                 ")");
   }
   for (const Found& f : found) {
-    if (std::string diff = first_difference(ref->sb, f.sb); !diff.empty())
+    if (std::string diff = first_difference(ref->sb, f.sb, /*growing=*/true); !diff.empty())
       return refuse(f.path, "geometry differs from member " + ref->path + " (" + diff + ")");
   }
+  // Where the copies disagree on member_data_size, a grow was interrupted:
+  // the volume uses the smallest, so nothing is ever placed where a copy
+  // does not yet say the data area reaches.
+  uint64_t data_size = UINT64_MAX;
+  for (const Found& f : found) {
+    data_size = std::min(data_size, f.sb.member_data_size);
+    if (f.lagging_backup_data_size) data_size = std::min(data_size, *f.lagging_backup_data_size);
+  }
+  bool differs = false;
+  std::string sizes;
+  for (const Found& f : found) {
+    if (f.sb.member_data_size != data_size || f.lagging_backup_data_size) differs = true;
+    sizes += (sizes.empty() ? "" : ", ") + f.path + " " + format_size(f.sb.member_data_size);
+    if (f.lagging_backup_data_size) sizes += " (backup " + format_size(*f.lagging_backup_data_size) + ")";
+  }
+  if (differs) {
+    vol.interrupted_grow = "an interrupted 'peregrine grow': the superblocks record different member data sizes (" +
+                           sizes + "); the volume uses the smallest, " + format_size(data_size) +
+                           " per member, until 'peregrine grow' is run again over all members to finish";
+    vol.warnings.push_back(vol.interrupted_grow);
+  }
 
-  const Superblock& shared = ref->sb;
+  Superblock shared = ref->sb;
+  shared.member_data_size = data_size;
   const uint32_t n = shared.member_count();
   std::vector<Found*> slot(n, nullptr);
   for (Found& f : found) {
@@ -192,6 +229,7 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
   }
 
   vol.superblock = slot[0]->sb;
+  vol.superblock.member_data_size = data_size;
   vol.geometry = vol.superblock.geometry();
   for (uint32_t i = 0; i < n; ++i) {
     for (auto& [offset, problem] : slot[i]->damaged) vol.damaged_copies.push_back({i, offset, std::move(problem)});

@@ -1,9 +1,6 @@
 #include "peregrine/volume/mkfs.h"
 
 #include <fcntl.h>
-#include <linux/falloc.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +11,7 @@
 #include <filesystem>
 
 #include "member_identity.h"
+#include "member_zero.h"
 #include "peregrine/backend/member_file.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/member_lock.h"
@@ -25,9 +23,6 @@ namespace peregrine {
 namespace {
 
 constexpr uint64_t kZeroChunk = 1024 * 1024;
-// Zeroed at the end of every member: GPT keeps its backup header there, md
-// 0.90/1.0 and ZFS keep labels there; libblkid would still report them.
-constexpr uint64_t kTailWipe = 1024 * 1024;
 
 uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 uint64_t round_down(uint64_t v, uint64_t m) { return v / m * m; }
@@ -123,30 +118,6 @@ Status grow_file(const std::string& path, uint64_t size) {
   int e = errno;
   ::close(fd);
   if (rc != 0) return refuse(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
-  return Status::ok();
-}
-
-// Asks the storage to zero [begin, end) without moving the bytes: a hole in
-// a file (tmpfs members then do not pin RAM for an unused metadata area),
-// BLKZEROOUT on a device (write-zeroes/unmap on SSDs). False when it cannot.
-bool zero_in_place(const MemberFile& m, uint64_t begin, uint64_t end) {
-  if (m.info().is_block_device) {
-    uint64_t range[2] = {begin, end - begin};
-    return ::ioctl(m.fd(), BLKZEROOUT, range) == 0;
-  }
-  return ::fallocate(m.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(begin),
-                     static_cast<off_t>(end - begin)) == 0;
-}
-
-Status zero_range(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros) {
-  if (begin >= end || zero_in_place(m, begin, end)) return Status::ok();
-  for (uint64_t off = begin; off < end;) {
-    uint64_t len = std::min<uint64_t>(zeros.size(), end - off);
-    if (int rc = m.pwrite_full(zeros.data(), len, off); rc < 0)
-      return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(off) +
-                                    ": " + std::strerror(-rc));
-    off += len;
-  }
   return Status::ok();
 }
 
@@ -270,9 +241,9 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
   for (const Candidate& c : cs) {
     const MemberFile& m = *c.file;
     uint64_t size = round_down(c.final_size, kBlockSize);
-    if (Status s = zero_range(m, 0, sb.data_start + meta_per_member, zeros); !s) return s;
+    if (Status s = zero_member_range(m, 0, sb.data_start + meta_per_member, zeros); !s) return s;
     uint64_t tail = std::max(sb.data_start + meta_per_member, size > kTailWipe ? size - kTailWipe : 0);
-    if (Status s = zero_range(m, tail, size, zeros); !s) return s;
+    if (Status s = zero_member_range(m, tail, size, zeros); !s) return s;
   }
   if (Status s = sync_all(cs); !s) return s;
   for (uint32_t i = 0; i < n; ++i) {

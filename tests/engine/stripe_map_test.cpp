@@ -1,5 +1,6 @@
 // Striping map: pieces cover a range exactly once, in order, never cross a
-// stripe unit, land where RAID-0 puts them, and map back.
+// stripe unit, land where RAID-0 puts them, and map back; growing it moves
+// nothing.
 #include "peregrine/engine/stripe_map.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,26 @@ TEST(StripeMap, PlacesUnitsRoundRobin) {
   EXPECT_EQ(p.member_offset, 8192u + 4096 + 10);  // row 5 div 4 = 1
   EXPECT_EQ(p.length, 100u);
   EXPECT_EQ(map.volume_size(), 4u * 4096 * 100);
+}
+
+// Online grow: the end rises, every piece of the old range stays where it
+// was, and a copy taken before keeps its own end.
+TEST(StripeMap, GrowRaisesTheEndAndMovesNoPiece) {
+  StripeMap map(3, 8192, 1 << 20, 8192 * 10);
+  const StripeMap before = map;
+  map.grow(8192 * 25);
+  EXPECT_EQ(map.volume_size(), 3u * 8192 * 25);
+  EXPECT_EQ(map.member_data_size(), 8192u * 25);
+  EXPECT_EQ(before.volume_size(), 3u * 8192 * 10);
+  for (uint64_t off = 0; off < before.volume_size(); off += 4096) {
+    StripePiece a = before.piece_at(off, 4096), b = map.piece_at(off, 4096);
+    ASSERT_EQ(a.member, b.member) << off;
+    ASSERT_EQ(a.member_offset, b.member_offset) << off;
+  }
+  // The new stripes follow on each member, after its old share.
+  StripePiece first_new = map.piece_at(before.volume_size(), 1);
+  EXPECT_EQ(first_new.member, 0u);
+  EXPECT_EQ(first_new.member_offset, (1u << 20) + 8192u * 10);
 }
 
 TEST(StripeMap, RandomGeometriesCoverRangesExactlyOnceAndMapBack) {

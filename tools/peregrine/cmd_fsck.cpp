@@ -115,6 +115,9 @@ int cmd_fsck(int argc, char** argv) {
     std::printf("member %s: %s superblock restored from the %s\n", vol.members[d.member_index].info().path.c_str(),
                 copy, from);
   }
+  // Not a problem: the volume is consistent at the smaller size, and only
+  // `peregrine grow` finishes it (fsck does not guess the member sizes).
+  if (!vol.interrupted_grow.empty()) std::printf("note: %s\n", vol.interrupted_grow.c_str());
   meta::FsckOptions opt;
   opt.repair = !no_change;
   for (const ShortMember& sm : vol.short_members) {

@@ -16,5 +16,6 @@ int cmd_umount_helper(int argc, char** argv);  // umount.fuse.peregrine, called 
 int cmd_stats(int argc, char** argv);
 int cmd_config(int argc, char** argv);
 int cmd_replace(int argc, char** argv);
+int cmd_grow(int argc, char** argv);
 
 }  // namespace peregrine::cli

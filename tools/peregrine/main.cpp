@@ -28,6 +28,7 @@ constexpr Entry kCommands[] = {
     {"stats", peregrine::cli::cmd_stats, "per-drive statistics of a mounted volume"},
     {"config", peregrine::cli::cmd_config, "validate and print the configuration"},
     {"replace", peregrine::cli::cmd_replace, "copy a member to a new drive or file, which takes its place"},
+    {"grow", peregrine::cli::cmd_grow, "extend a volume over members that became larger"},
 };
 
 void usage(FILE* out) {

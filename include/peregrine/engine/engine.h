@@ -68,6 +68,9 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   const StripeMap& map() const { return map_; }
+  // Online grow: the members' superblocks (all of them, durably) now
+  // record `member_data_size`, larger than the map's; see StripeMap::grow.
+  void grow(uint64_t member_data_size) { map_.grow(member_data_size); }
   const EngineConfig& config() const { return config_; }
   uint32_t drive_count() const { return static_cast<uint32_t>(drives_.size()); }
 

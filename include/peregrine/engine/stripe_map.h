@@ -1,8 +1,11 @@
 // StripeMap: RAID-0 geometry of the volume. The logical space is cut into
 // stripe units; unit s lives on member s mod N at member offset
-// data_start + (s div N) * unit. Immutable, callable from any thread.
+// data_start + (s div N) * unit. Immutable except that grow() may raise
+// the end of the volume (peregrine grow on a mounted volume), which moves
+// no piece; callable from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace peregrine {
@@ -19,12 +22,27 @@ class StripeMap {
   // REQUIRES: members >= 1, stripe_unit a power of two,
   // member_data_size a multiple of stripe_unit.
   StripeMap(uint32_t members, uint32_t stripe_unit, uint64_t data_start, uint64_t member_data_size);
+  StripeMap(const StripeMap& o)
+      : members_(o.members_), unit_(o.unit_), shift_(o.shift_), data_start_(o.data_start_),
+        member_data_size_(o.member_data_size()) {}
+  StripeMap& operator=(const StripeMap& o) {
+    members_ = o.members_;
+    unit_ = o.unit_;
+    shift_ = o.shift_;
+    data_start_ = o.data_start_;
+    member_data_size_.store(o.member_data_size());
+    return *this;
+  }
 
   uint32_t members() const { return members_; }
   uint32_t stripe_unit() const { return unit_; }
   uint64_t data_start() const { return data_start_; }
-  uint64_t member_data_size() const { return member_data_size_; }
-  uint64_t volume_size() const { return member_data_size_ * members_; }
+  uint64_t member_data_size() const { return member_data_size_.load(std::memory_order_acquire); }
+  uint64_t volume_size() const { return member_data_size() * members_; }
+  // The volume grew: its superblocks now record `member_data_size` (larger
+  // than before, a multiple of the stripe unit). Requests past the old end
+  // are accepted from now on.
+  void grow(uint64_t member_data_size) { member_data_size_.store(member_data_size, std::memory_order_release); }
 
   // Number of pieces [offset, offset + length) splits into. REQUIRES length > 0.
   uint64_t piece_count(uint64_t offset, uint64_t length) const {
@@ -84,7 +102,7 @@ class StripeMap {
   uint32_t unit_;
   uint32_t shift_;
   uint64_t data_start_;
-  uint64_t member_data_size_;
+  std::atomic<uint64_t> member_data_size_;
 };
 
 }  // namespace peregrine

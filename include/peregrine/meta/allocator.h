@@ -40,6 +40,7 @@
 // (util/thread_annotations.h) state the lock rules for the compiler.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -100,7 +101,10 @@ class Allocator {
   void wait_discards_idle();
   uint64_t discard_pending_bytes() const;  // queued + in flight
 
-  uint64_t total_bytes() const { return data_size_; }
+  uint64_t total_bytes() const { return data_size_.load(std::memory_order_acquire); }
+  // The data area grew to `data_size` bytes (online grow; never smaller):
+  // the space past the old end becomes free.
+  void grow(uint64_t data_size) EXCLUDES(mu_);
   // Free for statfs: includes reservations and deferred frees.
   uint64_t free_bytes() const;
   uint64_t deferred_bytes() const;
@@ -120,7 +124,7 @@ class Allocator {
   void reclaim_discards_locked(MutexLock& lk, uint64_t len, uint64_t own) REQUIRES(mu_);
 
   const uint64_t data_offset_;
-  const uint64_t data_size_;
+  std::atomic<uint64_t> data_size_;  // written under mu_ (grow), read anywhere
   const uint64_t stripe_width_;
   const uint64_t window_;
   const uint64_t unit_;  // divides stripe_width_

@@ -43,6 +43,14 @@ struct CheckpointHeader {
   bool operator==(const CheckpointHeader&) const = default;
 };
 
+// Whether a checkpoint written for a data area of `recorded` bytes (at the
+// same data offset) may be used on a volume whose data area is `current`
+// bytes. Smaller is a grown volume (docs/format.md, section 6): the space
+// past the old end is simply free. Larger is refused (EUCLEAN, both sizes
+// named): extents past the end would be lost, so neither mount nor fsck
+// may use it.
+Status check_checkpoint_data_size(uint64_t recorded, uint64_t current);
+
 // Header block <-> struct (block is 4096 bytes). decode false when the magic,
 // version, or header checksum is wrong.
 void encode_checkpoint_header(const CheckpointHeader& h, std::span<std::byte> block);

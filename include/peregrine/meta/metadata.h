@@ -124,6 +124,9 @@ struct MountReport {
   uint64_t replayed_batches = 0;
   uint64_t replayed_records = 0;
   uint64_t orphans_freed = 0;
+  // The data area (bytes) the checkpoint was written for when the volume
+  // has since grown (peregrine grow), else 0.
+  uint64_t grown_from = 0;
   bool read_only = false;         // replayed in memory only; nothing written
   uint64_t skipped_batches = 0;   // journal batches not applied (skip_replay)
   std::string journal_stop;       // why replay stopped
@@ -295,6 +298,14 @@ class Metadata {
   // member IO: call without any lock (never from a ring thread).
   int trim(uint64_t start, uint64_t len, uint64_t minlen, uint64_t* trimmed);
   DiscardStats discard_stats() const;
+  // Online grow: the volume's superblocks (every copy, durably) and its
+  // VolumeIo now give a data area of `data_size` bytes, larger than the one
+  // mounted. The space past the old end becomes free (statfs shows it at
+  // once) and the next checkpoint records the new size. EROFS on a
+  // read-only mount or after a metadata write failed; EINVAL when smaller
+  // than now or past the end of the VolumeIo. Any thread, no lock held.
+  int grow_data_area(uint64_t data_size);
+  uint64_t data_size() const { return data_size_.load(std::memory_order_acquire); }
   // Blocks until nothing is queued for discard or being discarded (tests).
   void wait_discards_idle() { alloc_->wait_discards_idle(); }
 
@@ -354,7 +365,8 @@ class Metadata {
   int allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be) REQUIRES(ns_mu_);
 
   VolumeIo& io_;
-  const Geometry geo_;
+  const Geometry geo_;  // as mounted; data_size_ holds the data area's size since
+  std::atomic<uint64_t> data_size_;
   Options opt_;
   const MetaLayout layout_;
 

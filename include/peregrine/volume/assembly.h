@@ -38,13 +38,21 @@ struct ShortMember {
 };
 
 struct AssembledVolume {
-  Superblock superblock;            // member 0's; the shared fields hold for every member
+  // Member 0's; the shared fields hold for every member. member_data_size
+  // is the smallest any used copy or grow-lagging backup records (see
+  // interrupted_grow).
+  Superblock superblock;
   VolumeGeometry geometry;
   std::vector<MemberFile> members;  // members[i] is member index i, open and locked
   std::vector<Superblock> member_superblocks;  // [i]: the copy assembly used for member i
   std::vector<std::string> warnings;  // e.g. "member X: primary superblock corrupt (...), using backup"
   std::vector<DamagedSuperblockCopy> damaged_copies;  // one per such warning, in member index order
   std::vector<ShortMember> short_members;             // only with allow_short
+  // Set (to the warning, also in `warnings`) when some superblock copy
+  // records a larger member_data_size than superblock.member_data_size: a
+  // `peregrine grow` stopped half-way. Not damage: the volume is
+  // consistent at the smaller size, and running grow again finishes.
+  std::string interrupted_grow;
 };
 
 // allow_short (read_only only): a member smaller than the volume needs is
