@@ -27,8 +27,6 @@ namespace {
 // Zeroed at the end of a larger NEW, as mkfs does: GPT backup headers and
 // end-of-device RAID labels there would still be reported by libblkid.
 constexpr uint64_t kTailWipe = 1024 * 1024;
-// The header bytes that carry the mount record (docs/format.md, section 8).
-constexpr uint64_t kRecordRegionEnd = kBackupSuperblockOffset;
 
 bool same_file(const MemberIdentity& a, const MemberIdentity& b) {
   if (!a.exists || !b.exists) return !a.exists && !b.exists && a.absolute == b.absolute;
