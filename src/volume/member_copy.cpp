@@ -2,9 +2,6 @@
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <linux/falloc.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/crc32c.h"
 
@@ -192,24 +190,6 @@ Expected<std::vector<CopyRange>> data_segments(const MemberFile& member, uint64_
   return out;
 }
 
-Status zero_member_range(const MemberFile& m, uint64_t begin, uint64_t end) {
-  if (begin >= end) return Status::ok();
-  if (m.info().is_block_device) {
-    uint64_t range[2] = {begin, end - begin};
-    if (::ioctl(m.fd(), BLKZEROOUT, range) == 0) return Status::ok();
-  } else if (::fallocate(m.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(begin),
-                         static_cast<off_t>(end - begin)) == 0) {
-    return Status::ok();
-  }
-  AlignedBuffer zeros(static_cast<size_t>(std::min<uint64_t>(end - begin, 1 << 20)));
-  for (uint64_t off = begin; off < end;) {
-    uint64_t len = std::min<uint64_t>(zeros.size(), end - off);
-    if (int rc = m.pwrite_full(zeros.data(), len, off); rc < 0) return io_error(m, "write zeros", off, -rc);
-    off += len;
-  }
-  return Status::ok();
-}
-
 MemberCopy::MemberCopy(const MemberFile& from, const MemberFile& to, CopyTuning tuning)
     : from_(from), to_(to), tuning_(tuning) {
   tuning_.chunk_bytes = std::max<uint32_t>(static_cast<uint32_t>(round_down(tuning_.chunk_bytes)), kAlign);
@@ -259,9 +239,12 @@ Status MemberCopy::read_source(std::span<const CopyRange> ranges, bool write, co
   data_bytes_ = hole_bytes_ = 0;
   copied_ = false;
   if (Status s = plan(ranges); !s) return s;
-  if (write)
+  if (write && !holes_.empty()) {
+    // Written only where NEW can zero nothing in place (mkfs's helper).
+    AlignedBuffer zeros(1 << 20);
     for (const CopyRange& h : holes_)
-      if (Status s = zero_member_range(to_, h.begin, h.end); !s) return s;
+      if (Status s = zero_member_range(to_, h.begin, h.end, zeros); !s) return s;
+  }
   const uint64_t total = data_bytes_;
   uint64_t done = 0;
   if (progress) progress(0, total);

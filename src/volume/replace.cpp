@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "member_identity.h"
+#include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/member_examination.h"
@@ -23,10 +24,6 @@
 
 namespace peregrine {
 namespace {
-
-// Zeroed at the end of a larger NEW, as mkfs does: GPT backup headers and
-// end-of-device RAID labels there would still be reported by libblkid.
-constexpr uint64_t kTailWipe = 1024 * 1024;
 
 bool same_file(const MemberIdentity& a, const MemberIdentity& b) {
   if (!a.exists || !b.exists) return !a.exists && !b.exists && a.absolute == b.absolute;
@@ -320,10 +317,13 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
     if (Status s = clear_superblocks(new_file); !s) return s;
   if (Status s = copier.copy(ranges, progress("copy")); !s) return s;
   const uint64_t new_size = new_file.info().size_bytes / kBlockSize * kBlockSize;
-  if (new_size > needed)
-    if (Status s = zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size);
+  // The end of a larger NEW, as mkfs zeroes it (kTailWipe).
+  if (new_size > needed) {
+    AlignedBuffer zeros(1 << 20);
+    if (Status s = zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size, zeros);
         !s)
       return s;
+  }
   if (Status s = sync_member(new_file); !s) return s;
   result.copy_seconds = seconds_since(t0);
   result.data_bytes = copier.data_bytes();

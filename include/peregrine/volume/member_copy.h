@@ -91,8 +91,4 @@ class MemberCopy {
 // filesystem that cannot tell) the whole range. Any thread.
 Expected<std::vector<CopyRange>> data_segments(const MemberFile& member, uint64_t begin, uint64_t end);
 
-// Makes [begin, end) of `member` read as zeros: a punched hole in a file,
-// BLKZEROOUT on a device, written zeros when neither works. Does not sync.
-Status zero_member_range(const MemberFile& member, uint64_t begin, uint64_t end);
-
 }  // namespace peregrine
