@@ -279,8 +279,7 @@ fuse_lowlevel_ops filesystem_ops(const DaemonOptions& o) {
   add_namespace_ops(ops);
   add_dir_ops(ops);
   add_file_ops(ops);
-  add_read_ops(ops);
-  add_write_ops(ops);
+  add_data_ops(ops);
   add_xattr_ops(ops);
   add_space_ops(ops, o.settings.fuse.cache);
   add_trim_ops(ops);

@@ -3,7 +3,7 @@
 #include <cerrno>
 
 #include "fs_context.h"
-#include "transport/request_marks.h"
+#include "request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -62,7 +62,7 @@ uint32_t suidgid_to_drop_in_setattr(fuse_req_t req, fuse_ino_t ino, int to_set) 
   if (!chown && !truncate && !marks.remove_privs) return 0;
   meta::InodeAttr a;
   if (context(req).meta.getattr(ino, &a) != 0) return 0;  // setattr reports it
-  return suidgid_to_drop(req, a, truncate);
+  return suidgid_to_drop(caller_of(req), a, truncate);
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {

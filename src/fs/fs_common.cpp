@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "fs_context.h"
@@ -36,32 +39,36 @@ void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st) {
 
 namespace {
 
-// Whether the caller of `req` has `gid` as its filesystem group or as a
-// supplementary group (read from /proc by libfuse: FUSE passes only one
-// gid). If the list cannot be read, it is taken as not: the bit goes, the
-// safe side.
-bool caller_in_group(fuse_req_t req, uint32_t gid) {
-  if (fuse_req_ctx(req)->gid == gid) return true;
-  std::vector<gid_t> groups(32);
-  for (;;) {
-    int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
-    if (n < 0) return false;
-    if (static_cast<size_t>(n) > groups.size()) {
-      groups.resize(static_cast<size_t>(n));
-      continue;
+// Whether `pid` has `gid` among its supplementary groups, as its
+// /proc/PID/status lists them (FUSE passes only the caller's fsgid; this is
+// where libfuse's fuse_req_getgroups() looks too). If the list cannot be
+// read, it is taken as not: the bit goes, the safe side.
+bool process_in_group(uint32_t pid, uint32_t gid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Groups:", 0) != 0) continue;
+    std::istringstream groups(line.substr(7));
+    for (uint32_t g = 0; groups >> g;) {
+      if (g == gid) return true;
     }
-    groups.resize(static_cast<size_t>(n));
-    return std::find(groups.begin(), groups.end(), gid) != groups.end();
+    return false;
   }
+  return false;
 }
+
+bool caller_in_group(const Caller& c, uint32_t gid) { return c.gid == gid || process_in_group(c.pid, gid); }
 
 }  // namespace
 
-bool caller_may_keep_sgid(fuse_req_t req, uint32_t gid) {
-  return fuse_req_ctx(req)->uid == 0 || caller_in_group(req, gid);
+Caller caller_of(fuse_req_t req) {
+  const fuse_ctx* c = fuse_req_ctx(req);
+  return Caller{static_cast<uint32_t>(c->uid), static_cast<uint32_t>(c->gid), static_cast<uint32_t>(c->pid)};
 }
 
-uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid) {
+bool caller_may_keep_sgid(const Caller& c, uint32_t gid) { return c.uid == 0 || caller_in_group(c, gid); }
+
+uint32_t suidgid_to_drop(const Caller& c, const meta::InodeAttr& a, bool lacks_fsetid) {
   // Writes, truncates and file_remove_privs() reach regular files only;
   // chown_common() takes the bits from every other non-directory as well
   // (a FIFO, device node or socket), and a directory's setgid means "new
@@ -69,19 +76,19 @@ uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fs
   if (S_ISDIR(a.mode)) return 0;
   uint32_t drop = a.mode & S_ISUID;
   if ((a.mode & S_ISGID) != 0) {
-    const bool capable = !lacks_fsetid && fuse_req_ctx(req)->uid == 0;
-    const bool keep = (a.mode & S_IXGRP) == 0 && (capable || caller_in_group(req, a.gid));
+    const bool capable = !lacks_fsetid && c.uid == 0;
+    const bool keep = (a.mode & S_IXGRP) == 0 && (capable || caller_in_group(c, a.gid));
     if (!keep) drop |= S_ISGID;
   }
   return drop;
 }
 
-int drop_suidgid_for_write(fuse_req_t req, FsContext& fs, uint64_t ino) {
+int drop_suidgid_for_write(const Caller& c, FsContext& fs, uint64_t ino) {
   meta::InodeAttr a;
   int rc = fs.meta.getattr(ino, &a);
   if (rc != 0) return rc;
   meta::SetAttrIn in;
-  in.clear_mode = suidgid_to_drop(req, a, true);
+  in.clear_mode = suidgid_to_drop(c, a, true);
   if (in.clear_mode == 0) return 0;  // the usual case: nothing to remove
   rc = fs.meta.setattr(ino, in, &a);
   if (rc == 0) attributes_changed(fs, ino);
@@ -94,9 +101,9 @@ void attributes_changed(FsContext& fs, uint64_t ino) {
   if (fs.session != nullptr) fuse_lowlevel_notify_inval_inode(fs.session, ino, -1, 0);
 }
 
-void FsContext::store_then_reply(fuse_req_t req, uint64_t ino, uint64_t off, const char* data, size_t size) {
+void FsContext::store_then_reply(const DataReply& reply, uint64_t ino, uint64_t off, const char* data, size_t size) {
   data_op_started();
-  stores_.push(PageCacheStores::Job{req, ino, off, std::string(data, size)});
+  stores_.push(PageCacheStores::Job{reply, ino, off, std::string(data, size)});
 }
 
 void FsContext::run_store(PageCacheStores::Job& job) {
@@ -107,7 +114,7 @@ void FsContext::run_store(PageCacheStores::Job& job) {
     // is expected; the write itself is on the volume either way.
     fuse_lowlevel_notify_store(session, job.ino, static_cast<off_t>(job.offset), &bv, fuse_buf_copy_flags{});
   }
-  fuse_reply_write(job.req, job.bytes.size());
+  job.reply.written(static_cast<uint32_t>(job.bytes.size()));
   data_op_finished();
 }
 

@@ -24,6 +24,7 @@
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
+#include "data_calls.h"
 #include "page_cache_stores.h"
 #include "transport/fuse_wire.h"
 #include "transport/transport.h"
@@ -90,6 +91,9 @@ struct FsContext final : TransportHost {
   void poll_completions_here(bool (*more_work)(const void*), const void* ring) override {
     if (Submitter* sub = pool.for_this_thread(); sub != nullptr) sub->set_poll_stop(more_work, ring);
   }
+  bool runs_data_calls() const override { return true; }
+  void run_read(const ReadCall& call) override;
+  void run_write(const WriteCall& call) override;
 
   // Reads and writes whose reply a drive thread still owes. The daemon
   // waits for none before it lets the session go, so no reply is sent on
@@ -104,7 +108,7 @@ struct FsContext final : TransportHost {
 
   // Stores a write's bytes into the kernel's page cache and then answers
   // it, on the store thread (page_cache_stores.h); a data op until then.
-  void store_then_reply(fuse_req_t req, uint64_t ino, uint64_t off, const char* data, size_t size);
+  void store_then_reply(const DataReply& reply, uint64_t ino, uint64_t off, const char* data, size_t size);
 
  private:
   std::atomic<uint64_t> data_ops_{0};
@@ -134,24 +138,26 @@ uint32_t preferred_io_size(uint64_t stripe_unit, uint32_t members, uint32_t max_
 
 void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st);
 
+// Who sent `req`.
+Caller caller_of(fuse_req_t req);
 // The suid/sgid bits of a file with attributes `a` that a write, truncate,
-// O_TRUNC open, chown or the kernel's file_remove_privs() by the caller of
-// `req` removes, as the Linux VFS does (setattr_should_drop_suidgid,
+// O_TRUNC open, chown or the kernel's file_remove_privs() by `caller`
+// removes, as the Linux VFS does (setattr_should_drop_suidgid,
 // chown_common): from any non-directory (only chown reaches FIFOs,
 // devices and sockets); S_ISUID always; S_ISGID when
 // group-execute is set (setgid then means "run as the group"), else (it
 // means mandatory locking) only when the caller is not in the file's group
 // and lacks CAP_FSETID. `lacks_fsetid`: the kernel said so (its kill marks);
 // otherwise uid 0 counts as holding it.
-uint32_t suidgid_to_drop(fuse_req_t req, const meta::InodeAttr& a, bool lacks_fsetid);
-// Whether the caller of `req` may keep S_ISGID on a file of group `gid`
-// when it changes the file's permissions: it is in that group, or holds
+uint32_t suidgid_to_drop(const Caller& caller, const meta::InodeAttr& a, bool lacks_fsetid);
+// Whether `caller` may keep S_ISGID on a file of group `gid` when it
+// changes the file's permissions: it is in that group, or holds
 // CAP_FSETID (taken as uid 0).
-bool caller_may_keep_sgid(fuse_req_t req, uint32_t gid);
+bool caller_may_keep_sgid(const Caller& caller, uint32_t gid);
 // Removes from `ino` what suidgid_to_drop() names, journaled like a chmod,
 // for a write or O_TRUNC open the kernel marked (the caller lacks
 // CAP_FSETID). 0 or -errno.
-int drop_suidgid_for_write(fuse_req_t req, FsContext& fs, uint64_t ino);
+int drop_suidgid_for_write(const Caller& caller, FsContext& fs, uint64_t ino);
 // The kernel's cached attributes of `ino` are stale: a reply that carries
 // none (write, open) changed the mode, and after such requests the kernel
 // refreshes only size and times, so stat(2) asking just for the mode would
@@ -170,13 +176,20 @@ void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a);
 int zero_block_tail(FsContext& fs, uint64_t ino, uint64_t from);
 int zero_block_range(FsContext& fs, uint64_t ino, uint64_t from, uint64_t to);
 
+// READ and WRITE, whichever transport brought them (data_calls.h). On the
+// calling thread until the IO is staged; the reply comes from the thread
+// that completes it.
+void serve_read(FsContext& fs, const ReadCall& call);
+void serve_write(FsContext& fs, const WriteCall& call);
+
 // The per-operation groups, each filling its part of the ops table.
 void add_attr_ops(fuse_lowlevel_ops& ops);
 void add_namespace_ops(fuse_lowlevel_ops& ops);
 void add_dir_ops(fuse_lowlevel_ops& ops);
 void add_file_ops(fuse_lowlevel_ops& ops);
-void add_read_ops(fuse_lowlevel_ops& ops);
-void add_write_ops(fuse_lowlevel_ops& ops);
+// READ and WRITE through libfuse (libfuse_data_ops.cpp): serve_read and
+// serve_write for requests libfuse decoded.
+void add_data_ops(fuse_lowlevel_ops& ops);
 void add_xattr_ops(fuse_lowlevel_ops& ops);
 void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache);
 void add_trim_ops(fuse_lowlevel_ops& ops);

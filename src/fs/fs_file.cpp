@@ -7,7 +7,7 @@
 #include "fs_context.h"
 #include "transport/open_reply_flags.h"
 #include "transport/fuse_wire.h"
-#include "transport/request_marks.h"
+#include "request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -36,7 +36,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // the suid/sgid bits as a truncate(2) would, also of an empty file.
     meta::SetAttrIn in;
     if (a.size != 0) in.valid = meta::SetAttrIn::kSize;
-    if (kill_suidgid) in.clear_mode = suidgid_to_drop(req, a, true);
+    if (kill_suidgid) in.clear_mode = suidgid_to_drop(caller_of(req), a, true);
     if (in.valid != 0 || in.clear_mode != 0) {
       ExclusiveGate gate(fs.gates, ino);
       rc = fs.meta.setattr(ino, in, &a);

@@ -1,6 +1,7 @@
 // read: map the file range to volume extents, send one engine request per
 // extent, and answer FUSE from the drive thread that completes the last
-// one. Holes and unwritten extents are zeros, never volume bytes.
+// one. Holes and unwritten extents are zeros, never volume bytes. Both
+// transports call serve_read() (data_calls.h).
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -11,8 +12,6 @@
 #include "request_slots.h"
 #include "fs_context.h"
 #include "request_staging.h"
-#include "transport/reply_area.h"
-#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -20,7 +19,7 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 struct ReadOp {
-  fuse_req_t req = nullptr;
+  DataReply reply;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
   DataBuffer buffer;          // the op's own room for the data, when not in place
@@ -38,9 +37,9 @@ OpPool<ReadOp> g_read_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 void finish(ReadOp* op) {
   int err = op->error.load();
   if (err != 0) {
-    fuse_reply_err(op->req, -err);
+    op->reply.error(-err);
   } else {
-    fuse_reply_buf(op->req, reinterpret_cast<const char*>(op->data + op->reply_offset), op->reply_length);
+    op->reply.bytes(op->data + op->reply_offset, op->reply_length);
   }
   FsContext* fs = op->fs;
   fs->gates.unlock_shared(op->ino);
@@ -57,12 +56,14 @@ void on_extent_read(Request& r, int result) {
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_file_info*) {
-  FsContext& fs = context(req);
-  uint64_t off = static_cast<uint64_t>(off_in);
-  fs.gates.lock_shared_read(ino, IoSpan{tls_request_marks.unique, off, off + size},
-                            tls_request_marks.fills_page_cache);
-  // Reused per worker thread so that a read allocates nothing once warm.
+}  // namespace
+
+void serve_read(FsContext& fs, const ReadCall& call) {
+  const uint64_t ino = call.ino;
+  const uint64_t off = call.offset;
+  const uint64_t size = call.size;
+  fs.gates.lock_shared_read(ino, IoSpan{call.marks.unique, off, off + size}, call.marks.fills_page_cache);
+  // Reused per thread so that a read allocates nothing once warm.
   thread_local std::vector<meta::Segment> segs;
   segs.clear();
   bool atime_due = false;
@@ -74,9 +75,9 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
     fs.gates.unlock_shared(ino);
     hand_on_staged(fs);  // this request staged nothing to join the batch
     if (rc != 0) {
-      fuse_reply_err(req, -rc);
+      call.reply.error(-rc);
     } else {
-      fuse_reply_buf(req, nullptr, 0);  // at or past the end of the file
+      call.reply.bytes(nullptr, 0);  // at or past the end of the file
     }
     return;
   }
@@ -88,18 +89,17 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   fs.data_op_started();
   // Straight into the reply's place when the transport has one and the
   // read starts on a block (the caller's bytes are then at its start).
-  const ReplyArea area = tls_reply_area;
-  const bool in_place = area.data != nullptr && astart == off && aend - astart <= area.size;
+  const bool in_place = call.reply_area != nullptr && astart == off && aend - astart <= call.reply_area_size;
   ReadOp* op = g_read_ops.get(in_place ? 0 : aend - astart);
   if (in_place) {
-    op->data = area.data;
+    op->data = call.reply_area;
   } else {
     op->buffer.ensure(aend - astart);
     op->data = op->buffer.data();
   }
   op->reqs.ensure(data_segments);
   op->error.store(0);
-  op->req = req;
+  op->reply = call.reply;
   op->fs = &fs;
   op->ino = ino;
   op->reply_offset = off - astart;
@@ -131,8 +131,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off_in, fuse_fil
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 
-}  // namespace
-
-void add_read_ops(fuse_lowlevel_ops& ops) { ops.read = op_read; }
+// A ring's own READ and WRITE (transport.h).
+void FsContext::run_read(const ReadCall& call) { serve_read(*this, call); }
 
 }  // namespace peregrine::fs

@@ -12,6 +12,7 @@
 // A write of bytes the kernel's page cache may hold (io_gates.h) takes the
 // exclusive path and, once its bytes are on the volume and the gate is
 // open again, stores them into the page cache before it answers.
+// Both transports call serve_write() (data_calls.h).
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -22,7 +23,6 @@
 #include "request_slots.h"
 #include "fs_context.h"
 #include "request_staging.h"
-#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -30,7 +30,7 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 struct WriteOp {
-  fuse_req_t req = nullptr;
+  DataReply reply;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
   uint64_t size = 0;
@@ -70,9 +70,9 @@ void finish(WriteOp* op) {
   if (err == 0 && !op->rewrite_done) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end);
   if (err == 0) blocks_changed(*op->fs, op->ino, op->ranges);
   if (err != 0) {
-    fuse_reply_err(op->req, -err);
+    op->reply.error(-err);
   } else {
-    fuse_reply_write(op->req, op->size);
+    op->reply.written(static_cast<uint32_t>(op->size));
   }
   FsContext* fs = op->fs;
   fs->gates.unlock_shared_write(op->ino, op->span);
@@ -90,14 +90,17 @@ void on_extent_written(Request& r, int result) {
 }
 
 // Returns false, having done nothing, if the page cache may hold the bytes.
-bool write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off,
-                   const IoSpan& span) {
+bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
+  const uint64_t ino = call.ino;
+  const uint64_t off = call.offset;
+  const uint64_t size = call.size;
+  const char* data = call.data;
   if (!fs.gates.lock_shared_write(ino, span)) return false;
   // On io-uring the data stays in the ring entry until the reply, page
   // aligned: the members write it from there, with no copy and no buffer
   // (a 1 MiB write's copy was the ring thread's largest cost, and the
   // buffers doubled a write flood's memory).
-  const bool in_place = tls_request_marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
+  const bool in_place = call.marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
   WriteOp* op = g_write_ops.get(in_place ? 0 : size);
   op->ranges.clear();
   op->span = span;
@@ -108,14 +111,14 @@ bool write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* da
     fs.gates.unlock_shared_write(ino, span);
     g_write_ops.put(op);
     hand_on_staged(fs);  // this request staged nothing to join the batch
-    fuse_reply_err(req, -rc);
+    call.reply.error(-rc);
     return true;
   }
   fs.data_op_started();
   if (!in_place) op->buffer.ensure(size);
   op->reqs.ensure(op->ranges.size());
   op->error.store(0);
-  op->req = req;
+  op->reply = call.reply;
   op->fs = &fs;
   op->ino = ino;
   op->size = size;
@@ -143,7 +146,7 @@ bool write_aligned(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const char* da
 
 // Partial blocks (or bytes the page cache may hold): read the blocks that
 // hold data, patch, write back. *cached: the page cache may hold the bytes.
-int write_exclusive(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t size, uint64_t off,
+int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off,
                     const IoSpan& span, bool* cached) {
   ExclusiveGate gate(fs.gates, ino);
   *cached = fs.gates.page_cache_holds(ino, span);
@@ -175,41 +178,41 @@ int write_exclusive(FsContext& fs, fuse_ino_t ino, const char* data, uint64_t si
   return rc;
 }
 
-void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off_in, fuse_file_info*) {
-  FsContext& fs = context(req);
-  uint64_t off = static_cast<uint64_t>(off_in);
+}  // namespace
+
+void serve_write(FsContext& fs, const WriteCall& call) {
   // A write by a caller without CAP_FSETID takes the file's suid/sgid
   // first, as on a local filesystem (the kernel leaves it to us).
-  if (tls_request_marks.kill_suidgid) {
-    if (int rc = drop_suidgid_for_write(req, fs, ino); rc != 0) {
+  if (call.marks.kill_suidgid) {
+    if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
       hand_on_staged(fs);
-      fuse_reply_err(req, -rc);
+      call.reply.error(-rc);
       return;
     }
   }
-  if (size == 0) {
+  if (call.size == 0) {
     hand_on_staged(fs);
-    fuse_reply_write(req, 0);
+    call.reply.written(0);
     return;
   }
+  const uint64_t off = call.offset;
   // Writeback of the kernel's own pages is not ordered (request_marks.h):
   // a store into those pages would wait for the kernel that waits for us.
-  const IoSpan span{tls_request_marks.from_page_cache ? 0 : tls_request_marks.unique, off, off + size};
-  if (off % kBlock == 0 && size % kBlock == 0 && write_aligned(req, fs, ino, data, size, off, span)) return;
+  const IoSpan span{call.marks.from_page_cache ? 0 : call.marks.unique, off, off + call.size};
+  if (off % kBlock == 0 && call.size % kBlock == 0 && write_aligned(fs, call, span)) return;
   bool cached = false;
-  int rc = write_exclusive(fs, ino, data, size, off, span, &cached);
+  int rc = write_exclusive(fs, call.ino, call.data, call.size, off, span, &cached);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
-    fuse_reply_err(req, -rc);
+    call.reply.error(-rc);
   } else if (cached) {
-    fs.store_then_reply(req, ino, off, data, size);
+    fs.store_then_reply(call.reply, call.ino, off, call.data, call.size);
   } else {
-    fuse_reply_write(req, size);
+    call.reply.written(call.size);
   }
 }
 
-}  // namespace
-
-void add_write_ops(fuse_lowlevel_ops& ops) { ops.write = op_write; }
+// A ring's own READ and WRITE (transport.h).
+void FsContext::run_write(const WriteCall& call) { serve_write(*this, call); }
 
 }  // namespace peregrine::fs

@@ -35,7 +35,7 @@ uint32_t acl_clear_mode(fuse_req_t req, FsContext& fs, fuse_ino_t ino, const cha
   if (!fs.settings.fuse.acl || meta::kAclAccessXattr != name) return 0;
   meta::InodeAttr a;
   if (fs.meta.getattr(ino, &a) != 0 || (a.mode & S_ISGID) == 0) return 0;
-  return caller_may_keep_sgid(req, a.gid) ? 0 : S_ISGID;
+  return caller_may_keep_sgid(caller_of(req), a.gid) ? 0 : S_ISGID;
 }
 
 // getxattr/listxattr protocol: size 0 asks for the length only; a buffer

@@ -13,9 +13,6 @@
 // is a data op of FsContext) before it lets the session go.
 #pragma once
 
-#define FUSE_USE_VERSION 312
-#include <fuse_lowlevel.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "data_calls.h"
 #include "peregrine/util/mutex.h"
 #include "peregrine/util/thread_annotations.h"
 
@@ -31,7 +29,7 @@ namespace peregrine::fs {
 class PageCacheStores {
  public:
   struct Job {
-    fuse_req_t req = nullptr;
+    DataReply reply;
     uint64_t ino = 0;
     uint64_t offset = 0;
     std::string bytes;

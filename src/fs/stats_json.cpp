@@ -105,7 +105,8 @@ std::string stats_json(FsContext& fs) {
     for (size_t i = 0; i < t.ring_requests.size(); ++i) out << (i ? "," : "") << t.ring_requests[i];
     out << "],\"dev_fuse_requests\":" << t.dev_fuse_requests;
     if (!t.ring_requests.empty()) {
-      out << ",\"ring_entries\":" << t.ring_entries << ",\"ring_request_bytes\":" << t.ring_request_bytes;
+      out << ",\"ring_entries\":" << t.ring_entries << ",\"ring_request_bytes\":" << t.ring_request_bytes
+          << ",\"ring_data_requests\":" << t.ring_data_requests;
     }
     out << "}";
   }

@@ -1,5 +1,4 @@
 #include "fuse_ring.h"
-#include "reply_area.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -190,7 +189,6 @@ void FuseRing::take_commits() {
 
 ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
   if (entry >= shape_.entries || count < 1 || iov[0].iov_len < sizeof(wire::OutHeader)) return -EINVAL;
-  auto* header = reinterpret_cast<wire::UringReqHeader*>(entry_base(entry));
   wire::OutHeader out;
   std::memcpy(&out, iov[0].iov_base, sizeof out);
   size_t taken = iov[0].iov_len;
@@ -203,14 +201,27 @@ ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
       payload_bytes = 0;
       break;
     }
-    // memmove: a reply may come from the request's own payload; a read
-    // that filled the payload in place (reply_area.h) needs no move at all.
+    // memmove: a reply may come from the request's own payload.
     std::byte* to = payload(entry) + payload_bytes;
     if (iov[i].iov_base != to) std::memmove(to, iov[i].iov_base, iov[i].iov_len);
     payload_bytes += iov[i].iov_len;
   }
-  out.unique = unique_[entry];
-  out.len = static_cast<uint32_t>(sizeof out + payload_bytes);
+  commit_reply(entry, out.error, payload_bytes);
+  return static_cast<ssize_t>(taken);
+}
+
+void FuseRing::reply_payload(uint32_t entry, int error, const void* data, size_t n) {
+  if (n > payload_room()) {
+    error = EIO;  // cannot happen for replies within max_read/max_write
+    n = 0;
+  }
+  if (n != 0 && data != payload(entry)) std::memmove(payload(entry), data, n);
+  commit_reply(entry, -error, n);
+}
+
+void FuseRing::commit_reply(uint32_t entry, int32_t error, size_t payload_bytes) {
+  auto* header = reinterpret_cast<wire::UringReqHeader*>(entry_base(entry));
+  wire::OutHeader out{static_cast<uint32_t>(sizeof(wire::OutHeader) + payload_bytes), error, unique_[entry]};
   std::memcpy(header->in_out, &out, sizeof out);
   header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(payload_bytes);
   if (tls_ring_thread == this) {
@@ -220,14 +231,9 @@ ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
   }
-  return static_cast<ssize_t>(taken);
 }
 
-void FuseRing::commit_error(uint32_t e, int err) {
-  wire::OutHeader out{sizeof(wire::OutHeader), -err, unique_[e]};
-  iovec iov{&out, sizeof out};
-  reply(e, &iov, 1);
-}
+void FuseRing::commit_error(uint32_t e, int err) { commit_reply(e, -err, 0); }
 
 void FuseRing::run_entry(uint32_t e) {
   const auto* header = reinterpret_cast<const wire::UringReqHeader*>(entry_base(e));
@@ -251,6 +257,12 @@ void FuseRing::run_entry(uint32_t e) {
     return;
   }
   const size_t op_bytes = in.len - sizeof in - payload_sz;
+  // Only this thread writes them: no read-modify-write needed.
+  served_.store(served_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (owner_.run_data_request(*this, e, in, header->op_in, op_bytes, payload_sz)) {
+    data_run_.store(data_run_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return;
+  }
   std::byte* start = payload(e) - op_bytes - sizeof in;
   in.unique = unique_token(e);
   std::memcpy(start, &in, sizeof in);
@@ -258,11 +270,7 @@ void FuseRing::run_entry(uint32_t e) {
   fuse_buf buf{};
   buf.size = in.len;
   buf.mem = start;
-  // Only this thread writes it: no read-modify-write needed.
-  served_.store(served_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  tls_reply_area = ReplyArea{payload(e), room};
   owner_.run_request(*this, e, buf);
-  tls_reply_area = ReplyArea{};
 }
 
 void FuseRing::on_completion(uint64_t tag, int res) {

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "commit_stack.h"
+#include "fuse_wire.h"
 #include "ring_placement.h"
 #include "transport.h"
 
@@ -54,6 +55,12 @@ class FuseRing {
     // Runs one request (ring thread). `buf` is the whole request, its
     // unique replaced by the ring's token for the entry (unique_token()).
     virtual void run_request(FuseRing& ring, uint32_t entry, const fuse_buf& buf) = 0;
+    // Runs a READ or WRITE itself (ring thread), answered through
+    // reply_payload(); false: not one it runs, run_request() takes it.
+    // `op_in` holds the opcode's first argument (`op_bytes`), the entry's
+    // payload (payload_of()) the rest, `payload_sz` bytes.
+    virtual bool run_data_request(FuseRing& ring, uint32_t entry, const wire::InHeader& in, const void* op_in,
+                                  size_t op_bytes, uint32_t payload_sz) = 0;
     // The ring has run every request that was ready (ring thread): hand the
     // IO they staged to the drive threads before the thread can sleep.
     virtual void ring_idle(FuseRing& ring) = 0;
@@ -110,6 +117,15 @@ class FuseRing {
   // Stores a reply (fuse_out_header + arguments, as libfuse writes it) in
   // the entry's buffers and commits it. Any thread. Returns the bytes taken.
   ssize_t reply(uint32_t entry, const iovec* iov, int count);
+  // Answers the entry's request with `error` (0 or a positive errno) and
+  // `n` bytes from `data` (nothing is moved if they are at the start of the
+  // entry's payload already), and commits it. Any thread; once per request.
+  void reply_payload(uint32_t entry, int error, const void* data, size_t n);
+
+  // The entry's payload buffer (4 KiB aligned, payload_capacity() bytes):
+  // the request's data, then its reply's, until it is answered.
+  std::byte* payload_of(uint32_t entry) const { return payload(entry); }
+  size_t payload_capacity() const { return payload_room(); }
 
   // Ring thread: whether requests or replies wait for it (a request in the
   // completion queue or about to be posted there, a reply from another
@@ -120,6 +136,7 @@ class FuseRing {
   uint16_t qid() const { return shape_.qid; }
   uint32_t entries() const { return shape_.entries; }
   uint64_t requests_served() const { return served_.load(std::memory_order_relaxed); }
+  uint64_t data_requests_run() const { return data_run_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr uint64_t kWakeTag = UINT64_MAX;
@@ -141,6 +158,9 @@ class FuseRing {
   void on_completion(uint64_t tag, int res);
   void run_entry(uint32_t e);
   void commit_error(uint32_t e, int err);
+  // The out header for `payload_bytes` of reply already in the payload,
+  // then the commit (on this thread's list, or handed to the ring thread).
+  void commit_reply(uint32_t e, int32_t error, size_t payload_bytes);
   void pin_to_queue_cpu(bool pin);
 
   Owner& owner_;
@@ -179,6 +199,7 @@ class FuseRing {
   std::promise<void> go_;
   std::promise<int> registered_;
   std::atomic<uint64_t> served_{0};
+  std::atomic<uint64_t> data_run_{0};  // of them, run_data_request() took
   std::thread thread_;
 };
 

@@ -139,6 +139,12 @@ struct WriteIn {
 };
 static_assert(sizeof(WriteIn) == 40);
 
+struct WriteOut {
+  uint32_t size;
+  uint32_t padding;
+};
+static_assert(sizeof(WriteOut) == 8);
+
 // Only the start of fuse_setattr_in (88 bytes): the fields read here.
 struct SetattrInValid {
   uint32_t valid;

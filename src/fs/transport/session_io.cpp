@@ -9,7 +9,7 @@
 #include "fuse_ring.h"
 #include "fuse_wire.h"
 #include "open_reply_flags.h"
-#include "request_marks.h"
+#include "mark_request.h"
 
 namespace peregrine::fs {
 namespace {

@@ -11,7 +11,9 @@
 // Both own INIT's reply so they can ask for what libfuse 3.14 cannot
 // (FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_OVER_IO_URING, FUSE_HANDLE_KILLPRIV_V2),
 // both mark direct-IO opens FOPEN_PARALLEL_DIRECT_WRITES, and both hand
-// operations what libfuse 3.14 drops from requests (request_marks.h).
+// operations what libfuse 3.14 drops from requests (request_marks.h). The
+// io-uring transport hands READ and WRITE to the host itself, as calls
+// (../data_calls.h), without libfuse.
 //
 // Thread rules: the daemon's main thread creates the transport, installs it
 // after fuse_session_mount(), calls serve() (which returns when the session
@@ -31,6 +33,7 @@
 
 #include <sys/types.h>
 
+#include "../data_calls.h"
 #include "peregrine/config/settings.h"
 #include "peregrine/util/result.h"
 
@@ -75,6 +78,13 @@ class TransportHost {
   // complete on this thread what that dispatched inline and the member
   // finished at once (Submitter::Completions::here).
   virtual void unplug_between_requests() {}
+  // Whether the host serves READ and WRITE as calls (run_read/run_write);
+  // if not, a ring hands them to libfuse like any other request.
+  virtual bool runs_data_calls() const { return false; }
+  // On the thread the request arrived on, which must not wait for member
+  // IO; the call's DataReply answers it from any thread.
+  virtual void run_read(const ReadCall&) {}
+  virtual void run_write(const WriteCall&) {}
 
   Transport* transport = nullptr;  // set before the session serves
 
@@ -114,6 +124,9 @@ struct TransportStatus {
   // (fuse.ring_memory_mib may have lowered both: ring_budget.h).
   uint32_t ring_entries = 0;
   uint64_t ring_request_bytes = 0;
+  // io-uring: READs and WRITEs the rings decoded and handed to the host
+  // themselves (the rest of ring_requests went through libfuse).
+  uint64_t ring_data_requests = 0;
 };
 
 class Transport {

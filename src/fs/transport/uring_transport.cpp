@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "fuse_wire.h"
-#include "request_marks.h"
+#include "mark_request.h"
 
 namespace peregrine::fs {
 namespace {
@@ -173,6 +173,50 @@ void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
   run_inline(buf, data);
 }
 
+bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire::InHeader& in, const void* op_in,
+                                      size_t op_bytes, uint32_t payload_sz) {
+  if ((in.opcode != wire::kOpRead && in.opcode != wire::kOpWrite) || !host_.runs_data_calls()) return false;
+  RequestMarks marks = marks_of(in, op_in, op_bytes);
+  // The entry belongs to the request until its reply.
+  marks.held_until_reply = true;
+  const DataReply reply{this, (uint64_t{ring.qid()} << 32) | entry};
+  if (in.opcode == wire::kOpRead) {
+    wire::ReadIn r;
+    if (op_bytes < sizeof r) return false;  // libfuse answers what it cannot decode
+    std::memcpy(&r, op_in, sizeof r);
+    ReadCall call{in.nodeid, r.offset, r.size, marks, ring.payload_of(entry), ring.payload_capacity(), reply};
+    host_.set_may_stay_staged(true);
+    host_.run_read(call);
+    host_.set_may_stay_staged(false);
+    return true;
+  }
+  wire::WriteIn w;
+  if (op_bytes < sizeof w) return false;
+  std::memcpy(&w, op_in, sizeof w);
+  // A write with a partial block does read-modify-write, which waits for
+  // member IO: a blocking-op thread's (may_block()).
+  if (w.size > payload_sz || w.offset % 4096 != 0 || w.size % 4096 != 0) return false;
+  WriteCall call{in.nodeid, w.offset, reinterpret_cast<const char*>(ring.payload_of(entry)), w.size, marks,
+                 Caller{in.uid, in.gid, in.pid}, reply};
+  host_.set_may_stay_staged(true);
+  host_.run_write(call);
+  host_.set_may_stay_staged(false);
+  return true;
+}
+
+void UringTransport::reply_bytes(uint64_t token, const std::byte* data, size_t n) {
+  rings_[token >> 32]->reply_payload(static_cast<uint32_t>(token), 0, data, n);
+}
+
+void UringTransport::reply_written(uint64_t token, uint32_t n) {
+  wire::WriteOut out{n, 0};
+  rings_[token >> 32]->reply_payload(static_cast<uint32_t>(token), 0, &out, sizeof out);
+}
+
+void UringTransport::reply_error(uint64_t token, int err) {
+  rings_[token >> 32]->reply_payload(static_cast<uint32_t>(token), err, nullptr, 0);
+}
+
 void UringTransport::ring_idle(FuseRing&) { host_.unplug_between_requests(); }
 
 void UringTransport::ring_thread_started(FuseRing& ring) { host_.poll_completions_here(&FuseRing::has_work, &ring); }
@@ -197,6 +241,7 @@ TransportStatus UringTransport::status() const {
   for (const auto& ring : rings_) s.ring_requests.push_back(ring->requests_served());
   s.ring_entries = plan_.entries;
   s.ring_request_bytes = plan_.payload_bytes;
+  for (const auto& ring : rings_) s.ring_data_requests += ring->data_requests_run();
   return s;
 }
 

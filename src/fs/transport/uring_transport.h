@@ -7,7 +7,10 @@
 //
 // A ring thread runs reads, writes and every request that does not wait
 // for IO itself; the others go to BlockingOps, so no ring thread waits for
-// member IO. Replies from any thread reach their ring by the unique token.
+// member IO. It decodes READ and block-aligned WRITE itself and hands them
+// to the host as calls (../data_calls.h), answered straight into the entry
+// (DataReplier); everything else goes through libfuse, whose replies from
+// any thread reach their ring by the unique token.
 //
 // Thread rules: as Transport. rings_ is filled once, on the libfuse worker
 // that answers INIT, before started_ is set (release) and before any ring
@@ -27,7 +30,7 @@
 
 namespace peregrine::fs {
 
-class UringTransport final : public SessionIo, public FuseRing::Owner {
+class UringTransport final : public SessionIo, public FuseRing::Owner, public DataReplier {
  public:
   UringTransport(TransportHost& host, TransportLog log, std::function<void()> serving);
   ~UringTransport() override;
@@ -40,6 +43,13 @@ class UringTransport final : public SessionIo, public FuseRing::Owner {
   void run_request(FuseRing& ring, uint32_t entry, const fuse_buf& buf) override;
   void ring_idle(FuseRing& ring) override;
   void ring_thread_started(FuseRing& ring) override;
+  bool run_data_request(FuseRing& ring, uint32_t entry, const wire::InHeader& in, const void* op_in, size_t op_bytes,
+                        uint32_t payload_sz) override;
+
+  // DataReplier: the token is the ring (bits 32-47) and the entry.
+  void reply_bytes(uint64_t token, const std::byte* data, size_t n) override;
+  void reply_written(uint64_t token, uint32_t n) override;
+  void reply_error(uint64_t token, int err) override;
 
  private:
   ssize_t reply_to_ring(uint64_t unique, iovec* iov, int count) override;

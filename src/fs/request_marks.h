@@ -1,17 +1,12 @@
 // RequestMarks: what the kernel says about a request that libfuse 3.14
-// does not hand to the operation. The transport reads them from the raw
-// request just before libfuse processes it on the same thread (classic:
-// the /dev/fuse read hook; io-uring: before fuse_session_process_buf), and
-// the operation reads them at its start, before it hands anything to
-// another thread.
+// does not hand to an operation. The transport that brought the request
+// sets them (transport/mark_request.h): reads and writes carry theirs in
+// their call (data_calls.h); the other operations that need them (SETATTR,
+// OPEN, CREATE), which libfuse runs, read this thread's copy at their
+// start, before they hand anything to another thread.
 //
-// mark_request() also rewrites what libfuse 3.14 cannot decode: FUSE_TMPFILE
-// (no op in its table, it would answer ENOSYS and the kernel would refuse
-// O_TMPFILE for the rest of the mount) becomes FUSE_CREATE, whose arguments
-// and reply it shares, marked `tmpfile`.
-//
-// Thread rules: thread-local; every request read or run on a thread
-// overwrites that thread's marks.
+// Thread rules: tls_request_marks is thread-local; the transport sets it
+// on the thread that runs the request, just before libfuse processes it.
 #pragma once
 
 #include <cstddef>
@@ -51,10 +46,7 @@ struct RequestMarks {
   bool held_until_reply = false;
 };
 
+// For operations libfuse runs (not READ and WRITE: data_calls.h).
 inline thread_local RequestMarks tls_request_marks;
-
-// Sets this thread's marks from a request (fuse_in_header first, `n`
-// bytes) and rewrites FUSE_TMPFILE into FUSE_CREATE in place.
-void mark_request(void* buf, size_t n);
 
 }  // namespace peregrine::fs

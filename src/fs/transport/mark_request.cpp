@@ -1,0 +1,71 @@
+#include "mark_request.h"
+
+#include <cstring>
+
+namespace peregrine::fs {
+namespace {
+
+// The opcode's first argument, if the request holds all of it.
+template <typename Arg>
+bool first_arg(const void* arg, size_t n, Arg* out) {
+  if (n < sizeof(Arg)) return false;
+  std::memcpy(out, arg, sizeof(Arg));
+  return true;
+}
+
+}  // namespace
+
+RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t n) {
+  RequestMarks m;
+  m.unique = in.unique;
+  switch (in.opcode) {
+    case wire::kOpWrite: {
+      wire::WriteIn w;
+      if (first_arg(arg, n, &w)) {
+        m.kill_suidgid = (w.write_flags & wire::kWriteKillSuidgid) != 0;
+        m.from_page_cache = (w.write_flags & wire::kWriteCache) != 0;
+      }
+      break;
+    }
+    case wire::kOpRead: {
+      wire::ReadIn r;
+      m.fills_page_cache = first_arg(arg, n, &r) && (r.read_flags & wire::kReadLockOwner) == 0;
+      break;
+    }
+    case wire::kOpSetattr: {
+      wire::SetattrInValid s;
+      if (first_arg(arg, n, &s)) {
+        m.kill_suidgid = (s.valid & wire::kFattrKillSuidgid) != 0;
+        m.remove_privs = (s.valid & wire::kFattrChanges) == 0;
+      }
+      break;
+    }
+    case wire::kOpOpen: {
+      wire::OpenIn o;
+      m.kill_suidgid = first_arg(arg, n, &o) && (o.open_flags & wire::kOpenKillSuidgid) != 0;
+      break;
+    }
+    case wire::kOpTmpfile:
+      m.tmpfile = true;
+      break;
+    default:
+      break;
+  }
+  return m;
+}
+
+void mark_request(void* buf, size_t n) {
+  wire::InHeader in;
+  if (n < sizeof in) {
+    tls_request_marks = RequestMarks{};
+    return;
+  }
+  std::memcpy(&in, buf, sizeof in);
+  tls_request_marks = marks_of(in, static_cast<const char*>(buf) + sizeof in, n - sizeof in);
+  if (in.opcode == wire::kOpTmpfile) {
+    in.opcode = wire::kOpCreate;
+    std::memcpy(buf, &in, sizeof in);
+  }
+}
+
+}  // namespace peregrine::fs

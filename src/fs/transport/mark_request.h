@@ -1,0 +1,28 @@
+// mark_request: reads from a raw FUSE request what libfuse 3.14 does not
+// hand to operations (RequestMarks, ../request_marks.h), and rewrites what
+// it cannot decode: FUSE_TMPFILE (no op in its table, it would answer
+// ENOSYS and the kernel would refuse O_TMPFILE for the rest of the mount)
+// becomes FUSE_CREATE, whose arguments and reply it shares, marked
+// `tmpfile`.
+//
+// Thread rules: pure functions, except that mark_request() sets the calling
+// thread's tls_request_marks.
+#pragma once
+
+#include <cstddef>
+
+#include "../request_marks.h"
+#include "fuse_wire.h"
+
+namespace peregrine::fs {
+
+// The marks of a request with header `in` and first argument `arg`
+// (`arg_bytes` of it present), except held_until_reply, which only the
+// transport knows. unique is the header's.
+RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t arg_bytes);
+
+// Sets this thread's marks from a request (fuse_in_header first, `n`
+// bytes) and rewrites FUSE_TMPFILE into FUSE_CREATE in place.
+void mark_request(void* buf, size_t n);
+
+}  // namespace peregrine::fs
