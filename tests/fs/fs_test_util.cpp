@@ -560,14 +560,14 @@ void SideBySideTest::expect_same_trees() {
   EXPECT_TRUE(a == b) << "native (first) vs peregrine (second):\n" << describe_tree_difference(a, b);
 }
 
-Outcome as_nobody(const std::function<Outcome()>& op) {
+Outcome as_nobody(const std::function<Outcome()>& op, const std::vector<gid_t>& groups) {
   int p[2];
   if (::pipe(p) != 0) return outcome(-1);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::close(p[0]);
     Outcome o{-1, EPERM};
-    if (::setgroups(0, nullptr) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0) {
+    if (::setgroups(groups.size(), groups.data()) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0) {
       errno = 0;
       o = op();
     }

@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <vector>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace peregrine::fstest {
 
@@ -273,9 +273,10 @@ void PrintTo(const Outcome& o, std::ostream* os);
 
 // nobody's uid and gid, the unprivileged user of the permission tests.
 constexpr uid_t kNobody = 65534;
-// Runs `op` in a child process as uid/gid kNobody, with no supplementary
-// groups and so no capabilities, and returns its outcome.
-Outcome as_nobody(const std::function<Outcome()>& op);
+// Runs `op` in a child process as uid/gid kNobody, with `groups` as its
+// supplementary groups (none by default) and no capabilities, and returns
+// its outcome.
+Outcome as_nobody(const std::function<Outcome()>& op, const std::vector<gid_t>& groups = {});
 
 // Side by side: every operation runs on a native directory (the reference)
 // and on the mount, and both must give the same result and errno.

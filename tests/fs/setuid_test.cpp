@@ -37,7 +37,9 @@ bool append(const std::string& path, const std::string& data) {
   return fd.ok() && ::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size());
 }
 
-enum class Who { kNobody, kRoot };
+// kNobodyInGroup1: nobody with group 1 as a supplementary group, which
+// FUSE does not pass on (the daemon reads it from /proc).
+enum class Who { kNobody, kNobodyInGroup1, kRoot };
 
 struct Case {
   const char* what;
@@ -65,8 +67,10 @@ class SetuidTest : public CacheModes<SideBySideTest> {
           ::chmod(path.c_str(), c.mode) != 0) {
         return outcome(-1);
       }
-      Outcome done = c.who == Who::kNobody ? as_nobody([&] { return outcome(c.op(path) ? 0 : -1); })
-                                            : outcome(c.op(path) ? 0 : -1);
+      auto run = [&] { return outcome(c.op(path) ? 0 : -1); };
+      Outcome done = c.who == Who::kNobody          ? as_nobody(run)
+                     : c.who == Who::kNobodyInGroup1 ? as_nobody(run, {1})
+                                                     : run();
       if (done.ret != 0) return Outcome{-1, done.err};
       return outcome(mode_of(path));
     });
@@ -96,6 +100,10 @@ TEST_P(SetuidTest, WritesTruncatesAndChownsTakeTheBitsAsOnALocalFilesystem) {
       {"write by a member of the group, not group-executable: setgid (locking) stays", 06767, kNobody,
        Who::kNobody, write_x, 02767},
       {"write by a non-member, not group-executable: both go", 06767, 0, Who::kNobody, write_x, 0767},
+      {"write by a supplementary member, not group-executable: setgid stays", 06767, 1, Who::kNobodyInGroup1,
+       write_x, 02767},
+      {"block-aligned write by a supplementary member, not group-executable: setgid stays", 06767, 1,
+       Who::kNobodyInGroup1, write_block, 02767},
       {"write by root (CAP_FSETID): both stay", 06777, 0, Who::kRoot, write_x, 06777},
       {"truncate by another user: both go", 06777, 0, Who::kNobody, truncate0, 0777},
       {"truncate by a member, not group-executable: setgid stays", 06767, kNobody, Who::kNobody, truncate0, 02767},
