@@ -446,6 +446,7 @@ int run_daemon(const DaemonOptions& o) {
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
   OnlineGrow online_grow(vr, **meta, [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); });
   ctx.online_grow = &online_grow;
+  ctx.read_only = o.read_only;
   // The io-uring transport says it serves once its rings are registered,
   // so that when a mount command returns, requests already use them.
   auto serving = [&] {

@@ -68,6 +68,9 @@ struct FsContext final : TransportHost {
   // UUID. Set before the session serves.
   std::string volume_label;
   std::string volume_uuid;
+  // A read-only mount: serve_write() answers EROFS (read_only_ops.cpp
+  // refuses the other changing operations). Set before the session serves.
+  bool read_only = false;
   // Serves `peregrine grow MOUNTPOINT` (fs_grow.cpp); null: not offered.
   // Set before the session serves.
   OnlineGrow* online_grow = nullptr;

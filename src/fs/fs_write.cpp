@@ -181,6 +181,12 @@ int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size
 }  // namespace
 
 void serve_write(FsContext& fs, const WriteCall& call) {
+  // Here, not in the libfuse table: the rings' own WRITEs never pass it.
+  if (fs.read_only) {
+    hand_on_staged(fs);
+    call.reply.error(EROFS);
+    return;
+  }
   // A write by a caller without CAP_FSETID takes the file's suid/sgid
   // first, as on a local filesystem (the kernel leaves it to us).
   if (call.marks.kill_suidgid) {

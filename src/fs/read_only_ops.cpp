@@ -43,9 +43,8 @@ void make_read_only(fuse_lowlevel_ops& ops) {
     fuse_reply_err(req, EROFS);
   };
   ops.create = [](fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) { fuse_reply_err(req, EROFS); };
-  ops.write = [](fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) {
-    fuse_reply_err(req, EROFS);
-  };
+  // WRITE: serve_write() refuses it (FsContext::read_only), on both
+  // transports: the io-uring rings hand writes to it without this table.
   ops.write_buf = nullptr;
   ops.copy_file_range = nullptr;  // the kernel falls back to read + write, refused above
   ops.fallocate = [](fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EROFS); };

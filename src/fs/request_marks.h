@@ -46,7 +46,8 @@ struct RequestMarks {
   bool held_until_reply = false;
 };
 
-// For operations libfuse runs (not READ and WRITE: data_calls.h).
+// For requests libfuse runs: every request on classic, the rest on io-uring
+// (whose rings hand their own READ and WRITE the marks in the call).
 inline thread_local RequestMarks tls_request_marks;
 
 }  // namespace peregrine::fs

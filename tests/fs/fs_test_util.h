@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <vector>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace peregrine::fstest {
 

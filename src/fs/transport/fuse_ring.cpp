@@ -211,8 +211,15 @@ ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
 }
 
 void FuseRing::reply_payload(uint32_t entry, int error, const void* data, size_t n) {
-  if (n > payload_room()) {
-    error = EIO;  // cannot happen for replies within max_read/max_write
+  if (entry >= shape_.entries) return;  // no request to answer: never expected
+  // The kernel takes an error outside 1..4095 for a broken reply: a bug of
+  // ours, which the caller should hear about as EIO, not as EINVAL.
+  if (n > payload_room() || error < 0 || error >= 4096) {
+    if (!logged_bad_reply_.exchange(true)) {
+      log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": a reply of " + std::to_string(n) +
+                        " bytes with error " + std::to_string(error) + " cannot be sent: answered EIO");
+    }
+    error = EIO;
     n = 0;
   }
   if (n != 0 && data != payload(entry)) std::memmove(payload(entry), data, n);

@@ -7,10 +7,12 @@
 // queue.
 //
 // Memory: entry e is one stride of [4 KiB page | payload]. The page holds
-// the kernel's header buffer at its start and, at its end, the copy of the
-// request's fuse_in_header and op header that makes [headers | payload] one
-// contiguous request for libfuse, so write data is used where the kernel put
-// it. Payloads are reserved address space, touched only as far as used.
+// the kernel's header buffer at its start and, for a request libfuse runs,
+// at its end the copy of the request's fuse_in_header and op header that
+// makes [headers | payload] one contiguous request, so its arguments are
+// used where the kernel put them. READ and WRITE the owner runs itself
+// (run_data_request) use the payload directly. Payloads are reserved
+// address space, touched only as far as used.
 //
 // Loop: run every request the completion queue has ready (each may stage
 // IO); when none is left, hand the staged IO to the drive threads (one
@@ -200,6 +202,7 @@ class FuseRing {
   std::promise<int> registered_;
   std::atomic<uint64_t> served_{0};
   std::atomic<uint64_t> data_run_{0};  // of them, run_data_request() took
+  std::atomic<bool> logged_bad_reply_{false};
   std::thread thread_;
 };
 

@@ -13,7 +13,8 @@
 // both mark direct-IO opens FOPEN_PARALLEL_DIRECT_WRITES, and both hand
 // operations what libfuse 3.14 drops from requests (request_marks.h). The
 // io-uring transport hands READ and WRITE to the host itself, as calls
-// (../data_calls.h), without libfuse.
+// (../data_calls.h), without libfuse: the one place where the transport
+// includes a header of the filesystem above it, the interface it calls.
 //
 // Thread rules: the daemon's main thread creates the transport, installs it
 // after fuse_session_mount(), calls serve() (which returns when the session
@@ -25,6 +26,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -82,9 +84,10 @@ class TransportHost {
   // if not, a ring hands them to libfuse like any other request.
   virtual bool runs_data_calls() const { return false; }
   // On the thread the request arrived on, which must not wait for member
-  // IO; the call's DataReply answers it from any thread.
-  virtual void run_read(const ReadCall&) {}
-  virtual void run_write(const WriteCall&) {}
+  // IO; the call's DataReply answers it from any thread. A host that says
+  // it runs calls overrides both.
+  virtual void run_read(const ReadCall& call) { call.reply.error(ENOSYS); }
+  virtual void run_write(const WriteCall& call) { call.reply.error(ENOSYS); }
 
   Transport* transport = nullptr;  // set before the session serves
 

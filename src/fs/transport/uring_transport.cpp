@@ -13,6 +13,10 @@
 namespace peregrine::fs {
 namespace {
 
+// A write of whole 4 KiB blocks is served where it arrives; any other does
+// read-modify-write of its edge blocks, which waits for member IO.
+bool whole_blocks(uint64_t offset, uint32_t size) { return offset % 4096 == 0 && size % 4096 == 0; }
+
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
 // partial blocks (fs_write.cpp), copies and FITRIM.
@@ -33,7 +37,7 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
       if (buf.size < sizeof in + 20) return true;
       std::memcpy(&offset, arg + 8, sizeof offset);
       std::memcpy(&size, arg + 16, sizeof size);
-      return offset % 4096 != 0 || size % 4096 != 0;
+      return !whole_blocks(offset, size);
     }
     default:
       return false;
@@ -182,25 +186,47 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
   const DataReply reply{this, (uint64_t{ring.qid()} << 32) | entry};
   if (in.opcode == wire::kOpRead) {
     wire::ReadIn r;
-    if (op_bytes < sizeof r) return false;  // libfuse answers what it cannot decode
+    if (op_bytes < sizeof r) return refuse_malformed(in, reply);
     std::memcpy(&r, op_in, sizeof r);
-    ReadCall call{in.nodeid, r.offset, r.size, marks, ring.payload_of(entry), ring.payload_capacity(), reply};
+    const ReadCall call{.ino = in.nodeid,
+                        .offset = r.offset,
+                        .size = r.size,
+                        .marks = marks,
+                        .reply_area = ring.payload_of(entry),
+                        .reply_area_size = ring.payload_capacity(),
+                        .reply = reply};
     host_.set_may_stay_staged(true);
     host_.run_read(call);
     host_.set_may_stay_staged(false);
     return true;
   }
   wire::WriteIn w;
-  if (op_bytes < sizeof w) return false;
+  if (op_bytes < sizeof w) return refuse_malformed(in, reply);
   std::memcpy(&w, op_in, sizeof w);
-  // A write with a partial block does read-modify-write, which waits for
-  // member IO: a blocking-op thread's (may_block()).
-  if (w.size > payload_sz || w.offset % 4096 != 0 || w.size % 4096 != 0) return false;
-  WriteCall call{in.nodeid, w.offset, reinterpret_cast<const char*>(ring.payload_of(entry)), w.size, marks,
-                 Caller{in.uid, in.gid, in.pid}, reply};
+  // libfuse 3.14 would trust the size too, and write whatever the payload
+  // held before.
+  if (w.size > payload_sz) return refuse_malformed(in, reply);
+  // A blocking-op thread's (may_block()).
+  if (!whole_blocks(w.offset, w.size)) return false;
+  const WriteCall call{.ino = in.nodeid,
+                       .offset = w.offset,
+                       .data = reinterpret_cast<const char*>(ring.payload_of(entry)),
+                       .size = w.size,
+                       .marks = marks,
+                       .caller = Caller{in.uid, in.gid, in.pid},
+                       .reply = reply};
   host_.set_may_stay_staged(true);
   host_.run_write(call);
   host_.set_may_stay_staged(false);
+  return true;
+}
+
+bool UringTransport::refuse_malformed(const wire::InHeader& in, const DataReply& reply) {
+  if (!logged_malformed_.exchange(true)) {
+    log_(LOG_ERR, "FUSE ring: malformed " + std::string(in.opcode == wire::kOpRead ? "READ" : "WRITE") +
+                      " (len " + std::to_string(in.len) + "): answered EIO");
+  }
+  reply.error(EIO);
   return true;
 }
 

@@ -14,7 +14,9 @@
 //
 // Thread rules: as Transport. rings_ is filled once, on the libfuse worker
 // that answers INIT, before started_ is set (release) and before any ring
-// starts; readers check started_ (acquire) first.
+// starts; readers check started_ (acquire) first, except the DataReplier
+// calls: their token comes from a request a started ring ran, which
+// happened after started_ was set.
 #pragma once
 
 #include <atomic>
@@ -57,12 +59,16 @@ class UringTransport final : public SessionIo, public FuseRing::Owner, public Da
   void init_replied(uint64_t granted) override;
   size_t request_bytes_cap() const override;
   void run_inline(const fuse_buf& buf, bool is_data);
+  // Answers a READ or WRITE whose arguments do not add up with EIO (and
+  // says so once); returns true: the request is answered.
+  bool refuse_malformed(const wire::InHeader& in, const DataReply& reply);
 
   RingPlan plan_;  // set with rings_
   std::vector<std::unique_ptr<FuseRing>> rings_;
   std::atomic<bool> started_{false};
   std::optional<BlockingOps> blocking_;
   std::function<void()> serving_;
+  std::atomic<bool> logged_malformed_{false};
 };
 
 }  // namespace peregrine::fs
