@@ -131,17 +131,18 @@ std::vector<Option> build_options() {
           .unit = "microseconds",
           .min = 0,
           .max = 1000,
-          .doc = "io_uring transport: how long a ring thread that served a lone request inline "
-                 "waits for its member IO itself, polling the member's completion queue, before "
-                 "it leaves the IO to the drive thread. A lone read or write on a member with "
-                 "latency then costs no hand-off to the drive thread and back to the ring "
-                 "thread. It stops at once when another request arrives on its ring, and "
-                 "polls only when nothing else was in flight on the volume. The thread spins "
-                 "while it waits: one CPU busy for up to this long per lone IO. Memory members "
-                 "finish inline and never need it. Measured on 2 CPUs, 4 file members on a "
-                 "virtual disk, 4 KiB random read at QD 1: 155-208 us per read without, "
-                 "102-105 us with 100 (the raw member file: 74 us). 0: never. The classic "
-                 "transport does not poll (its drive thread writes the reply itself).",
+          .doc = "How long the thread that served a lone request inline (an io_uring ring "
+                 "thread, or a classic FUSE worker) waits for its member IO itself, polling the "
+                 "member's completion queue, before it leaves the IO to the drive thread. A lone "
+                 "read or write on a member with latency then costs no wake-up of the drive "
+                 "thread (and, on io-uring, none of the ring thread either). A ring thread stops "
+                 "at once when another request arrives on its ring; a classic worker polls "
+                 "while the other workers read the next requests. Either polls only when nothing "
+                 "else was in flight on the volume. The thread spins while it waits: one CPU "
+                 "busy for up to this long per lone IO. Memory members finish inline and never "
+                 "need it. Measured on 2 CPUs, 4 file members on a virtual disk, 4 KiB random "
+                 "read at QD 1 on io-uring: 155-208 us per read without, 102-105 us with 100 "
+                 "(the raw member file: 74 us). 0: never.",
           .store = [](Settings& s, const Value& v) { s.engine.inline_poll_us = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.engine.inline_poll_us}); },
       },

@@ -43,7 +43,20 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len) {
 
 void set_may_stay_staged(bool may) { tls_may_stay_staged = may; }
 
+namespace {
+
+// A classic worker that served a lone request inline may wait for its
+// member IO itself (engine.inline_poll_us) for as long as the setting
+// says: the volume was quiet, so every other worker is in read() and takes
+// the next request.
+bool worker_never_stops_polling(const void*) { return false; }
+
+}  // namespace
+
 ssize_t FsContext::read_request(int fd, void* buf, size_t len) {
+  if (Submitter* sub = pool.for_this_thread(); sub != nullptr && !sub->polls()) {
+    sub->set_poll_stop(&worker_never_stops_polling, nullptr);
+  }
   return batches_requests(settings) ? read_request_batched(*this, fd, buf, len) : ::read(fd, buf, len);
 }
 

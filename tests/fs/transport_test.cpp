@@ -4,6 +4,8 @@
 // `auto` on a kernel without FUSE over io_uring falls back to classic,
 // says why in the log and serves data; `io-uring` there refuses to mount.
 // A ring thread answering one request at a time moves to its queue's CPU.
+// On members with latency, a lone read or write is reaped by the thread it
+// arrived on (engine.inline_poll_us), on either transport.
 // The kernel's answer is stood in for by PEREGRINE_FUSE_URING_PARAM, a file
 // the daemon reads instead of the fuse module's enable_uring parameter.
 #include <fcntl.h>
@@ -25,11 +27,16 @@ namespace {
 
 using json = nlohmann::json;
 
-json transport_of(const std::string& mountpoint) {
+json stats_of(const std::string& mountpoint) {
   std::string buf(1 << 20, '\0');
   ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
   if (n <= 0) return json();
-  return json::parse(buf.substr(0, static_cast<size_t>(n))).at("transport");
+  return json::parse(buf.substr(0, static_cast<size_t>(n)));
+}
+
+json transport_of(const std::string& mountpoint) {
+  json s = stats_of(mountpoint);
+  return s.is_object() ? s.at("transport") : json();
 }
 
 uint64_t ring_total(const json& t) {
@@ -83,6 +90,25 @@ TEST_F(TransportTest, TheRunsTransportIsInUse) {
   } else {
     EXPECT_TRUE(after.at("ring_requests").empty());
   }
+}
+
+// Members with 100 us of latency, one request at a time, a poll budget
+// far above it: the thread that received each request dispatches it
+// inline and waits for the member itself (a ring thread on io-uring, a
+// worker on classic), so the drives' `polled` counters grow; every block
+// reads back as written.
+TEST_F(TransportTest, LoneIoOnMembersWithLatencyIsReapedWhereItArrived) {
+  if (test_transport().empty()) GTEST_SKIP() << "run through ctest, which sets PEREGRINE_TEST_TRANSPORT";
+  ASSERT_EQ(volume_->unmount(), 0);
+  ::setenv("PEREGRINE_BENCH_SHAPE", "100:4:100000:1000", 1);
+  RunResult slow = volume_->mount({"-o", "engine.inline_poll_us=1000"});
+  ::unsetenv("PEREGRINE_BENCH_SHAPE");
+  ASSERT_EQ(slow.code, 0) << slow.describe();
+  direct_round_trip(at("lone"));
+  const json stats = stats_of(volume_->mountpoint());
+  uint64_t polled = 0;
+  for (const json& d : stats.at("drives")) polled += d.at("polled").get<uint64_t>();
+  EXPECT_GT(polled, 0u) << "no lone IO was reaped by the thread it arrived on: " << stats.dump();
 }
 
 // The CPUs a thread of `pid` named `name` may run on (Cpus_allowed_list),

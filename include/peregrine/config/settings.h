@@ -42,7 +42,7 @@ struct EngineSettings {
   uint32_t low_watermark_per_drive;
   uint32_t high_watermark_per_drive;
   bool inline_dispatch;  // serve a batch that does not cross the low watermark inline
-  uint32_t inline_poll_us;  // io-uring ring threads: wait this long for inline-dispatched IO
+  uint32_t inline_poll_us;  // ring threads and classic workers: wait this long for inline-dispatched IO
   // Pressure points count sub-IOs queued but not yet dispatched on ONE
   // drive; each drive compares its own count, so N drives hold at most
   // N x high_pressure_per_drive queued sub-IOs in total.

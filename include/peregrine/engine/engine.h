@@ -136,6 +136,7 @@ class Submitter {
     poll_stop_ = stop;
     poll_stop_ctx_ = ctx;
   }
+  bool polls() const { return poll_stop_ != nullptr; }
 
   // add() + unplug().
   int submit(Request& request) {
