@@ -116,9 +116,7 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
   uint32_t n = drive_count();
   for (uint32_t d = 0; d < n; ++d) slot->returns.push_back(std::make_unique<SubIoReturnQueue>(pool));
   slot->plug.resize(n);
-  slot->plug_tags.resize(n);
   for (auto& p : slot->plug) p.reserve(config_.high_watermark);
-  for (auto& p : slot->plug_tags) p.reserve(config_.high_watermark);
   slots_.push_back(std::move(slot));
   return std::unique_ptr<Submitter>(new Submitter(*this, *slots_.back()));
 }

@@ -40,6 +40,7 @@ namespace peregrine {
 
 class Drive;
 class DriveThread;
+class PerVolumeScheduler;
 struct SubmitterSlot;
 
 class Submitter;
@@ -136,11 +137,10 @@ class Submitter {
  private:
   friend class Engine;
   Submitter(Engine& engine, SubmitterSlot& slot);
-  void add_per_volume(Request& request);
-  void unplug_per_volume();
 
   Engine& engine_;
   SubmitterSlot& slot_;
+  std::unique_ptr<PerVolumeScheduler> per_volume_;  // Scheduler::per_volume only
   bool (*poll_stop_)(const void*) = nullptr;
   const void* poll_stop_ctx_ = nullptr;
 };
