@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -140,12 +139,6 @@ json json_report(const MemberExamination& e) {
   return j;
 }
 
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  std::filesystem::path a = std::filesystem::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
-}
-
 }  // namespace
 
 int cmd_examine(int argc, char** argv) {
@@ -180,7 +173,7 @@ int cmd_examine(int argc, char** argv) {
   json all = json::array();
   bool first = true;
   for (const std::string& p : paths) {
-    auto e = examine_member(absolute(p), /*probe_foreign=*/true);
+    auto e = examine_member(absolute_path(p), /*probe_foreign=*/true);
     if (!e) {
       std::fprintf(stderr, "peregrine examine: %s\n", e.status().message().c_str());
       if (as_json) all.push_back({{"path", p}, {"member", false}, {"problem", e.status().message()}});

@@ -28,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -55,12 +54,6 @@ constexpr const char* kUsage =
     "NAME of the configuration file, and mounts it at MOUNTPOINT. Returns once the\n"
     "filesystem is serving. Unmount with 'umount MOUNTPOINT' (or fusermount3 -u,\n"
     "or SIGTERM to the daemon): it drains IO, checkpoints and exits.\n\n";
-
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  auto a = std::filesystem::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
-}
 
 // Serving has ended: the members stay locked while the daemon checkpoints
 // and flushes; the mark lets a mount or fsck started meanwhile wait for
@@ -181,9 +174,9 @@ int cmd_mount(int argc, char** argv) {
   d.norecovery = request.norecovery;
   d.kernel_options = request.kernel;
   // The daemon changes directory; fix relative paths now.
-  for (std::string& m : d.members) m = absolute(m);
-  d.mountpoint = absolute(d.mountpoint);
-  if (!pid_file.empty()) pid_file = absolute(pid_file);
+  for (std::string& m : d.members) m = absolute_path(m);
+  d.mountpoint = absolute_path(d.mountpoint);
+  if (!pid_file.empty()) pid_file = absolute_path(pid_file);
   if (Status s = check_mountpoint(d.mountpoint, force_over); !s) return report_and_exit(s);
 
   // The pid file names a running daemon: written once it serves, removed

@@ -79,12 +79,6 @@ std::vector<Candidate> files_in(const std::string& dir) {
   return out;
 }
 
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path a = fs::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
-}
-
 // A name that survives reboots and re-cabling for a block device: its
 // /dev/disk/by-id link (the first in name order, preferring not wwn- names,
 // which are less readable), else the path as found.
@@ -238,9 +232,9 @@ int cmd_scan(int argc, char** argv) {
       return 2;
     }
     if (S_ISDIR(st.st_mode)) {
-      for (Candidate& c : files_in(a)) candidates.push_back({absolute(c.path), false});
+      for (Candidate& c : files_in(a)) candidates.push_back({absolute_path(c.path), false});
     } else if (S_ISBLK(st.st_mode) || S_ISREG(st.st_mode)) {
-      candidates.push_back({absolute(a), true});
+      candidates.push_back({absolute_path(a), true});
     } else {
       std::fprintf(stderr, "peregrine scan: %s: not a directory, block device or regular file\n", a.c_str());
       return 2;
