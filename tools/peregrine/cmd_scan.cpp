@@ -173,7 +173,7 @@ std::string summary(const Volume& v) {
 }
 
 std::string missing_text(const Volume& v, uint32_t i) {
-  std::string last = v.last_mount && i < v.last_mount->member_paths.size() ? v.last_mount->member_paths[i] : "";
+  std::string last = last_known_path(v.last_mount, i).value_or("");
   return "index " + std::to_string(i) + " (member " + v.sb.member_uuids[i].to_string() + ", " +
          (last.empty() ? "no path recorded" : "last seen as " + last) + ")";
 }
@@ -297,12 +297,9 @@ int cmd_scan(int argc, char** argv) {
     json members = json::array();
     for (uint32_t i = 0; i < v.sb.member_count(); ++i) {
       auto f = v.found.find(i);
-      members.push_back({{"index", i},
-                         {"uuid", v.sb.member_uuids[i].to_string()},
-                         {"paths", f == v.found.end() ? json::array() : json(f->second)},
-                         {"last_path", v.last_mount && i < v.last_mount->member_paths.size()
-                                           ? json(v.last_mount->member_paths[i])
-                                           : json(nullptr)}});
+      json m = member_json(v.sb, v.last_mount, i);
+      m["paths"] = f == v.found.end() ? json::array() : json(f->second);
+      members.push_back(m);
     }
     jv["members"] = members;
 
