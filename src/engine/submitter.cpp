@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <functional>

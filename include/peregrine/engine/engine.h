@@ -20,10 +20,8 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
