@@ -12,7 +12,7 @@
 // - dispatch_mutex_ guards the tag space, the backlog, the device queue and
 //   the counters. The drive thread holds it for one round of this drive; a
 //   submitter takes it (try_lock) to dispatch inline, and (per-volume
-//   scheduler) to take tags and dispatch its own batch.
+//   scheduler, PerVolumeScheduler) to take tags and dispatch its own batch.
 // - queued_ and outstanding_ are atomics shared by all; the thread's
 //   sleeping flag is shared with the other drives of the same thread.
 // - The GUARDED_BY / REQUIRES / EXCLUDES annotations state these rules for
@@ -90,7 +90,8 @@ class Drive {
   // completion that wakes it still does).
   bool poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) EXCLUDES(dispatch_mutex_);
 
-  // Submitter side, per-volume scheduler: tags taken at plug time.
+  // Submitter side, per-volume scheduler (PerVolumeScheduler): the drive's
+  // tags, taken at plug time and dispatched at unplug.
   bool try_acquire_tag(uint32_t* tag) EXCLUDES(dispatch_mutex_);
   void wait_for_tag() EXCLUDES(dispatch_mutex_);
   // A tag between try_acquire_tag() and dispatch_tags() is the caller's

@@ -6,7 +6,6 @@
 #include "cpu_placement.h"
 #include "drive.h"
 #include "drive_thread.h"
-#include "peregrine/backend/uring_device.h"
 
 namespace peregrine {
 namespace {
@@ -39,8 +38,14 @@ Status check_config(const EngineConfig& c, const StripeMap& map, const std::vect
 
 Engine::Engine(const EngineConfig& config, const StripeMap& map) : config_(config), map_(map) {}
 
-Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, const StripeMap& map,
+Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config, const StripeMap& map,
                                                   std::vector<DriveSpec> drives) {
+  UringDeviceFactory rings;
+  return create(config, map, std::move(drives), rings);
+}
+
+Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, const StripeMap& map,
+                                                  std::vector<DriveSpec> drives, DeviceFactory& devices) {
   EngineConfig config = config_in;
   uint32_t n = static_cast<uint32_t>(drives.size());
   if (config.low_watermark == 0) config.low_watermark = n;
@@ -57,19 +62,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   if (!config.pin_drive_threads) cpus.assign(n, -1);
 
   for (uint32_t i = 0; i < n; ++i) {
-    DriveSpec& spec = drives[i];
-    auto uring = UringDevice::create(spec.fd, spec.queue_depth, spec.ring);
-    if (!uring) return Status::error(uring.status().errnum(), "member " + spec.name + ": " + uring.status().message());
-    std::unique_ptr<UringDevice> base(*uring);
-    std::unique_ptr<DeviceQueue> device;
-    if (spec.shape) {
-      device = std::make_unique<ShapedDevice>(std::move(base), *spec.shape, spec.queue_depth);
-    } else {
-      device = std::move(base);
-    }
-    if (spec.faults) device = std::make_unique<FaultInjectingDevice>(std::move(device), *spec.faults);
-    if (spec.wrap_device) device = spec.wrap_device(std::move(device));
-    engine->drives_.push_back(std::make_unique<Drive>(i, engine->config_, std::move(device), spec.queue_depth));
+    const DriveSpec& spec = drives[i];
+    auto device = devices.open(i, spec);
+    if (!device) return Status::error(device.status().errnum(), "member " + spec.name + ": " + device.status().message());
+    engine->drives_.push_back(std::make_unique<Drive>(i, engine->config_, std::move(*device), spec.queue_depth));
   }
   for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
     std::vector<Drive*> served;
@@ -120,9 +116,7 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
   uint32_t n = drive_count();
   for (uint32_t d = 0; d < n; ++d) slot->returns.push_back(std::make_unique<SubIoReturnQueue>(pool));
   slot->plug.resize(n);
-  slot->plug_tags.resize(n);
   for (auto& p : slot->plug) p.reserve(config_.high_watermark);
-  for (auto& p : slot->plug_tags) p.reserve(config_.high_watermark);
   slots_.push_back(std::move(slot));
   return std::unique_ptr<Submitter>(new Submitter(*this, *slots_.back()));
 }

@@ -60,12 +60,11 @@ struct SubmitterSlot {
   std::atomic<bool> waiting_for_returns{false};
 
   // Staging, owner thread only: per-drive plug lists for the per-drive
-  // scheduler, per-drive tags taken at plug time for the per-volume one.
+  // scheduler (the per-volume one keeps its own: PerVolumeScheduler), and
+  // what either has staged since its last unplug.
   std::vector<std::vector<SubIo*>> plug;
-  std::vector<std::vector<uint32_t>> plug_tags;
   std::vector<uint32_t> served_inline;  // drives unplug() dispatched to inline
   uint32_t batch = 0;
-  uint32_t round_robin = 0;
 };
 
 }  // namespace peregrine

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "peregrine/config/engine_mapping.h"
+#include "peregrine/engine/layered_device_factory.h"
 #include "peregrine/fs/read_turn.h"
 #include "test_faults.h"
 
@@ -47,6 +48,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   uint32_t n = geo.member_count;
 
   std::vector<DriveSpec> specs;
+  std::vector<DeviceLayers> layers(n);  // what the environment asks members to wear
   for (const MemberFile& m : rt->volume.members) {
     DriveSpec d;
     d.name = m.info().path;
@@ -67,9 +69,9 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     unsigned qd = 0;
     if (std::sscanf(shape, "%lu:%u:%lu:%lu", &lat_us, &qd, &iops, &mbps) != 4 || qd == 0)
       return Status::error(EINVAL, "PEREGRINE_BENCH_SHAPE must be LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S");
-    for (DriveSpec& d : specs) {
-      d.shape = ShapeParams{lat_us * 1000, qd, iops, mbps * 1000000};
-      d.queue_depth = qd;
+    for (uint32_t i = 0; i < n; ++i) {
+      layers[i].shape = ShapeParams{lat_us * 1000, qd, iops, mbps * 1000000};
+      specs[i].queue_depth = qd;
     }
   }
   // Tests only: members that fail or stall on command (test_faults.h).
@@ -78,8 +80,8 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     auto rules = parse_test_faults(faults, areas);
     if (!rules) return rules.status();
     for (auto& [member, rule] : *rules) {
-      if (!specs[member].faults) specs[member].faults = FaultPlan{};
-      specs[member].faults->rules.push_back(std::move(rule));
+      if (!layers[member].faults) layers[member].faults = FaultPlan{};
+      layers[member].faults->rules.push_back(std::move(rule));
     }
   }
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
@@ -88,7 +90,8 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   // A FUSE worker blocked on the drives must not keep others from reading
   // requests meanwhile (a stat need not wait for a write flood to drain).
   ec.before_submitter_blocks = [] { ReadTurn::leave_held_turn(); };
-  auto engine = Engine::create(ec, map, std::move(specs));
+  LayeredDeviceFactory devices(std::move(layers));
+  auto engine = Engine::create(ec, map, std::move(specs), devices);
   if (!engine) return engine.status();
   rt->engine = std::move(*engine);
   rt->pool = std::make_unique<SubmitterPool>(*rt->engine);

@@ -85,7 +85,7 @@ TEST_F(DriveThreads, OneThreadServesShapedDrivesWithDifferentLatencies) {
     ShapeParams shape;
     shape.latency_ns = (50 + 400 * i) * 1000ull;
     shape.queue_depth = 4;
-    drives[i].shape = shape;
+    layers_[i].shape = shape;
   }
   EngineConfig c;
   c.drive_threads = 1;

@@ -1,5 +1,6 @@
 // Test support for engine tests: member files in a temporary directory, an
-// engine over them, blocking helpers, and GatedDevice, which holds every
+// engine over them (each drive wearing the layers the test put in
+// layers_: a shape, faults, a wrapper), blocking helpers, and GatedDevice, which holds every
 // completion until the test opens the gate (so tag, backlog and pressure
 // tests control exactly what is in flight, without timing).
 #pragma once
@@ -19,6 +20,7 @@
 #include "peregrine/backend/completion_waker.h"
 #include "peregrine/backend/member_file.h"
 #include "peregrine/engine/engine.h"
+#include "peregrine/engine/layered_device_factory.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/clock.h"
 
@@ -125,6 +127,7 @@ class EngineFixture : public ::testing::Test {
     }
     member_bytes_ = member_bytes;
     data_start_ = data_start;
+    layers_.assign(n, DeviceLayers{});
   }
 
   std::vector<DriveSpec> specs(uint32_t queue_depth = 32) {
@@ -141,7 +144,8 @@ class EngineFixture : public ::testing::Test {
 
   void start(const EngineConfig& config, uint32_t stripe_unit, std::vector<DriveSpec> drives) {
     StripeMap map(static_cast<uint32_t>(members_.size()), stripe_unit, data_start_, member_bytes_);
-    auto e = Engine::create(config, map, std::move(drives));
+    LayeredDeviceFactory devices(layers_);
+    auto e = Engine::create(config, map, std::move(drives), devices);
     ASSERT_TRUE(e) << e.status().message();
     engine_ = std::move(*e);
   }
@@ -212,6 +216,7 @@ class EngineFixture : public ::testing::Test {
   std::vector<MemberFile> members_;
   uint64_t member_bytes_ = 0;
   uint64_t data_start_ = 0;
+  std::vector<DeviceLayers> layers_;  // what each drive wears; set before start()
   std::unique_ptr<Engine> engine_;
 };
 

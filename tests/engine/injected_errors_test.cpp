@@ -18,7 +18,7 @@ TEST_F(EngineFixture, FailingRangeFailsOnlyRequestsThatTouchIt) {
   bad.range_end = 10 * 4096;
   bad.op = IoOp::read;
   bad.times = 0;  // every time
-  drives[1].faults = FaultPlan{{bad}};
+  layers_[1].faults = FaultPlan{{bad}};
   start(c, 4096, std::move(drives));
   // Write the whole first 256 KiB, then read it back as 64 single-unit
   // requests in one batch.
@@ -65,7 +65,7 @@ TEST_F(EngineFixture, NthIoFailureFailsThatRequestAlone) {
   FaultRule third;
   third.nth = 3;
   third.errnum = ENOSPC;
-  drives[0].faults = FaultPlan{{third}};
+  layers_[0].faults = FaultPlan{{third}};
   start(c, 4096, std::move(drives));
   AlignedBuffer b(4096);
   EXPECT_EQ(io(IoOp::write, 0, b), 0);

@@ -31,7 +31,7 @@ class InlinePoll : public EngineFixture {
     ShapeParams shape;
     shape.latency_ns = 200 * 1000ull;
     shape.queue_depth = 4;
-    drives[0].shape = shape;
+    layers_[0].shape = shape;
     EngineConfig c;
     c.inline_poll_ns = poll_ns;
     start(c, kUnit, std::move(drives));

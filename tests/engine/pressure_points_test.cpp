@@ -26,7 +26,7 @@ TEST_F(EngineFixture, SubmitterBlocksAtHighAndResumesBelowLow) {
   auto gate = std::make_shared<GatedDevice::Gate>();
   gate->open.store(false);
   auto drives = specs(/*queue_depth=*/1);
-  drives[0].wrap_device = [gate](std::unique_ptr<DeviceQueue> d) {
+  layers_[0].wrap = [gate](std::unique_ptr<DeviceQueue> d) {
     return std::make_unique<GatedDevice>(std::move(d), gate);
   };
   start(c, 4096, std::move(drives));

@@ -14,7 +14,7 @@ TEST_F(EngineFixture, ShortWriteAndShortReadAreCompleted) {
   FaultRule shorten;
   shorten.action = FaultRule::Action::short_transfer;
   shorten.times = 2;  // the first two IOs on drive 0: the write, then the read
-  drives[0].faults = FaultPlan{{shorten}};
+  layers_[0].faults = FaultPlan{{shorten}};
   start(c, 65536, std::move(drives));
   AlignedBuffer out(65536), in(65536);
   fill(out, 11);

@@ -20,7 +20,7 @@ TEST_F(EngineFixture, DestroyingTheEngineCompletesQueuedAndInFlightIo) {
   slow.latency_ns = 2000000;
   slow.queue_depth = 4;
   auto drives = specs(4);
-  for (auto& d : drives) d.shape = slow;
+  for (DeviceLayers& l : layers_) l.shape = slow;
   EngineConfig c;
   start(c, 4096, std::move(drives));
   const int n = 128;

@@ -33,18 +33,12 @@ class AssemblyTest : public ::testing::Test {
   }
   void TearDown() override { volume_.reset(); }
 
-  std::vector<uint64_t> hashes() const {
-    std::vector<uint64_t> h;
-    for (const std::string& m : volume_->members()) h.push_back(hash_file(m));
-    return h;
-  }
+  std::vector<uint64_t> hashes() const { return hash_files(volume_->members()); }
   // A refused mount: exit 1, stderr names `thing`, nothing mounted, members untouched.
   void expect_refused(const RunResult& r, const std::string& thing, const std::vector<uint64_t>& before) {
-    EXPECT_EQ(r.code, 1) << r.describe();
-    EXPECT_NE(r.err.find(thing), std::string::npos) << "stderr does not name " << thing << ": " << r.err;
+    fstest::expect_refused(r, thing, volume_->members(), before);
     EXPECT_FALSE(mount_at(volume_->mountpoint())) << "something is mounted after a refusal";
     EXPECT_EQ(volume_->member_holder(), 0) << "a process still holds member 0";
-    EXPECT_EQ(hashes(), before) << "a refused mount wrote to the members";
   }
 
   std::optional<Volume> volume_;

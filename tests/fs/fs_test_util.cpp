@@ -310,6 +310,19 @@ uint64_t hash_file(const std::string& path) {
   return h;
 }
 
+std::vector<uint64_t> hash_files(const std::vector<std::string>& paths) {
+  std::vector<uint64_t> h;
+  for (const std::string& p : paths) h.push_back(hash_file(p));
+  return h;
+}
+
+void expect_refused(const RunResult& r, const std::string& thing, const std::vector<std::string>& files,
+                    const std::vector<uint64_t>& before) {
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_NE(r.err.find(thing), std::string::npos) << "stderr does not name '" << thing << "': " << r.err;
+  EXPECT_EQ(hash_files(files), before) << "a refused command wrote to the members";
+}
+
 bool TreeEntry::operator==(const TreeEntry& o) const {
   return mode == o.mode && nlink == o.nlink && uid == o.uid && gid == o.gid && size == o.size &&
          content == o.content && xattrs == o.xattrs && ino == o.ino && mtime.tv_sec == o.mtime.tv_sec &&

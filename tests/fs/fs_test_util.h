@@ -149,6 +149,13 @@ std::string read_at(int fd, size_t size, off_t offset);  // shorter at EOF; errn
 std::string read_file(const std::string& path);          // whole file; throws nothing, "" on error
 bool write_file(const std::string& path, const std::string& data, mode_t mode = 0644);
 uint64_t hash_file(const std::string& path);  // FNV-1a 64 of the whole content
+// hash_file of each path, in order: taken before a command that must be
+// refused, compared after it (expect_refused).
+std::vector<uint64_t> hash_files(const std::vector<std::string>& paths);
+// A refused command: exit 1, stderr names `thing`, and `files` (members)
+// hash as `before` did: nothing written.
+void expect_refused(const RunResult& r, const std::string& thing, const std::vector<std::string>& files,
+                    const std::vector<uint64_t>& before);
 
 // One entry of a directory tree, for comparing two trees (side by side, or
 // before and after a remount).

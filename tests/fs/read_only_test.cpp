@@ -15,11 +15,7 @@
 namespace peregrine::fstest {
 namespace {
 
-std::vector<uint64_t> member_hashes(const Volume& v) {
-  std::vector<uint64_t> h;
-  for (const std::string& m : v.members()) h.push_back(hash_file(m));
-  return h;
-}
+std::vector<uint64_t> member_hashes(const Volume& v) { return hash_files(v.members()); }
 
 bool has_option(const std::string& options, const std::string& opt) {
   return ("," + options + ",").find("," + opt + ",") != std::string::npos;

@@ -22,6 +22,7 @@
 #include <filesystem>
 
 #include "fs_test_util.h"
+#include "loop_device.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -79,15 +80,9 @@ class GrowCli : public ::testing::Test {
     argv.insert(argv.end(), volume_->members().begin(), volume_->members().end());
     return run(argv);
   }
-  std::vector<uint64_t> hashes() const {
-    std::vector<uint64_t> h;
-    for (const std::string& m : volume_->members()) h.push_back(hash_file(m));
-    return h;
-  }
+  std::vector<uint64_t> hashes() const { return hash_files(volume_->members()); }
   void expect_refused(const RunResult& r, const std::string& thing, const std::vector<uint64_t>& before) {
-    EXPECT_EQ(r.code, 1) << r.describe();
-    EXPECT_TRUE(contains(r.err, thing)) << "stderr does not name '" << thing << "': " << r.err;
-    EXPECT_EQ(hashes(), before) << "a refused grow changed a member";
+    fstest::expect_refused(r, thing, volume_->members(), before);
   }
 
   std::optional<Volume> volume_;
@@ -359,7 +354,7 @@ class GrowLoopDevices : public ::testing::Test {
   }
   void TearDown() override {
     if (volume_ && volume_->mounted()) volume_->unmount();
-    for (const auto& d : devices_) std::system(("losetup -d " + d + " 2>/dev/null").c_str());
+    test::detach_loop_devices(devices_);
     volume_.reset();
   }
 
@@ -376,18 +371,6 @@ class GrowLoopDevices : public ::testing::Test {
     }
   }
 
-  static std::string attach(const std::string& file) {
-    std::string cmd = "losetup -f --show " + file + " 2>/dev/null";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return {};
-    char buf[256] = {};
-    bool got = std::fgets(buf, sizeof buf, p) != nullptr;
-    ::pclose(p);
-    std::string dev = got ? buf : "";
-    while (!dev.empty() && dev.back() == '\n') dev.pop_back();
-    return dev;
-  }
-
   std::optional<Volume> volume_;
   std::vector<std::string> backing_, devices_;
 };
@@ -399,7 +382,7 @@ TEST_F(GrowLoopDevices, GrownDevicesMountLarger) {
     ASSERT_NE(f, nullptr);
     std::fclose(f);
     std::filesystem::resize_file(backing, 48 * kMiB);
-    std::string dev = attach(backing);
+    std::string dev = test::attach_loop_device(backing);
     if (dev.empty()) GTEST_SKIP() << "losetup could not attach a loop device";
     backing_.push_back(backing);
     devices_.push_back(dev);

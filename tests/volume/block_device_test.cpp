@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "exiting_holder.h"
+#include "loop_device.h"
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/member_lock.h"
 #include "volume_test_util.h"
@@ -28,28 +29,15 @@ class BlockDeviceTest : public VolumeTest {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root for loop devices";
     for (int i = 0; i < 2; ++i) {
       std::string backing = make_file("backing" + std::to_string(i), 40 * kMiB);
-      std::string dev = attach(backing);
+      std::string dev = attach_loop_device(backing);
       if (dev.empty()) GTEST_SKIP() << "losetup could not attach a loop device";
       backing_.push_back(backing);
       devices_.push_back(dev);
     }
   }
   void TearDown() override {
-    for (const auto& d : devices_) std::system(("losetup -d " + d + " 2>/dev/null").c_str());
+    detach_loop_devices(devices_);
     VolumeTest::TearDown();
-  }
-
-  static std::string attach(const std::string& file) {
-    std::string cmd = "losetup -f --show " + file + " 2>/dev/null";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return {};
-    char buf[256] = {};
-    bool got = std::fgets(buf, sizeof buf, p) != nullptr;
-    ::pclose(p);
-    if (!got) return {};
-    std::string dev = buf;
-    while (!dev.empty() && (dev.back() == '\n')) dev.pop_back();
-    return dev;
   }
 
   std::vector<std::string> backing_;

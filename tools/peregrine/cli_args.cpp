@@ -1,5 +1,7 @@
 #include "cli_args.h"
 
+#include <filesystem>
+
 namespace po = boost::program_options;
 
 namespace peregrine::cli {
@@ -20,6 +22,12 @@ bool parse_command_line(int argc, char** argv, const po::options_description& vi
     return false;
   }
   return true;
+}
+
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  std::filesystem::path a = std::filesystem::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
 }
 
 }  // namespace peregrine::cli

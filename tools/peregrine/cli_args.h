@@ -1,5 +1,6 @@
 // Command-line parsing shared by the subcommands that take options plus a
-// list of positional arguments (members, a mountpoint). Main thread only.
+// list of positional arguments (members, a mountpoint), and what they do to
+// a path argument before it goes further. Main thread only.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -14,5 +15,9 @@ namespace peregrine::cli {
 bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& visible,
                         boost::program_options::variables_map* vm, std::vector<std::string>* positional,
                         std::string* error);
+
+// `p` made absolute against the working directory, without "." and ".."
+// (symbolic links are left as they are); `p` itself when that fails.
+std::string absolute_path(const std::string& p);
 
 }  // namespace peregrine::cli

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,14 +79,11 @@ std::string text_report(const MemberExamination& e) {
     line(out, "last mount:", "(not recorded)");
   }
   out += "  members (index, member uuid, last-known path):\n";
-  for (uint32_t i = 0; i < g.member_count; ++i) {
-    std::string where = r && i < r->member_paths.size() ? r->member_paths[i] : "(not recorded)";
-    if (i == sb.member_index) where = e.path + "  (this member" + (r && r->member_paths.size() > i &&
-                                                                           r->member_paths[i] != e.path
-                                                                       ? "; last mounted as " + r->member_paths[i]
-                                                                       : "") + ")";
-    out += "    " + std::to_string(i) + "  " + sb.member_uuids[i].to_string() + "  " + where + "\n";
-  }
+  out += describe_members(sb, [&](uint32_t i) {
+    std::optional<std::string> last = last_known_path(r, i);
+    if (i != sb.member_index) return last.value_or("(not recorded)");
+    return e.path + "  (this member" + (last && *last != e.path ? "; last mounted as " + *last : "") + ")";
+  });
   return out;
 }
 
@@ -131,19 +128,12 @@ json json_report(const MemberExamination& e) {
   }
   json members = json::array();
   for (uint32_t i = 0; i < g.member_count; ++i) {
-    members.push_back({{"index", i},
-                       {"uuid", sb.member_uuids[i].to_string()},
-                       {"last_path", r && i < r->member_paths.size() ? json(r->member_paths[i]) : json(nullptr)},
-                       {"this_member", i == sb.member_index}});
+    json m = member_json(sb, r, i);
+    m["this_member"] = i == sb.member_index;
+    members.push_back(m);
   }
   j["members"] = members;
   return j;
-}
-
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  std::filesystem::path a = std::filesystem::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
 }
 
 }  // namespace
@@ -180,7 +170,7 @@ int cmd_examine(int argc, char** argv) {
   json all = json::array();
   bool first = true;
   for (const std::string& p : paths) {
-    auto e = examine_member(absolute(p), /*probe_foreign=*/true);
+    auto e = examine_member(absolute_path(p), /*probe_foreign=*/true);
     if (!e) {
       std::fprintf(stderr, "peregrine examine: %s\n", e.status().message().c_str());
       if (as_json) all.push_back({{"path", p}, {"member", false}, {"problem", e.status().message()}});

@@ -17,10 +17,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "commands.h"
+#include "mount_helper_args.h"
 #include "peregrine/config/config_path.h"
 #include "peregrine/config/load.h"
 #include "peregrine/config/mount_flags.h"
@@ -32,7 +32,6 @@ namespace {
 
 namespace cfg = peregrine::config;
 
-constexpr int kUsageError = 1;   // mount(8): incorrect invocation
 constexpr int kMountFailed = 32;  // mount(8): mount failure
 
 void usage(FILE* out) {
@@ -72,64 +71,34 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-int error(int code, const std::string& message) {
-  std::fprintf(stderr, "mount.peregrine: %s\n", message.c_str());
-  return code;
-}
+const HelperSyntax kSyntax = {
+    .name = "mount.peregrine",
+    .flags = "sfnv",
+    .takes_options = true,
+    .namespace_has_value = true,
+    .wrong_type = "this helper mounts type peregrine only",
+    .positional = 2,
+    .positional_hint = "give exactly SPEC and DIR",
+    .usage = usage,
+};
+
+int error(int code, const std::string& message) { return helper_error(kSyntax, code, message); }
 
 }  // namespace
 
 int cmd_mount_helper(int argc, char** argv) {
-  std::vector<std::string> positional;
-  std::string options;
-  bool sloppy = false, fake = false, verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      usage(stdout);
-      return 0;
-    }
-    if (a == "-o" || a == "-t" || a == "-N") {
-      if (i + 1 >= argc) return error(kUsageError, std::string(a) + " needs a value");
-      std::string value = argv[++i];
-      if (a == "-o") options += (options.empty() ? "" : ",") + value;
-      if (a == "-t" && value != "peregrine" && value != "fuse.peregrine")
-        return error(kUsageError, "-t " + value + ": this helper mounts type peregrine only");
-      if (a == "-N") return error(kUsageError, "-N (mount namespaces) is not supported");
-      continue;
-    }
-    if (a.starts_with("-o") && a.size() > 2) {
-      options += (options.empty() ? "" : ",") + std::string(a.substr(2));
-      continue;
-    }
-    if (a.size() > 1 && a[0] == '-') {
-      for (char c : a.substr(1)) {
-        switch (c) {
-          case 's': sloppy = true; break;
-          case 'f': fake = true; break;
-          case 'v': verbose = true; break;
-          case 'n': break;
-          default:
-            usage(stderr);
-            return error(kUsageError, std::string("unknown flag -") + c);
-        }
-      }
-      continue;
-    }
-    positional.emplace_back(a);
-  }
-  if (positional.size() != 2) {
-    usage(stderr);
-    return error(kUsageError, "give exactly SPEC and DIR");
-  }
-  const std::string spec = positional[0];
-  const std::string dir = positional[1];
+  HelperArgs given;
+  if (auto rc = parse_helper_args(kSyntax, argc, argv, &given)) return *rc;
+  const std::string& options = given.options;
+  const bool sloppy = given.has('s'), fake = given.has('f'), verbose = given.has('v');
+  const std::string spec = given.positional[0];
+  const std::string dir = given.positional[1];
   if (("," + options + ",").find(",remount,") != std::string::npos) return remount_volume(dir, options, verbose, fake);
 
   // The options, through the parser `peregrine mount` uses (mount_flags.h);
   // -s drops unknown ones instead of failing.
   auto parsed = cfg::parse_mount_options(options, "-o", sloppy);
-  if (!parsed) return error(kUsageError, parsed.status().message() + (sloppy ? "" : "; -s ignores unknown options"));
+  if (!parsed) return error(kHelperUsageError, parsed.status().message() + (sloppy ? "" : "; -s ignores unknown options"));
   for (const std::string& o : parsed->unknown)
     if (verbose) std::fprintf(stderr, "mount.peregrine: ignoring unknown option '%s' (-s)\n", o.c_str());
   cfg::MountRequest request = std::move(*parsed);
@@ -140,7 +109,7 @@ int cmd_mount_helper(int argc, char** argv) {
   if (spec.find(',') != std::string::npos || spec.find('/') != std::string::npos) {
     members = split_commas(spec);
     for (const std::string& m : members)
-      if (m.empty()) return error(kUsageError, "'" + spec + "': empty member name in the member list");
+      if (m.empty()) return error(kHelperUsageError, "'" + spec + "': empty member name in the member list");
   } else {
     // A NAME needs a file: even the default one must exist here.
     std::string path = cfg::choose_config(config_file).path;
@@ -161,7 +130,7 @@ int cmd_mount_helper(int argc, char** argv) {
     request = std::move(*own);
     config_file = path;  // the volume's file is the config of this mount
   }
-  if (Status s = cfg::check_mount_request(request); !s) return error(kUsageError, s.message());
+  if (Status s = cfg::check_mount_request(request); !s) return error(kHelperUsageError, s.message());
   const std::string mount_options = request.to_string();
 
   // The mount table shows SPEC as mount(8) was given it, so that mount -a
@@ -193,7 +162,7 @@ int cmd_mount_helper(int argc, char** argv) {
   cargv.push_back(nullptr);
   int rc = cmd_mount(static_cast<int>(args.size()), cargv.data());
   if (rc == 0) return 0;
-  return rc == 2 ? kUsageError : kMountFailed;
+  return rc == 2 ? kHelperUsageError : kMountFailed;
 }
 
 }  // namespace peregrine::cli

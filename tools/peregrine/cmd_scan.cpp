@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -77,12 +78,6 @@ std::vector<Candidate> files_in(const std::string& dir) {
   }
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
   return out;
-}
-
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path a = fs::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
 }
 
 // A name that survives reboots and re-cabling for a block device: its
@@ -179,7 +174,7 @@ std::string summary(const Volume& v) {
 }
 
 std::string missing_text(const Volume& v, uint32_t i) {
-  std::string last = v.last_mount && i < v.last_mount->member_paths.size() ? v.last_mount->member_paths[i] : "";
+  std::string last = last_known_path(v.last_mount, i).value_or("");
   return "index " + std::to_string(i) + " (member " + v.sb.member_uuids[i].to_string() + ", " +
          (last.empty() ? "no path recorded" : "last seen as " + last) + ")";
 }
@@ -203,19 +198,22 @@ std::string fstab_line(const Volume& v) {
   return fstab_field(source) + "  " + fstab_field(mnt) + "  peregrine  nofail  0  0\n";
 }
 
-}  // namespace
-
-int cmd_scan(int argc, char** argv) {
+struct ScanArgs {
   bool as_json = false, conf_only = false, fstab_only = false;
+  std::vector<std::string> paths;
+};
+
+// The command line; an exit code when there is nothing more to do (help,
+// or a usage error).
+std::optional<int> parse_scan_args(int argc, char** argv, ScanArgs* a) {
   po::options_description opts(kUsage);
-  opts.add_options()("help,h", "print this help")("conf", po::bool_switch(&conf_only),
+  opts.add_options()("help,h", "print this help")("conf", po::bool_switch(&a->conf_only),
                                                    "print only the peregrine.conf sections")(
-      "fstab", po::bool_switch(&fstab_only), "print only the fstab lines")("json", po::bool_switch(&as_json),
-                                                                          "print a JSON document");
+      "fstab", po::bool_switch(&a->fstab_only), "print only the fstab lines")("json", po::bool_switch(&a->as_json),
+                                                                             "print a JSON document");
   po::variables_map vm;
-  std::vector<std::string> args;
   std::string error;
-  if (!parse_command_line(argc, argv, opts, &vm, &args, &error)) {
+  if (!parse_command_line(argc, argv, opts, &vm, &a->paths, &error)) {
     std::fprintf(stderr, "peregrine scan: %s\n\n", error.c_str());
     std::cerr << opts << "\n";
     return 2;
@@ -224,13 +222,18 @@ int cmd_scan(int argc, char** argv) {
     std::cout << opts << "\n";
     return 0;
   }
-  if (int(as_json) + int(conf_only) + int(fstab_only) > 1) {
+  if (int(a->as_json) + int(a->conf_only) + int(a->fstab_only) > 1) {
     std::fprintf(stderr, "peregrine scan: --conf, --fstab and --json exclude each other\n");
     return 2;
   }
+  return std::nullopt;
+}
 
-  std::vector<Candidate> candidates;
-  if (args.empty()) candidates = all_block_devices();
+// What to look at: every block device without arguments, else each
+// device or file named and the regular files of each directory. An exit
+// code when an argument is none of those.
+std::optional<int> gather_candidates(const std::vector<std::string>& args, std::vector<Candidate>* candidates) {
+  if (args.empty()) *candidates = all_block_devices();
   for (const std::string& a : args) {
     struct stat st{};
     if (::stat(a.c_str(), &st) != 0) {
@@ -238,15 +241,19 @@ int cmd_scan(int argc, char** argv) {
       return 2;
     }
     if (S_ISDIR(st.st_mode)) {
-      for (Candidate& c : files_in(a)) candidates.push_back({absolute(c.path), false});
+      for (Candidate& c : files_in(a)) candidates->push_back({absolute_path(c.path), false});
     } else if (S_ISBLK(st.st_mode) || S_ISREG(st.st_mode)) {
-      candidates.push_back({absolute(a), true});
+      candidates->push_back({absolute_path(a), true});
     } else {
       std::fprintf(stderr, "peregrine scan: %s: not a directory, block device or regular file\n", a.c_str());
       return 2;
     }
   }
+  return std::nullopt;
+}
 
+// Examines each candidate once and groups the members by volume.
+std::map<Uuid, Volume> group_members(const std::vector<Candidate>& candidates) {
   std::map<Uuid, Volume> volumes;
   std::set<std::string> seen;
   for (const Candidate& c : candidates) {
@@ -272,8 +279,12 @@ int cmd_scan(int argc, char** argv) {
     v.found[sb.member_index].push_back(stable_name(*e));
     v.members.push_back(std::move(*e));
   }
-  // Names and last mounts, once every member is in place (pointers into
-  // `members` are stable from here on).
+  return volumes;
+}
+
+// Names and last mounts, once every member is in place (pointers into
+// `members` are stable from here on).
+void name_volumes(std::map<Uuid, Volume>& volumes) {
   std::set<std::string> names;
   for (auto& [uuid, v] : volumes) {
     for (const MemberExamination& e : v.members)
@@ -285,93 +296,126 @@ int cmd_scan(int argc, char** argv) {
       names.insert(v.name);
     }
   }
+}
 
+json volume_json(const Uuid& uuid, const Volume& v) {
+  json jv = {{"name", v.name},
+             {"volume_uuid", uuid.to_string()},
+             {"label", v.sb.label},
+             {"member_count", v.sb.member_count()},
+             {"complete", v.complete()},
+             {"mountpoint", v.mountpoint().empty() ? json(nullptr) : json(v.mountpoint())}};
+  json members = json::array();
+  for (uint32_t i = 0; i < v.sb.member_count(); ++i) {
+    auto f = v.found.find(i);
+    json m = member_json(v.sb, v.last_mount, i);
+    m["paths"] = f == v.found.end() ? json::array() : json(f->second);
+    members.push_back(m);
+  }
+  jv["members"] = members;
+  return jv;
+}
+
+// Comment lines on the members missing (and a word on stderr).
+std::string missing_members_text(const Uuid& uuid, const Volume& v, const std::vector<uint32_t>& missing) {
+  std::string out = "# INCOMPLETE: " + std::to_string(missing.size()) + " member" + (missing.size() > 1 ? "s" : "") +
+                    " missing:\n";
+  for (uint32_t i : missing) out += "#   " + missing_text(v, i) + "\n";
+  std::fprintf(stderr, "peregrine scan: volume %s%s is incomplete: %zu of %u members missing\n",
+               uuid.to_string().c_str(), v.sb.label.empty() ? "" : (" (" + v.sb.label + ")").c_str(), missing.size(),
+               v.sb.member_count());
+  return out;
+}
+
+// Comment lines on the members found more than once (and a word on stderr
+// for each).
+std::string duplicated_members_text(const Uuid& uuid, const Volume& v) {
+  std::string out;
+  for (const auto& [i, paths] : v.found) {
+    if (paths.size() < 2) continue;
+    out += "# member index " + std::to_string(i) + " found " + std::to_string(paths.size()) + " times (a copy?):";
+    for (const std::string& p : paths) out += " " + p;
+    out += "\n";
+    // One member at two generations: a copy that an interrupted
+    // `peregrine replace` made, one generation on (docs/format.md, section 9).
+    std::set<uint64_t> generations;
+    for (const MemberExamination& e : v.members)
+      if (e.superblock->member_index == i) generations.insert(e.superblock->generation);
+    if (generations.size() > 1)
+      out += "#   at generations " + std::to_string(*generations.begin()) + " and " +
+             std::to_string(*generations.rbegin()) +
+             ": an interrupted 'peregrine replace' leaves this (the higher one is the new member); run "
+             "it again to finish\n";
+    std::fprintf(stderr, "peregrine scan: volume %s: member index %u found %zu times\n", uuid.to_string().c_str(), i,
+                 paths.size());
+  }
+  return out;
+}
+
+// What scan prints: the JSON document, or the conf sections, fstab lines
+// and the volumes that cannot be mounted as found.
+struct ScanReport {
   int rc = 0;
   json doc = {{"volumes", json::array()}};
   std::string conf, fstab, problems;
-  for (auto& [uuid, v] : volumes) {
-    std::vector<uint32_t> missing;
-    for (uint32_t i = 0; i < v.sb.member_count(); ++i)
-      if (!v.found.count(i)) missing.push_back(i);
-    if (!missing.empty() || v.duplicated()) rc = 1;
-    json jv = {{"name", v.name},
-               {"volume_uuid", uuid.to_string()},
-               {"label", v.sb.label},
-               {"member_count", v.sb.member_count()},
-               {"complete", v.complete()},
-               {"mountpoint", v.mountpoint().empty() ? json(nullptr) : json(v.mountpoint())}};
-    json members = json::array();
-    for (uint32_t i = 0; i < v.sb.member_count(); ++i) {
-      auto f = v.found.find(i);
-      members.push_back({{"index", i},
-                         {"uuid", v.sb.member_uuids[i].to_string()},
-                         {"paths", f == v.found.end() ? json::array() : json(f->second)},
-                         {"last_path", v.last_mount && i < v.last_mount->member_paths.size()
-                                           ? json(v.last_mount->member_paths[i])
-                                           : json(nullptr)}});
-    }
-    jv["members"] = members;
+};
 
-    std::string head = "# " + summary(v) + "\n";
-    if (v.last_mount)
-      head += "# last mounted " + utc_time(v.last_mount->mount_time) + " on " + v.last_mount->mountpoint + "\n";
-    std::string trouble;
-    if (!missing.empty()) {
-      trouble += "# INCOMPLETE: " + std::to_string(missing.size()) + " member" + (missing.size() > 1 ? "s" : "") +
-                 " missing:\n";
-      for (uint32_t i : missing) trouble += "#   " + missing_text(v, i) + "\n";
-      std::fprintf(stderr, "peregrine scan: volume %s%s is incomplete: %zu of %u members missing\n",
-                   uuid.to_string().c_str(), v.sb.label.empty() ? "" : (" (" + v.sb.label + ")").c_str(),
-                   missing.size(), v.sb.member_count());
-    }
-    for (const auto& [i, paths] : v.found) {
-      if (paths.size() < 2) continue;
-      trouble += "# member index " + std::to_string(i) + " found " + std::to_string(paths.size()) +
-                 " times (a copy?):";
-      for (const std::string& p : paths) trouble += " " + p;
-      trouble += "\n";
-      // One member at two generations: a copy that an interrupted
-      // `peregrine replace` made, one generation on (docs/format.md, section 9).
-      std::set<uint64_t> generations;
-      for (const MemberExamination& e : v.members)
-        if (e.superblock->member_index == i) generations.insert(e.superblock->generation);
-      if (generations.size() > 1)
-        trouble += "#   at generations " + std::to_string(*generations.begin()) + " and " +
-                   std::to_string(*generations.rbegin()) +
-                   ": an interrupted 'peregrine replace' leaves this (the higher one is the new member); run "
-                   "it again to finish\n";
-      std::fprintf(stderr, "peregrine scan: volume %s: member index %u found %zu times\n", uuid.to_string().c_str(),
-                   i, paths.size());
-    }
-    if (trouble.empty()) {
-      jv["conf"] = conf_section(v);
-      jv["fstab"] = fstab_line(v);
-      conf += "\n" + head + conf_section(v);
-      fstab += head;
-      if (v.mountpoint().empty()) fstab += "# no mount recorded: the mount point is a suggestion\n";
-      fstab += fstab_line(v);
-    } else {
-      jv["conf"] = nullptr;
-      jv["fstab"] = nullptr;
-      problems += "\n" + head + trouble;
-    }
-    doc["volumes"].push_back(jv);
+void report_volume(const Uuid& uuid, const Volume& v, ScanReport& out) {
+  std::vector<uint32_t> missing;
+  for (uint32_t i = 0; i < v.sb.member_count(); ++i)
+    if (!v.found.count(i)) missing.push_back(i);
+  if (!missing.empty() || v.duplicated()) out.rc = 1;
+  json jv = volume_json(uuid, v);
+  std::string head = "# " + summary(v) + "\n";
+  if (v.last_mount)
+    head += "# last mounted " + utc_time(v.last_mount->mount_time) + " on " + v.last_mount->mountpoint + "\n";
+  std::string trouble;
+  if (!missing.empty()) trouble += missing_members_text(uuid, v, missing);
+  trouble += duplicated_members_text(uuid, v);
+  if (trouble.empty()) {
+    jv["conf"] = conf_section(v);
+    jv["fstab"] = fstab_line(v);
+    out.conf += "\n" + head + conf_section(v);
+    out.fstab += head;
+    if (v.mountpoint().empty()) out.fstab += "# no mount recorded: the mount point is a suggestion\n";
+    out.fstab += fstab_line(v);
+  } else {
+    jv["conf"] = nullptr;
+    jv["fstab"] = nullptr;
+    out.problems += "\n" + head + trouble;
   }
+  out.doc["volumes"].push_back(jv);
+}
 
-  if (as_json) {
-    std::printf("%s\n", doc.dump(2).c_str());
-    return rc;
+int print_report(const ScanArgs& a, const ScanReport& r, bool found_any) {
+  if (a.as_json) {
+    std::printf("%s\n", r.doc.dump(2).c_str());
+    return r.rc;
   }
-  if (volumes.empty()) {
+  if (!found_any) {
     std::fprintf(stderr, "peregrine scan: no peregrine members found\n");
-    return rc;
+    return r.rc;
   }
-  if (!fstab_only && !conf.empty()) std::printf("# for /etc/peregrine/peregrine.conf:\n%s", conf.c_str());
-  if (!conf_only && !fstab.empty())
-    std::printf("%s# for /etc/fstab:\n%s", fstab_only || conf.empty() ? "" : "\n", fstab.c_str());
-  if (!problems.empty()) std::printf("%s# not mountable as found:%s", conf.empty() && fstab.empty() ? "" : "\n",
-                                     problems.c_str());
-  return rc;
+  if (!a.fstab_only && !r.conf.empty()) std::printf("# for /etc/peregrine/peregrine.conf:\n%s", r.conf.c_str());
+  if (!a.conf_only && !r.fstab.empty())
+    std::printf("%s# for /etc/fstab:\n%s", a.fstab_only || r.conf.empty() ? "" : "\n", r.fstab.c_str());
+  if (!r.problems.empty())
+    std::printf("%s# not mountable as found:%s", r.conf.empty() && r.fstab.empty() ? "" : "\n", r.problems.c_str());
+  return r.rc;
+}
+
+}  // namespace
+
+int cmd_scan(int argc, char** argv) {
+  ScanArgs a;
+  if (auto rc = parse_scan_args(argc, argv, &a)) return *rc;
+  std::vector<Candidate> candidates;
+  if (auto rc = gather_candidates(a.paths, &candidates)) return *rc;
+  std::map<Uuid, Volume> volumes = group_members(candidates);
+  name_volumes(volumes);
+  ScanReport report;
+  for (const auto& [uuid, v] : volumes) report_volume(uuid, v, report);
+  return print_report(a, report, !volumes.empty());
 }
 
 }  // namespace peregrine::cli

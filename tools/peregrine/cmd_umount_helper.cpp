@@ -21,17 +21,16 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "commands.h"
+#include "mount_helper_args.h"
 #include "stats_document.h"
 
 namespace peregrine::cli {
 namespace {
 
-constexpr int kUsageError = 1;
-constexpr int kUmountFailed = 32;
+constexpr int kUmountFailed = 32;  // umount(8): unmount failure
 
 void usage(FILE* out) {
   std::fprintf(out,
@@ -46,10 +45,18 @@ void usage(FILE* out) {
                "Exit status: 0 unmounted, 1 bad invocation, 32 unmount failed.\n");
 }
 
-int error(int code, const std::string& message) {
-  std::fprintf(stderr, "umount.fuse.peregrine: %s\n", message.c_str());
-  return code;
-}
+const HelperSyntax kSyntax = {
+    .name = "umount.fuse.peregrine",
+    .flags = "lfvnr",
+    .takes_options = false,
+    .namespace_has_value = false,
+    .wrong_type = "this helper unmounts type fuse.peregrine only",
+    .positional = 1,
+    .positional_hint = "give exactly one mount point",
+    .usage = usage,
+};
+
+int error(int code, const std::string& message) { return helper_error(kSyntax, code, message); }
 
 // The pid of the daemon serving the mount at `dir`, from its statistics
 // document; 0 when it does not answer (dead mount) or gives none.
@@ -62,44 +69,10 @@ pid_t daemon_pid(const std::string& dir) {
 }  // namespace
 
 int cmd_umount_helper(int argc, char** argv) {
-  std::vector<std::string> positional;
-  bool lazy = false, force = false, verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      usage(stdout);
-      return 0;
-    }
-    if (a == "-t") {
-      if (i + 1 >= argc) return error(kUsageError, "-t needs a value");
-      std::string_view type = argv[++i];
-      if (type != "fuse.peregrine" && type != "peregrine")
-        return error(kUsageError, "-t " + std::string(type) + ": this helper unmounts type fuse.peregrine only");
-      continue;
-    }
-    if (a == "-N") return error(kUsageError, "-N (mount namespaces) is not supported");
-    if (a.size() > 1 && a[0] == '-') {
-      for (char c : a.substr(1)) {
-        switch (c) {
-          case 'l': lazy = true; break;
-          case 'f': force = true; break;
-          case 'v': verbose = true; break;
-          case 'n':
-          case 'r': break;
-          default:
-            usage(stderr);
-            return error(kUsageError, std::string("unknown flag -") + c);
-        }
-      }
-      continue;
-    }
-    positional.emplace_back(a);
-  }
-  if (positional.size() != 1) {
-    usage(stderr);
-    return error(kUsageError, "give exactly one mount point");
-  }
-  const std::string& dir = positional[0];
+  HelperArgs given;
+  if (auto rc = parse_helper_args(kSyntax, argc, argv, &given)) return *rc;
+  const bool lazy = given.has('l'), force = given.has('f'), verbose = given.has('v');
+  const std::string& dir = given.positional[0];
 
   // Ask before unmounting: afterwards the daemon cannot be reached. The
   // pidfd pins the process, so the pid cannot be reused while we wait.

@@ -3,20 +3,10 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <ctime>
 
 #include "mount_table.h"
 
 namespace peregrine::cli {
-
-std::string utc_time(uint64_t seconds) {
-  std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  char buf[32];
-  if (gmtime_r(&t, &tm) == nullptr || std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
-    return std::to_string(seconds);
-  return buf;
-}
 
 std::string mount_source_of(const Superblock& sb) {
   return "peregrine:" + (sb.label.empty() ? sb.volume_uuid.to_string() : sb.label);
@@ -48,6 +38,18 @@ MountState mount_state(const MemberExamination& e) {
   }
   return {"dirty", "mounted " + utc_time(r.mount_time) + (r.hostname.empty() ? "" : " on host " + r.hostname) +
                        " and not unmounted cleanly (the next mount replays the journal)"};
+}
+
+std::optional<std::string> last_known_path(const MountRecord* r, uint32_t index) {
+  if (r == nullptr || index >= r->member_paths.size()) return std::nullopt;
+  return r->member_paths[index];
+}
+
+nlohmann::json member_json(const Superblock& sb, const MountRecord* r, uint32_t index) {
+  std::optional<std::string> last = last_known_path(r, index);
+  return {{"index", index},
+          {"uuid", sb.member_uuids[index].to_string()},
+          {"last_path", last ? nlohmann::json(*last) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace peregrine::cli

@@ -20,15 +20,12 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "peregrine/backend/faulty_device.h"
-#include "peregrine/backend/shaped_device.h"
+#include "peregrine/engine/device_factory.h"
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/engine/engine_config.h"
 #include "peregrine/engine/request.h"
@@ -41,28 +38,19 @@ namespace peregrine {
 
 class Drive;
 class DriveThread;
+class PerVolumeScheduler;
 struct SubmitterSlot;
-
-// One member drive as the engine needs it. The fd stays owned by the caller
-// (a MemberFile) and must outlive the Engine.
-struct DriveSpec {
-  std::string name;             // for messages, e.g. the member's path
-  int fd = -1;                  // opened with O_DIRECT
-  uint32_t queue_depth = 32;    // tags: IOs the engine keeps on the device
-  int numa_node = -1;
-  RingOptions ring;             // io_uring setup; copy_inline for memory-backed members (see UringDevice)
-  std::optional<ShapeParams> shape;  // tests and benchmarks only
-  std::optional<FaultPlan> faults;   // tests only
-  // Tests only: wraps the finished device stack (e.g. to hold completions).
-  std::function<std::unique_ptr<DeviceQueue>(std::unique_ptr<DeviceQueue>)> wrap_device;
-};
 
 class Submitter;
 
 class Engine {
  public:
+  // Each drive's device comes from `devices` (see device_factory.h); the
+  // first form opens plain io_uring rings (UringDeviceFactory).
   static Expected<std::unique_ptr<Engine>> create(const EngineConfig& config, const StripeMap& map,
                                                   std::vector<DriveSpec> drives);
+  static Expected<std::unique_ptr<Engine>> create(const EngineConfig& config, const StripeMap& map,
+                                                  std::vector<DriveSpec> drives, DeviceFactory& devices);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -148,11 +136,10 @@ class Submitter {
  private:
   friend class Engine;
   Submitter(Engine& engine, SubmitterSlot& slot);
-  void add_per_volume(Request& request);
-  void unplug_per_volume();
 
   Engine& engine_;
   SubmitterSlot& slot_;
+  std::unique_ptr<PerVolumeScheduler> per_volume_;  // Scheduler::per_volume only
   bool (*poll_stop_)(const void*) = nullptr;
   const void* poll_stop_ctx_ = nullptr;
 };

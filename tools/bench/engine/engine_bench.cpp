@@ -22,6 +22,7 @@
 
 #include "closed_loop.h"
 #include "peregrine/backend/member_file.h"
+#include "peregrine/engine/layered_device_factory.h"
 
 namespace po = boost::program_options;
 using namespace peregrine;
@@ -75,18 +76,20 @@ std::unique_ptr<Engine> make_engine(const std::vector<MemberFile>& members, Sche
                                     const std::optional<ShapeParams>& shape, uint32_t qd, uint32_t unit,
                                     uint64_t member_bytes) {
   std::vector<DriveSpec> specs;
+  std::vector<DeviceLayers> layers;
   for (const MemberFile& m : members) {
     DriveSpec d;
     d.name = m.info().path;
     d.fd = m.fd();
     d.queue_depth = qd;
-    d.shape = shape;
     specs.push_back(std::move(d));
+    layers.push_back(DeviceLayers{.shape = shape, .faults = {}, .wrap = {}});
   }
   EngineConfig c;
   c.scheduler = sched;
   StripeMap map(static_cast<uint32_t>(members.size()), unit, 0, member_bytes);
-  auto e = Engine::create(c, map, std::move(specs));
+  LayeredDeviceFactory devices(std::move(layers));
+  auto e = Engine::create(c, map, std::move(specs), devices);
   if (!e) {
     std::fprintf(stderr, "%s\n", e.status().message().c_str());
     std::exit(1);
