@@ -53,7 +53,7 @@ struct Remapped {
 // Pass 1: input -> scratch pairs + sorted runs of the ids seen.
 Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOptions& o,
                              const std::filesystem::path& raw_path, EdgeRuns& id_runs, const ProgressFn& progress) {
-  auto in = EdgeInput::open(input, o.format);
+  auto in = EdgeInput::open(input, o.format, o.threads);
   if (!in) return in.status();
   EdgeInput& src = **in;
   std::optional<FileWriter> raw;

@@ -33,6 +33,7 @@ struct ImportOptions {
   InputFormat format = InputFormat::kAuto;
   bool directed = false;
   uint64_t memory_bytes = 1ULL << 30;
+  unsigned threads = 0;  // text parsing threads; 0 = one per core
 };
 
 // Progress phases: "parse" (input bytes), "ids", "remap" (edges), "merge"
