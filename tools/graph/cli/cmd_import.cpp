@@ -52,7 +52,8 @@ int cmd_import(int argc, char** argv) {
     if (phase == "parse") input_bytes = done;
     print(phase, done, total);
   };
-  auto meta = import_graph(input, o, out, progress);
+  ImportStats stats;
+  auto meta = import_graph(input, o, out, progress, &stats);
   const auto t1 = Clock::now();
   double secs = std::chrono::duration<double>(t1 - t0).count();
   if (!meta) {
@@ -73,6 +74,9 @@ int cmd_import(int argc, char** argv) {
   r.add("input_bytes", input_bytes);
   r.add("wall_seconds", secs);
   r.add("input_mb_per_s", secs > 0 ? static_cast<double>(input_bytes) / 1e6 / secs : 0.0);
+  r.add("input_reads", stats.input_reads);
+  r.add("id_map_slices", stats.id_map_slices);
+  r.add("id_map_bytes", stats.id_map_bytes);
   for (size_t i = 0; i < phases.size(); ++i) {
     auto start = i == 0 ? t0 : phases[i].second;  // parse starts with the command
     auto end = i + 1 < phases.size() ? phases[i + 1].second : t1;
