@@ -117,7 +117,7 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> 
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
   auto path = dir_ / ("run-" + std::to_string(runs_.size()) + ".bin");
-  auto w = FileWriter::create(path);
+  auto w = FileWriter::create(path, 1 << 20, /*checksum=*/false);
   if (!w) return w.status();
   Status st = w->append(keys.data(), keys.size() * sizeof(uint64_t));
   if (!st) return st;
