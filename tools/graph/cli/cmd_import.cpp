@@ -1,4 +1,5 @@
 // `peregrine-graph import`: the user's edge list to an on-disk CSR.
+#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <vector>
@@ -13,7 +14,7 @@ namespace peregrine::graph::cli {
 
 int cmd_import(int argc, char** argv) {
   po::options_description opts("import options");
-  std::string input, out, memory, format;
+  std::string input, out, memory, format, threads;
   ImportOptions o;
   opts.add_options()
       ("input", po::value(&input)->required()->value_name("FILE"),
@@ -25,7 +26,8 @@ int cmd_import(int argc, char** argv) {
       ("directed", "keep arcs as given (default: undirected, every edge stored both ways)")
       ("memory", po::value(&memory)->default_value("1G")->value_name("SIZE"),
        "memory budget for the sort batches and the id map, e.g. 256M, 2G")
-      ("threads", po::value(&o.threads)->default_value(0)->value_name("N"), "text parsing threads (0 = all cores)")
+      ("threads", po::value(&threads)->default_value("0")->value_name("N"),
+       "text parsing threads, 1 to 256 (0 = one per core)")
       ("quiet,q", "no progress on stderr")
       ("json", "print the summary as JSON");
   po::variables_map vm;
@@ -40,6 +42,10 @@ int cmd_import(int argc, char** argv) {
   if (*mem < kMinMemoryBytes)
     return usage_error("import", "--memory must be at least " + std::to_string(kMinMemoryBytes / 1024) + "K");
   o.memory_bytes = *mem;
+  // A string, not an unsigned option: Boost would wrap "-1" to 4294967295.
+  auto [end, ec] = std::from_chars(threads.data(), threads.data() + threads.size(), o.threads);
+  if (ec != std::errc() || end != threads.data() + threads.size() || o.threads > 256)
+    return usage_error("import", "--threads must be between 0 and 256, not '" + threads + "'");
 
   // Seconds per phase for the report: a phase ends when the next begins.
   using Clock = std::chrono::steady_clock;
