@@ -19,8 +19,8 @@
 //           scratch files partitioned by slice ("split", then "remap");
 //   merge   k-way merge straight into index.u64/adjacency.u32 (and the
 //           in_* transpose), counting duplicates as what the merge dropped.
-// Memory: memory_bytes, plus about 20 MiB of buffers and 8 MiB per text
-// parsing thread. Files are fsynced, graph.meta is written last. Call from
+// Memory: memory_bytes, plus buffers (8 MiB per text parsing thread, the
+// slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last. Call from
 // one thread (text parsing starts and joins its own threads).
 #pragma once
 
