@@ -171,6 +171,9 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"cc --graph " + g + " --out x --out-format csv", "--out-format: unknown format 'csv'"},
       {"import --input x --out y --format csv", "--format: unknown format 'csv'"},
       {"import --input x --out y --memory 1K", "--memory must be at least 64K"},
+      {"import --input x --out y --threads -1", "--threads must be between 0 and 256, not '-1'"},
+      {"import --input x --out y --threads 257", "--threads must be between 0 and 256, not '257'"},
+      {"import --input x --out y --threads two", "--threads must be between 0 and 256, not 'two'"},
   };
   for (const auto& c : cases) {
     CliRun r = run(c.args);

@@ -1,4 +1,5 @@
 // `peregrine-graph import`: the user's edge list to an on-disk CSR.
+#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <vector>
@@ -13,7 +14,8 @@ namespace peregrine::graph::cli {
 
 int cmd_import(int argc, char** argv) {
   po::options_description opts("import options");
-  std::string input, out, memory, format;
+  std::string input, out, memory, format, threads;
+  ImportOptions o;
   opts.add_options()
       ("input", po::value(&input)->required()->value_name("FILE"),
        "edge list to read; - reads standard input (e.g. zcat graph.txt.gz | ... --input -)")
@@ -22,13 +24,15 @@ int cmd_import(int argc, char** argv) {
        "text (SNAP edge list), mm (Matrix Market coordinate), bin32, bin64 (little-endian id pairs); "
        "auto: mm if the file starts with %%MatrixMarket, else text")
       ("directed", "keep arcs as given (default: undirected, every edge stored both ways)")
-      ("memory", po::value(&memory)->default_value("1G")->value_name("SIZE"), "sort memory budget, e.g. 256M, 2G")
+      ("memory", po::value(&memory)->default_value("1G")->value_name("SIZE"),
+       "memory budget for the sort batches and the id map, e.g. 256M, 2G")
+      ("threads", po::value(&threads)->default_value("0")->value_name("N"),
+       "text parsing threads, 1 to 256 (0 = one per core)")
       ("quiet,q", "no progress on stderr")
       ("json", "print the summary as JSON");
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph import --input FILE --out DIR [options]", opts, vm))
     return *rc;
-  ImportOptions o;
   auto f = parse_input_format(format);
   if (!f) return usage_error("import", "--format: unknown format '" + format + "' (auto, text, mm, bin32, bin64)");
   o.format = *f;
@@ -38,6 +42,10 @@ int cmd_import(int argc, char** argv) {
   if (*mem < kMinMemoryBytes)
     return usage_error("import", "--memory must be at least " + std::to_string(kMinMemoryBytes / 1024) + "K");
   o.memory_bytes = *mem;
+  // A string, not an unsigned option: Boost would wrap "-1" to 4294967295.
+  auto [end, ec] = std::from_chars(threads.data(), threads.data() + threads.size(), o.threads);
+  if (ec != std::errc() || end != threads.data() + threads.size() || o.threads > 256)
+    return usage_error("import", "--threads must be between 0 and 256, not '" + threads + "'");
 
   // Seconds per phase for the report: a phase ends when the next begins.
   using Clock = std::chrono::steady_clock;
@@ -50,7 +58,8 @@ int cmd_import(int argc, char** argv) {
     if (phase == "parse") input_bytes = done;
     print(phase, done, total);
   };
-  auto meta = import_graph(input, o, out, progress);
+  ImportStats stats;
+  auto meta = import_graph(input, o, out, progress, &stats);
   const auto t1 = Clock::now();
   double secs = std::chrono::duration<double>(t1 - t0).count();
   if (!meta) {
@@ -71,6 +80,9 @@ int cmd_import(int argc, char** argv) {
   r.add("input_bytes", input_bytes);
   r.add("wall_seconds", secs);
   r.add("input_mb_per_s", secs > 0 ? static_cast<double>(input_bytes) / 1e6 / secs : 0.0);
+  r.add("input_reads", stats.input_reads);
+  r.add("id_map_slices", stats.id_map_slices);
+  r.add("id_map_bytes", stats.id_map_bytes);
   for (size_t i = 0; i < phases.size(); ++i) {
     auto start = i == 0 ? t0 : phases[i].second;  // parse starts with the command
     auto end = i + 1 < phases.size() ? phases[i + 1].second : t1;

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "edge_input_formats.h"
 
@@ -51,7 +53,8 @@ Expected<std::string> read_head(int fd, size_t want, const std::string& name) {
 
 }  // namespace
 
-Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path& path, InputFormat format) {
+Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path& path, InputFormat format,
+                                                     unsigned threads) {
   // "-" is standard input: a pipe from zcat, curl or another program.
   const bool is_stdin = path == "-";
   const std::filesystem::path name = is_stdin ? std::filesystem::path("stdin") : path;
@@ -95,7 +98,9 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
       case InputFormat::kMatrixMarket: return detail::open_matrix_market_input(fd, name, size, prefix);
       case InputFormat::kBin32: return detail::open_binary_input(fd, name, size, 4, prefix);
       case InputFormat::kBin64: return detail::open_binary_input(fd, name, size, 8, prefix);
-      default: return detail::open_text_input(fd, name, size, prefix);
+      default:
+        return detail::open_text_input(fd, name, size, prefix,
+                                       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
     }
   }();
   if (in) (*in)->size_known_ = regular;

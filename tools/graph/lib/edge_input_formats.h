@@ -11,8 +11,9 @@ namespace peregrine::graph::detail {
 
 // `size`: the file's bytes, 0 for a stream of unknown length (a pipe);
 // `prefix`: bytes already read from a stream, to be read first.
+// `threads`: how many pieces of text are parsed at once (>= 1).
 Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size,
-                                                     std::string_view prefix);
+                                                     std::string_view prefix, unsigned threads);
 Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path,
                                                               uint64_t size, std::string_view prefix);
 Expected<std::unique_ptr<EdgeInput>> open_binary_input(int fd, const std::filesystem::path& path, uint64_t size,

@@ -23,7 +23,7 @@ class RunReader {
       : data_(memory.data()), end_(memory.size()), eof_(true), in_memory_(true) {}
   RunReader(RunReader&& o) noexcept
       : path_(std::move(o.path_)), fd_(o.fd_), buf_(std::move(o.buf_)), data_(o.in_memory_ ? o.data_ : buf_.data()),
-        pos_(o.pos_), end_(o.end_), eof_(o.eof_), in_memory_(o.in_memory_) {
+        pos_(o.pos_), end_(o.end_), eof_(o.eof_), in_memory_(o.in_memory_), punch_(o.punch_), offset_(o.offset_) {
     o.fd_ = -1;
   }
   RunReader(const RunReader&) = delete;
@@ -33,7 +33,8 @@ class RunReader {
 
   Status open() {
     if (in_memory_) return Status::ok();
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    // Read-write only to punch out what was read (below).
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0) return Status::error(errno, path_.string() + ": cannot open run: " + std::strerror(errno));
     data_ = buf_.data();
     return Status::ok();
@@ -74,6 +75,15 @@ class RunReader {
     }
     if (got % sizeof(uint64_t) != 0) return Status::error(EIO, path_.string() + ": run file truncated");
     end_ = got / sizeof(uint64_t);
+    // The run is read once: give its space back as the merge goes, so the
+    // runs shrink while the CSR files grow (a large import needs the room
+    // of its runs, not of runs plus graph). Best effort: a filesystem
+    // without hole punching keeps the space until the run is removed.
+    if (punch_ && got > 0 &&
+        ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset_),
+                    static_cast<off_t>(got)) != 0)
+      punch_ = false;
+    offset_ += got;
     return Status::ok();
   }
 
@@ -85,6 +95,8 @@ class RunReader {
   size_t end_ = 0;
   bool eof_ = false;
   bool in_memory_ = false;
+  bool punch_ = true;
+  uint64_t offset_ = 0;
 };
 
 // sort + unique + drop, as a run is before it is written.
@@ -105,7 +117,7 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> 
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
   auto path = dir_ / ("run-" + std::to_string(runs_.size()) + ".bin");
-  auto w = FileWriter::create(path);
+  auto w = FileWriter::create(path, 1 << 20, /*checksum=*/false);
   if (!w) return w.status();
   Status st = w->append(keys.data(), keys.size() * sizeof(uint64_t));
   if (!st) return st;

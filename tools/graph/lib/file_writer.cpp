@@ -10,17 +10,23 @@
 
 namespace peregrine::graph {
 
-Expected<FileWriter> FileWriter::create(const std::filesystem::path& path, size_t buffer_bytes) {
+Expected<FileWriter> FileWriter::create(const std::filesystem::path& path, size_t buffer_bytes, bool checksum) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::error(errno, path.string() + ": cannot create: " + std::strerror(errno));
-  return FileWriter(fd, path, buffer_bytes);
+  return FileWriter(fd, path, buffer_bytes, checksum);
 }
 
-FileWriter::FileWriter(int fd, std::filesystem::path path, size_t buffer_bytes)
-    : fd_(fd), path_(std::move(path)), buf_(buffer_bytes) {}
+FileWriter::FileWriter(int fd, std::filesystem::path path, size_t buffer_bytes, bool checksum)
+    : fd_(fd), path_(std::move(path)), buf_(buffer_bytes), checksum_(checksum) {}
 
 FileWriter::FileWriter(FileWriter&& o) noexcept
-    : fd_(o.fd_), path_(std::move(o.path_)), buf_(std::move(o.buf_)), used_(o.used_), crc_(o.crc_), bytes_(o.bytes_) {
+    : fd_(o.fd_),
+      path_(std::move(o.path_)),
+      buf_(std::move(o.buf_)),
+      used_(o.used_),
+      checksum_(o.checksum_),
+      crc_(o.crc_),
+      bytes_(o.bytes_) {
   o.fd_ = -1;
 }
 
@@ -44,7 +50,7 @@ Status FileWriter::flush() {
 
 Status FileWriter::append(const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
-  crc_ = crc32c(p, len, crc_);
+  if (checksum_) crc_ = crc32c(p, len, crc_);
   bytes_ += len;
   while (len > 0) {
     size_t n = std::min(len, buf_.size() - used_);

@@ -20,11 +20,14 @@ IdMap IdMap::sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes) {
     m.table_.assign(last + 1, kNone);
     for (uint64_t v = 0; v < ids.size(); ++v) m.table_[ids[v] - m.base_] = static_cast<uint32_t>(v);
   } else if (ids.size() < kNone) {
-    // About one bucket per id: 2^k buckets over the bits of `last`.
+    // About one bucket per id: 2^k buckets over the bits of `last`; fewer
+    // (a few ids each, still one or two cache lines to search) if that
+    // does not fit the budget.
     const unsigned bits = static_cast<unsigned>(std::bit_width(last));
-    const unsigned k = std::min(bits, static_cast<unsigned>(std::bit_width(ids.size())));
+    unsigned k = std::min(bits, static_cast<unsigned>(std::bit_width(ids.size())));
+    while (k > 0 && ((1ULL << k) + 1) * sizeof(uint32_t) > table_budget_bytes) --k;
     const uint64_t buckets = 1ULL << k;
-    if ((buckets + 1) * sizeof(uint32_t) <= table_budget_bytes) {
+    if (k > 0) {
       m.bucket_shift_ = bits - k;
       m.buckets_.assign(buckets + 1, 0);
       // buckets_[b] = index of the first id in bucket b or later.

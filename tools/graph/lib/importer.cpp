@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "edge_source.h"
+#include "id_slices.h"
 #include "peregrine/graph/csr_writer.h"
 #include "peregrine/graph/edge_runs.h"
 #include "peregrine/graph/file_writer.h"
@@ -19,10 +21,18 @@
 namespace peregrine::graph {
 namespace {
 
+using detail::EdgeSource;
+using detail::IdSlices;
 using detail::RawEdges;
 using detail::RecentIds;
 
 constexpr size_t kEdgeBatch = 1 << 16;
+// An id costs 8 bytes in a slice of the map; 4 more give its bucket index
+// (id_map.h) a bucket for every one or two ids.
+constexpr uint64_t kIdMapBytesPerId = 12;
+// At most this many slices (each has two scratch files open at a time);
+// a budget too small for that holds larger slices than it should.
+constexpr uint64_t kMaxSlices = 512;
 
 // Removes the scratch directory whatever happens.
 struct ScratchDir {
@@ -35,13 +45,22 @@ struct ScratchDir {
 
 struct Parsed {
   uint64_t input_edges = 0;
+  InputFormat format = InputFormat::kText;  // as resolved by auto
   std::optional<uint64_t> declared_vertices;
   bool symmetric = false;
   std::vector<uint64_t> id_tail;  // the last batch of ids, merged from memory
-  // The edges themselves: kept in memory while they fit half the budget,
-  // else all in the scratch file.
+  // Where pass 2 finds the edges: kept in memory while they fit half the
+  // budget, else read again from the input file (a regular file) or from
+  // the scratch file of raw pairs (a stream).
   std::vector<InputEdge> held;
   bool spilled = false;
+  bool reparse = false;
+};
+
+struct Ids {
+  uint64_t n = 0;
+  uint64_t first = 0;
+  uint64_t last = 0;
 };
 
 struct Remapped {
@@ -50,16 +69,23 @@ struct Remapped {
   std::vector<uint64_t> out_tail, in_tail;  // the last batches of keys, merged from memory
 };
 
-// Pass 1: input -> scratch pairs + sorted runs of the ids seen.
+std::string input_name(const std::filesystem::path& input) {
+  return input == "-" ? std::string("stdin") : input.string();
+}
+
+// Pass 1: input -> sorted runs of the ids seen (+ the edges kept for pass 2).
 Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOptions& o,
                              const std::filesystem::path& raw_path, EdgeRuns& id_runs, const ProgressFn& progress) {
-  auto in = EdgeInput::open(input, o.format);
+  auto in = EdgeInput::open(input, o.format, o.threads);
   if (!in) return in.status();
   EdgeInput& src = **in;
   std::optional<FileWriter> raw;
   Parsed p;
+  p.format = src.format();
   p.declared_vertices = src.declared_vertices();
   p.symmetric = src.symmetric();
+  // A regular file can be read again; standard input cannot, even if it is one.
+  const bool can_reparse = src.size_known() && input != "-";
   // Half the budget for the id batch, half for the edges held in memory.
   const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / 2 / sizeof(uint64_t));
   const uint64_t hold_edges = o.memory_bytes / 2 / sizeof(InputEdge);
@@ -79,18 +105,22 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     if (*n == 0) break;
     p.input_edges += *n;
     Status st;
-    if (!raw && p.held.size() + *n <= hold_edges) {
+    if (!raw && !p.reparse && p.held.size() + *n <= hold_edges) {
       p.held.insert(p.held.end(), edges.begin(), edges.begin() + static_cast<ptrdiff_t>(*n));
-    } else {
-      if (!raw) {  // too many to hold: from now on they all go to the scratch file
-        auto w = FileWriter::create(raw_path, 4 << 20);
-        if (!w) return w.status();
-        raw.emplace(std::move(*w));
-        st = raw->append(p.held.data(), p.held.size() * sizeof(InputEdge));
+    } else if (!p.reparse) {
+      if (!raw) {  // too many to hold
+        if (can_reparse) {
+          p.reparse = true;  // pass 2 parses the file again: no copy of it on disk
+        } else {             // from now on they all go to the scratch file
+          auto w = FileWriter::create(raw_path, 4 << 20, /*checksum=*/false);
+          if (!w) return w.status();
+          raw.emplace(std::move(*w));
+          st = raw->append(p.held.data(), p.held.size() * sizeof(InputEdge));
+          p.spilled = true;
+        }
         std::vector<InputEdge>().swap(p.held);
-        p.spilled = true;
       }
-      if (st) st = raw->append(edges.data(), *n * sizeof(InputEdge));
+      if (st && raw) st = raw->append(edges.data(), *n * sizeof(InputEdge));
     }
     if (!st) return st;
     if (!p.declared_vertices) {
@@ -113,38 +143,38 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
     if (!st) return st;
   }
   if (p.input_edges == 0 && !p.declared_vertices)
-    return Status::error(EINVAL, (input == "-" ? std::string("stdin") : input.string()) +
-                                     ": no edges (only comments or blank lines)");
+    return Status::error(EINVAL, input_name(input) + ": no edges (only comments or blank lines)");
   return p;
 }
 
-// The sorted unique ids, also written to DIR/ids.u64.
-Expected<IdMap> build_id_map(Parsed& p, const EdgeRuns& id_runs, const std::filesystem::path& out,
-                             uint64_t memory_bytes, GraphMeta* meta, const ProgressFn& progress) {
+// The sorted unique ids, streamed to DIR/ids.u64 (never all in memory).
+Expected<Ids> write_id_map(Parsed& p, const EdgeRuns& id_runs, const std::filesystem::path& out, GraphMeta* meta,
+                           const ProgressFn& progress) {
   auto w = FileWriter::create(out / kIdMapFile);
   if (!w) return w.status();
-  uint64_t n = 0;
-  std::optional<IdMap> map;
+  Ids ids;
   if (p.declared_vertices) {
-    n = *p.declared_vertices;
-    if (n > kMaxVertices)
-      return Status::error(EINVAL, "Matrix Market matrix has " + std::to_string(n) +
+    ids.n = *p.declared_vertices;
+    if (ids.n > kMaxVertices)
+      return Status::error(EINVAL, "Matrix Market matrix has " + std::to_string(ids.n) +
                                        " rows; at most 2^32 vertices are supported");
+    ids.first = 1;
+    ids.last = ids.n;
     std::vector<uint64_t> chunk;
-    for (uint64_t v = 1; v <= n;) {
+    for (uint64_t v = 1; v <= ids.n;) {
       chunk.clear();
-      for (; v <= n && chunk.size() < kEdgeBatch; ++v) chunk.push_back(v);
+      for (; v <= ids.n && chunk.size() < kEdgeBatch; ++v) chunk.push_back(v);
       Status st = w->append(chunk.data(), chunk.size() * sizeof(uint64_t));
       if (!st) return st;
     }
-    map = IdMap::range(1, n);
   } else {
-    std::vector<uint64_t> ids;
     Status st = id_runs.merge(
         [&](std::span<const uint64_t> batch) -> Status {
-          if (ids.size() + batch.size() > kMaxVertices)
+          if (ids.n + batch.size() > kMaxVertices)
             return Status::error(EINVAL, "more than 2^32 distinct vertex ids; at most 2^32 vertices are supported");
-          ids.insert(ids.end(), batch.begin(), batch.end());
+          if (ids.n == 0) ids.first = batch.front();
+          ids.last = batch.back();
+          ids.n += batch.size();
           return w->append(batch.data(), batch.size() * sizeof(uint64_t));
         },
         [&](uint64_t done, uint64_t total) {
@@ -153,95 +183,232 @@ Expected<IdMap> build_id_map(Parsed& p, const EdgeRuns& id_runs, const std::file
         &p.id_tail);
     if (!st) return st;
     std::vector<uint64_t>().swap(p.id_tail);  // free it (assigning {} would keep the capacity)
-    n = ids.size();
-    // A lookup table may take a quarter of the budget; the key batches of
-    // the remap pass get the rest.
-    map = IdMap::sorted(std::move(ids), memory_bytes / 4);
   }
   Status st = w->finish();
   if (!st) return st;
-  meta->vertices = n;
+  meta->vertices = ids.n;
   meta->has_id_map = true;
   meta->id_map_crc32c = w->crc();
-  return std::move(*map);
+  return ids;
 }
 
-// Pass 2: the scratch pairs -> vertex ids -> sorted runs of CSR keys.
-Expected<Remapped> remap_edges(const std::filesystem::path& raw_path, const IdMap& ids, const Parsed& parsed,
-                               const ImportOptions& o, EdgeRuns& out_runs, EdgeRuns& in_runs,
-                               const ProgressFn& progress) {
-  // The lookup (<= a quarter) and the held edges (<= half) come out of the
-  // budget; the key batches get the rest, at least a quarter.
-  const uint64_t held_bytes = parsed.held.capacity() * sizeof(InputEdge);
-  const uint64_t budget =
-      o.memory_bytes - std::min(o.memory_bytes / 4 * 3, ids.lookup_bytes() + held_bytes);
-  const uint64_t batch_keys = std::max<uint64_t>(4, budget / sizeof(uint64_t) / (o.directed ? 2 : 1));
-  std::optional<RawEdges> raw;
-  if (parsed.spilled) {
-    auto f = RawEdges::open(raw_path);
-    if (!f) return f.status();
-    raw.emplace(std::move(*f));
+// Turns remapped edges into CSR keys, sorted into runs of batch_keys.
+class KeySink {
+ public:
+  KeySink(const ImportOptions& o, const Parsed& parsed, uint64_t batch_keys, EdgeRuns& out_runs, EdgeRuns& in_runs,
+          Remapped& r)
+      : directed_(o.directed),
+        mirror_(o.directed && parsed.symmetric),  // a symmetric Matrix Market entry is two arcs
+        batch_keys_(batch_keys),
+        out_runs_(out_runs),
+        in_runs_(in_runs),
+        r_(r) {
+    // Reserve the batch once (untouched pages cost nothing): growing it by
+    // doubling would copy it over and over.
+    const uint64_t keys_per_edge = (!o.directed || parsed.symmetric) ? 2 : 1;
+    r_.out_tail.reserve(std::min(batch_keys_ + 2 * kEdgeBatch, keys_per_edge * parsed.input_edges));
+    if (directed_) r_.in_tail.reserve(r_.out_tail.capacity());
   }
-  size_t held_pos = 0;
-  // The next batch of edges, from memory or from the scratch file.
-  auto next_batch = [&](std::vector<InputEdge>& buf) -> Expected<size_t> {
-    if (raw) return raw->read(buf);
-    const size_t n = std::min(buf.size(), parsed.held.size() - held_pos);
-    std::copy_n(parsed.held.begin() + static_cast<ptrdiff_t>(held_pos), n, buf.begin());
-    held_pos += n;
-    return n;
-  };
-  Remapped r;
-  std::vector<uint64_t>& out_keys = r.out_tail;
-  std::vector<uint64_t>& in_keys = r.in_tail;
-  // Reserve the batch once (untouched pages cost nothing): growing it by
-  // doubling would copy it over and over.
-  const uint64_t keys_per_edge = (!o.directed || parsed.symmetric) ? 2 : 1;
-  out_keys.reserve(std::min(batch_keys + 2 * kEdgeBatch, keys_per_edge * parsed.input_edges));
-  if (o.directed) in_keys.reserve(out_keys.capacity());
+
+  void add(uint64_t u, uint64_t v) {
+    auto& out = r_.out_tail;
+    auto& in = r_.in_tail;
+    if (u == v) {
+      ++r_.self_loops;
+      return;
+    }
+    if (!directed_) {
+      ++r_.requested;
+      out.push_back(pack_edge(u, v));
+      out.push_back(pack_edge(v, u));
+    } else {
+      r_.requested += mirror_ ? 2 : 1;
+      out.push_back(pack_edge(u, v));
+      in.push_back(pack_edge(v, u));
+      if (mirror_) {
+        out.push_back(pack_edge(v, u));
+        in.push_back(pack_edge(u, v));
+      }
+    }
+  }
+
+  // Call after every batch of at most kEdgeBatch edges.
+  Status batch_done() {
+    if (r_.out_tail.size() + 2 * kEdgeBatch <= batch_keys_) return Status::ok();
+    Status st = out_runs_.write_run(r_.out_tail);
+    if (st && directed_) st = in_runs_.write_run(r_.in_tail);
+    return st;
+  }
+
+ private:
+  bool directed_;
+  bool mirror_;
+  uint64_t batch_keys_;
+  EdgeRuns& out_runs_;
+  EdgeRuns& in_runs_;
+  Remapped& r_;
+};
+
+// Pass 2 with the whole id map in memory: the edges -> vertex ids -> keys.
+Status remap_whole(EdgeSource& src, const IdMap& ids, uint64_t input_edges, KeySink& sink,
+                   const ProgressFn& progress) {
   std::vector<InputEdge> edges(kEdgeBatch);
   uint64_t done = 0;
-  const bool mirror = o.directed && parsed.symmetric;  // a symmetric Matrix Market entry is two arcs
   while (true) {
-    auto n = next_batch(edges);
+    auto n = src.read(edges);
     if (!n) return n.status();
     if (*n == 0) break;
+    constexpr size_t kAhead = 16;  // lookups in flight (prefetch distance)
     for (size_t i = 0; i < *n; ++i) {
-      const uint64_t u = *ids.find(edges[i].u);
-      const uint64_t v = *ids.find(edges[i].v);
-      if (u == v) {
-        ++r.self_loops;
-        continue;
+      if (i + kAhead < *n) {
+        ids.prefetch(edges[i + kAhead].u);
+        ids.prefetch(edges[i + kAhead].v);
       }
-      if (!o.directed) {
-        ++r.requested;
-        out_keys.push_back(pack_edge(u, v));
-        out_keys.push_back(pack_edge(v, u));
-      } else {
-        r.requested += mirror ? 2 : 1;
-        out_keys.push_back(pack_edge(u, v));
-        in_keys.push_back(pack_edge(v, u));
-        if (mirror) {
-          out_keys.push_back(pack_edge(v, u));
-          in_keys.push_back(pack_edge(u, v));
-        }
-      }
+      const auto u = ids.find(edges[i].u);
+      const auto v = ids.find(edges[i].v);
+      if (!u || !v) return src.unknown_id(!u ? edges[i].u : edges[i].v);
+      sink.add(*u, *v);
     }
-    if (out_keys.size() + 2 * kEdgeBatch > batch_keys) {
-      Status st = out_runs.write_run(out_keys);
-      if (st && o.directed) st = in_runs.write_run(in_keys);
+    Status st = sink.batch_done();
+    if (!st) return st;
+    done += *n;
+    if (progress) progress("remap", done, input_edges);
+  }
+  return Status::ok();
+}
+
+// Scratch files of (id, payload) pairs, one per slice of the id map.
+class SliceFiles {
+ public:
+  SliceFiles(std::filesystem::path dir, std::string name, size_t parts, size_t buffer_bytes)
+      : dir_(std::move(dir)), name_(std::move(name)), parts_(parts), buffer_(buffer_bytes) {}
+  ~SliceFiles() {
+    for (size_t p = 0; p < parts_; ++p) {
+      std::error_code ec;
+      std::filesystem::remove(path(p), ec);
+    }
+  }
+  std::filesystem::path path(size_t p) const { return dir_ / (name_ + "-" + std::to_string(p) + ".raw"); }
+  Status open() {
+    for (size_t p = 0; p < parts_; ++p) {
+      auto w = FileWriter::create(path(p), buffer_, /*checksum=*/false);
+      if (!w) return w.status();
+      writers_.push_back(std::move(*w));
+    }
+    return Status::ok();
+  }
+  Status append(size_t p, InputEdge e) { return writers_[p].append(&e, sizeof e); }
+  Status finish() {
+    for (auto& w : writers_) {
+      Status st = w.finish(/*sync=*/false);  // scratch: read back at once, deleted after
       if (!st) return st;
     }
-    done += *n;
-    if (progress) progress("remap", done, parsed.input_edges);
+    writers_.clear();
+    return Status::ok();
   }
-  return r;
+
+ private:
+  std::filesystem::path dir_;
+  std::string name_;
+  size_t parts_;
+  size_t buffer_;
+  std::vector<FileWriter> writers_;
+};
+
+// Pass 2 with the id map in slices (a grace hash join on the id ranges):
+//   split  each edge (u, v) goes to the file of u's slice;
+//   source for each slice: load it, map u of its edges to U and append
+//          (v, U) to the file of v's slice;
+//   target for each slice: load it, map v to V, hand (U, V) to the sink.
+// Each edge is written twice and read twice more; no slice is in memory
+// with another.
+Status remap_sliced(EdgeSource& src, std::vector<InputEdge>& held, const IdSlices& slices,
+                    const std::filesystem::path& scratch, uint64_t input_edges, uint64_t map_budget,
+                    uint64_t* peak_map_bytes, KeySink& sink, const ProgressFn& progress) {
+  const size_t parts = slices.parts();
+  const size_t buffer = std::clamp<uint64_t>(map_budget / parts, 4096, 1 << 20);
+  SliceFiles by_source(scratch, "by-source", parts, buffer), by_target(scratch, "by-target", parts, buffer);
+  Status st = by_source.open();
+  if (!st) return st;
+  std::vector<InputEdge> edges(kEdgeBatch);
+  uint64_t done = 0;
+  while (true) {
+    auto n = src.read(edges);
+    if (!n) return n.status();
+    if (*n == 0) break;
+    for (size_t i = 0; i < *n && st; ++i) st = by_source.append(slices.part_of(edges[i].u), edges[i]);
+    if (!st) return st;
+    done += *n;
+    if (progress) progress("split", done, input_edges);
+  }
+  st = by_source.finish();
+  if (!st) return st;
+  std::vector<InputEdge>().swap(held);
+
+  // The slice's lookup index gets what its ids leave of the map's share.
+  auto load = [&](size_t p) -> Expected<IdMap> {
+    const uint64_t ids_bytes = slices.count(p) * sizeof(uint64_t);
+    auto m = slices.load(p, map_budget > ids_bytes ? map_budget - ids_bytes : 0);
+    if (m) *peak_map_bytes = std::max(*peak_map_bytes, m->memory_bytes());
+    return m;
+  };
+  auto each_record = [&](const std::filesystem::path& file, const IdMap& map, const auto& fn) -> Status {
+    auto f = RawEdges::open(file);
+    if (!f) return f.status();
+    while (true) {
+      auto n = f->read(edges);
+      if (!n) return n.status();
+      if (*n == 0) break;
+      constexpr size_t kAhead = 16;  // lookups in flight (prefetch distance)
+      for (size_t i = 0; i < *n; ++i) {
+        if (i + kAhead < *n) map.prefetch(edges[i + kAhead].u);
+        Status s = fn(edges[i]);
+        if (!s) return s;
+      }
+      Status s = sink.batch_done();
+      if (!s) return s;
+      done += *n;
+      if (progress) progress("remap", done, 2 * input_edges);
+    }
+    std::error_code ec;
+    std::filesystem::remove(file, ec);  // frees its space for the next files
+    return Status::ok();
+  };
+  done = 0;
+  st = by_target.open();
+  if (!st) return st;
+  for (size_t p = 0; p < parts; ++p) {
+    auto map = load(p);
+    if (!map) return map.status();
+    const uint64_t base = slices.first_vertex(p);
+    st = each_record(by_source.path(p), *map, [&](const InputEdge& e) -> Status {
+      const auto u = map->find(e.u);
+      if (!u) return src.unknown_id(e.u);
+      return by_target.append(slices.part_of(e.v), InputEdge{e.v, base + *u});
+    });
+    if (!st) return st;
+  }
+  st = by_target.finish();
+  if (!st) return st;
+  for (size_t p = 0; p < parts; ++p) {
+    auto map = load(p);
+    if (!map) return map.status();
+    const uint64_t base = slices.first_vertex(p);
+    st = each_record(by_target.path(p), *map, [&](const InputEdge& e) -> Status {
+      const auto v = map->find(e.u);
+      if (!v) return src.unknown_id(e.u);
+      sink.add(e.v, base + *v);
+      return Status::ok();
+    });
+    if (!st) return st;
+  }
+  return Status::ok();
 }
 
 }  // namespace
 
 Expected<GraphMeta> import_graph(const std::filesystem::path& input, const ImportOptions& o,
-                                 const std::filesystem::path& out, const ProgressFn& progress) {
+                                 const std::filesystem::path& out, const ProgressFn& progress, ImportStats* stats) {
   if (o.memory_bytes < kMinMemoryBytes)
     return Status::error(EINVAL, "memory budget must be at least " + std::to_string(kMinMemoryBytes) + " bytes");
   std::error_code ec;
@@ -258,6 +425,9 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   std::filesystem::create_directories(scratch.path, ec);
   if (ec) return Status::error(ec.value(), scratch.path.string() + ": cannot create: " + ec.message());
   const auto raw_path = scratch.path / "edges.raw";
+  ImportStats local_stats;
+  ImportStats& st_out = stats != nullptr ? *stats : local_stats;
+  st_out = ImportStats{};
 
   GraphMeta meta;
   meta.imported = true;
@@ -268,44 +438,88 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   auto parsed = parse_input(input, o, raw_path, id_runs, progress);
   if (!parsed) return parsed.status();
   meta.input_edges = parsed->input_edges;
-  auto ids = build_id_map(*parsed, id_runs, out, o.memory_bytes, &meta, progress);
+  st_out.input_reads = parsed->reparse ? 2 : 1;
+  auto ids = write_id_map(*parsed, id_runs, out, &meta, progress);
   if (!ids) return ids.status();
   id_runs.remove();
 
-  // Pass 2: remap into sorted runs of CSR keys.
+  // Where pass 2 reads the edges.
+  Expected<EdgeSource> src = parsed->spilled   ? EdgeSource::raw(raw_path)
+                             : parsed->reparse ? EdgeSource::reparse(input, parsed->format, o.threads,
+                                                                     parsed->input_edges)
+                                               : Expected<EdgeSource>(EdgeSource::held(parsed->held));
+  if (!src) return src.status();
+
+  // The id map gets a quarter of the budget: whole if it fits (or needs no
+  // memory: contiguous ids), else in slices that do.
+  const uint64_t map_budget = o.memory_bytes / 4;
+  const bool contiguous = ids->n == 0 || ids->last - ids->first == ids->n - 1;
+  uint64_t slice_ids = std::max<uint64_t>(1, map_budget / kIdMapBytesPerId);
+  if (o.max_slice_ids != 0) slice_ids = std::min(slice_ids, o.max_slice_ids);
+  slice_ids = std::max(slice_ids, (ids->n + kMaxSlices - 1) / kMaxSlices);
+  std::optional<IdMap> whole;
+  if (contiguous) {
+    whole = IdMap::range(ids->first, ids->n);
+  } else if (ids->n <= slice_ids) {
+    auto all = detail::read_ids(out / kIdMapFile, 0, ids->n);
+    if (!all) return all.status();
+    const uint64_t ids_bytes = ids->n * sizeof(uint64_t);
+    whole = IdMap::sorted(std::move(*all), map_budget > ids_bytes ? map_budget - ids_bytes : 0);
+  }
+
+  // Pass 2: remap into sorted runs of CSR keys. The key batches get what
+  // the map and the held edges leave of the budget, at least a quarter.
   EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false);
   EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
-  auto remapped = remap_edges(raw_path, *ids, *parsed, o, out_runs, in_runs, progress);
-  if (!remapped) return remapped.status();
+  const uint64_t held_bytes = parsed->held.capacity() * sizeof(InputEdge);
+  const uint64_t map_bytes = whole ? whole->memory_bytes() : map_budget;
+  const uint64_t budget = o.memory_bytes - std::min(o.memory_bytes / 4 * 3, map_bytes + held_bytes);
+  const uint64_t batch_keys = std::max<uint64_t>(4, budget / sizeof(uint64_t) / (o.directed ? 2 : 1));
+  Remapped remapped;
+  KeySink sink(o, *parsed, batch_keys, out_runs, in_runs, remapped);
+  Status st;
+  if (whole) {
+    st_out.id_map_slices = 1;
+    st_out.id_map_bytes = whole->memory_bytes();
+    st = remap_whole(*src, *whole, parsed->input_edges, sink, progress);
+    whole.reset();
+  } else {
+    auto slices = IdSlices::open(out / kIdMapFile, ids->n, slice_ids);
+    if (!slices) return slices.status();
+    st_out.id_map_slices = slices->parts();
+    st = remap_sliced(*src, parsed->held, *slices, scratch.path, parsed->input_edges, map_budget,
+                      &st_out.id_map_bytes, sink, progress);
+  }
+  if (!st) return st;
   std::vector<InputEdge>().swap(parsed->held);
   std::filesystem::remove(raw_path, ec);
-  meta.self_loops = remapped->self_loops;
+  meta.self_loops = remapped.self_loops;
 
   auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file,
                         const char* adjacency_file, const char* phase) -> Expected<CsrWriter> {
     auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
     if (!w) return w.status();
-    Status st = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
-                           [&](uint64_t done, uint64_t total) {
-                             if (progress) progress(phase, done, total);
-                           },
-                           &tail);
-    if (!st) return st;
+    Status s = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
+                          [&](uint64_t done, uint64_t total) {
+                            if (progress) progress(phase, done, total);
+                          },
+                          &tail);
+    if (!s) return s;
     std::vector<uint64_t>().swap(tail);  // free it (assigning {} would keep the capacity)
-    st = w->finish();
-    if (!st) return st;
+    s = w->finish();
+    if (!s) return s;
     runs.remove();
     return std::move(*w);
   };
-  auto csr = merge_into(out_runs, remapped->out_tail, kIndexFile, kAdjacencyFile, "merge");
+  auto csr = merge_into(out_runs, remapped.out_tail, kIndexFile, kAdjacencyFile, "merge");
   if (!csr) return csr.status();
   meta.adjacency_entries = csr->entries();
   meta.edges = o.directed ? csr->entries() : csr->entries() / 2;
   meta.index_crc32c = csr->index_crc();
   meta.adjacency_crc32c = csr->adjacency_crc();
-  meta.duplicates = remapped->requested - meta.edges;
+  meta.duplicates = remapped.requested - meta.edges;
   if (o.directed) {
-    auto tr = merge_into(in_runs, remapped->in_tail, kInIndexFile, kInAdjacencyFile, "merge-in");
+    auto tr = merge_into(in_runs, remapped.in_tail, kInIndexFile, kInAdjacencyFile, "merge-in");
     if (!tr) return tr.status();
     if (tr->entries() != meta.adjacency_entries)
       return Status::error(EIO, "transpose has " + std::to_string(tr->entries()) + " arcs, the graph " +
@@ -313,7 +527,7 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
     meta.in_index_crc32c = tr->index_crc();
     meta.in_adjacency_crc32c = tr->adjacency_crc();
   }
-  Status st = write_meta(out, meta);
+  st = write_meta(out, meta);
   if (!st) return st;
   return meta;
 }

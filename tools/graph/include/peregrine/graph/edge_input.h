@@ -6,8 +6,10 @@
 //   mm     Matrix Market "coordinate" (any field; values ignored), 1-based
 //          ids; the size line declares vertices 1..rows (rows == cols);
 //   bin32, bin64  little-endian uint32 / uint64 pairs, nothing else.
-// A bad line is an error naming FILE:LINE and what is wrong. Owned by one
-// thread.
+// A bad line is an error naming FILE:LINE and what is wrong (the first bad
+// line of the file, also when text is parsed by several threads). Owned by
+// one thread; a text input starts its parsing threads inside read() and
+// joins them before it returns.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,9 @@ class EdgeInput {
  public:
   // kAuto: Matrix Market if the file starts with "%%MatrixMarket", else text.
   // `path` "-" is standard input; a pipe or FIFO is read as a stream.
-  static Expected<std::unique_ptr<EdgeInput>> open(const std::filesystem::path& path, InputFormat format);
+  // `threads`: text is parsed by this many threads (0: one per core).
+  static Expected<std::unique_ptr<EdgeInput>> open(const std::filesystem::path& path, InputFormat format,
+                                                   unsigned threads = 0);
   virtual ~EdgeInput() = default;
 
   // Fills the front of `out`; returns how many edges, 0 at the end.

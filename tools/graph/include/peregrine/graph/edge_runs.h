@@ -37,7 +37,9 @@ class EdgeRuns {
   // it must be the largest possible key), writes a run.
   Status write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop = std::nullopt);
 
-  // Calls sink with ascending, globally unique keys, in batches. A `tail`
+  // Calls sink with ascending, globally unique keys, in batches. Each run
+  // file's space is given back (hole punching) as it is read, so the runs
+  // can be merged once only. A `tail`
   // batch (the last one, still in memory) is sorted, deduplicated and
   // `drop`ped as write_run() would, then merged from memory instead of
   // being written and read back: with everything in one batch, no run file

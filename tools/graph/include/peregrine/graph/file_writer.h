@@ -15,7 +15,9 @@ namespace peregrine::graph {
 
 class FileWriter {
  public:
-  static Expected<FileWriter> create(const std::filesystem::path& path, size_t buffer_bytes = 1 << 20);
+  // checksum = false skips the CRC (scratch files nobody verifies).
+  static Expected<FileWriter> create(const std::filesystem::path& path, size_t buffer_bytes = 1 << 20,
+                                     bool checksum = true);
   FileWriter(FileWriter&& o) noexcept;
   FileWriter& operator=(FileWriter&&) = delete;
   FileWriter(const FileWriter&) = delete;
@@ -32,13 +34,14 @@ class FileWriter {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  FileWriter(int fd, std::filesystem::path path, size_t buffer_bytes);
+  FileWriter(int fd, std::filesystem::path path, size_t buffer_bytes, bool checksum);
   Status flush();
 
   int fd_ = -1;
   std::filesystem::path path_;
   std::vector<char> buf_;
   size_t used_ = 0;
+  bool checksum_ = true;
   uint32_t crc_ = 0;
   uint64_t bytes_ = 0;
 };

@@ -25,15 +25,28 @@ class IdMap {
   static IdMap range(uint64_t base, uint64_t n) { return IdMap(n, base); }
   // REQUIRES: ids strictly ascending. A lookup table of 4 bytes per id in
   // [ids.front(), ids.back()] is built if it fits table_budget_bytes, else
-  // a bucket index of about 4-8 bytes per id if that fits.
+  // a bucket index of 4-8 bytes per id, or fewer buckets (several ids
+  // each) to fit the budget.
   static IdMap sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes = 0);
   // The map of an opened graph: ids.u64 if graph.meta names one, else identity.
   static Expected<IdMap> load(const Graph& graph);
 
   uint64_t size() const { return n_; }
   uint64_t lookup_bytes() const { return (table_.size() + buckets_.size()) * sizeof(uint32_t); }
+  // Everything the map holds: the ids (none if contiguous) and the lookup.
+  uint64_t memory_bytes() const { return ids_.capacity() * sizeof(uint64_t) + lookup_bytes(); }
   uint64_t user_id(uint64_t v) const { return ids_.empty() ? base_ + v : ids_[v]; }
   std::optional<Vertex> find(uint64_t user_id) const;
+  // A hint that find(user_id) follows soon: starts loading the table or
+  // bucket entry it will read, so a loop over many ids overlaps the misses.
+  void prefetch(uint64_t user_id) const {
+    const uint64_t off = user_id - base_;
+    if (!table_.empty()) {
+      if (off < table_.size()) __builtin_prefetch(&table_[off]);
+    } else if (!buckets_.empty() && user_id >= base_ && (off >> bucket_shift_) + 1 < buckets_.size()) {
+      __builtin_prefetch(&buckets_[off >> bucket_shift_]);
+    }
+  }
 
  private:
   IdMap(uint64_t n, uint64_t base) : n_(n), base_(base) {}

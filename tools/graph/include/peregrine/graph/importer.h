@@ -2,21 +2,26 @@
 // (edge_input.h), in bounded memory.
 //
 // Pipeline, all under DIR/.import-runs-PID/:
-//   parse   read the input once, append every edge as a raw (u64, u64) pair
-//           to a scratch file, and sort the ids seen into unique runs;
+//   parse   read the input once (text: by all cores, edge_input.h), sort the
+//           ids seen into unique runs, and keep the edges for pass 2: in
+//           memory if they fit half of memory_bytes, else nowhere for a
+//           regular file (pass 2 parses it again) or as raw (u64, u64)
+//           pairs in a scratch file for a stream;
 //   ids     merge the id runs: the vertices are exactly the ids that occur
 //           (Matrix Market: 1..rows), ascending; vertex v is the v-th id.
-//           Written to ids.u64;
-//   remap   reread the scratch edges, map both ends to vertices, drop and
-//           count self-loops, store both directions (undirected) or the
-//           arc and its reverse for the transpose (directed), in sorted
-//           unique runs of `memory_bytes`;
+//           Streamed to ids.u64;
+//   remap   map both ends of every edge to vertices, drop and count
+//           self-loops, store both directions (undirected) or the arc and
+//           its reverse for the transpose (directed), in sorted unique runs.
+//           The id map gets a quarter of memory_bytes: if it does not fit
+//           (8 bytes per id plus its lookup index), it is used in slices of
+//           consecutive ids, one at a time, the edges passing through
+//           scratch files partitioned by slice ("split", then "remap");
 //   merge   k-way merge straight into index.u64/adjacency.u32 (and the
 //           in_* transpose), counting duplicates as what the merge dropped.
-// Memory: about memory_bytes for the sort batches, plus 8 bytes per vertex
-// for the id map during remap (and 4 bytes per id in the ids' range for a
-// lookup table when that fits memory_bytes). Files are fsynced, graph.meta
-// is written last. Call from one thread.
+// Memory: memory_bytes, plus buffers (8 MiB per text parsing thread, the
+// slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last. Call from
+// one thread (text parsing starts and joins its own threads).
 #pragma once
 
 #include <cstdint>
@@ -33,11 +38,24 @@ struct ImportOptions {
   InputFormat format = InputFormat::kAuto;
   bool directed = false;
   uint64_t memory_bytes = 1ULL << 30;
+  unsigned threads = 0;  // text parsing threads; 0 = one per core
+  // Tests only: at most this many ids in a slice of the id map (0: as many
+  // as a quarter of memory_bytes holds), to slice small graphs.
+  uint64_t max_slice_ids = 0;
 };
 
-// Progress phases: "parse" (input bytes), "ids", "remap" (edges), "merge"
+// What import did with its memory and input, for reports and tests.
+struct ImportStats {
+  uint64_t input_reads = 0;     // 2 if pass 2 parsed the input file again
+  uint64_t id_map_slices = 0;   // 1: the whole id map was in memory at once
+  uint64_t id_map_bytes = 0;    // the most the id map (ids and lookup) held at once
+};
+
+// Progress phases: "parse" (input bytes), "ids", "split" (edges; a sliced
+// id map only), "remap" (edges, or twice the edges when sliced), "merge"
 // and, for a directed graph, "merge-in" (keys).
 Expected<GraphMeta> import_graph(const std::filesystem::path& input, const ImportOptions& options,
-                                 const std::filesystem::path& out, const ProgressFn& progress = {});
+                                 const std::filesystem::path& out, const ProgressFn& progress = {},
+                                 ImportStats* stats = nullptr);
 
 }  // namespace peregrine::graph

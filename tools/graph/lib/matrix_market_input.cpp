@@ -1,25 +1,20 @@
-// Text edge lists: SNAP-style lines and Matrix Market coordinate files.
+// Matrix Market coordinate files, read line by line (the SNAP text parser,
+// snap_text_input.cpp, is the parallel one: Matrix Market files are counted
+// and checked entry by entry against their size line).
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <string>
 #include <vector>
 
 #include "edge_input_formats.h"
 #include "peregrine/graph/line_reader.h"
+#include "text_fields.h"
 
 namespace peregrine::graph::detail {
 namespace {
 
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-const char* skip_blanks(const char* p, const char* e) {
-  while (p < e && blank(*p)) ++p;
-  return p;
-}
-
-// A line's fields as the parsers see them.
+// A line's fields, with errors that name FILE:LINE.
 class Fields {
  public:
   Fields(std::string_view line, const LineReader& lines) : p_(line.data()), e_(line.data() + line.size()), lines_(lines) {}
@@ -33,18 +28,9 @@ class Fields {
 
   // The next field as an unsigned 64-bit number; `what` names it in errors.
   Status number(uint64_t* out, const char* what) {
-    if (at_end()) return error(std::string("expected ") + what + ", found end of line");
-    const char* end = p_;
-    while (end < e_ && !blank(*end)) ++end;
-    std::string_view tok(p_, static_cast<size_t>(end - p_));
-    auto [ptr, ec] = std::from_chars(p_, end, *out);
-    if (ec == std::errc::result_out_of_range)
-      return error(std::string(what) + " '" + std::string(tok) + "' does not fit in 64 bits (largest 18446744073709551615)");
-    if (ec != std::errc() || ptr != end)
-      return error(std::string(what) + " '" + shorten(tok) + "' is not a non-negative integer" +
-                   (tok.find(',') != std::string_view::npos ? " (comma-separated? separate ids by blanks or tabs)"
-                                                            : ""));
-    p_ = end;
+    at_end();
+    std::string why;
+    if (!parse_id(&p_, e_, out, what, &why)) return error(why);
     return Status::ok();
   }
 
@@ -52,54 +38,17 @@ class Fields {
     return Status::error(EINVAL, lines_.path().string() + ":" + std::to_string(lines_.line_number()) + ": " + what);
   }
 
-  std::string_view rest() const { return {p_, static_cast<size_t>(e_ - p_)}; }
-
  private:
-  static std::string shorten(std::string_view t) {
-    return t.size() > 40 ? std::string(t.substr(0, 40)) + "..." : std::string(t);
-  }
   const char* p_;
   const char* e_;
   const LineReader& lines_;
 };
 
-class TextInput : public EdgeInput {
- public:
-  TextInput(int fd, const std::filesystem::path& path, uint64_t size, std::string_view prefix)
-      : lines_(fd, path, prefix) {
-    file_bytes_ = size;
-    format_ = InputFormat::kText;
-  }
-
-  Expected<size_t> read(std::span<InputEdge> out) override {
-    size_t n = 0;
-    std::string_view line;
-    while (n < out.size()) {
-      auto more = lines_.next(&line);
-      if (!more) return more.status();
-      if (!*more) break;
-      if (lines_.line_number() == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);  // UTF-8 BOM
-      Fields f(line, lines_);
-      const char c = f.peek();
-      if (c == '\0' || c == '#' || c == '%') continue;
-      Status st = f.number(&out[n].u, "source vertex id");
-      if (st) st = f.number(&out[n].v, "target vertex id");
-      if (!st) return st;
-      ++n;  // further columns (weights, timestamps) are ignored
-    }
-    return n;
-  }
-
-  uint64_t bytes_consumed() const override { return lines_.bytes_consumed(); }
-
- protected:
-  LineReader lines_;
-};
-
-class MatrixMarketInput final : public TextInput {
+class MatrixMarketInput final : public EdgeInput {
  public:
   MatrixMarketInput(int fd, const std::filesystem::path& path, uint64_t size, std::string_view prefix)
-      : TextInput(fd, path, size, prefix) {
+      : lines_(fd, path, prefix) {
+    file_bytes_ = size;
     format_ = InputFormat::kMatrixMarket;
   }
 
@@ -190,18 +139,16 @@ class MatrixMarketInput final : public TextInput {
     return n;
   }
 
+  uint64_t bytes_consumed() const override { return lines_.bytes_consumed(); }
+
  private:
+  LineReader lines_;
   uint64_t rows_ = 0;
   uint64_t declared_entries_ = 0;
   uint64_t entries_ = 0;
 };
 
 }  // namespace
-
-Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size,
-                                                     std::string_view prefix) {
-  return std::unique_ptr<EdgeInput>(new TextInput(fd, path, size, prefix));
-}
 
 Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path,
                                                               uint64_t size, std::string_view prefix) {

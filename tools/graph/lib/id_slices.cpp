@@ -1,0 +1,61 @@
+#include "id_slices.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace peregrine::graph::detail {
+
+Expected<std::vector<uint64_t>> read_ids(const std::filesystem::path& ids_file, uint64_t first, uint64_t count) {
+  int fd = ::open(ids_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(errno, ids_file.string() + ": cannot open: " + std::strerror(errno));
+  std::vector<uint64_t> ids(count);
+  char* p = reinterpret_cast<char*>(ids.data());
+  size_t left = count * sizeof(uint64_t);
+  auto off = static_cast<off_t>(first * sizeof(uint64_t));
+  while (left > 0) {
+    ssize_t r = ::pread(fd, p, std::min<size_t>(left, 1 << 30), off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const int e = r < 0 ? errno : EIO;
+      ::close(fd);
+      return Status::error(e, ids_file.string() + (r < 0 ? ": read failed: " + std::string(std::strerror(e))
+                                                         : std::string(": truncated")));
+    }
+    p += r;
+    off += r;
+    left -= static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return ids;
+}
+
+Expected<IdSlices> IdSlices::open(const std::filesystem::path& ids_file, uint64_t n, uint64_t slice_ids) {
+  IdSlices s;
+  s.path_ = ids_file;
+  s.n_ = n;
+  s.slice_ids_ = std::max<uint64_t>(1, slice_ids);
+  for (uint64_t v = 0; v < n; v += s.slice_ids_) {
+    auto id = read_ids(ids_file, v, 1);
+    if (!id) return id.status();
+    s.first_ids_.push_back((*id)[0]);
+  }
+  return s;
+}
+
+size_t IdSlices::part_of(uint64_t id) const {
+  auto it = std::upper_bound(first_ids_.begin(), first_ids_.end(), id);
+  return it == first_ids_.begin() ? 0 : static_cast<size_t>(it - first_ids_.begin()) - 1;
+}
+
+Expected<IdMap> IdSlices::load(size_t p, uint64_t lookup_budget) const {
+  const uint64_t first = first_vertex(p);
+  auto ids = read_ids(path_, first, std::min(slice_ids_, n_ - first));
+  if (!ids) return ids.status();
+  return IdMap::sorted(std::move(*ids), lookup_budget);
+}
+
+}  // namespace peregrine::graph::detail

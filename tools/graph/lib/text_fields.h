@@ -1,0 +1,47 @@
+// Internal to the text parsers (SNAP lines and Matrix Market): the blank
+// characters between fields and the conversion of one field to a vertex id,
+// with the messages a bad field gets. Pure functions; any thread.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace peregrine::graph::detail {
+
+// '\r' is blank so that CRLF lines parse like LF ones.
+inline bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+inline const char* skip_blanks(const char* p, const char* e) {
+  while (p < e && blank(*p)) ++p;
+  return p;
+}
+
+// Parses the field at *p (no blanks before it) as an unsigned 64-bit id
+// and moves *p past it. On failure returns false and sets *error to what
+// is wrong, `what` naming the field ("source vertex id").
+inline bool parse_id(const char** p, const char* e, uint64_t* out, const char* what, std::string* error) {
+  if (*p == e) {
+    *error = std::string("expected ") + what + ", found end of line";
+    return false;
+  }
+  const char* end = *p;
+  while (end < e && !blank(*end)) ++end;
+  auto [ptr, ec] = std::from_chars(*p, end, *out);
+  if (ec == std::errc() && ptr == end) {
+    *p = end;
+    return true;
+  }
+  std::string_view tok(*p, static_cast<size_t>(end - *p));
+  if (ec == std::errc::result_out_of_range) {
+    *error = std::string(what) + " '" + std::string(tok) + "' does not fit in 64 bits (largest 18446744073709551615)";
+  } else {
+    const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
+    *error = std::string(what) + " '" + shown + "' is not a non-negative integer" +
+             (tok.find(',') != std::string_view::npos ? " (comma-separated? separate ids by blanks or tabs)" : "");
+  }
+  return false;
+}
+
+}  // namespace peregrine::graph::detail
