@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "member_identity.h"
 #include "member_zero.h"
@@ -67,8 +68,21 @@ class Restriper {
   Restriper(const RestripeOptions& o, RestripeVolume& vol) : o_(o), vol_(vol) {}
 
   // Every copy of every member, in `order`, as `sb` says for that member.
-  Status write_all(Superblock sb, const std::vector<uint32_t>& order) {
+  // `parallel`: the members at once, each its primary then its backup (a
+  // cursor may advance in any order across members); the test hook
+  // after_step makes it one copy after the other, to stop between any two.
+  Status write_all(Superblock sb, const std::vector<uint32_t>& order, bool parallel = false) {
     sb.generation = ++vol_.generation;
+    if (parallel && !o_.after_step) {
+      return on_member_threads(static_cast<uint32_t>(order.size()), [&](uint32_t k) -> Status {
+        Superblock own = sb;
+        own.member_index = order[k];
+        own.member_uuid = own.member_uuids[order[k]];
+        for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset})
+          if (Status s = write_copy(vol_.members[order[k]], own, offset); !s) return s;
+        return Status::ok();
+      });
+    }
     for (uint32_t i : order) {
       sb.member_index = i;
       sb.member_uuid = sb.member_uuids[i];
@@ -116,15 +130,25 @@ class Restriper {
       if (Status s = mover.plan(cursor); !s) return s;
       if (o_.progress) o_.progress(0, mover.total_data_bytes());
       const auto t0 = std::chrono::steady_clock::now();
-      while (cursor < map.end()) {
-        const uint64_t end = map.window_end(cursor, max_units);
-        if (Status s = mover.move(cursor, end, o_.after_window_written); !s) return s;
+      uint64_t end = map.window_end(cursor, max_units);
+      if (cursor < end)
+        if (Status s = mover.read(0, cursor, end); !s) return s;
+      for (int slot = 0; cursor < map.end(); slot ^= 1) {
+        // The next window is read while this one is written (restripe_window.h).
+        const uint64_t next_end = map.window_end(end, max_units);
+        Status next_read = Status::ok();
+        std::jthread reader;
+        if (end < next_end) reader = std::jthread([&, slot] { next_read = mover.read(slot ^ 1, end, next_end); });
+        if (Status s = mover.write(slot, cursor, end, o_.after_window_written); !s) return s;
         Superblock next = vol_.sb;
         next.restripe_cursor = end;
-        if (Status s = write_all(next, index_order); !s) return s;
+        if (Status s = write_all(next, index_order, /*parallel=*/true); !s) return s;
         vol_.sb.restripe_cursor = cursor = end;
         ++r.windows;
+        if (reader.joinable()) reader.join();
+        if (!next_read) return next_read;
         if (o_.progress) o_.progress(mover.data_bytes(), mover.total_data_bytes());
+        end = next_end;
       }
       r.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       r.data_bytes = mover.data_bytes();

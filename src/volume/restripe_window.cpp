@@ -43,8 +43,9 @@ Status transfer(const MemberFile& m, bool write, uint64_t offset, std::vector<io
   return Status::ok();
 }
 
-// Runs fn(i) for i in [0, n) on a thread each; the first error wins.
-Status on_threads(uint32_t n, const std::function<Status(uint32_t)>& fn) {
+}  // namespace
+
+Status on_member_threads(uint32_t n, const std::function<Status(uint32_t)>& fn) {
   std::vector<Status> results(n, Status::ok());
   std::vector<std::thread> threads;
   threads.reserve(n);
@@ -55,11 +56,9 @@ Status on_threads(uint32_t n, const std::function<Status(uint32_t)>& fn) {
   return Status::ok();
 }
 
-}  // namespace
-
 RestripeMover::RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units)
-    : map_(map), members_(members), max_units_(std::max<uint64_t>(max_units, 1)), buf_(max_units_ * map.unit),
-      zeros_(1 << 20) {}
+    : map_(map), members_(members), max_units_(std::max<uint64_t>(max_units, 1)),
+      buf_{AlignedBuffer(max_units_ * map.unit), AlignedBuffer(max_units_ * map.unit)}, zeros_(1 << 20) {}
 
 bool RestripeMover::is_hole(uint64_t u) const {
   const RestripeMap::Place p = map_.old_place(u);
@@ -82,14 +81,11 @@ Status RestripeMover::plan(uint64_t cursor) {
   return Status::ok();
 }
 
-Status RestripeMover::move(uint64_t begin, uint64_t end, const std::function<void()>& written) {
+Status RestripeMover::read(int slot, uint64_t begin, uint64_t end) {
   const uint64_t unit = map_.unit;
-  std::vector<char> hole(end - begin);
-  for (uint64_t u = begin; u < end; ++u) hole[u - begin] = !in_place(u) && is_hole(u);
-  std::byte* base = buf_.data();
-
-  // Reads: on each old member the window's units sit in consecutive rows.
-  Status s = on_threads(map_.old_count, [&](uint32_t m) -> Status {
+  std::byte* base = buf_[slot].data();
+  // On each old member the window's units sit in consecutive rows.
+  return on_member_threads(map_.old_count, [&](uint32_t m) -> Status {
     std::vector<iovec> iov;
     uint64_t run_start = 0, next = 0;
     auto flush = [&]() -> Status {
@@ -100,7 +96,7 @@ Status RestripeMover::move(uint64_t begin, uint64_t end, const std::function<voi
     };
     for (uint64_t u = begin + (m + map_.old_count - begin % map_.old_count) % map_.old_count; u < end;
          u += map_.old_count) {
-      if (in_place(u) || hole[u - begin]) {
+      if (in_place(u) || is_hole(u)) {
         if (Status st = flush(); !st) return st;
         continue;
       }
@@ -113,10 +109,15 @@ Status RestripeMover::move(uint64_t begin, uint64_t end, const std::function<voi
     }
     return flush();
   });
-  if (!s) return s;
+}
 
-  // Writes: runs of data units written, runs of holes zeroed in place.
-  s = on_threads(map_.new_count, [&](uint32_t m) -> Status {
+Status RestripeMover::write(int slot, uint64_t begin, uint64_t end, const std::function<void()>& written) {
+  const uint64_t unit = map_.unit;
+  std::vector<char> hole(end - begin);
+  for (uint64_t u = begin; u < end; ++u) hole[u - begin] = !in_place(u) && is_hole(u);
+  std::byte* base = buf_[slot].data();
+  // Runs of data units written, runs of holes zeroed in place.
+  Status s = on_member_threads(map_.new_count, [&](uint32_t m) -> Status {
     std::vector<iovec> iov;
     uint64_t run_start = 0, next = 0, zero_start = 0, zero_end = 0;
     auto flush = [&]() -> Status {
@@ -153,7 +154,7 @@ Status RestripeMover::move(uint64_t begin, uint64_t end, const std::function<voi
   });
   if (!s) return s;
   if (written) written();
-  s = on_threads(map_.new_count, [&](uint32_t m) -> Status {
+  s = on_member_threads(map_.new_count, [&](uint32_t m) -> Status {
     if (int rc = members_[m].sync(); rc < 0)
       return Status::error(-rc, "member " + members_[m].info().path + ": cannot sync: " + std::strerror(-rc));
     return Status::ok();

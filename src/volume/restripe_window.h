@@ -1,12 +1,15 @@
 // Moves one window of stripe units of a restripe (restripe_map.h) from
-// their old places to their new ones: the sources are read into one buffer
-// (one thread per old member, a vectored read per run of rows), then the
-// targets are written (one thread per member), then every member is
-// synced. A unit that is a hole on its sparse file member is not read; its
+// their old places to their new ones: the sources are read into one of two
+// buffers (one thread per old member, a vectored read per run of rows),
+// then the targets are written (one thread per member), then every member
+// is synced. The caller reads the next window into the other buffer while
+// this one is written: its units are not yet moved, and a window only
+// overwrites units already moved, so the two never touch the same bytes. A unit that is a hole on its sparse file member is not read; its
 // target is zeroed in place (a punched hole, BLKZEROOUT). Units that stay
 // where they are (row 0 of the old members) are not touched.
-// Internal to peregrine_volume; used by one thread, which it blocks while
-// its per-member threads run.
+// Internal to peregrine_volume. read() of one buffer may run on another
+// thread than write() of the other; each blocks while its per-member
+// threads run.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +33,14 @@ class RestripeMover {
   // unit not yet moved) and the data bytes from `cursor` to the end.
   Status plan(uint64_t cursor);
 
-  // Moves units [begin, end); `written` runs after the writes were issued,
-  // before the sync (tests stop there). REQUIRES: plan(), and end <=
-  // map.window_end(begin, max_units).
-  Status move(uint64_t begin, uint64_t end, const std::function<void()>& written);
+  // Reads the sources of units [begin, end) into buffer `slot` (0 or 1).
+  // REQUIRES: plan(), end <= map.window_end(begin, max_units).
+  Status read(int slot, uint64_t begin, uint64_t end);
+  // Writes them from buffer `slot` to their new places and syncs every
+  // member; `written` runs after the writes, before the sync (tests stop
+  // there). REQUIRES: read(slot, begin, end) succeeded, and every unit
+  // below `begin` is moved and its cursor durable.
+  Status write(int slot, uint64_t begin, uint64_t end, const std::function<void()>& written);
 
   uint64_t total_data_bytes() const { return total_; }
   uint64_t data_bytes() const { return data_; }
@@ -46,10 +53,13 @@ class RestripeMover {
   RestripeMap map_;
   const std::vector<MemberFile>& members_;
   uint64_t max_units_;
-  AlignedBuffer buf_;
+  AlignedBuffer buf_[2];
   AlignedBuffer zeros_;
   std::vector<std::vector<CopyRange>> segments_;  // per old member: its data segments
   uint64_t total_ = 0, data_ = 0, holes_ = 0;
 };
+
+// Runs fn(i) for i in [0, n) on a thread each; the first error wins.
+Status on_member_threads(uint32_t n, const std::function<Status(uint32_t)>& fn);
 
 }  // namespace peregrine

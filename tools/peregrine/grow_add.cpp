@@ -42,12 +42,7 @@ class Progress {
     last_ = now;
     last_pct_ = pct;
     const double secs = std::chrono::duration<double>(now - start_).count();
-    if (r->already_done) {
-    std::printf("peregrine volume %s already has these %u members (the restripe finished before): nothing to do\n",
-                r->volume_uuid.to_string().c_str(), r->new_count);
-    return 0;
-  }
-  const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
     std::string eta = rate > 0 && !end ? "  " + clock_text(static_cast<double>(total - done) / rate) + " left" : "";
     std::fprintf(stderr, tty_ ? "\rgrow --add: restripe %3d%%  %llu of %llu MiB  %.0f MiB/s%s\033[K"
                               : "grow --add: restripe %d%%  %llu of %llu MiB  %.0f MiB/s%s\n",
@@ -93,7 +88,7 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
     stop_step = std::atoi(hook.c_str());
   o.progress = [&](uint64_t done, uint64_t total) {
     progress(done, total);
-    if (stop_pct >= 0 && total > 0 && done * 100 >= total * static_cast<uint64_t>(stop_pct) && done < total) stop();
+    if (stop_pct >= 0 && total > 0 && done * 100 >= total * static_cast<uint64_t>(stop_pct)) stop();
   };
   o.after_step = [&](int step) {
     if (step == stop_step) stop();
@@ -113,7 +108,7 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
     return 1;
   }
   if (r->already_done) {
-    std::printf("peregrine volume %s already has these %u members (the restripe finished before): nothing to do\n",
+    std::printf("peregrine volume %s already has these %u members (a restripe finished before): nothing to do\n",
                 r->volume_uuid.to_string().c_str(), r->new_count);
     return 0;
   }
