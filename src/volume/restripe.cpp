@@ -110,6 +110,7 @@ class Restriper {
     done.features_incompat &= ~kIncompatRestripe;
     done.restripe_old_count = 0;
     done.restripe_cursor = 0;
+    done.features_incompat &= ~kIncompatMetaPartialRow;  // set again below if still so
     if (sb.meta_size % (uint64_t{sb.stripe_unit} * n_new) != 0) done.features_incompat |= kIncompatMetaPartialRow;
     if (Status s = validate_superblock(done); !s) return Status::error(EINVAL, "internal: " + s.message());
 

@@ -130,6 +130,9 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
     if (f.file.info().size_bytes < t.member_bytes_needed())
       return refuse(f.path, "smaller than its recorded size (" + std::to_string(f.file.info().size_bytes) +
                                 " bytes, the volume needs " + std::to_string(t.member_bytes_needed()) + ")");
+    if (f.file.info().logical_block_size > t.block_size)
+      return refuse(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
+                                " is larger than the volume block size " + std::to_string(t.block_size));
     vol.members.push_back(std::move(f.file));
   }
   return vol;

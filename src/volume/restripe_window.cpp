@@ -75,9 +75,22 @@ Status RestripeMover::plan(uint64_t cursor) {
     if (!segs) return segs.status();
     segments_[m] = std::move(*segs);
   }
+  // The data units still to move, counted from the segments (a volume of
+  // large members has far more units than segments).
   total_ = data_ = holes_ = 0;
-  for (uint64_t u = std::max<uint64_t>(cursor, map_.old_count); u < map_.end(); ++u)
-    if (!is_hole(u)) total_ += map_.unit;
+  const uint64_t first = std::max<uint64_t>(cursor, map_.old_count);
+  for (uint32_t m = 0; m < map_.old_count; ++m) {
+    const uint64_t min_row = first > m ? (first - m + map_.old_count - 1) / map_.old_count : 0;
+    uint64_t next_row = min_row;  // rows below are counted or not to move
+    for (const CopyRange& seg : segments_[m]) {
+      if (seg.end <= map_.data_start || seg.begin >= seg.end) continue;
+      const uint64_t r0 = (std::max(seg.begin, map_.data_start) - map_.data_start) / map_.unit;
+      const uint64_t r1 = std::min((seg.end - 1 - map_.data_start) / map_.unit + 1, map_.rows);
+      const uint64_t from = std::max(r0, next_row);
+      if (r1 > from) total_ += (r1 - from) * map_.unit;
+      next_row = std::max(next_row, r1);
+    }
+  }
   return Status::ok();
 }
 
