@@ -131,12 +131,12 @@ class Restriper {
       if (Status s = mover.plan(cursor); !s) return s;
       if (o_.progress) o_.progress(0, mover.total_data_bytes());
       const auto t0 = std::chrono::steady_clock::now();
-      uint64_t end = map.window_end(cursor, max_units);
+      uint64_t end = mover.window_end(cursor);
       if (cursor < end)
         if (Status s = mover.read(0, cursor, end); !s) return s;
       for (int slot = 0; cursor < map.end(); slot ^= 1) {
         // The next window is read while this one is written (restripe_window.h).
-        const uint64_t next_end = map.window_end(end, max_units);
+        const uint64_t next_end = end < map.end() ? mover.window_end(end) : end;
         Status next_read = Status::ok();
         std::jthread reader;
         if (end < next_end) reader = std::jthread([&, slot] { next_read = mover.read(slot ^ 1, end, next_end); });

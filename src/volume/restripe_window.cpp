@@ -94,9 +94,30 @@ Status RestripeMover::plan(uint64_t cursor) {
   return Status::ok();
 }
 
+uint64_t RestripeMover::window_end(uint64_t cursor) const {
+  const uint64_t safe = map_.window_end(cursor, max_units_ * kHoleReach);
+  uint64_t data = 0, u = cursor;
+  for (; u < safe; ++u) {
+    if (in_place(u) || is_hole(u)) continue;
+    if (data == max_units_) break;
+    ++data;
+  }
+  return u;
+}
+
 Status RestripeMover::read(int slot, uint64_t begin, uint64_t end) {
   const uint64_t unit = map_.unit;
   std::byte* base = buf_[slot].data();
+  // Data units packed in the buffer, in unit order.
+  std::vector<uint64_t>& place = place_[slot];
+  place.assign(end - begin, 0);
+  uint64_t next_place = 0;
+  for (uint64_t u = begin; u < end; ++u)
+    if (!in_place(u) && !is_hole(u)) {
+      place[u - begin] = next_place;
+      next_place += unit;
+    }
+  if (next_place > buf_[slot].size()) return Status::error(EINVAL, "internal: restripe window larger than its buffer");
   // On each old member the window's units sit in consecutive rows.
   return on_member_threads(map_.old_count, [&](uint32_t m) -> Status {
     std::vector<iovec> iov;
@@ -117,7 +138,7 @@ Status RestripeMover::read(int slot, uint64_t begin, uint64_t end) {
       if (!iov.empty() && off != next)
         if (Status st = flush(); !st) return st;
       if (iov.empty()) run_start = off;
-      iov.push_back({base + (u - begin) * unit, unit});
+      iov.push_back({base + place[u - begin], unit});
       next = off + unit;
     }
     return flush();
@@ -129,6 +150,7 @@ Status RestripeMover::write(int slot, uint64_t begin, uint64_t end, const std::f
   std::vector<char> hole(end - begin);
   for (uint64_t u = begin; u < end; ++u) hole[u - begin] = !in_place(u) && is_hole(u);
   std::byte* base = buf_[slot].data();
+  const std::vector<uint64_t>& place = place_[slot];
   // Runs of data units written, runs of holes zeroed in place.
   Status s = on_member_threads(map_.new_count, [&](uint32_t m) -> Status {
     std::vector<iovec> iov;
@@ -160,7 +182,7 @@ Status RestripeMover::write(int slot, uint64_t begin, uint64_t end, const std::f
       if (zero_end > zero_start || (!iov.empty() && off != next))
         if (Status st = flush(); !st) return st;
       if (iov.empty()) run_start = off;
-      iov.push_back({base + (u - begin) * unit, unit});
+      iov.push_back({base + place[u - begin], unit});
       next = off + unit;
     }
     return flush();

@@ -27,14 +27,23 @@ namespace peregrine {
 class RestripeMover {
  public:
   // `members`: all N + k, index order; they outlive the mover.
+  // `max_units`: the units of data a window holds in memory (each of the
+  // two buffers); holes take no buffer, so a window of a sparse member
+  // reaches over up to kHoleReach times as many units.
   RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units);
+  static constexpr uint64_t kHoleReach = 16;
 
   // Finds the holes of the old members' data areas (never changes for a
   // unit not yet moved) and the data bytes from `cursor` to the end.
   Status plan(uint64_t cursor);
 
+  // Where the window starting at `cursor` ends: map.window_end() (it only
+  // overwrites moved units), with at most max_units units of data.
+  // REQUIRES: plan().
+  uint64_t window_end(uint64_t cursor) const;
+
   // Reads the sources of units [begin, end) into buffer `slot` (0 or 1).
-  // REQUIRES: plan(), end <= map.window_end(begin, max_units).
+  // REQUIRES: plan(), end <= window_end(begin).
   Status read(int slot, uint64_t begin, uint64_t end);
   // Writes them from buffer `slot` to their new places and syncs every
   // member; `written` runs after the writes, before the sync (tests stop
@@ -54,6 +63,7 @@ class RestripeMover {
   const std::vector<MemberFile>& members_;
   uint64_t max_units_;
   AlignedBuffer buf_[2];
+  std::vector<uint64_t> place_[2];  // [u - begin]: the unit's offset in buf_[slot] (data units)
   AlignedBuffer zeros_;
   std::vector<std::vector<CopyRange>> segments_;  // per old member: its data segments
   uint64_t total_ = 0, data_ = 0, holes_ = 0;

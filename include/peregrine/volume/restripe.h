@@ -37,7 +37,9 @@ struct RestripeOptions {
   // Overwrite a new member holding a filesystem, partition table or
   // another peregrine volume.
   bool force = false;
-  uint64_t max_window_bytes = 64 << 20;  // logical bytes moved per synced window (memory)
+  // Data moved per synced window; two buffers of this size are allocated
+  // (the next window is read while one is written).
+  uint64_t max_window_bytes = 128 << 20;
   // Bytes of data moved of the total (holes of sparse file members are
   // not read and do not count).
   std::function<void(uint64_t done, uint64_t total)> progress;
