@@ -90,12 +90,15 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
     progress(done, total);
     if (stop_pct >= 0 && total > 0 && done * 100 >= total * static_cast<uint64_t>(stop_pct)) stop();
   };
-  o.after_step = [&](int step) {
-    if (step == stop_step) stop();
-  };
-  o.after_window_written = [&] {
-    if (++windows == stop_window) stop();
-  };
+  // Only with the hook: a step hook makes the cursor copies go one by one.
+  if (stop_step >= 0)
+    o.after_step = [&](int step) {
+      if (step == stop_step) stop();
+    };
+  if (stop_window >= 0)
+    o.after_window_written = [&] {
+      if (++windows == stop_window) stop();
+    };
   o.note = [](const std::string& line) { std::fprintf(stderr, "peregrine grow: %s\n", line.c_str()); };
 
   auto r = restripe_volume(o);

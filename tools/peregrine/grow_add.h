@@ -5,7 +5,8 @@
 // Test hook: PEREGRINE_TEST_RESTRIPE_STOP_AFTER=K makes the process
 // _exit(9) right after the K-th superblock copy of the run is written and
 // synced; "written:W" right after window W's units are written (not yet
-// synced); "copy:PCT" once PCT percent of the data is moved. Never set it
+// synced); "copy:PCT" once a window ends with PCT percent of the data moved
+// (its cursor written, the next window being read). Never set it
 // otherwise; the command says so on stderr when it is.
 #pragma once
 
