@@ -113,6 +113,17 @@ Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs
                           "; backup: " + sbs.backup.problem + ")");
 }
 
+// A copy that says `peregrine grow --add` is moving the data area: only
+// the restripe may use the volume (src/volume/restripe_assembly.cpp).
+Status refuse_restripe(const Superblock& sb) {
+  return Status::error(EINPROGRESS, "volume " + sb.volume_uuid.to_string() +
+                                        ": interrupted restripe ('peregrine grow --add') from " +
+                                        std::to_string(sb.restripe_old_count) + " onto " +
+                                        std::to_string(sb.member_count()) +
+                                        " members: run 'peregrine grow --add NEW... MEMBER...' again with the "
+                                        "same members to finish it; until then the volume cannot be used");
+}
+
 }  // namespace
 
 Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode, bool allow_short) {
@@ -129,6 +140,8 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
     if (!file) return file.status();
     auto sbs = read_member_superblocks(*file);
     if (!sbs) return sbs.status();
+    for (const SuperblockCopy* c : {&sbs->primary, &sbs->backup})
+      if (c->superblock && c->superblock->restriping()) return refuse_restripe(*c->superblock);
     std::vector<std::pair<uint64_t, std::string>> damaged;
     std::optional<uint64_t> lagging;
     auto sb = choose_copy(path, *sbs, damaged, lagging);

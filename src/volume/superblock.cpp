@@ -32,7 +32,9 @@ constexpr size_t kOffCreationTime = 120;
 constexpr size_t kOffGeneration = 128;
 constexpr size_t kOffLabel = 136;
 constexpr size_t kLabelField = kMaxLabelBytes + 1;
-constexpr size_t kOffReserved1 = kOffLabel + kLabelField;  // 200
+constexpr size_t kOffRestripeOldCount = kOffLabel + kLabelField;  // 200
+constexpr size_t kOffRestripeCursor = kOffRestripeOldCount + 8;   // 208 (204..207 zero)
+constexpr size_t kOffReserved1 = kOffRestripeCursor + 8;          // 216
 constexpr size_t kOffMemberUuids = 256;
 constexpr size_t kOffReserved2 = kOffMemberUuids + 16 * kMaxMembers;  // 1280
 constexpr size_t kOffCrc = kSuperblockSize - 4;                        // 4092
@@ -40,6 +42,7 @@ constexpr size_t kOffCrc = kSuperblockSize - 4;                        // 4092
 constexpr char kMagic[8] = {'P', 'E', 'R', 'E', 'G', 'R', 'I', 'N'};
 
 static_assert(kOffReserved1 <= kOffMemberUuids);
+static_assert(kOffRestripeOldCount == 200 && kOffReserved1 == 216);
 static_assert(kOffReserved2 <= kOffCrc);
 
 void put_u32(std::span<std::byte> b, size_t off, uint32_t v) { put_le32(b, off, v); }
@@ -108,12 +111,27 @@ Status validate_superblock(const Superblock& sb) {
   constexpr uint64_t kMaxOffset = uint64_t{1} << 62;
   if (sb.data_start > kMaxOffset || sb.member_data_size > kMaxOffset / kMaxMembers)
     return bad("data start or member data size too large");
-  uint64_t volume = sb.member_data_size * n;
-  uint64_t row = uint64_t{u} * n;
+  if (sb.restriping()) {
+    const uint64_t units = sb.member_data_size / u * sb.restripe_old_count;
+    if (sb.restripe_old_count == 0 || sb.restripe_old_count >= n)
+      return bad("restripe from " + std::to_string(sb.restripe_old_count) + " members onto " + std::to_string(n) +
+                 " is not onto more members");
+    if (sb.restripe_cursor > units)
+      return bad("restripe cursor " + std::to_string(sb.restripe_cursor) + " is past the " + std::to_string(units) +
+                 " stripe units of the data area");
+  } else if (sb.restripe_old_count != 0 || sb.restripe_cursor != 0) {
+    return bad("restripe record set without the restripe feature");
+  }
+  // Until a restripe is committed the metadata area keeps the rows of the
+  // old member count.
+  const uint32_t row_members = sb.restriping() ? sb.restripe_old_count : n;
+  uint64_t volume = sb.member_data_size * row_members;
+  uint64_t row = (sb.features_incompat & kIncompatMetaPartialRow) ? u : uint64_t{u} * row_members;
   if (sb.meta_offset != 0) return bad("metadata offset " + std::to_string(sb.meta_offset) + " is not 0");
   if (sb.meta_size == 0 || sb.meta_size % row != 0 || sb.meta_size >= volume)
-    return bad("metadata size " + std::to_string(sb.meta_size) +
-               " is not a positive multiple of stripe unit x member count below the volume size");
+    return bad("metadata size " + std::to_string(sb.meta_size) + " is not a positive multiple of stripe unit x " +
+               ((sb.features_incompat & kIncompatMetaPartialRow) ? "1" : "member count") +
+               " below the volume size");
   if (sb.generation == 0) return bad("generation is 0");
   if (sb.label.size() > kMaxLabelBytes) return bad("label longer than " + std::to_string(kMaxLabelBytes) + " bytes");
   if (sb.label.find('\0') != std::string::npos) return bad("label contains a NUL byte");
@@ -140,6 +158,8 @@ void encode_superblock(const Superblock& sb, std::span<std::byte> out) {
   put_u64(out, kOffMetaSize, sb.meta_size);
   put_u64(out, kOffCreationTime, sb.creation_time);
   put_u64(out, kOffGeneration, sb.generation);
+  put_u32(out, kOffRestripeOldCount, sb.restripe_old_count);
+  put_u64(out, kOffRestripeCursor, sb.restripe_cursor);
   std::memcpy(out.data() + kOffLabel, sb.label.data(), sb.label.size());
   for (size_t i = 0; i < sb.member_uuids.size(); ++i) put_uuid(out, kOffMemberUuids + 16 * i, sb.member_uuids[i]);
   put_u32(out, kOffCrc, crc32c(out.first(kOffCrc)));
@@ -167,6 +187,10 @@ Expected<Superblock> decode_superblock(std::span<const std::byte> b) {
   sb.features_compat = get_u64(b, kOffCompat);
   sb.features_ro_compat = get_u64(b, kOffRoCompat);
   sb.features_incompat = get_u64(b, kOffIncompat);
+  // Unknown incompat features before any other rule: a newer feature may
+  // give reserved bytes a meaning, and "unsupported" is the true answer.
+  if (uint64_t unknown = sb.features_incompat & ~kKnownIncompatFeatures; unknown != 0)
+    return bad("unsupported incompatible features " + hex(unknown));
   sb.volume_uuid = get_uuid(b, kOffVolumeUuid);
   sb.member_uuid = get_uuid(b, kOffMemberUuid);
   sb.member_index = get_u32(b, kOffMemberIndex);
@@ -181,6 +205,9 @@ Expected<Superblock> decode_superblock(std::span<const std::byte> b) {
   sb.meta_size = get_u64(b, kOffMetaSize);
   sb.creation_time = get_u64(b, kOffCreationTime);
   sb.generation = get_u64(b, kOffGeneration);
+  sb.restripe_old_count = get_u32(b, kOffRestripeOldCount);
+  sb.restripe_cursor = get_u64(b, kOffRestripeCursor);
+  if (get_u32(b, kOffRestripeOldCount + 4) != 0) return bad("reserved bytes are not zero");
 
   auto label = b.subspan(kOffLabel, kLabelField);
   size_t len = 0;

@@ -176,7 +176,17 @@ TEST(SuperblockTest, ResealedBadFieldsAreRefusedWithTheFieldNamed) {
        "label is not NUL-terminated"},
       {"label padding", [](auto& b) { b[199] = std::byte{'z'}; }, "label padding"},
       {"unused member slot", [](auto& b) { b[256 + 16 * 3 + 5] = std::byte{1}; }, "unused member UUID slots"},
-      {"reserved bytes 1", [](auto& b) { b[210] = std::byte{1}; }, "reserved bytes"},
+      {"restripe record without the feature", [](auto& b) { b[210] = std::byte{1}; },
+       "restripe record set without the restripe feature"},
+      {"restripe onto fewer members", [](auto& b) { set64(b, 32, kIncompatRestripe); set32(b, 200, 3); },
+       "is not onto more members"},
+      {"restripe cursor past the end",
+       [](auto& b) { set64(b, 32, kIncompatRestripe); set32(b, 200, 1); set64(b, 208, 101); },
+       "restripe cursor 101"},
+      {"unknown incompat before reserved bytes", [](auto& b) { set64(b, 32, 0x100); b[220] = std::byte{1}; },
+       "unsupported incompatible features 0x100"},
+      {"reserved bytes in the restripe record", [](auto& b) { b[205] = std::byte{1}; }, "reserved bytes"},
+      {"reserved bytes 1", [](auto& b) { b[220] = std::byte{1}; }, "reserved bytes"},
       {"reserved bytes 2", [](auto& b) { b[4000] = std::byte{1}; }, "reserved bytes"},
   };
   auto good = encode(sample());
@@ -189,6 +199,33 @@ TEST(SuperblockTest, ResealedBadFieldsAreRefusedWithTheFieldNamed) {
     EXPECT_NE(r.status().message().find(c.expected), std::string::npos)
         << c.name << ": " << r.status().message();
   }
+}
+
+// grow --add: the restripe record at 200 (old member count) and 208
+// (cursor), and a metadata area of partial rows after it.
+TEST(SuperblockTest, RestripeRecordRoundTripsAtItsOffsets) {
+  Superblock sb = sample();
+  sb.features_incompat = kIncompatRestripe;
+  sb.restripe_old_count = 1;
+  sb.meta_size = 30ull * 64 * 1024;  // rows of the old member count
+  sb.restripe_cursor = 42;
+  auto b = encode(sb);
+  EXPECT_EQ(le64(b, 32), kIncompatRestripe);
+  EXPECT_EQ(le32(b, 200), 1u);
+  EXPECT_EQ(le32(b, 204), 0u);
+  EXPECT_EQ(le64(b, 208), 42u);
+  auto r = decode_superblock(b);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(*r, sb);
+  EXPECT_TRUE(r->restriping());
+
+  Superblock done = sample();
+  done.meta_size = 31ull * 64 * 1024;  // not whole rows of 3
+  EXPECT_FALSE(validate_superblock(done));
+  done.features_incompat = kIncompatMetaPartialRow;
+  auto d = decode_superblock(encode(done));
+  ASSERT_TRUE(d) << d.status().message();
+  EXPECT_EQ(*d, done);
 }
 
 TEST(SuperblockTest, UnknownReadOnlyCompatFeatureStillDecodes) {

@@ -26,6 +26,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "grow_add.h"
 #include "mount_table.h"
 #include "peregrine/fs/grow_ioctl.h"
 #include "peregrine/volume/grow.h"
@@ -41,13 +42,20 @@ constexpr const char* kStopAfterEnv = "PEREGRINE_TEST_GROW_STOP_AFTER";
 
 constexpr const char* kUsage =
     "usage: peregrine grow [--size SIZE] MEMBER...\n"
-    "       peregrine grow MOUNTPOINT\n\n"
+    "       peregrine grow MOUNTPOINT\n"
+    "       peregrine grow [--force] --add NEW [--add NEW]... MEMBER...\n\n"
     "Extends the volume whose MEMBERs (all of them, in any order) became larger\n"
     "-- a larger device, a longer file -- over their new space. Existing data\n"
     "stays where it is; the new space is added at the end of the volume. The\n"
     "smallest member decides, as in mkfs. An unmounted volume is given by its\n"
     "members; a mounted one by its mount point (the daemon grows it, and df\n"
     "shows the new size at once).\n\n"
+    "With --add, the unmounted volume of the MEMBERs gets the NEW members (block\n"
+    "devices or regular files at least as large as a member's part of the\n"
+    "volume; a missing file is created as large as the largest member): its\n"
+    "data is restriped over all of them, so that each file is striped over\n"
+    "every member, and the volume grows by the NEW members' share. Progress\n"
+    "and the time left go to stderr.\n\n"
     "options";
 
 // The peregrine mount exactly at `arg`, if any. Looks in the mount table
@@ -119,7 +127,10 @@ int cmd_grow(int argc, char** argv) {
   po::options_description opts(kUsage);
   opts.add_options()("help,h", "print this help")(
       "size", po::value<std::string>()->value_name("SIZE"),
-      "first extend regular-file members smaller than SIZE to SIZE (K, M, G, T suffixes)");
+      "first extend regular-file members smaller than SIZE to SIZE (K, M, G, T suffixes)")(
+      "add", po::value<std::vector<std::string>>()->composing()->value_name("NEW"),
+      "add NEW to the volume and restripe onto it (repeat for more; unmounted volume only)")(
+      "force,f", "with --add: overwrite a filesystem, partition table or peregrine volume on NEW");
   po::variables_map vm;
   std::vector<std::string> members;
   std::string error;
@@ -131,12 +142,34 @@ int cmd_grow(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << opts
               << "\nA crash or power loss while grow runs loses nothing: the volume still\n"
-                 "mounts at its old size (with a warning) until grow is run again.\n";
+                 "mounts at its old size (with a warning) until grow is run again.\n"
+                 "A restripe (--add) that was interrupted leaves a volume that refuses to\n"
+                 "mount until the same command is run again: it resumes where it stopped.\n";
     return 0;
   }
   if (members.empty()) {
     std::fprintf(stderr, "peregrine grow: no members given\n\n");
     std::cerr << opts << "\n";
+    return 2;
+  }
+  if (vm.count("add")) {
+    if (vm.count("size")) {
+      std::fprintf(stderr, "peregrine grow: --size and --add do not go together: grow the members first, then add\n");
+      return 2;
+    }
+    for (const std::string& arg : members) {
+      if (auto m = peregrine_mount_at(arg)) {
+        std::fprintf(stderr,
+                     "peregrine grow: %s is the mount point of %s: unmount it first and give its members; adding "
+                     "members (a restripe) works on an unmounted volume only\n",
+                     arg.c_str(), m->source.c_str());
+        return 1;
+      }
+    }
+    return grow_add(members, vm["add"].as<std::vector<std::string>>(), vm.count("force") > 0);
+  }
+  if (vm.count("force")) {
+    std::fprintf(stderr, "peregrine grow: --force goes with --add\n");
     return 2;
   }
   GrowOptions o;

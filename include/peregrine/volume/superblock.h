@@ -39,10 +39,20 @@ inline constexpr size_t kMaxLabelBytes = 63;  // stored NUL-padded in 64 bytes
 
 // Feature bits. A reader refuses a volume with an incompat bit it does not
 // know, may only read a volume with an unknown ro_compat bit, and ignores
-// unknown compat bits. Format version 1 defines none yet.
+// unknown compat bits (docs/format.md, section 2).
+//
+// kIncompatRestripe: `peregrine grow --add` is moving the data area from
+// restripe_old_count members onto member_count members; logical stripe
+// units below restripe_cursor are already in the new layout. Nothing but
+// the restripe itself may use such a volume (assembly refuses it).
+// kIncompatMetaPartialRow: meta_size is a multiple of the stripe unit but
+// not of a whole stripe row (a volume restriped onto more members); a
+// reader that assumes whole rows would misplace the metadata area.
+inline constexpr uint64_t kIncompatRestripe = 1;
+inline constexpr uint64_t kIncompatMetaPartialRow = 2;
 inline constexpr uint64_t kKnownCompatFeatures = 0;
 inline constexpr uint64_t kKnownRoCompatFeatures = 0;
-inline constexpr uint64_t kKnownIncompatFeatures = 0;
+inline constexpr uint64_t kKnownIncompatFeatures = kIncompatRestripe | kIncompatMetaPartialRow;
 
 struct Superblock {
   uint32_t format_version = kFormatVersion;
@@ -63,7 +73,13 @@ struct Superblock {
   uint64_t creation_time = 0;      // seconds since the Unix epoch, UTC
   uint64_t generation = 1;         // +1 per rewrite; the primary is written first
   std::string label;               // up to kMaxLabelBytes bytes, no NUL
+  // The restripe record (only with kIncompatRestripe, else 0): the member
+  // count the data area had, and how many stripe units of it, from logical
+  // unit 0 on, are already placed for member_count() members.
+  uint32_t restripe_old_count = 0;
+  uint64_t restripe_cursor = 0;
 
+  bool restriping() const { return (features_incompat & kIncompatRestripe) != 0; }
   uint32_t member_count() const { return static_cast<uint32_t>(member_uuids.size()); }
   VolumeGeometry geometry() const {
     return {member_count(), stripe_unit, data_start, member_data_size};

@@ -1,0 +1,341 @@
+#include "peregrine/volume/restripe.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "member_identity.h"
+#include "member_zero.h"
+#include "peregrine/util/aligned_buffer.h"
+#include "peregrine/volume/assembly.h"
+#include "peregrine/volume/member_lock.h"
+#include "peregrine/volume/member_superblocks.h"
+#include "peregrine/volume/size_text.h"
+#include "restripe_map.h"
+#include "restripe_state.h"
+#include "restripe_window.h"
+#include "signature_probe.h"
+
+namespace peregrine {
+namespace {
+
+Status refuse_new(const std::string& path, const std::string& why) {
+  return Status::error(EINVAL, "new member " + path + ": " + why);
+}
+
+Status sync_member(const MemberFile& m) {
+  if (int rc = m.sync(); rc < 0)
+    return Status::error(-rc, "member " + m.info().path + ": cannot sync: " + std::strerror(-rc));
+  return Status::ok();
+}
+
+// Writes one copy, syncs, and reads it back: the next step relies on it.
+Status write_copy(const MemberFile& m, const Superblock& sb, uint64_t offset) {
+  if (Status s = write_superblock_copy(m, sb, offset); !s) return s;
+  if (Status s = sync_member(m); !s) return s;
+  auto back = read_member_superblocks(m);
+  if (!back) return back.status();
+  const SuperblockCopy& copy = offset == kPrimarySuperblockOffset ? back->primary : back->backup;
+  if (!copy.superblock || *copy.superblock != sb)
+    return Status::error(EIO, "member " + m.info().path + ": the superblock at offset " + std::to_string(offset) +
+                                  " reads back different from what was written");
+  return Status::ok();
+}
+
+// Removes the new members this run created unless they were kept (from
+// the first superblock copy that names them on).
+class CreatedFiles {
+ public:
+  void add(std::string path) { paths_.push_back(std::move(path)); }
+  void keep() { paths_.clear(); }
+  bool created(const std::string& p) const { return std::find(paths_.begin(), paths_.end(), p) != paths_.end(); }
+  ~CreatedFiles() {
+    for (const std::string& p : paths_) ::unlink(p.c_str());
+  }
+
+ private:
+  std::vector<std::string> paths_;
+};
+
+class Restriper {
+ public:
+  Restriper(const RestripeOptions& o, RestripeVolume& vol) : o_(o), vol_(vol) {}
+
+  // Every copy of every member, in `order`, as `sb` says for that member.
+  // `parallel`: the members at once, each its primary then its backup (a
+  // cursor may advance in any order across members); the test hook
+  // after_step makes it one copy after the other, to stop between any two.
+  Status write_all(Superblock sb, const std::vector<uint32_t>& order, bool parallel = false) {
+    sb.generation = ++vol_.generation;
+    if (parallel && !o_.after_step) {
+      return on_member_threads(static_cast<uint32_t>(order.size()), [&](uint32_t k) -> Status {
+        Superblock own = sb;
+        own.member_index = order[k];
+        own.member_uuid = own.member_uuids[order[k]];
+        for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset})
+          if (Status s = write_copy(vol_.members[order[k]], own, offset); !s) return s;
+        return Status::ok();
+      });
+    }
+    for (uint32_t i : order) {
+      sb.member_index = i;
+      sb.member_uuid = sb.member_uuids[i];
+      for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset}) {
+        if (Status s = write_copy(vol_.members[i], sb, offset); !s) return s;
+        if (o_.after_step) o_.after_step(++step_);
+      }
+    }
+    return Status::ok();
+  }
+
+  Status run(RestripeResult& r) {
+    const Superblock& sb = vol_.sb;
+    const uint32_t n_old = sb.restripe_old_count, n_new = sb.member_count();
+    std::vector<uint32_t> index_order(n_new);
+    for (uint32_t i = 0; i < n_new; ++i) index_order[i] = i;
+    // The added members first, in the prepare and in the commit: then the
+    // old members carry the record from the first copy that tells the
+    // volume changed to the last, and a mount given only them refuses it
+    // as an interrupted restripe (not as "members missing").
+    std::vector<uint32_t> added_first;
+    for (uint32_t i = n_old; i < n_new; ++i) added_first.push_back(i);
+    for (uint32_t i = 0; i < n_old; ++i) added_first.push_back(i);
+    Superblock done = sb;
+    done.features_incompat &= ~kIncompatRestripe;
+    done.restripe_old_count = 0;
+    done.restripe_cursor = 0;
+    done.features_incompat &= ~kIncompatMetaPartialRow;  // set again below if still so
+    if (sb.meta_size % (uint64_t{sb.stripe_unit} * n_new) != 0) done.features_incompat |= kIncompatMetaPartialRow;
+    if (Status s = validate_superblock(done); !s) return Status::error(EINVAL, "internal: " + s.message());
+
+    if (vol_.phase == RestripeVolume::Phase::preparing) {
+      // Until an old member's copy carries the record, the old volume is
+      // untouched and mounts as it was.
+      Superblock start = sb;
+      start.restripe_cursor = 0;
+      if (Status s = write_all(start, added_first); !s) return s;
+      vol_.phase = RestripeVolume::Phase::moving;
+      vol_.sb.restripe_cursor = 0;
+    }
+    if (vol_.phase == RestripeVolume::Phase::moving) {
+      RestripeMap map{n_old, n_new, sb.stripe_unit, sb.data_start, sb.member_data_size / sb.stripe_unit};
+      const uint64_t max_units = std::max<uint64_t>(o_.max_window_bytes / sb.stripe_unit, 1);
+      RestripeMover mover(map, vol_.members, max_units);
+      uint64_t cursor = vol_.sb.restripe_cursor;
+      if (Status s = mover.plan(cursor); !s) return s;
+      if (o_.progress) o_.progress(0, mover.total_data_bytes());
+      const auto t0 = std::chrono::steady_clock::now();
+      uint64_t end = mover.window_end(cursor);
+      if (cursor < end)
+        if (Status s = mover.read(0, cursor, end); !s) return s;
+      for (int slot = 0; cursor < map.end(); slot ^= 1) {
+        // The next window is read while this one is written (restripe_window.h).
+        const uint64_t next_end = end < map.end() ? mover.window_end(end) : end;
+        Status next_read = Status::ok();
+        std::jthread reader;
+        if (end < next_end) reader = std::jthread([&, slot] { next_read = mover.read(slot ^ 1, end, next_end); });
+        if (Status s = mover.write(slot, cursor, end, o_.after_window_written); !s) return s;
+        Superblock next = vol_.sb;
+        next.restripe_cursor = end;
+        if (Status s = write_all(next, index_order, /*parallel=*/true); !s) return s;
+        vol_.sb.restripe_cursor = cursor = end;
+        ++r.windows;
+        if (reader.joinable()) reader.join();
+        if (!next_read) return next_read;
+        if (o_.progress) o_.progress(mover.data_bytes(), mover.total_data_bytes());
+        end = next_end;
+      }
+      r.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      r.data_bytes = mover.data_bytes();
+      r.hole_bytes = mover.hole_bytes();
+    }
+    // The commit: each copy rewritten for N + k members. Copies with the
+    // record at its end and copies without it describe the same bytes.
+    if (Status s = write_all(done, added_first); !s) return s;
+    r.volume_uuid = sb.volume_uuid;
+    r.old_count = n_old;
+    r.new_count = n_new;
+    r.member_data_size = sb.member_data_size;
+    r.meta_size = sb.meta_size;
+    for (const MemberFile& m : vol_.members) r.members.push_back(m.info().path);
+    return Status::ok();
+  }
+
+ private:
+  const RestripeOptions& o_;
+  RestripeVolume& vol_;
+  int step_ = 0;
+};
+
+bool same_file(const MemberIdentity& a, const MemberFile& m) {
+  if (a.is_block_device != m.info().is_block_device) return false;
+  return a.is_block_device ? a.dev == m.info().dev : (a.dev == m.info().dev && a.ino == m.info().ino);
+}
+
+// A new member: created when it is a missing regular file, then checked as
+// mkfs checks a member. Nothing is written to it here.
+Expected<MemberFile> open_new_member(const RestripeOptions& o, const MemberIdentity& id, const AssembledVolume& vol,
+                                     CreatedFiles& created) {
+  const std::string& path = id.path;
+  const uint64_t needed = vol.superblock.member_bytes_needed();
+  if (!id.exists) {
+    std::filesystem::path dir = std::filesystem::path(id.absolute).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      return refuse_new(path, "does not exist, and " + dir.string() + " is not a directory to create it in");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return refuse_new(path, std::string("cannot create: ") + std::strerror(errno));
+    created.add(path);
+    // As large as the largest member: a later `peregrine grow` then finds
+    // the space the others have.
+    uint64_t size = needed;
+    for (const MemberFile& m : vol.members) size = std::max(size, m.info().size_bytes);
+    int rc = ::ftruncate(fd, static_cast<off_t>(size));
+    int e = errno;
+    ::close(fd);
+    if (rc != 0) return refuse_new(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
+  }
+  auto file = open_member_locked(path, MemberFile::Mode::read_write);
+  if (!file) return Status::error(file.status().errnum(), "new " + file.status().message());
+  if (file->info().logical_block_size > kBlockSize)
+    return refuse_new(path, "logical block size " + std::to_string(file->info().logical_block_size) +
+                                " is larger than the volume block size " + std::to_string(kBlockSize));
+  if (file->info().size_bytes < needed)
+    return refuse_new(path, "too small (" + std::to_string(file->info().size_bytes) + " bytes); every member needs " +
+                                std::to_string(needed) + " bytes (" + format_size(needed) + ")");
+  auto sbs = read_member_superblocks(*file);
+  if (!sbs) return sbs.status();
+  const SuperblockCopy& copy = sbs->primary.superblock ? sbs->primary : sbs->backup;
+  // Left by this command, stopped before any member of the volume named it.
+  const bool earlier_attempt = copy.superblock && copy.superblock->restriping() &&
+                               copy.superblock->volume_uuid == vol.superblock.volume_uuid &&
+                               copy.superblock->member_index >= vol.superblock.member_count();
+  if (sbs->any_magic() && !earlier_attempt && !o.force) {
+    if (copy.superblock)
+      return refuse_new(path, "already member " + std::to_string(copy.superblock->member_index) + " of " +
+                                  std::to_string(copy.superblock->member_count()) + " of peregrine volume " +
+                                  copy.superblock->volume_uuid.to_string() + " (use --force to overwrite)");
+    return refuse_new(path, "holds a damaged peregrine superblock (use --force to overwrite)");
+  }
+  if (!sbs->any_magic() && !o.force && !created.created(path)) {
+    auto found = probe_foreign_signature(path);
+    if (!found) return found.status();
+    if (*found) return refuse_new(path, "holds " + **found + " (use --force to overwrite)");
+  }
+  return std::move(*file);
+}
+
+// The old volume, whole and sound, and the new members checked: the
+// restripe as it starts (nothing written yet).
+Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolume& vol, CreatedFiles& created) {
+  if (!vol.damaged_copies.empty())
+    return Status::error(EUCLEAN, vol.damaged_copies.front().problem +
+                                      "; run 'peregrine fsck' over the members first, then add members");
+  if (!vol.interrupted_grow.empty())
+    return Status::error(EINVAL, vol.interrupted_grow + ". Finish that grow first ('peregrine grow MEMBER...')");
+  const uint32_t n_old = vol.superblock.member_count();
+  const size_t n_new = n_old + o.new_members.size();
+  if (n_new > kMaxMembers)
+    return Status::error(EINVAL, "a volume holds at most " + std::to_string(kMaxMembers) + " members, not " +
+                                     std::to_string(n_new));
+  auto ids = identify_members(o.new_members, /*allow_missing=*/true);
+  if (!ids) return Status::error(ids.status().errnum(), "new " + ids.status().message());
+  for (const MemberIdentity& id : *ids)
+    for (const MemberFile& m : vol.members)
+      if (id.exists && same_file(id, m))
+        return refuse_new(id.path, "same " + std::string(id.is_block_device ? "device" : "file") + " as member " +
+                                       m.info().path + ", already in the volume");
+  RestripeVolume r;
+  r.sb = vol.superblock;
+  r.members = std::move(vol.members);
+  for (const MemberIdentity& id : *ids) {
+    auto file = open_new_member(o, id, vol, created);
+    if (!file) return file.status();
+    r.members.push_back(std::move(*file));
+    auto uuid = Uuid::random();
+    if (!uuid) return uuid.status();
+    r.sb.member_uuids.push_back(*uuid);
+  }
+  r.sb.features_incompat |= kIncompatRestripe;
+  r.sb.restripe_old_count = n_old;
+  r.sb.restripe_cursor = 0;
+  for (const Superblock& s : vol.member_superblocks) r.generation = std::max(r.generation, s.generation);
+  if (Status s = validate_superblock(r.sb); !s) return Status::error(EINVAL, "internal: " + s.message());
+  r.phase = RestripeVolume::Phase::preparing;
+
+  // The new members' header regions (an old superblock or mount record
+  // there must never pass for this volume's) and their last MiB, as mkfs
+  // zeroes them; their data areas are written unit by unit by the move.
+  AlignedBuffer zeros(1 << 20);
+  for (uint32_t i = n_old; i < n_new; ++i) {
+    const MemberFile& m = r.members[i];
+    const uint64_t end = m.info().size_bytes / kBlockSize * kBlockSize;
+    const uint64_t tail = std::max(r.sb.member_bytes_needed(), end > kTailWipe ? end - kTailWipe : 0);
+    if (Status s = zero_member_range(m, 0, r.sb.data_start, zeros); !s) return s;
+    if (Status s = zero_member_range(m, tail, end, zeros); !s) return s;
+    if (Status s = sync_member(m); !s) return s;
+  }
+  return r;
+}
+
+}  // namespace
+
+Expected<RestripeResult> restripe_volume(const RestripeOptions& o) {
+  if (o.members.empty()) return Status::error(EINVAL, "no members given");
+  if (o.new_members.empty()) return Status::error(EINVAL, "no members to add");
+  std::vector<std::string> all = o.members;
+  all.insert(all.end(), o.new_members.begin(), o.new_members.end());
+  if (auto ids = identify_members(all, /*allow_missing=*/true); !ids) return ids.status();
+
+  RestripeResult result;
+  CreatedFiles created;
+  auto vol = assemble(o.members, MemberFile::Mode::read_write);
+  if (!vol && vol.status().errnum() == ENODEV) {
+    // Members missing: perhaps this restripe finished before, and the
+    // volume now counts the added members too.
+    vol = Status::error(0, "");
+    if (auto done = assemble(all, MemberFile::Mode::read_only); done && !done->superblock.restriping()) {
+      result.already_done = true;
+      result.volume_uuid = done->superblock.volume_uuid;
+      result.new_count = done->superblock.member_count();
+      result.old_count = static_cast<uint32_t>(o.members.size());
+      result.member_data_size = done->superblock.member_data_size;
+      result.meta_size = done->superblock.meta_size;
+      for (const MemberFile& m : done->members) result.members.push_back(m.info().path);
+      return result;
+    }
+    vol = assemble(o.members, MemberFile::Mode::read_write);
+  }
+  Expected<RestripeVolume> state = Status::error(EINVAL, "");
+  if (!vol && vol.status().errnum() == EINPROGRESS) {
+    // Stopped part-way: the same command resumes from its superblock
+    // copies, whichever of the given paths were old or new.
+    state = assemble_restripe(all);
+    if (!state) return state.status();
+    result.resumed = true;
+    if (o.note)
+      o.note("resuming the interrupted restripe of volume " + state->sb.volume_uuid.to_string() + " from " +
+             std::to_string(state->sb.restripe_old_count) + " onto " + std::to_string(state->sb.member_count()) +
+             " members");
+  } else {
+    if (!vol) return vol.status();
+    if (o.note)
+      for (const std::string& w : vol->warnings) o.note(w);
+    state = start_restripe(o, *vol, created);
+    if (!state) return state.status();
+  }
+  if (o.note)
+    for (const std::string& w : state->warnings) o.note(w);
+  created.keep();
+  Restriper r(o, *state);
+  if (Status s = r.run(result); !s) return s;
+  return result;
+}
+
+}  // namespace peregrine

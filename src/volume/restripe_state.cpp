@@ -1,0 +1,141 @@
+#include "restripe_state.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+
+#include "member_identity.h"
+#include "peregrine/volume/member_lock.h"
+#include "peregrine/volume/member_superblocks.h"
+
+namespace peregrine {
+namespace {
+
+Status refuse(const std::string& path, const std::string& why) {
+  return Status::error(EINVAL, "member " + path + ": " + why);
+}
+
+// Fields every copy of the volume shares in every phase.
+bool same_volume_fields(const Superblock& a, const Superblock& b) {
+  return a.format_version == b.format_version && a.layout_version == b.layout_version &&
+         a.features_compat == b.features_compat && a.features_ro_compat == b.features_ro_compat &&
+         a.volume_uuid == b.volume_uuid && a.block_size == b.block_size && a.stripe_unit == b.stripe_unit &&
+         a.data_start == b.data_start && a.member_data_size == b.member_data_size &&
+         a.meta_offset == b.meta_offset && a.meta_size == b.meta_size && a.creation_time == b.creation_time &&
+         a.label == b.label;
+}
+
+bool is_prefix(const std::vector<Uuid>& p, const std::vector<Uuid>& full) {
+  return p.size() <= full.size() && std::equal(p.begin(), p.end(), full.begin());
+}
+
+}  // namespace
+
+Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths) {
+  auto ids = identify_members(paths, /*allow_missing=*/false);
+  if (!ids) return ids.status();
+  struct Found {
+    std::string path;
+    MemberFile file;
+    std::vector<Superblock> copies;  // those that decode
+    std::vector<std::string> problems;
+  };
+  std::vector<Found> found;
+  const Superblock* tmpl = nullptr;
+  for (const std::string& path : paths) {
+    auto file = open_member_locked(path, MemberFile::Mode::read_write);
+    if (!file) return file.status();
+    auto sbs = read_member_superblocks(*file);
+    if (!sbs) return sbs.status();
+    Found f{path, std::move(*file), {}, {}};
+    for (SuperblockCopy* c : {&sbs->primary, &sbs->backup}) {
+      if (c->superblock)
+        f.copies.push_back(std::move(*c->superblock));
+      else if (c->has_magic)
+        f.problems.push_back(c->problem);
+    }
+    if (f.copies.empty())
+      return refuse(path, sbs->any_magic() ? "superblock corrupt and no valid backup (" + f.problems.front() + ")"
+                                            : "not a peregrine member (no superblock found)");
+    found.push_back(std::move(f));
+  }
+  for (const Found& f : found)
+    for (const Superblock& c : f.copies)
+      if (c.restriping() && (tmpl == nullptr || c.generation > tmpl->generation)) tmpl = &c;
+  if (tmpl == nullptr) return Status::error(ENOENT, "no restripe to resume");
+
+  RestripeVolume vol;
+  vol.sb = *tmpl;
+  const Superblock& t = vol.sb;
+  const uint32_t n_new = t.member_count(), n_old = t.restripe_old_count;
+  const uint64_t end = t.member_data_size / t.stripe_unit * n_old;
+  bool old_plain = false, new_plain = false;
+  std::optional<uint64_t> cursor;
+  std::vector<Found*> slot(n_new, nullptr);
+  for (Found& f : found) {
+    std::optional<uint32_t> index;
+    for (const Superblock& c : f.copies) {
+      vol.generation = std::max(vol.generation, c.generation);
+      if (!same_volume_fields(c, t))
+        return refuse(f.path, c.volume_uuid == t.volume_uuid
+                                  ? "superblock copy (generation " + std::to_string(c.generation) +
+                                        ") does not match the restripe the other copies record"
+                                  : "belongs to another volume (" + c.volume_uuid.to_string() +
+                                        ") than the restripe of volume " + t.volume_uuid.to_string());
+      if (c.restriping()) {
+        if (c.member_uuids != t.member_uuids || c.restripe_old_count != n_old ||
+            (c.features_incompat & ~kIncompatRestripe) != (t.features_incompat & ~kIncompatRestripe))
+          return refuse(f.path, "its restripe record differs from the other members'");
+        cursor = std::min(cursor.value_or(UINT64_MAX), c.restripe_cursor);
+      } else if (c.member_count() == n_old && is_prefix(c.member_uuids, t.member_uuids)) {
+        old_plain = true;
+      } else if (c.member_uuids == t.member_uuids) {
+        new_plain = true;
+      } else {
+        return refuse(f.path, "its member list fits neither the old nor the new member list of the restripe");
+      }
+      if (index && *index != c.member_index) return refuse(f.path, "its two superblock copies name different members");
+      index = c.member_index;
+      if (c.member_uuid != t.member_uuids[c.member_index])
+        return refuse(f.path, "not the member the restripe lists at index " + std::to_string(c.member_index));
+    }
+    for (const std::string& p : f.problems)
+      vol.warnings.push_back("member " + f.path + ": a superblock copy is corrupt (" + p + "); it is rewritten");
+    Found*& s = slot[*index];
+    if (s != nullptr)
+      return refuse(f.path, "duplicated member: claims index " + std::to_string(*index) + ", as does member " + s->path);
+    s = &f;
+  }
+  std::string missing;
+  for (uint32_t i = 0; i < n_new; ++i)
+    if (slot[i] == nullptr)
+      missing += (missing.empty() ? "" : ", ") + std::string("index ") + std::to_string(i) + " (member UUID " +
+                 t.member_uuids[i].to_string() + (i >= n_old ? ", added" : "") + ")";
+  if (!missing.empty())
+    return Status::error(ENODEV, "volume " + t.volume_uuid.to_string() + ": the interrupted restripe onto " +
+                                     std::to_string(n_new) + " members needs every one of them; missing: " + missing);
+  if (old_plain && new_plain)
+    return Status::error(EINVAL, "volume " + t.volume_uuid.to_string() +
+                                     ": superblock copies for the old and the new member count at once; "
+                                     "no interrupted restripe leaves that");
+  const uint64_t c = cursor.value_or(end);
+  if ((old_plain && c != 0) || (new_plain && c != end))
+    return Status::error(EINVAL, "volume " + t.volume_uuid.to_string() +
+                                     ": the restripe cursor does not fit the other superblock copies");
+  vol.phase = old_plain ? RestripeVolume::Phase::preparing
+                        : new_plain ? RestripeVolume::Phase::committing : RestripeVolume::Phase::moving;
+  vol.sb.restripe_cursor = c;
+  for (uint32_t i = 0; i < n_new; ++i) {
+    Found& f = *slot[i];
+    if (f.file.info().size_bytes < t.member_bytes_needed())
+      return refuse(f.path, "smaller than its recorded size (" + std::to_string(f.file.info().size_bytes) +
+                                " bytes, the volume needs " + std::to_string(t.member_bytes_needed()) + ")");
+    if (f.file.info().logical_block_size > t.block_size)
+      return refuse(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
+                                " is larger than the volume block size " + std::to_string(t.block_size));
+    vol.members.push_back(std::move(f.file));
+  }
+  return vol;
+}
+
+}  // namespace peregrine
