@@ -39,25 +39,6 @@ Expected<uint64_t> size_now(const MemberFile& m) {
   return static_cast<uint64_t>(st.st_size);
 }
 
-Status sync_member(const MemberFile& m) {
-  if (int rc = m.sync(); rc < 0)
-    return Status::error(-rc, "member " + m.info().path + ": cannot sync: " + std::strerror(-rc));
-  return Status::ok();
-}
-
-// Writes one copy, syncs, and reads it back: the next step relies on it.
-Status write_copy(const MemberFile& m, const Superblock& sb, uint64_t offset) {
-  if (Status s = write_superblock_copy(m, sb, offset); !s) return s;
-  if (Status s = sync_member(m); !s) return s;
-  auto back = read_member_superblocks(m);
-  if (!back) return back.status();
-  const SuperblockCopy& copy = offset == kPrimarySuperblockOffset ? back->primary : back->backup;
-  if (!copy.superblock || *copy.superblock != sb)
-    return Status::error(EIO, "member " + m.info().path + ": the superblock at offset " + std::to_string(offset) +
-                                  " reads back different from what was written");
-  return Status::ok();
-}
-
 }  // namespace
 
 Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t> size) {
@@ -133,7 +114,7 @@ Status apply_grow(AssembledVolume& vol, const GrowPlan& plan, std::optional<uint
     own.member_data_size = plan.new_data_size;
     own.generation = plan.generation;
     for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset}) {
-      if (Status s = write_copy(vol.members[i], own, offset); !s) {
+      if (Status s = write_durable_superblock_copy(vol.members[i], own, offset); !s) {
         if (step > 0)
           vol.interrupted_grow = "a grow from " + format_size(plan.old_data_size) + " to " +
                                  format_size(plan.new_data_size) + " per member stopped part-way: " + s.message();

@@ -46,10 +46,16 @@ Status write_superblock_copy(const MemberFile& member, const Superblock& sb, uin
   return Status::ok();
 }
 
-Status restore_superblock_copy(const MemberFile& member, const Superblock& good, uint64_t offset) {
+Status sync_member(const MemberFile& member) {
+  if (int rc = member.sync(); rc < 0)
+    return Status::error(-rc, "member " + member.info().path + ": cannot sync: " + std::strerror(-rc));
+  return Status::ok();
+}
+
+Status write_durable_superblock_copy(const MemberFile& member, const Superblock& good, uint64_t offset) {
   const std::string where = "member " + member.info().path + ": superblock copy at offset " + std::to_string(offset);
   if (Status s = write_superblock_copy(member, good, offset); !s) return s;
-  if (int rc = member.sync(); rc < 0) return Status::error(-rc, where + ": sync failed: " + std::strerror(-rc));
+  if (Status s = sync_member(member); !s) return s;
   AlignedBuffer want(kSuperblockSize), got(kSuperblockSize);
   encode_superblock(good, want.span());
   if (int rc = member.pread_full(got.data(), kSuperblockSize, offset); rc < 0)

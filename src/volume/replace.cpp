@@ -69,12 +69,6 @@ class CreatedFile {
   std::string path_;
 };
 
-Status sync_member(const MemberFile& m) {
-  if (int rc = m.sync(); rc < 0)
-    return Status::error(-rc, "member " + m.info().path + ": cannot sync: " + std::strerror(-rc));
-  return Status::ok();
-}
-
 Status write_zeros(const MemberFile& m, uint64_t offset, uint64_t len) {
   AlignedBuffer zeros(len);
   if (int rc = m.pwrite_full(zeros.data(), len, offset); rc < 0)

@@ -29,25 +29,6 @@ Status refuse_new(const std::string& path, const std::string& why) {
   return Status::error(EINVAL, "new member " + path + ": " + why);
 }
 
-Status sync_member(const MemberFile& m) {
-  if (int rc = m.sync(); rc < 0)
-    return Status::error(-rc, "member " + m.info().path + ": cannot sync: " + std::strerror(-rc));
-  return Status::ok();
-}
-
-// Writes one copy, syncs, and reads it back: the next step relies on it.
-Status write_copy(const MemberFile& m, const Superblock& sb, uint64_t offset) {
-  if (Status s = write_superblock_copy(m, sb, offset); !s) return s;
-  if (Status s = sync_member(m); !s) return s;
-  auto back = read_member_superblocks(m);
-  if (!back) return back.status();
-  const SuperblockCopy& copy = offset == kPrimarySuperblockOffset ? back->primary : back->backup;
-  if (!copy.superblock || *copy.superblock != sb)
-    return Status::error(EIO, "member " + m.info().path + ": the superblock at offset " + std::to_string(offset) +
-                                  " reads back different from what was written");
-  return Status::ok();
-}
-
 // Removes the new members this run created unless they were kept (from
 // the first superblock copy that names them on).
 class CreatedFiles {
@@ -79,7 +60,7 @@ class Restriper {
         own.member_index = order[k];
         own.member_uuid = own.member_uuids[order[k]];
         for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset})
-          if (Status s = write_copy(vol_.members[order[k]], own, offset); !s) return s;
+          if (Status s = write_durable_superblock_copy(vol_.members[order[k]], own, offset); !s) return s;
         return Status::ok();
       });
     }
@@ -87,7 +68,7 @@ class Restriper {
       sb.member_index = i;
       sb.member_uuid = sb.member_uuids[i];
       for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset}) {
-        if (Status s = write_copy(vol_.members[i], sb, offset); !s) return s;
+        if (Status s = write_durable_superblock_copy(vol_.members[i], sb, offset); !s) return s;
         if (o_.after_step) o_.after_step(++step_);
       }
     }

@@ -1,6 +1,6 @@
 // Backup superblock: mkfs writes a second copy; assembly falls back to it
 // when the primary is torn or corrupt, and says so; it lists every copy it
-// did not use, and restore_superblock_copy (fsck's repair) makes that copy
+// did not use, and write_durable_superblock_copy (fsck's repair) makes that copy
 // the used one again, byte for byte.
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/member_superblocks.h"
@@ -111,7 +111,7 @@ TEST_F(BackupSuperblockTest, DamagedCopiesAreListedAndRestoredFromTheCopyInUse) 
     auto vol = assemble(members_, MemberFile::Mode::read_write);
     ASSERT_TRUE(vol) << vol.status().message();
     for (const DamagedSuperblockCopy& d : vol->damaged_copies) {
-      Status s = restore_superblock_copy(vol->members[d.member_index], vol->member_superblocks[d.member_index],
+      Status s = write_durable_superblock_copy(vol->members[d.member_index], vol->member_superblocks[d.member_index],
                                          d.offset);
       EXPECT_TRUE(s) << s.message();
     }
@@ -135,7 +135,7 @@ TEST_F(BackupSuperblockTest, StaleBackupIsListedForRestoreFromThePrimary) {
   ASSERT_EQ(vol->damaged_copies.size(), 1u);
   EXPECT_EQ(vol->damaged_copies[0].offset, kBackupSuperblockOffset);
   EXPECT_EQ(vol->member_superblocks[1].generation, 2u);
-  Status s = restore_superblock_copy(vol->members[1], vol->member_superblocks[1], kBackupSuperblockOffset);
+  Status s = write_durable_superblock_copy(vol->members[1], vol->member_superblocks[1], kBackupSuperblockOffset);
   EXPECT_TRUE(s) << s.message();
   EXPECT_EQ(read_bytes(members_[1], kBackupSuperblockOffset, kSuperblockSize), block);
 }

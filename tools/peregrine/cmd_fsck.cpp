@@ -105,7 +105,7 @@ int cmd_fsck(int argc, char** argv) {
     if (no_change) continue;
     const char* copy = d.offset == kPrimarySuperblockOffset ? "primary" : "backup";
     const char* from = d.offset == kPrimarySuperblockOffset ? "backup" : "primary";
-    if (Status s = restore_superblock_copy(vol.members[d.member_index], vol.member_superblocks[d.member_index], d.offset);
+    if (Status s = write_durable_superblock_copy(vol.members[d.member_index], vol.member_superblocks[d.member_index], d.offset);
         !s) {
       std::printf("restoring the %s superblock failed: %s\n", copy, s.message().c_str());
       operational_error = true;

@@ -24,6 +24,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "copy_progress.h"
 #include "mount_table.h"
 #include "peregrine/volume/mount_table.h"
 #include "peregrine/volume/replace.h"
@@ -48,64 +49,6 @@ constexpr const char* kUsage =
     "command is interrupted, run it again: it copies again and finishes, or says\n"
     "that the replace is done. Refuses a NEW that holds a filesystem, partition\n"
     "table or peregrine volume unless --force.\n\noptions";
-
-// "1:05" / "1:02:03".
-std::string clock_text(double seconds) {
-  long s = seconds < 0 ? 0 : static_cast<long>(seconds + 0.5);
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
-  return buf;
-}
-
-// Progress on stderr: on a terminal one line redrawn at most four times a
-// second, in a log one line per 10 % of each phase; each with the rate and
-// the time left.
-class Progress {
- public:
-  Progress() : tty_(::isatty(STDERR_FILENO) != 0) {}
-
-  void operator()(std::string_view phase, uint64_t done, uint64_t total) {
-    using clock = std::chrono::steady_clock;
-    const auto now = clock::now();
-    if (phase != phase_) {
-      if (tty_ && !phase_.empty() && !line_ended_) std::fprintf(stderr, "\n");
-      phase_ = std::string(phase);
-      start_ = now;
-      last_pct_ = -1;
-      line_ended_ = false;
-      last_ = clock::time_point{};
-    }
-    const int pct = total ? static_cast<int>(done * 100 / total) : 100;
-    const bool end = done >= total;
-    if (line_ended_) return;
-    if (tty_ ? (!end && now - last_ < std::chrono::milliseconds(250))
-             : (pct / 10 == last_pct_ / 10 && !end))
-      return;
-    last_ = now;
-    last_pct_ = pct;
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-    std::string eta = rate > 0 && !end ? "  " + clock_text(static_cast<double>(total - done) / rate) + " left" : "";
-    std::fprintf(stderr, tty_ ? "\rreplace: %-6s %3d%%  %llu of %llu MiB  %.0f MiB/s%s\033[K"
-                              : "replace: %s %d%%  %llu of %llu MiB  %.0f MiB/s%s\n",
-                 phase_.c_str(), pct, static_cast<unsigned long long>(done >> 20),
-                 static_cast<unsigned long long>(total >> 20), rate / (1 << 20), eta.c_str());
-    if (end) {
-      if (tty_) std::fprintf(stderr, "\n");
-      line_ended_ = true;
-    }
-  }
-
- private:
-  bool tty_;
-  std::string phase_;
-  std::chrono::steady_clock::time_point start_, last_;
-  int last_pct_ = -1;
-  bool line_ended_ = false;
-};
 
 // A directory given where members are expected: most likely the mount point
 // of the volume. Checked in the mount table before anything touches the
@@ -165,7 +108,7 @@ int cmd_replace(int argc, char** argv) {
   o.old_member = vm["old"].as<std::string>();
   o.new_member = vm["new"].as<std::string>();
   o.force = vm.count("force") > 0;
-  Progress progress;
+  cli::CopyProgress progress("replace");
   std::string stop;
   if (const char* s = std::getenv(kStopEnv); s != nullptr && *s != '\0') {
     stop = s;

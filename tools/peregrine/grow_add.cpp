@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "copy_progress.h"
 #include "peregrine/volume/restripe.h"
 #include "peregrine/volume/size_text.h"
 
@@ -15,51 +16,6 @@ namespace peregrine::cli {
 namespace {
 
 constexpr const char* kStopEnv = "PEREGRINE_TEST_RESTRIPE_STOP_AFTER";
-
-// "1:05" / "1:02:03".
-std::string clock_text(double seconds) {
-  long s = seconds < 0 ? 0 : static_cast<long>(seconds + 0.5);
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
-  return buf;
-}
-
-// On a terminal one line redrawn at most four times a second, in a log one
-// line per 10 %; with the rate and the time left.
-class Progress {
- public:
-  Progress() : tty_(::isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
-
-  void operator()(uint64_t done, uint64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    const int pct = total ? static_cast<int>(done * 100 / total) : 100;
-    const bool end = done >= total;
-    if (ended_) return;
-    if (tty_ ? (!end && now - last_ < std::chrono::milliseconds(250)) : (pct / 10 == last_pct_ / 10 && !end)) return;
-    last_ = now;
-    last_pct_ = pct;
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-    std::string eta = rate > 0 && !end ? "  " + clock_text(static_cast<double>(total - done) / rate) + " left" : "";
-    std::fprintf(stderr, tty_ ? "\rgrow --add: restripe %3d%%  %llu of %llu MiB  %.0f MiB/s%s\033[K"
-                              : "grow --add: restripe %d%%  %llu of %llu MiB  %.0f MiB/s%s\n",
-                 pct, static_cast<unsigned long long>(done >> 20), static_cast<unsigned long long>(total >> 20),
-                 rate / (1 << 20), eta.c_str());
-    if (end) {
-      if (tty_) std::fprintf(stderr, "\n");
-      ended_ = true;
-    }
-  }
-
- private:
-  bool tty_;
-  std::chrono::steady_clock::time_point start_, last_;
-  int last_pct_ = -1;
-  bool ended_ = false;
-};
 
 [[noreturn]] void stop() {
   std::fflush(stderr);
@@ -73,7 +29,7 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
   o.members = members;
   o.new_members = new_members;
   o.force = force;
-  Progress progress;
+  cli::CopyProgress progress("grow --add");
   std::string hook;
   if (const char* s = std::getenv(kStopEnv); s != nullptr && *s != '\0') {
     hook = s;
@@ -87,7 +43,7 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
   else if (!hook.empty())
     stop_step = std::atoi(hook.c_str());
   o.progress = [&](uint64_t done, uint64_t total) {
-    progress(done, total);
+    progress("restripe", done, total);
     if (stop_pct >= 0 && total > 0 && done * 100 >= total * static_cast<uint64_t>(stop_pct)) stop();
   };
   // Only with the hook: a step hook makes the cursor copies go one by one.

@@ -33,10 +33,14 @@ Expected<MemberSuperblocks> read_member_superblocks(const MemberFile& member);
 // kBackupSuperblockOffset). Does not sync. Errors name the member.
 Status write_superblock_copy(const MemberFile& member, const Superblock& sb, uint64_t offset);
 
-// fsck's repair of one copy from the other: writes `good` at `offset`,
-// syncs the member, reads the copy back and checks that it holds exactly
-// the encoding of `good` (and so decodes). The generation is kept: the copy
-// is restored, the superblock is not rewritten. Errors name the member.
-Status restore_superblock_copy(const MemberFile& member, const Superblock& good, uint64_t offset);
+// Writes `sb` at `offset`, syncs the member, reads the copy back and checks
+// that it holds exactly the encoding of `sb` (and so decodes): for a step
+// that relies on the copy being on the member (fsck's repair of one copy
+// from the other, grow, grow --add). Writes `sb` as given: the caller sets
+// its generation. Errors name the member.
+Status write_durable_superblock_copy(const MemberFile& member, const Superblock& sb, uint64_t offset);
+
+// MemberFile::sync, with an error that names the member.
+Status sync_member(const MemberFile& member);
 
 }  // namespace peregrine
