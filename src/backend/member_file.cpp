@@ -88,9 +88,7 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
   return MemberFile(fd, std::move(info));
 }
 
-MemberFile::MemberFile(MemberFile&& other) noexcept : fd_(other.fd_), info_(std::move(other.info_)) {
-  other.fd_ = -1;
-}
+MemberFile::MemberFile(MemberFile&& other) noexcept : fd_(other.fd_), info_(std::move(other.info_)) { other.fd_ = -1; }
 
 MemberFile& MemberFile::operator=(MemberFile&& other) noexcept {
   if (this != &other) {

@@ -85,15 +85,9 @@ Status UringDevice::attach_waker(CompletionWaker& waker) {
 void UringDevice::copy_now(const DeviceIo& io) {
   ssize_t n = 0;
   switch (io.op) {
-    case IoOp::read:
-      n = ::preadv(fd_, io.iov, static_cast<int>(io.iovcnt), static_cast<off_t>(io.offset));
-      break;
-    case IoOp::write:
-      n = ::pwritev(fd_, io.iov, static_cast<int>(io.iovcnt), static_cast<off_t>(io.offset));
-      break;
-    case IoOp::flush:
-      n = ::fdatasync(fd_);
-      break;
+    case IoOp::read: n = ::preadv(fd_, io.iov, static_cast<int>(io.iovcnt), static_cast<off_t>(io.offset)); break;
+    case IoOp::write: n = ::pwritev(fd_, io.iov, static_cast<int>(io.iovcnt), static_cast<off_t>(io.offset)); break;
+    case IoOp::flush: n = ::fdatasync(fd_); break;
   }
   inline_done_.push_back(DeviceCompletion{io.tag, n < 0 ? -errno : static_cast<int32_t>(n)});
 }
@@ -105,15 +99,9 @@ void UringDevice::start(const DeviceIo& io) {
   }
   io_uring_sqe* sqe = get_sqe();
   switch (io.op) {
-    case IoOp::read:
-      io_uring_prep_readv(sqe, 0, io.iov, io.iovcnt, io.offset);
-      break;
-    case IoOp::write:
-      io_uring_prep_writev(sqe, 0, io.iov, io.iovcnt, io.offset);
-      break;
-    case IoOp::flush:
-      io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC);
-      break;
+    case IoOp::read: io_uring_prep_readv(sqe, 0, io.iov, io.iovcnt, io.offset); break;
+    case IoOp::write: io_uring_prep_writev(sqe, 0, io.iov, io.iovcnt, io.offset); break;
+    case IoOp::flush: io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC); break;
   }
   sqe->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data64(sqe, io.tag);

@@ -58,7 +58,8 @@ Expected<CpuAffinity> parse_cpu_affinity(std::string_view text) {
     if (!rest.empty() && rest.front() == '-') {
       rest.remove_prefix(1);
       if (!take_cpu(rest, last)) return bad(text, "a range needs an end, as in \"2-3\"");
-      if (last < first) return bad(text, "range " + std::to_string(first) + "-" + std::to_string(last) + " runs backwards");
+      if (last < first)
+        return bad(text, "range " + std::to_string(first) + "-" + std::to_string(last) + " runs backwards");
     }
     if (last > kMaxCpu) return bad(text, "CPU " + std::to_string(last) + " is above " + std::to_string(kMaxCpu));
     for (unsigned c = first; c <= last; ++c) a.cpus.push_back(c);
@@ -78,7 +79,9 @@ Status check_cpus_usable(const CpuAffinity& a, std::string_view key, const std::
     CpuAffinity l{CpuAffinity::Mode::kList, cpus};
     return cpus.empty() ? std::string("none") : l.to_string();
   };
-  auto has = [](const std::vector<unsigned>& set, unsigned c) { return std::find(set.begin(), set.end(), c) != set.end(); };
+  auto has = [](const std::vector<unsigned>& set, unsigned c) {
+    return std::find(set.begin(), set.end(), c) != set.end();
+  };
   const std::string named = std::string(key) + " = " + a.to_string();
   for (unsigned c : a.cpus) {
     if (!online.empty() && !has(online, c))

@@ -53,10 +53,13 @@ class Loader {
         std::string suggestion = node.is_table() ? suggest_among(name, tables()) : suggest_key(name);
         if (node.is_table())
           s = refuse(where(node).to_string() + ": unknown table [" + std::string(name) + "]" +
-                     did_you_mean(suggestion.empty() ? "" : "[" + suggestion + "]") + "; known tables: " + table_list());
+                     did_you_mean(suggestion.empty() ? "" : "[" + suggestion + "]") +
+                     "; known tables: " + table_list());
         else
           s = refuse(where(node).to_string() + ": unknown key " + std::string(name) + " = " + node_text(node) +
-                     did_you_mean(suggestion.empty() ? "" : suggestion + " (in [" + suggestion.substr(0, suggestion.find('.')) + "])"));
+                     did_you_mean(suggestion.empty()
+                                      ? ""
+                                      : suggestion + " (in [" + suggestion.substr(0, suggestion.find('.')) + "])"));
       }
       if (!s) return s;
     }
@@ -94,7 +97,9 @@ class Loader {
 
   Status load_table(std::string_view table, const toml::node& node) {
     const toml::table* tbl = node.as_table();
-    if (!tbl) return refuse(refusal(where(node), table, node_text(node), "wrong type; expected a table", nullptr, "[" + std::string(table) + "]"));
+    if (!tbl)
+      return refuse(refusal(where(node), table, node_text(node), "wrong type; expected a table", nullptr,
+                            "[" + std::string(table) + "]"));
     for (auto&& [key, value] : *tbl) {
       std::string dotted = std::string(table) + "." + std::string(key.str());
       const Option* option = find_option(dotted);
@@ -111,7 +116,9 @@ class Loader {
 
   Status load_volumes(const toml::node& node) {
     const toml::table* tbl = node.as_table();
-    if (!tbl) return refuse(refusal(where(node), "volume", node_text(node), "wrong type; expected tables", nullptr, "[volume.NAME]"));
+    if (!tbl)
+      return refuse(
+          refusal(where(node), "volume", node_text(node), "wrong type; expected tables", nullptr, "[volume.NAME]"));
     for (auto&& [key, value] : *tbl) {
       std::string name(key.str());
       std::string dotted = "volume." + name;
@@ -119,7 +126,9 @@ class Loader {
         return refuse(refusal(where(value), dotted, "[" + dotted + "]", "bad volume name", nullptr,
                               "names of 1..64 letters, digits, '-' and '_'"));
       const toml::table* vol = value.as_table();
-      if (!vol) return refuse(refusal(where(value), dotted, node_text(value), "wrong type; expected a table", nullptr, "[" + dotted + "]"));
+      if (!vol)
+        return refuse(refusal(where(value), dotted, node_text(value), "wrong type; expected a table", nullptr,
+                              "[" + dotted + "]"));
       Status s = load_volume(name, *vol);
       if (!s) return s;
     }
@@ -144,17 +153,20 @@ class Loader {
         for (const toml::node& m : *arr) {
           auto path = m.value<std::string>();
           if (!path || path->empty())
-            return refuse(refusal(where(m), dotted, node_text(m), "not a path", nullptr, "a non-empty array of device or file paths"));
+            return refuse(refusal(where(m), dotted, node_text(m), "not a path", nullptr,
+                                  "a non-empty array of device or file paths"));
           for (const std::string& seen : spec.members)
             if (seen == *path)
-              return refuse(refusal(where(m), dotted, node_text(m), "member listed twice", nullptr, "each member once"));
+              return refuse(
+                  refusal(where(m), dotted, node_text(m), "member listed twice", nullptr, "each member once"));
           spec.members.push_back(*path);
         }
       } else if (k == "mountpoint") {
         auto path = value.value<std::string>();
         if (!value.is_string() || !path || path->empty() || path->front() != '/')
-          return refuse(refusal(where(value), dotted, node_text(value), value.is_string() ? "not an absolute path" : "wrong type",
-                                nullptr, "an absolute path"));
+          return refuse(refusal(where(value), dotted, node_text(value),
+                                value.is_string() ? "not an absolute path" : "wrong type", nullptr,
+                                "an absolute path"));
         spec.mountpoint = *path;
       } else if (k == "options") {
         if (!value.is_string())
@@ -165,7 +177,8 @@ class Loader {
       } else {
         std::string suggestion = suggest_among(k, known);
         return refuse(where(value).to_string() + ": unknown key " + dotted + " = " + node_text(value) +
-                      did_you_mean(suggestion.empty() ? "" : prefix + suggestion) + "; a volume has members, mountpoint, options");
+                      did_you_mean(suggestion.empty() ? "" : prefix + suggestion) +
+                      "; a volume has members, mountpoint, options");
       }
     }
     if (spec.members.empty())
@@ -189,7 +202,8 @@ Expected<Config> parse_text(std::string_view text, std::string_view source_name)
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
-    return Status::error(EINVAL, std::string(source_name) + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
+    return Status::error(EINVAL, std::string(source_name) + ":" + std::to_string(begin.line) + ":" +
+                                     std::to_string(begin.column) +
                                      ": TOML syntax error: " + std::string(e.description()));
   }
   Status s = Loader(config, std::string(source_name)).load(root);

@@ -20,9 +20,7 @@ constexpr std::string_view kLazytimeDoc =
     "next change, fsync or unmount";
 constexpr std::string_view kFstabDoc = "read by mount(8) or systemd, nothing to do for peregrine";
 
-bool is_prefix_entry(std::string_view name) {
-  return !name.empty() && (name.back() == '=' || name.back() == '-');
-}
+bool is_prefix_entry(std::string_view name) { return !name.empty() && (name.back() == '=' || name.back() == '-'); }
 
 const MountFlag* find_flag(std::string_view item) {
   // A prefix ("user=") wins over the bare name ("user") it extends.
@@ -61,8 +59,7 @@ const std::vector<MountFlag>& mount_flags() {
       {"acl", FlagUse::kSetting, "POSIX ACLs (the default, as on ext4): the same as fuse.acl=true", "fuse.acl=true"},
       {"noacl", FlagUse::kSetting, "no POSIX ACLs: the same as fuse.acl=false", "fuse.acl=false"},
       {"discard", FlagUse::kSetting,
-       "discard (TRIM) freed space on the members as it is freed: the same as fuse.discard=true",
-       "fuse.discard=true"},
+       "discard (TRIM) freed space on the members as it is freed: the same as fuse.discard=true", "fuse.discard=true"},
       {"nodiscard", FlagUse::kSetting, "the default: freed space is discarded by fstrim only (fuse.discard=false)",
        "fuse.discard=false"},
       {"default_permissions", FlagUse::kMeaningless, "always on: the kernel checks permissions"},

@@ -45,12 +45,15 @@ Value choice_name(E e, std::initializer_list<std::string_view> names) {
   return std::string(names.begin()[static_cast<int>(e)]);
 }
 
+// Brace lists, one a line: left as they are by the formatter.
+// clang-format off
 #define PEREGRINE_CHOICES_SCHEDULER {"per-drive", "per-volume"}
 #define PEREGRINE_CHOICES_CACHE {"direct", "writeback"}
 #define PEREGRINE_CHOICES_ATIME {"relatime", "strictatime", "noatime"}
 #define PEREGRINE_CHOICES_TRANSPORT {"auto", "io-uring", "classic"}
 #define PEREGRINE_CHOICES_LEVEL {"error", "warn", "info", "debug"}
 #define PEREGRINE_CHOICES_TARGET {"auto", "stderr", "syslog"}
+// clang-format on
 
 std::vector<Option> build_options() {
   constexpr int64_t KiB = 1024;
@@ -68,9 +71,11 @@ std::vector<Option> build_options() {
                  "per-volume: the FUSE worker that issued a request serves every drive itself, "
                  "round-robin, with tags taken at plug time, the way md RAID-0 and LVM do; "
                  "it exists as the baseline for benchmarks, not for production.",
+          // clang-format off
           .store = [](Settings& s, const Value& v) {
             s.engine.scheduler = choice<Scheduler>(v, PEREGRINE_CHOICES_SCHEDULER);
           },
+          // clang-format on
           .load = [](const Settings& s) { return choice_name(s.engine.scheduler, PEREGRINE_CHOICES_SCHEDULER); },
       },
       {
@@ -329,9 +334,11 @@ std::vector<Option> build_options() {
                  "classic: fuse.workers threads read() each request from /dev/fuse and writev() "
                  "each reply. auto: io-uring when the kernel offers it, else classic, and the log "
                  "says which and why. io-uring refuses to mount on a kernel that does not offer it.",
+          // clang-format off
           .store = [](Settings& s, const Value& v) {
             s.fuse.transport = choice<FuseTransport>(v, PEREGRINE_CHOICES_TRANSPORT);
           },
+          // clang-format on
           .load = [](const Settings& s) { return choice_name(s.fuse.transport, PEREGRINE_CHOICES_TRANSPORT); },
       },
       {
@@ -636,8 +643,7 @@ const Option* find_option(std::string_view key) {
 
 std::string Option::allowed() const {
   switch (kind) {
-    case Kind::kBool:
-      return "true or false";
+    case Kind::kBool: return "true or false";
     case Kind::kCpuList:
       return "\"auto\", \"none\" or a CPU list such as \"0,2-3\" (CPUs 0.." + std::to_string(kMaxCpu) + ")";
     case Kind::kChoice: {

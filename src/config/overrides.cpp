@@ -40,7 +40,8 @@ Status apply_overrides(Config& config, const std::vector<std::string>& assignmen
     if (eq == std::string::npos) {
       // A boolean named alone is switched on, like a mount flag.
       if (option->kind != Kind::kBool)
-        return Status::error(EINVAL, detail::refusal(where, key, "(nothing)", "missing value; write " + key + "=VALUE", option));
+        return Status::error(
+            EINVAL, detail::refusal(where, key, "(nothing)", "missing value; write " + key + "=VALUE", option));
       value_text = "true";
     }
     auto value = detail::value_from_text(*option, value_text, where);
@@ -100,7 +101,8 @@ Expected<Config> for_volume(const Config& config, std::string_view name, const s
     std::string names;
     for (const VolumeSpec& v : config.volumes) names += (names.empty() ? "" : ", ") + v.name;
     if (config.source.empty())
-      return Status::error(ENOENT, "unknown volume '" + std::string(name) + "': no config file was read, so no volumes are defined");
+      return Status::error(
+          ENOENT, "unknown volume '" + std::string(name) + "': no config file was read, so no volumes are defined");
     return Status::error(ENOENT, "unknown volume '" + std::string(name) + "': " + config.source + " has no [volume." +
                                      std::string(name) + "] section; " +
                                      (names.empty() ? "it defines no volumes" : "volumes defined: " + names));

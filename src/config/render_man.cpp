@@ -13,9 +13,12 @@ namespace {
 std::string roff(std::string_view text, bool code = false) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\e";
-    else if (c == '-' && code) out += "\\-";  // a literal minus in keys and values
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-' && code)
+      out += "\\-";  // a literal minus in keys and values
+    else
+      out += c;
   }
   if (!out.empty() && (out.front() == '.' || out.front() == '\'')) out.insert(0, "\\&");
   return out;
@@ -40,12 +43,14 @@ std::string render_man_reference() {
   out << ".SS Ordered pairs\nChecked after the file, the volume's options and \\fB\\-o\\fR are applied "
          "(a value of \"auto\" is not checked):\n";
   for (const OrderRule& r : order_rules())
-    out << ".IP \\(bu 2\n\\fB" << roff(r.low, true) << "\\fR " << (r.strict ? "<" : "<=") << " \\fB" << roff(r.high, true)
-        << "\\fR: " << roff(r.why) << ".\n";
-  out << ".SS [volume.NAME]\nNamed volumes for \\fBperegrine mount\\fR \\fINAME\\fR and \\fBperegrine@\\fR\\fINAME\\fR\\fB.service\\fR. "
+    out << ".IP \\(bu 2\n\\fB" << roff(r.low, true) << "\\fR " << (r.strict ? "<" : "<=") << " \\fB"
+        << roff(r.high, true) << "\\fR: " << roff(r.why) << ".\n";
+  out << ".SS [volume.NAME]\nNamed volumes for \\fBperegrine mount\\fR \\fINAME\\fR and "
+         "\\fBperegrine@\\fR\\fINAME\\fR\\fB.service\\fR. "
          "NAME is 1..64 letters, digits, '\\-' and '_'.\n";
   for (const VolumeKey& k : volume_keys())
-    out << ".TP\n\\fB" << roff(k.name, true) << "\\fR (" << k.type << (k.required ? ", required" : ", optional") << ")\n"
+    out << ".TP\n\\fB" << roff(k.name, true) << "\\fR (" << k.type << (k.required ? ", required" : ", optional")
+        << ")\n"
         << roff(k.doc) << "\n";
   out << kManEndMarker << "\n";
   return out.str();

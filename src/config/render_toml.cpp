@@ -44,7 +44,8 @@ std::string render_effective(const Config& config) {
     out << "\n[" << table << "]\n";
     for (const Option& o : options()) {
       if (o.table() != table) continue;
-      out << o.name() << " = " << format_value(o.load(config.settings)) << "  # " << config.origin_of(o.key).to_string() << '\n';
+      out << o.name() << " = " << format_value(o.load(config.settings)) << "  # " << config.origin_of(o.key).to_string()
+          << '\n';
     }
   }
   for (const VolumeSpec& v : config.volumes) {
@@ -90,8 +91,8 @@ std::string render_default_conf() {
   out << "# NAME is 1..64 letters, digits, '-' and '_'. Keys:\n";
   for (const VolumeKey& k : volume_keys()) {
     std::ostringstream item;
-    comment(item, std::string(k.name) + " (" + std::string(k.type) + (k.required ? ", required" : ", optional") + "): " +
-                      std::string(k.doc));
+    comment(item, std::string(k.name) + " (" + std::string(k.type) + (k.required ? ", required" : ", optional") +
+                      "): " + std::string(k.doc));
     out << item.str();
   }
   out << "#\n"

@@ -31,9 +31,7 @@ std::string_view after_dot(std::string_view s) {
 }
 
 // A typo changes a few characters; a third of the word is the most we accept.
-bool plausible(size_t distance, std::string_view word) {
-  return distance <= std::max<size_t>(2, word.size() / 3);
-}
+bool plausible(size_t distance, std::string_view word) { return distance <= std::max<size_t>(2, word.size() / 3); }
 
 }  // namespace
 

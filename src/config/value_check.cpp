@@ -33,14 +33,12 @@ std::string type_name(const toml::node& node) {
 // fit must become a refusal, never a bad_variant_access.
 bool fits_kind(const Option& option, const Value& value) {
   switch (option.kind) {
-    case Kind::kBool:
-      return std::holds_alternative<bool>(value);
+    case Kind::kBool: return std::holds_alternative<bool>(value);
     case Kind::kInteger:
       if (const std::string* s = std::get_if<std::string>(&value)) return option.allows_auto && *s == "auto";
       return std::holds_alternative<int64_t>(value);
     case Kind::kChoice:
-    case Kind::kCpuList:
-      return std::holds_alternative<std::string>(value);
+    case Kind::kCpuList: return std::holds_alternative<std::string>(value);
   }
   return false;
 }
@@ -49,7 +47,8 @@ bool fits_kind(const Option& option, const Value& value) {
 
 std::string refusal(const Origin& where, std::string_view key, std::string_view value, std::string_view problem,
                     const Option* option, std::string_view allowed) {
-  std::string out = where.to_string() + ": " + std::string(key) + " = " + std::string(value) + ": " + std::string(problem);
+  std::string out =
+      where.to_string() + ": " + std::string(key) + " = " + std::string(value) + ": " + std::string(problem);
   std::string range = option ? option->allowed() : std::string(allowed);
   if (!range.empty()) out += "; allowed: " + range;
   if (option && !option->unit.empty()) out += " (" + std::string(option->unit) + ")";
@@ -59,8 +58,7 @@ std::string refusal(const Origin& where, std::string_view key, std::string_view 
 std::string check_value(const Option& option, const Value& value) {
   if (!fits_kind(option, value)) return "wrong type";
   switch (option.kind) {
-    case Kind::kBool:
-      return "";
+    case Kind::kBool: return "";
     case Kind::kInteger: {
       const int64_t* n = std::get_if<int64_t>(&value);
       if (!n) return "";  // "auto", allowed (fits_kind)
@@ -106,7 +104,8 @@ Expected<Value> value_from_node(const Option& option, const toml::node& node, co
   } else if (auto s = node.as_string()) {
     value = s->get();
   } else {
-    return Status::error(EINVAL, refusal(where, option.key, node_text(node), "wrong type (" + type_name(node) + ")", &option));
+    return Status::error(EINVAL,
+                         refusal(where, option.key, node_text(node), "wrong type (" + type_name(node) + ")", &option));
   }
   std::string problem = check_value(option, value);
   if (problem == "wrong type") problem += " (" + type_name(node) + ")";
@@ -118,21 +117,24 @@ Expected<Value> value_from_text(const Option& option, std::string_view text, con
   Value value;
   switch (option.kind) {
     case Kind::kBool:
-      if (text == "true") value = true;
-      else if (text == "false") value = false;
-      else value = std::string(text);  // refused below as wrong type
+      if (text == "true")
+        value = true;
+      else if (text == "false")
+        value = false;
+      else
+        value = std::string(text);  // refused below as wrong type
       break;
     case Kind::kInteger: {
       int64_t n = 0;
       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) value = n;
-      else value = std::string(text);  // "auto", or refused below
+      if (ec == std::errc() && end == text.data() + text.size() && !text.empty())
+        value = n;
+      else
+        value = std::string(text);  // "auto", or refused below
       break;
     }
     case Kind::kChoice:
-    case Kind::kCpuList:
-      value = std::string(text);
-      break;
+    case Kind::kCpuList: value = std::string(text); break;
   }
   std::string problem = check_value(option, value);
   if (!problem.empty()) return Status::error(EINVAL, refusal(where, option.key, text, problem, &option));
@@ -157,13 +159,14 @@ Status check_order(const Config& config) {
     const Option* other = blame_low ? high : low;
     int64_t v = blame_low ? l : h, o = blame_low ? h : l;
     const Origin& other_origin = blame_low ? hi_origin : lo_origin;
-    std::string problem = std::string(blame_low ? (rule.strict ? "not below " : "above ") : (rule.strict ? "not above " : "below ")) +
-                          std::string(other->key) + " = " + std::to_string(o) + " (" + other_origin.to_string() + "), " +
-                          std::string(rule.why);
+    std::string problem =
+        std::string(blame_low ? (rule.strict ? "not below " : "above ") : (rule.strict ? "not above " : "below ")) +
+        std::string(other->key) + " = " + std::to_string(o) + " (" + other_origin.to_string() + "), " +
+        std::string(rule.why);
     std::string allowed = blame_low ? std::to_string(blamed->min) + ".." + std::to_string(rule.strict ? o - 1 : o)
                                     : std::to_string(rule.strict ? o + 1 : o) + ".." + std::to_string(blamed->max);
-    std::string msg = (blame_low ? lo_origin : hi_origin).to_string() + ": " + std::string(blamed->key) + " = " + std::to_string(v) +
-                      ": " + problem + "; allowed: " + allowed;
+    std::string msg = (blame_low ? lo_origin : hi_origin).to_string() + ": " + std::string(blamed->key) + " = " +
+                      std::to_string(v) + ": " + problem + "; allowed: " + allowed;
     if (!blamed->unit.empty()) msg += " (" + std::string(blamed->unit) + ")";
     return Status::error(EINVAL, msg);
   }

@@ -16,8 +16,8 @@ namespace peregrine::config::detail {
 
 // "WHERE: KEY = VALUE: PROBLEM; allowed: ALLOWED (UNIT)". `option` may be
 // nullptr (volume keys), then `allowed` is used as given.
-std::string refusal(const Origin& where, std::string_view key, std::string_view value,
-                    std::string_view problem, const Option* option, std::string_view allowed = "");
+std::string refusal(const Origin& where, std::string_view key, std::string_view value, std::string_view problem,
+                    const Option* option, std::string_view allowed = "");
 
 // The problem with `value` for `option`, or "" when it is acceptable.
 std::string check_value(const Option& option, const Value& value);

@@ -26,8 +26,7 @@ constexpr uint64_t kPublishIntervalNs = 1000000;  // stats snapshot at most ever
 
 }  // namespace
 
-Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
-             uint32_t queue_depth)
+Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device, uint32_t queue_depth)
     : index_(index), config_(config), device_(std::move(device)) {
   // A submitter pushes only below the high pressure point, at most its
   // whole SubIo pool at once: its queue never needs more room than that.
@@ -279,8 +278,7 @@ void Drive::merge_into_backlog(SubIo* const* items, size_t n) {
     s->next = nullptr;
     bool joins = head != nullptr && s->op != IoOp::flush && s->op == head->op &&
                  head->member_offset + head->chain_bytes == s->member_offset &&
-                 head->chain_bytes + s->length <= config_.max_io_bytes &&
-                 head->chain_count + 1 <= config_.max_iovecs;
+                 head->chain_bytes + s->length <= config_.max_io_bytes && head->chain_count + 1 <= config_.max_iovecs;
     if (joins) {
       head->chain_tail->next = s;
       head->chain_tail = s;

@@ -48,8 +48,7 @@ struct DriveThreadSleep {
 
 class Drive {
  public:
-  Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device,
-        uint32_t queue_depth);
+  Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device, uint32_t queue_depth);
   Drive(const Drive&) = delete;
   Drive& operator=(const Drive&) = delete;
 

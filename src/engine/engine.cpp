@@ -39,13 +39,13 @@ Status check_config(const EngineConfig& c, const StripeMap& map, const std::vect
 Engine::Engine(const EngineConfig& config, const StripeMap& map) : config_(config), map_(map) {}
 
 Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config, const StripeMap& map,
-                                                  std::vector<DriveSpec> drives) {
+                                                 std::vector<DriveSpec> drives) {
   UringDeviceFactory rings;
   return create(config, map, std::move(drives), rings);
 }
 
 Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, const StripeMap& map,
-                                                  std::vector<DriveSpec> drives, DeviceFactory& devices) {
+                                                 std::vector<DriveSpec> drives, DeviceFactory& devices) {
   EngineConfig config = config_in;
   uint32_t n = static_cast<uint32_t>(drives.size());
   if (config.low_watermark == 0) config.low_watermark = n;
@@ -64,7 +64,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   for (uint32_t i = 0; i < n; ++i) {
     const DriveSpec& spec = drives[i];
     auto device = devices.open(i, spec);
-    if (!device) return Status::error(device.status().errnum(), "member " + spec.name + ": " + device.status().message());
+    if (!device)
+      return Status::error(device.status().errnum(), "member " + spec.name + ": " + device.status().message());
     engine->drives_.push_back(std::make_unique<Drive>(i, engine->config_, std::move(*device), spec.queue_depth));
   }
   for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
@@ -99,8 +100,8 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
     }
   }
   if (slots_.size() >= config_.max_submitters) {
-    return Status::error(EBUSY, "engine: all " + std::to_string(config_.max_submitters) +
-                                    " submitter slots are in use");
+    return Status::error(EBUSY,
+                         "engine: all " + std::to_string(config_.max_submitters) + " submitter slots are in use");
   }
   auto slot = std::make_unique<SubmitterSlot>();
   slot->index = static_cast<uint32_t>(slots_.size());

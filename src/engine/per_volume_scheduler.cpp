@@ -23,7 +23,8 @@ void PerVolumeScheduler::add(Request& r) {
 void PerVolumeScheduler::stage(Request& r, uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
   Drive& drive = *drives_[member];
   std::vector<uint32_t>& tags = plug_tags_[member];
-  SubIo* s = take_subio(slot_, [this] { unplug(); }, config_.before_submitter_blocks);
+  SubIo* s = take_subio(
+      slot_, [this] { unplug(); }, config_.before_submitter_blocks);
   init_subio(s, r, member_offset, buf, len);
   s->next = nullptr;
   // Like the kernel's plug merge: try to extend the last IO of this drive.

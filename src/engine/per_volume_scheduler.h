@@ -48,7 +48,7 @@ class PerVolumeScheduler {
   const EngineConfig& config_;
   const StripeMap& map_;
   const std::vector<std::unique_ptr<Drive>>& drives_;
-  SubmitterSlot& slot_;  // its SubIo pool, and `batch`, which has_staged() reads
+  SubmitterSlot& slot_;                           // its SubIo pool, and `batch`, which has_staged() reads
   std::vector<std::vector<uint32_t>> plug_tags_;  // per drive: tags taken at plug time
   uint32_t round_robin_ = 0;
 };

@@ -32,7 +32,7 @@ struct SubIo {
   uint64_t arrival_ns = 0;
   uint64_t seq = 0;  // arrival order on its drive: ties in the sort keep it
   uint32_t length = 0;
-  uint32_t id = 0;   // index in the owner's pool
+  uint32_t id = 0;  // index in the owner's pool
   IoOp op = IoOp::read;
 
   // A dispatched IO is a chain of neighbouring SubIos; the head holds the

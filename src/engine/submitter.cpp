@@ -29,9 +29,8 @@ int Submitter::add(Request& r) {
   const StripeMap& map = engine_.map_;
   uint32_t drives = engine_.drive_count();
   if (r.op != IoOp::flush) {
-    if (r.offset % kAlign != 0 || r.length % kAlign != 0 ||
-        reinterpret_cast<uintptr_t>(r.buffer) % kAlign != 0 || r.offset > map.volume_size() ||
-        r.length > map.volume_size() - r.offset) {
+    if (r.offset % kAlign != 0 || r.length % kAlign != 0 || reinterpret_cast<uintptr_t>(r.buffer) % kAlign != 0 ||
+        r.offset > map.volume_size() || r.length > map.volume_size() - r.offset) {
       return -EINVAL;
     }
     if (r.length == 0) {

@@ -116,8 +116,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   if (f.acl) {
     want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
     if ((conn->capable & FUSE_CAP_POSIX_ACL) == 0)
-      log(LOG_WARNING, "fuse.acl: the kernel does not offer POSIX ACLs to FUSE filesystems; they are kept but "
-                       "not enforced");
+      log(LOG_WARNING,
+          "fuse.acl: the kernel does not offer POSIX ACLs to FUSE filesystems; they are kept but "
+          "not enforced");
   }
   // fstrim opens the mount point: its FITRIM reaches the daemon only as a
   // directory ioctl (fs_trim.cpp).
@@ -153,7 +154,7 @@ int64_t realtime_coarse_ns() {
 // fuse.peregrine (subtype). libfuse splits -o at commas unless escaped
 // with a backslash.
 std::string mount_source(const std::string& given, const Superblock& sb) {
-  std::string name = !given.empty()        ? given
+  std::string name = !given.empty()     ? given
                      : sb.label.empty() ? "peregrine:" + sb.volume_uuid.to_string()
                                         : "peregrine:" + sb.label;
   std::string out;
@@ -202,8 +203,9 @@ void configure_log(const DaemonOptions& o) {
   }
   if (g_to_syslog) open_syslog();
   if (!o.foreground && o.settings.log.target == config::LogTarget::kStderr)
-    std::fprintf(stderr, "peregrine mount: warning: log.target = stderr in the background: the daemon's log is "
-                         "discarded once it serves (use auto or syslog, or --foreground)\n");
+    std::fprintf(stderr,
+                 "peregrine mount: warning: log.target = stderr in the background: the daemon's log is "
+                 "discarded once it serves (use auto or syslog, or --foreground)\n");
 }
 
 // Assembly's warnings (a backup superblock in use, ...) and the test and
@@ -300,8 +302,8 @@ std::string kernel_mount_options(const DaemonOptions& o, const Superblock& sb) {
 // Creates the FUSE session, mounts it and routes it through the
 // transport. Returns the session, or nullptr after undoing what it did
 // (the error is in *error).
-fuse_session* mount_session(const DaemonOptions& o, const Superblock& sb, const fuse_lowlevel_ops& ops,
-                            FsContext& ctx, Transport& transport, Status* error) {
+fuse_session* mount_session(const DaemonOptions& o, const Superblock& sb, const fuse_lowlevel_ops& ops, FsContext& ctx,
+                            Transport& transport, Status* error) {
   std::vector<std::string> argv_s = {"peregrine", "-o", kernel_mount_options(o, sb)};
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
@@ -324,8 +326,8 @@ fuse_session* mount_session(const DaemonOptions& o, const Superblock& sb, const 
     return nullptr;
   }
   if (int trc = transport.install(se); trc != 0) {
-    *error = Status::error(EIO, "mountpoint " + o.mountpoint + ": cannot route the FUSE session through its transport: " +
-                                    std::strerror(-trc));
+    *error = Status::error(EIO, "mountpoint " + o.mountpoint +
+                                    ": cannot route the FUSE session through its transport: " + std::strerror(-trc));
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
@@ -355,8 +357,8 @@ void serve_until_unmounted(const DaemonOptions& o, VolumeRuntime& vr, FsContext&
   }
   int rc = transport.serve(se, cfg);
   if (!ready_sent.exchange(true)) {
-    o.on_ready(Status::error(EIO, "the kernel ended the FUSE session on " + o.mountpoint +
-                                      " before it was initialised"));
+    o.on_ready(
+        Status::error(EIO, "the kernel ended the FUSE session on " + o.mountpoint + " before it was initialised"));
   }
   if (o.on_stopping) o.on_stopping();
   // The workers are gone; ring threads run no new request. IO that
@@ -387,8 +389,9 @@ void serve_until_unmounted(const DaemonOptions& o, VolumeRuntime& vr, FsContext&
 // mark the mount record clean. Returns whether that all went well.
 bool finish_unmount(meta::Metadata& meta, const VolumeRuntime& vr, const std::optional<MountRecord>& mount_record) {
   Status s = meta.write_failed()
-                 ? Status::error(EROFS, "the volume went read-only after a metadata write failed, so no checkpoint "
-                                        "was written; the next mount replays the journal")
+                 ? Status::error(EROFS,
+                                 "the volume went read-only after a metadata write failed, so no checkpoint "
+                                 "was written; the next mount replays the journal")
                  : meta.unmount();
   if (!s) {
     log(LOG_ERR, "unmount: %s", s.message().c_str());
@@ -419,8 +422,8 @@ int run_daemon(const DaemonOptions& o) {
   // member; peregrine stats counts them all).
   MemberErrorLog member_errors(static_cast<uint32_t>(o.members.size()),
                                [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); });
-  auto rt = open_volume(o.members, o.read_only ? MemberFile::Mode::read_only : MemberFile::Mode::read_write,
-                        o.settings, [&member_errors](const IoErrorReport& r) { member_errors.report(r); });
+  auto rt = open_volume(o.members, o.read_only ? MemberFile::Mode::read_only : MemberFile::Mode::read_write, o.settings,
+                        [&member_errors](const IoErrorReport& r) { member_errors.report(r); });
   if (!rt) return fail(rt.status());
   VolumeRuntime& vr = **rt;
   member_errors.set_names(vr.member_names);
@@ -429,8 +432,8 @@ int run_daemon(const DaemonOptions& o) {
   auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, metadata_options(o, member_errors));
   if (!meta) {
     return fail(Status::error(meta.status().errnum(), "volume on " + o.members.front() + " and " +
-                                                          std::to_string(n - 1) + " more: metadata: " +
-                                                          meta.status().message()));
+                                                          std::to_string(n - 1) +
+                                                          " more: metadata: " + meta.status().message()));
   }
   log_mount_report(o, (*meta)->mount_report());
 

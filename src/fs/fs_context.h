@@ -37,12 +37,16 @@ class OnlineGrow;
 struct FsContext final : TransportHost {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
             std::vector<std::string> names, uint32_t io_size)
-      : meta(m), pool(p), sync_io(io), gates([&p] {
+      : meta(m),
+        pool(p),
+        sync_io(io),
+        gates([&p] {
           p.unplug_this_thread();
           ReadTurn::leave_held_turn();
         }),
         settings(s),
-        member_names(std::move(names)), preferred_io_bytes(io_size) {}
+        member_names(std::move(names)),
+        preferred_io_bytes(io_size) {}
 
   meta::Metadata& meta;
   SubmitterPool& pool;
@@ -197,7 +201,8 @@ void add_xattr_ops(fuse_lowlevel_ops& ops);
 void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache);
 void add_trim_ops(fuse_lowlevel_ops& ops);
 // The online grow ioctl (grow_ioctl.h), dispatched from the ioctl op.
-void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz, size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
+void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz,
+                      size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
 // For a read-only mount, after the groups above: every changing operation
 // is answered EROFS (read_only_ops.cpp). Main thread, before the session.
 void make_read_only(fuse_lowlevel_ops& ops);

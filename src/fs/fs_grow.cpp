@@ -63,8 +63,8 @@ GrowIoctl OnlineGrow::run() {
   r.new_data_area = data_area;
   r.flags = interrupted ? kGrowFinishedInterrupted : 0;
   log_(LOG_NOTICE, "grown online: member data size " + format_size(r.old_member_data_size) + " -> " +
-                       format_size(r.new_member_data_size) + ", data area " + format_size(r.old_data_area) +
-                       " -> " + format_size(r.new_data_area));
+                       format_size(r.new_member_data_size) + ", data area " + format_size(r.old_data_area) + " -> " +
+                       format_size(r.new_data_area));
   return r;
 }
 

@@ -22,8 +22,8 @@
 namespace peregrine::fs {
 namespace {
 
-void op_ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned flags,
-              const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
+void op_ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned flags, const void* in_buf,
+              size_t in_bufsz, size_t out_bufsz) {
   if (cmd == static_cast<unsigned int>(kGrowIoctl)) {
     serve_grow_ioctl(req, flags, in_bufsz, out_bufsz);
     return;

@@ -35,7 +35,7 @@ struct WriteOp {
   uint64_t ino = 0;
   uint64_t size = 0;
   uint64_t new_end = 0;
-  IoSpan span;  // as the kernel sent it, for the gate
+  IoSpan span;                // as the kernel sent it, for the gate
   bool rewrite_done = false;  // prepare_write set the times: nothing to complete
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
@@ -146,8 +146,8 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
 
 // Partial blocks (or bytes the page cache may hold): read the blocks that
 // hold data, patch, write back. *cached: the page cache may hold the bytes.
-int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off,
-                    const IoSpan& span, bool* cached) {
+int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, const IoSpan& span,
+                    bool* cached) {
   ExclusiveGate gate(fs.gates, ino);
   *cached = fs.gates.page_cache_holds(ino, span);
   std::vector<meta::WriteRange> ranges;

@@ -48,9 +48,7 @@ void make_read_only(fuse_lowlevel_ops& ops) {
   ops.write_buf = nullptr;
   ops.copy_file_range = nullptr;  // the kernel falls back to read + write, refused above
   ops.fallocate = [](fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EROFS); };
-  ops.setxattr = [](fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) {
-    fuse_reply_err(req, EROFS);
-  };
+  ops.setxattr = [](fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) { fuse_reply_err(req, EROFS); };
   ops.removexattr = [](fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); };
   // FITRIM and online grow, the ioctls served, write to the members.
   ops.ioctl = [](fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned, const void*, size_t,

@@ -37,10 +37,8 @@ bool may_wait_long(const void* buf, ssize_t n) {
     case FUSE_IOCTL:
     case FUSE_POLL:
     case FUSE_INIT:
-    case FUSE_DESTROY:
-      return true;
-    default:
-      return false;
+    case FUSE_DESTROY: return true;
+    default: return false;
   }
 }
 

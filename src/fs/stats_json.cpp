@@ -64,24 +64,24 @@ std::string stats_json(FsContext& fs) {
   out << ",\"drives\":[";
   for (uint32_t d = 0; d < e.drive_count(); ++d) {
     DriveStats s = e.stats(d);
-    out << (d ? "," : "") << "{\"index\":" << d << ",\"name\":"
-        << quoted(d < fs.member_names.size() ? fs.member_names[d] : "") << ",\"queue_depth\":" << s.queue_depth
-        << ",\"subios\":" << s.subios << ",\"ios\":" << s.ios << ",\"read_ios\":" << s.read_ios
-        << ",\"write_ios\":" << s.write_ios << ",\"merged\":" << s.merged
+    out << (d ? "," : "") << "{\"index\":" << d
+        << ",\"name\":" << quoted(d < fs.member_names.size() ? fs.member_names[d] : "")
+        << ",\"queue_depth\":" << s.queue_depth << ",\"subios\":" << s.subios << ",\"ios\":" << s.ios
+        << ",\"read_ios\":" << s.read_ios << ",\"write_ios\":" << s.write_ios << ",\"merged\":" << s.merged
         << ",\"bytes_read\":" << s.bytes_read << ",\"bytes_written\":" << s.bytes_written
         << ",\"flushes\":" << s.flushes << ",\"tag_waits\":" << s.tag_waits
         << ",\"pressure_waits\":" << s.pressure_waits << ",\"inline_batches\":" << s.inline_batches
-        << ",\"polled\":" << s.polled        << ",\"short_ios\":" << s.short_ios << ",\"errors\":" << s.errors
-        << ",\"retried_unmerged\":" << s.retried_unmerged << ",\"backlog\":" << s.backlog
-        << ",\"queued\":" << s.queued << ",\"in_flight\":" << s.in_flight << ",\"stack_latency\":";
+        << ",\"polled\":" << s.polled << ",\"short_ios\":" << s.short_ios << ",\"errors\":" << s.errors
+        << ",\"retried_unmerged\":" << s.retried_unmerged << ",\"backlog\":" << s.backlog << ",\"queued\":" << s.queued
+        << ",\"in_flight\":" << s.in_flight << ",\"stack_latency\":";
     histogram(out, s.stack_latency);
     out << ",\"stack_latency_sum_ns\":" << s.stack_latency.sum_ns() << ",\"device_latency\":";
     histogram(out, s.device_latency);
     out << ",\"device_latency_sum_ns\":" << s.device_latency.sum_ns();
     // Discards (fstrim, -o discard) do not pass through the engine.
     const DiscardCounts dc = fs.sync_io.discard_counts(d);
-    out << ",\"discards\":" << dc.discards << ",\"discarded_bytes\":" << dc.bytes
-        << ",\"discard_errors\":" << dc.errors << "}";
+    out << ",\"discards\":" << dc.discards << ",\"discarded_bytes\":" << dc.bytes << ",\"discard_errors\":" << dc.errors
+        << "}";
   }
   out << "]";
   out << ",\"volume\":{\"label\":" << quoted(fs.volume_label) << ",\"uuid\":" << quoted(fs.volume_uuid) << "}";

@@ -15,7 +15,7 @@ bool to_u64(const std::string& s, uint64_t* out) {
 }  // namespace
 
 Expected<std::vector<std::pair<uint32_t, FaultRule>>> parse_test_faults(const std::string& spec,
-                                                                       const MemberAreas& areas) {
+                                                                        const MemberAreas& areas) {
   std::vector<std::pair<uint32_t, FaultRule>> out;
   std::stringstream rules(spec);
   std::string text;
@@ -55,10 +55,14 @@ Expected<std::vector<std::pair<uint32_t, FaultRule>>> parse_test_faults(const st
         if (v.empty() || v[0] != '/') return bad("while needs an absolute path");
         r.armed_while = v;
       } else if (k == "op") {
-        if (v == "read") r.op = IoOp::read;
-        else if (v == "write") r.op = IoOp::write;
-        else if (v == "flush") r.op = IoOp::flush;
-        else return bad("op must be read, write or flush");
+        if (v == "read")
+          r.op = IoOp::read;
+        else if (v == "write")
+          r.op = IoOp::write;
+        else if (v == "flush")
+          r.op = IoOp::flush;
+        else
+          return bad("op must be read, write or flush");
       } else if (k == "area") {
         if (v == "meta") {
           r.range_begin = areas.meta_begin;

@@ -37,6 +37,6 @@ struct MemberAreas {
 // The rules of `spec`, each with the member it applies to; EINVAL with the
 // offending rule named on a bad spec.
 Expected<std::vector<std::pair<uint32_t, FaultRule>>> parse_test_faults(const std::string& spec,
-                                                                       const MemberAreas& areas);
+                                                                        const MemberAreas& areas);
 
 }  // namespace peregrine::fs

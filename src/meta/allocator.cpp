@@ -328,7 +328,7 @@ void Allocator::take_free_for_trim(uint64_t* cursor, uint64_t end, uint64_t minl
     discard_in_flight_[s] = n;
     taken += n;
     *cursor = s + n;
-    if (s + n < e) break;  // a piece limit: the rest of this extent comes next time
+    if (s + n < e) break;               // a piece limit: the rest of this extent comes next time
     it = by_off_.upper_bound(*cursor);  // iterators may point at erased nodes
     if (it != by_off_.begin() && std::prev(it)->first + std::prev(it)->second > *cursor) --it;
   }

@@ -53,8 +53,7 @@ void ExtentMap::merge_around(Map::iterator it) {
   // Merge into the previous extent.
   if (it != map_.begin()) {
     auto prev = std::prev(it);
-    if (prev->first + prev->second.len == it->first &&
-        prev->second.vol_off + prev->second.len == it->second.vol_off &&
+    if (prev->first + prev->second.len == it->first && prev->second.vol_off + prev->second.len == it->second.vol_off &&
         prev->second.written == it->second.written) {
       prev->second.len += it->second.len;
       map_.erase(it);

@@ -41,8 +41,7 @@ Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g, uint64_t
   for (int s = 0; s < 2; ++s) {
     if (slots[s].valid) order.push_back(s);
   }
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return slots[a].header.seq > slots[b].header.seq; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return slots[a].header.seq > slots[b].header.seq; });
   if (order.empty()) return Status::error(EUCLEAN, "no valid checkpoint in either slot");
   std::string why;
   for (int s : order) {
@@ -68,18 +67,17 @@ Expected<LoadedMetadata> load_metadata(VolumeIo& io, const Geometry& g, uint64_t
     lm.header = h;
     lm.model = std::move(*model);
     Model& m = lm.model;
-    auto replay = replay_journal(io, lm.layout,
-                                 JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt},
-                                 [&m](const Txn& t) { return m.apply(t, nullptr); });
+    auto replay =
+        replay_journal(io, lm.layout, JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt},
+                       [&m](const Txn& t) { return m.apply(t, nullptr); });
     if (!replay) return replay.status();
     lm.replay = *replay;
     // Replay always stops somewhere: normally where no further batch header
     // is found, which is simply the end of the journal.
     std::string replayed = "journal: " + std::to_string(replay->records) + " records in " +
                            std::to_string(replay->batches) + " batches replayed";
-    lm.notes.push_back(replay->stop_reason == kJournalEnd
-                           ? replayed + ", up to the end of the journal"
-                           : replayed + "; replay stopped: " + replay->stop_reason);
+    lm.notes.push_back(replay->stop_reason == kJournalEnd ? replayed + ", up to the end of the journal"
+                                                          : replayed + "; replay stopped: " + replay->stop_reason);
     return lm;
   }
   return Status::error(EUCLEAN, why);
@@ -376,9 +374,9 @@ void check_link_counts(Ctx& c) {
     const uint32_t want = in->dir ? 2 + subdirs[ino] : names[ino];
     if (want == 0) continue;  // unreachable, reported above
     if (in->attr.nlink != want) {
-      c.problem(ino_s(ino) + " has link count " + std::to_string(in->attr.nlink) + ", should be " +
-                    std::to_string(want),
-                true);
+      c.problem(
+          ino_s(ino) + " has link count " + std::to_string(in->attr.nlink) + ", should be " + std::to_string(want),
+          true);
       if (c.repair) {
         InodeAttr a = in->attr;
         a.nlink = want;
@@ -462,8 +460,8 @@ void account_space(Ctx& c) {
   if (clash && c.repair) {
     c.problem("free-space map still inconsistent after repair", false);
   }
-  c.r->messages.push_back("space: " + std::to_string(marked) + " bytes in use, " +
-                          std::to_string(alloc.free_bytes()) + " free of " + std::to_string(g.data_size) +
+  c.r->messages.push_back("space: " + std::to_string(marked) + " bytes in use, " + std::to_string(alloc.free_bytes()) +
+                          " free of " + std::to_string(g.data_size) +
                           (clash && !c.repair ? " (extents overlap: counts are approximate)" : ""));
 }
 
@@ -508,9 +506,9 @@ FsckReport run_fsck(VolumeIo& io, const Geometry& g, const FsckOptions& opt) {
   for (const LostMember& lost : opt.lost) {
     auto files = files_with_lost_data(lm->model, g, lost);
     ++r.problems;
-    r.messages.push_back("member " + lost.name + " (index " + std::to_string(lost.index) + ") is short: " +
-                         std::to_string(files.size()) + " file(s) have data past its end, which is lost" +
-                         (files.empty() ? "" : ":"));
+    r.messages.push_back("member " + lost.name + " (index " + std::to_string(lost.index) +
+                         ") is short: " + std::to_string(files.size()) +
+                         " file(s) have data past its end, which is lost" + (files.empty() ? "" : ":"));
     for (const auto& [path, bytes] : files)
       r.messages.push_back("  lost: " + path + " (" + std::to_string(bytes) + " bytes on that member)");
   }

@@ -127,7 +127,8 @@ Expected<ReplayResult> replay_journal(VolumeIo& io, const MetaLayout& l, Journal
     uint64_t pos = res.end.head;
     bool ok = try_read(pos, &buf, &h, &txns, &why);
     if (!ok && why == "undecodable")
-      return Status::error(EUCLEAN, "journal batch at " + std::to_string(pos) + " has a valid checksum but bad records");
+      return Status::error(EUCLEAN,
+                           "journal batch at " + std::to_string(pos) + " has a valid checksum but bad records");
     if (!ok && pos % ring != 0) {
       // The writer skips the end of the ring when a batch does not fit.
       std::string why2;
@@ -240,8 +241,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     const uint64_t blen = round_up(kBatchHeaderBytes + payload.size(), kBlockSize);
     uint64_t at = pos_.head;
     if (at % ring + blen > ring) at = round_up(at + 1, ring);
-    const bool ckpt =
-        force_checkpoint || (count > 0 && (at + blen - pos_.tail) * 100 > ring * checkpoint_percent_);
+    const bool ckpt = force_checkpoint || (count > 0 && (at + blen - pos_.tail) * 100 > ring * checkpoint_percent_);
     // Only the leader changes the salt (checkpoint_done): read under the lock.
     const uint32_t salt = pos_.salt;
     lk.unlock();

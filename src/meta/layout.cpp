@@ -12,8 +12,8 @@ Expected<MetaLayout> MetaLayout::compute(const Geometry& g, uint64_t journal_siz
   if (g.meta_offset % kBlockSize || g.meta_size % kBlockSize || g.data_offset % kBlockSize)
     return Status::error(EINVAL, "metadata area: offsets and size must be multiples of 4096");
   if (g.meta_size < 2 * kMiB)
-    return Status::error(EINVAL, "metadata area of " + std::to_string(g.meta_size) +
-                                     " bytes is too small (need at least 2 MiB)");
+    return Status::error(
+        EINVAL, "metadata area of " + std::to_string(g.meta_size) + " bytes is too small (need at least 2 MiB)");
   if (g.data_offset < g.meta_offset + g.meta_size && g.data_offset + g.data_size > g.meta_offset)
     return Status::error(EINVAL, "metadata area overlaps the data area");
   MetaLayout l;

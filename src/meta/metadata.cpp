@@ -33,11 +33,12 @@ Metadata::~Metadata() {
 // Not checked by the thread-safety analysis: it builds md's Model before any
 // other thread can reach md, so it reads and writes model_ without ns_mu_
 // until the orphan pass (which takes it).
-Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g, Options opt)
-    NO_THREAD_SAFETY_ANALYSIS {
+Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g,
+                                                    Options opt) NO_THREAD_SAFETY_ANALYSIS {
   if (opt.skip_replay && !opt.read_only)
-    return Status::error(EINVAL, "metadata: skipping the journal needs a read-only mount (a read-write one would "
-                                 "overwrite what it did not apply)");
+    return Status::error(EINVAL,
+                         "metadata: skipping the journal needs a read-only mount (a read-write one would "
+                         "overwrite what it did not apply)");
   auto layout = MetaLayout::compute(g, opt.journal_size);
   if (!layout) return layout.status();
   if (g.data_offset + g.data_size > io.size() || g.meta_offset + g.meta_size > io.size())
@@ -106,8 +107,8 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   }
   t = Clock::now();
 
-  md->alloc_ = std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window,
-                                           g.stripe_unit);
+  md->alloc_ =
+      std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window, g.stripe_unit);
   for (const auto& [ino, in] : md->model_.inodes) {
     for (const auto& [off, e] : in->extents.extents()) {
       if (!md->alloc_->mark_used(e.vol_off, e.len))
@@ -117,8 +118,8 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     }
   }
 
-  md->journal_ = std::make_unique<Journal>(io, *layout, start, md->opt_.checkpoint_percent,
-                                           md->opt_.pending_commit_bytes);
+  md->journal_ =
+      std::make_unique<Journal>(io, *layout, start, md->opt_.checkpoint_percent, md->opt_.pending_commit_bytes);
   Metadata* self = md.get();
   md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
   md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });
@@ -283,7 +284,7 @@ int Metadata::log_all_deferred_times() {
 }
 
 int Metadata::fsync(Ino ino) {
-  if (opt_.read_only) return 0;  // nothing can be pending
+  if (opt_.read_only) return 0;     // nothing can be pending
   if (write_failed()) return -EIO;  // what was not durable when the journal failed never will be
   uint64_t lsn;
   bool deferred;

@@ -150,8 +150,7 @@ int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be)
   return 0;
 }
 
-int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out,
-                            bool* rewrite_done) {
+int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done) {
   if (rewrite_done) *rewrite_done = false;
   if (opt_.read_only) return -EROFS;
   if (len == 0) return 0;
@@ -276,8 +275,7 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
   }
   const int64_t t = now();
   // A rewrite of written blocks within the file changes only mtime/ctime.
-  if (b.txn.empty() && new_size <= in->attr.size && (opt_.kernel_stamps_writes || defer_rewrite_times(in, t)))
-    return 0;
+  if (b.txn.empty() && new_size <= in->attr.size && (opt_.kernel_stamps_writes || defer_rewrite_times(in, t))) return 0;
   // Marking part of an unwritten extent written can split it. The data is on
   // the volume already; when even that does not fit, the range stays
   // unwritten (reads as zeros) and the write fails.

@@ -146,13 +146,15 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
   return 0;
 }
 
-int Metadata::mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, const Cred& cred,
-                    InodeAttr* out) {
+int Metadata::mknod(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, const Cred& cred, InodeAttr* out) {
   uint32_t type = mode & S_IFMT;
   if (type == 0) type = S_IFREG;
   switch (type) {
-    case S_IFREG: case S_IFIFO: case S_IFSOCK: rdev = 0; break;
-    case S_IFCHR: case S_IFBLK: break;
+    case S_IFREG:
+    case S_IFIFO:
+    case S_IFSOCK: rdev = 0; break;
+    case S_IFCHR:
+    case S_IFBLK: break;
     default: return -EINVAL;
   }
   return create_node(parent, name, type | (mode & 07777), rdev, {}, cred, false, out);
@@ -170,8 +172,7 @@ int Metadata::mkdir(Ino parent, std::string_view name, uint32_t mode, const Cred
   return create_node(parent, name, S_IFDIR | (mode & 07777), 0, {}, cred, false, out);
 }
 
-int Metadata::symlink(Ino parent, std::string_view name, std::string_view target, const Cred& cred,
-                      InodeAttr* out) {
+int Metadata::symlink(Ino parent, std::string_view name, std::string_view target, const Cred& cred, InodeAttr* out) {
   if (target.empty()) return -ENOENT;
   if (target.size() > kSymlinkMax) return -ENAMETOOLONG;
   return create_node(parent, name, S_IFLNK | 0777, 0, target, cred, false, out);
@@ -417,10 +418,14 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
   a.mode &= ~(in.clear_mode & (S_ISUID | S_ISGID));
   if (in.valid & SetAttrIn::kUid) a.uid = in.uid;
   if (in.valid & SetAttrIn::kGid) a.gid = in.gid;
-  if (in.valid & SetAttrIn::kAtimeNow) a.atime_ns = t;
-  else if (in.valid & SetAttrIn::kAtime) a.atime_ns = in.atime_ns;
-  if (in.valid & SetAttrIn::kMtimeNow) a.mtime_ns = t;
-  else if (in.valid & SetAttrIn::kMtime) a.mtime_ns = in.mtime_ns;
+  if (in.valid & SetAttrIn::kAtimeNow)
+    a.atime_ns = t;
+  else if (in.valid & SetAttrIn::kAtime)
+    a.atime_ns = in.atime_ns;
+  if (in.valid & SetAttrIn::kMtimeNow)
+    a.mtime_ns = t;
+  else if (in.valid & SetAttrIn::kMtime)
+    a.mtime_ns = in.mtime_ns;
   a.ctime_ns = (in.valid & SetAttrIn::kCtime) ? in.ctime_ns : t;
   if (int rc = commit_txn(b.finish()); rc != 0) return rc;
   *out = attr_of(*node);
@@ -457,7 +462,8 @@ int Metadata::readdir_plus(Ino ino, uint64_t cookie, size_t max, std::vector<std
   for (auto it = in->dir->after(cookie); it != in->dir->end() && it->first < end && out->size() < max; ++it) {
     const Inode* c = model_.find(it->second->second.ino);
     if (!c) return -EIO;
-    out->push_back({DirEntry{it->second->first, it->second->second.ino, c->attr.mode & S_IFMT, it->first}, attr_of(*c)});
+    out->push_back(
+        {DirEntry{it->second->first, it->second->second.ino, c->attr.mode & S_IFMT, it->first}, attr_of(*c)});
   }
   return 0;
 }
@@ -500,8 +506,9 @@ int Metadata::setxattr(Ino ino, std::string_view name, std::string_view value, i
     a.mode &= ~(clear_mode & S_ISGID);
   }
   if (store) {
-    const uint64_t growth = !exists ? body_size::xattr(name.size(), value.size())
-                                    : value.size() > old->second.size() ? value.size() - old->second.size() : 0;
+    const uint64_t growth = !exists                             ? body_size::xattr(name.size(), value.size())
+                            : value.size() > old->second.size() ? value.size() - old->second.size()
+                                                                : 0;
     if (growth > 0 && !space_locked().fits_new(growth)) return -ENOSPC;
     b.add(xattr_put(ino, name, std::string(value)));
   } else if (exists) {

@@ -170,10 +170,11 @@ std::string Model::dump() const {
   for (Ino ino : sorted_inos()) {
     const Inode& in = *find(ino);
     const InodeAttr& a = in.attr;
-    std::snprintf(buf, sizeof buf, "ino %llu gen %llu mode %o uid %u gid %u nlink %u size %llu rdev %llu a %lld m %lld c %lld\n",
+    std::snprintf(buf, sizeof buf,
+                  "ino %llu gen %llu mode %o uid %u gid %u nlink %u size %llu rdev %llu a %lld m %lld c %lld\n",
                   (unsigned long long)a.ino, (unsigned long long)a.generation, a.mode, a.uid, a.gid, a.nlink,
-                  (unsigned long long)a.size, (unsigned long long)a.rdev, (long long)a.atime_ns,
-                  (long long)a.mtime_ns, (long long)a.ctime_ns);
+                  (unsigned long long)a.size, (unsigned long long)a.rdev, (long long)a.atime_ns, (long long)a.mtime_ns,
+                  (long long)a.ctime_ns);
     s += buf;
     if (in.is_symlink()) s += "  target " + in.symlink + "\n";
     for (const auto& [k, v] : in.xattrs) s += "  xattr " + k + "=" + v + "\n";

@@ -17,10 +17,14 @@ constexpr uint32_t kMaxRecordBytes = 1u << 24;
 bool attr_valid(const InodeAttr& a) {
   if (a.ino == 0) return false;
   switch (a.mode & S_IFMT) {
-    case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFIFO: case S_IFSOCK: case S_IFCHR: case S_IFBLK:
-      break;
-    default:
-      return false;
+    case S_IFREG:
+    case S_IFDIR:
+    case S_IFLNK:
+    case S_IFIFO:
+    case S_IFSOCK:
+    case S_IFCHR:
+    case S_IFBLK: break;
+    default: return false;
   }
   return (a.mode & ~(S_IFMT | 07777u)) == 0;
 }
@@ -40,9 +44,7 @@ void encode_txn(const Txn& txn, std::string* out) {
         break;
       case DeltaType::kInodeDel:
       case DeltaType::kOrphanAdd:
-      case DeltaType::kOrphanDel:
-        w.u64(d.ino);
-        break;
+      case DeltaType::kOrphanDel: w.u64(d.ino); break;
       case DeltaType::kDirentPut:
         w.u64(d.ino);
         w.u64(d.child);
@@ -83,8 +85,7 @@ void encode_txn(const Txn& txn, std::string* out) {
         break;
     }
   }
-  codec::put_le32(reinterpret_cast<std::byte*>(out->data() + len_at),
-                  static_cast<uint32_t>(out->size() - len_at - 4));
+  codec::put_le32(reinterpret_cast<std::byte*>(out->data() + len_at), static_cast<uint32_t>(out->size() - len_at - 4));
 }
 
 bool decode_txn(std::span<const std::byte> bytes, size_t* pos, Txn* txn) {
@@ -113,9 +114,7 @@ bool decode_txn(std::span<const std::byte> bytes, size_t* pos, Txn* txn) {
       }
       case DeltaType::kInodeDel:
       case DeltaType::kOrphanAdd:
-      case DeltaType::kOrphanDel:
-        d.ino = r.u64();
-        break;
+      case DeltaType::kOrphanDel: d.ino = r.u64(); break;
       case DeltaType::kDirentPut: {
         d.ino = r.u64();
         d.child = r.u64();
@@ -163,13 +162,11 @@ bool decode_txn(std::span<const std::byte> bytes, size_t* pos, Txn* txn) {
         d.b = r.u64();
         d.c = r.u64();
         break;
-      default:
-        return false;
+      default: return false;
     }
     if (d.type >= DeltaType::kExtentMap && d.type <= DeltaType::kExtentWritten) {
       // Block-aligned, non-empty, no wrap-around.
-      if (d.a % kBlockSize || d.b % kBlockSize || d.c % kBlockSize || d.c == 0 || d.a + d.c < d.a ||
-          d.b + d.c < d.b)
+      if (d.a % kBlockSize || d.b % kBlockSize || d.c % kBlockSize || d.c == 0 || d.a + d.c < d.a || d.b + d.c < d.b)
         return false;
     }
     txn->push_back(std::move(d));

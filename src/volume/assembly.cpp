@@ -96,16 +96,16 @@ Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs
       if (same_member && b.member_data_size != p.member_data_size && first_difference(p, b, true).empty())
         lagging = b.member_data_size;
       else if (!same_member || !first_difference(p, b).empty() || b.generation != p.generation)
-        damaged.emplace_back(kBackupSuperblockOffset,
-                             "member " + path + ": backup superblock (generation " + std::to_string(b.generation) +
-                                 ") differs from the primary (generation " + std::to_string(p.generation) +
-                                 "), using the primary");
+        damaged.emplace_back(kBackupSuperblockOffset, "member " + path + ": backup superblock (generation " +
+                                                          std::to_string(b.generation) +
+                                                          ") differs from the primary (generation " +
+                                                          std::to_string(p.generation) + "), using the primary");
     }
     return std::move(*sbs.primary.superblock);
   }
   if (sbs.backup.superblock) {
-    damaged.emplace_back(kPrimarySuperblockOffset, "member " + path + ": primary superblock corrupt (" +
-                                                       sbs.primary.problem + "), using backup");
+    damaged.emplace_back(kPrimarySuperblockOffset,
+                         "member " + path + ": primary superblock corrupt (" + sbs.primary.problem + "), using backup");
     return std::move(*sbs.backup.superblock);
   }
   if (!sbs.any_magic()) return refuse(path, "not a peregrine member (no superblock found)");
@@ -116,12 +116,11 @@ Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs
 // A copy that says `peregrine grow --add` is moving the data area: only
 // the restripe may use the volume (src/volume/restripe_assembly.cpp).
 Status refuse_restripe(const Superblock& sb) {
-  return Status::error(EINPROGRESS, "volume " + sb.volume_uuid.to_string() +
-                                        ": interrupted restripe ('peregrine grow --add') from " +
-                                        std::to_string(sb.restripe_old_count) + " onto " +
-                                        std::to_string(sb.member_count()) +
-                                        " members: run 'peregrine grow --add NEW... MEMBER...' again with the "
-                                        "same members to finish it; until then the volume cannot be used");
+  return Status::error(
+      EINPROGRESS, "volume " + sb.volume_uuid.to_string() + ": interrupted restripe ('peregrine grow --add') from " +
+                       std::to_string(sb.restripe_old_count) + " onto " + std::to_string(sb.member_count()) +
+                       " members: run 'peregrine grow --add NEW... MEMBER...' again with the "
+                       "same members to finish it; until then the volume cannot be used");
 }
 
 }  // namespace
@@ -162,8 +161,7 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
     if (f.sb.volume_uuid != volume)
       return refuse(f.path, "belongs to another volume (volume UUID " + f.sb.volume_uuid.to_string() +
                                 ", member UUID " + f.sb.member_uuid.to_string() +
-                                "), not to the volume of the other members (volume UUID " + volume.to_string() +
-                                ")");
+                                "), not to the volume of the other members (volume UUID " + volume.to_string() + ")");
   }
   for (const Found& f : found) {
     if (std::string diff = first_difference(ref->sb, f.sb, /*growing=*/true); !diff.empty())
@@ -206,9 +204,8 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
                std::to_string(f.sb.generation) +
                "), one a copy of the other, as an interrupted 'peregrine replace' leaves them: give only one "
                "(run that replace again to finish it)";
-      return refuse(f.path, "duplicated member: claims index " + std::to_string(f.sb.member_index) +
-                                " (member UUID " + f.sb.member_uuid.to_string() + "), as does member " + s->path +
-                                copy);
+      return refuse(f.path, "duplicated member: claims index " + std::to_string(f.sb.member_index) + " (member UUID " +
+                                f.sb.member_uuid.to_string() + "), as does member " + s->path + copy);
     }
     s = &f;
   }
@@ -219,8 +216,8 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
                  shared.member_uuids[i].to_string() + ")";
   }
   if (!missing.empty())
-    return Status::error(ENODEV, "volume " + volume.to_string() + ": " + std::to_string(n - found.size()) +
-                                     " of " + std::to_string(n) + " members missing: " + missing);
+    return Status::error(ENODEV, "volume " + volume.to_string() + ": " + std::to_string(n - found.size()) + " of " +
+                                     std::to_string(n) + " members missing: " + missing);
 
   for (const Found& f : found) {
     uint64_t have = f.file.info().size_bytes;
@@ -237,8 +234,8 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
   }
   if (mode == MemberFile::Mode::read_write) {
     if (uint64_t unknown = shared.features_ro_compat & ~kKnownRoCompatFeatures; unknown != 0)
-      return Status::error(EROFS, "volume " + volume.to_string() + ": read-only-compatible features " +
-                                      hex(unknown) + " unknown to this build; assemble read-only");
+      return Status::error(EROFS, "volume " + volume.to_string() + ": read-only-compatible features " + hex(unknown) +
+                                      " unknown to this build; assemble read-only");
   }
 
   vol.superblock = slot[0]->sb;

@@ -44,8 +44,8 @@ std::string describe_volume(const Superblock& sb, const std::vector<std::string>
   line(out, "stripe unit:", format_size(g.stripe_unit));
   line(out, "block size:", std::to_string(sb.block_size));
   line(out, "data start:", format_size(g.data_start) + " (member offset)");
-  line(out, "member data size:", format_size(g.member_data_size) + " (" + std::to_string(g.member_data_size) +
-                                     " bytes per member)");
+  line(out, "member data size:",
+       format_size(g.member_data_size) + " (" + std::to_string(g.member_data_size) + " bytes per member)");
   line(out, "volume size:", format_size(g.volume_size()) + " (" + std::to_string(g.volume_size()) + " bytes)");
   line(out, "metadata area:", "offset " + std::to_string(sb.meta_offset) + ", " + format_size(sb.meta_size));
   line(out, "data area:", format_size(g.volume_size() - sb.meta_size));

@@ -45,8 +45,8 @@ Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t>
   // A damaged copy may hide more damage, and fsck restores it from the
   // good one: grow only over a volume whose every copy is sound.
   if (!vol.damaged_copies.empty())
-    return Status::error(EUCLEAN, vol.damaged_copies.front().problem +
-                                      "; run 'peregrine fsck' over the members first, then grow");
+    return Status::error(
+        EUCLEAN, vol.damaged_copies.front().problem + "; run 'peregrine fsck' over the members first, then grow");
   const uint32_t n = vol.superblock.member_count();
   GrowPlan plan;
   for (const MemberFile& m : vol.members) {
@@ -73,8 +73,7 @@ Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t>
   if (plan.new_data_size == plan.old_data_size && vol.interrupted_grow.empty())
     return Status::error(ENOSPC, "nothing to grow: the members already use all their space (" +
                                      format_size(plan.old_data_size) + " per member; the smallest, " +
-                                     vol.members[smallest].info().path + ", holds " +
-                                     format_size(sizes[smallest]) +
+                                     vol.members[smallest].info().path + ", holds " + format_size(sizes[smallest]) +
                                      "). Make the members larger first (a larger device, a longer file)");
   for (const Superblock& sb : vol.member_superblocks) plan.generation = std::max(plan.generation, sb.generation);
   ++plan.generation;

@@ -68,7 +68,8 @@ MemberHolder find_member_holder(const MemberFile& member) {
   h.mountpoint = (*record)->mountpoint;
   const std::string spelled = resolve_parent(h.mountpoint);
   for (const MountTableEntry& e : read_mount_table())
-    if ((e.mountpoint == spelled || e.mountpoint == h.mountpoint) && e.fstype == "fuse.peregrine") h.still_mounted = true;
+    if ((e.mountpoint == spelled || e.mountpoint == h.mountpoint) && e.fstype == "fuse.peregrine")
+      h.still_mounted = true;
   return h;
 }
 

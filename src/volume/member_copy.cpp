@@ -169,7 +169,7 @@ Expected<std::vector<CopyRange>> data_segments(const MemberFile& member, uint64_
   while (pos < end) {
     off_t d = ::lseek(member.fd(), static_cast<off_t>(pos), SEEK_DATA);
     if (d < 0) {
-      if (errno == ENXIO) break;  // only a hole up to the end of the file
+      if (errno == ENXIO) break;                     // only a hole up to the end of the file
       if (errno == EINVAL || errno == EOPNOTSUPP) {  // cannot tell: all data
         out.push_back({pos, end});
         break;
@@ -293,9 +293,10 @@ Status MemberCopy::verify(const CopyProgressFn& progress) {
       jobs,
       [&](const Job& j, std::span<const std::byte> bytes) {
         if (j.tag == kHoleTag ? !all_zero(bytes.data(), bytes.size()) : crc32c(bytes) != pieces_[j.tag].crc)
-          return Status::error(EBADMSG, "member " + to_.info().path + ": the copy does not read back as written at offset " +
-                                        std::to_string(j.offset) + " (" + std::to_string(j.length) +
-                                        " bytes differ from the source)");
+          return Status::error(EBADMSG, "member " + to_.info().path +
+                                            ": the copy does not read back as written at offset " +
+                                            std::to_string(j.offset) + " (" + std::to_string(j.length) +
+                                            " bytes differ from the source)");
         return Status::ok();
       },
       [&](uint64_t n) {

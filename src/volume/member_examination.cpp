@@ -25,11 +25,11 @@ Expected<MemberExamination> examine_member(const std::string& path, bool probe_f
     if (!record) {
       e.mount_record_problem = record.status().message();
     } else if (*record && (*record)->volume_uuid != e.superblock->volume_uuid) {
-      e.mount_record_problem = "member " + path + ": mount record of another volume (" +
-                               (*record)->volume_uuid.to_string() + ") ignored";
+      e.mount_record_problem =
+          "member " + path + ": mount record of another volume (" + (*record)->volume_uuid.to_string() + ") ignored";
     } else if (*record && (*record)->member_uuid != e.superblock->member_uuid) {
-      e.mount_record_problem = "member " + path + ": mount record of another member (" +
-                               (*record)->member_uuid.to_string() + ") ignored";
+      e.mount_record_problem =
+          "member " + path + ": mount record of another member (" + (*record)->member_uuid.to_string() + ") ignored";
     } else {
       e.mount_record = std::move(*record);
     }

@@ -18,8 +18,7 @@ bool same(const MemberIdentity& a, const MemberIdentity& b) {
 
 }  // namespace
 
-Expected<std::vector<MemberIdentity>> identify_members(const std::vector<std::string>& paths,
-                                                       bool allow_missing) {
+Expected<std::vector<MemberIdentity>> identify_members(const std::vector<std::string>& paths, bool allow_missing) {
   std::vector<MemberIdentity> out;
   out.reserve(paths.size());
   for (const std::string& path : paths) {
@@ -50,9 +49,8 @@ Expected<std::vector<MemberIdentity>> identify_members(const std::vector<std::st
     }
     for (const MemberIdentity& earlier : out) {
       if (same(earlier, id))
-        return Status::error(EINVAL, "member " + path + ": same " +
-                                         (id.is_block_device ? "device" : "file") + " as member " +
-                                         earlier.path + " (given twice)");
+        return Status::error(EINVAL, "member " + path + ": same " + (id.is_block_device ? "device" : "file") +
+                                         " as member " + earlier.path + " (given twice)");
     }
     out.push_back(std::move(id));
   }

@@ -52,9 +52,7 @@ void wait_for_exit(pid_t pid, std::chrono::steady_clock::time_point deadline) {
   ::close(pidfd);
 }
 
-std::string describe(const MemberHolder& h) {
-  return "peregrine daemon (pid " + std::to_string(h.pid) + ")";
-}
+std::string describe(const MemberHolder& h) { return "peregrine daemon (pid " + std::to_string(h.pid) + ")"; }
 
 }  // namespace
 
@@ -91,7 +89,8 @@ class ExitingDaemonWait {
     if (wait_.limit.count() <= 0)
       return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " that is exiting");
     if (std::chrono::steady_clock::now() >= deadline_)
-      return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who + " that began exiting; gave up after " +
+      return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who +
+                                      " that began exiting; gave up after " +
                                       std::to_string(wait_.limit.count() / 1000) + " s");
     // Said only once the wait has lasted: an unmount normally finishes in
     // milliseconds, and `umount; mount` should print what it does on ext4
@@ -122,9 +121,10 @@ class ExitingDaemonWait {
       return Status::error(EBUSY, "member " + path_ + ": in use by a " + who + " which has not exited yet");
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline_)
-      return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who + " which did not exit; gave up after " +
-                                      std::to_string(wait_.limit.count() / 1000) + " s (is it stopped? see 'ps -o stat " +
-                                      std::to_string(h.pid) + "')");
+      return Status::error(EBUSY, "member " + path_ + ": still in use by a " + who +
+                                      " which did not exit; gave up after " +
+                                      std::to_string(wait_.limit.count() / 1000) +
+                                      " s (is it stopped? see 'ps -o stat " + std::to_string(h.pid) + "')");
     if (!unmounted_since_) unmounted_since_ = now;
     unmounted_ = h.pid;
     if (!told_unmounted_ && now - *unmounted_since_ >= kQuietWait) {

@@ -32,8 +32,8 @@ Status zero_member_range(const MemberFile& m, uint64_t begin, uint64_t end, cons
   for (uint64_t off = begin; off < end;) {
     uint64_t len = std::min<uint64_t>(zeros.size(), end - off);
     if (int rc = m.pwrite_full(zeros.data(), len, off); rc < 0)
-      return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(off) +
-                                    ": " + std::strerror(-rc));
+      return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(off) + ": " +
+                                    std::strerror(-rc));
     off += len;
   }
   return Status::ok();

@@ -46,8 +46,8 @@ Status check_options(const MkfsOptions& o) {
   if (o.meta_size && *o.meta_size > (uint64_t{1} << 62))
     return Status::error(EINVAL, "metadata size " + format_size(*o.meta_size) + " is too large");
   if (o.meta_size && *o.meta_size < kMinMetaSize)
-    return Status::error(EINVAL, "metadata size " + format_size(*o.meta_size) + " is below the minimum of " +
-                                     format_size(kMinMetaSize));
+    return Status::error(
+        EINVAL, "metadata size " + format_size(*o.meta_size) + " is below the minimum of " + format_size(kMinMetaSize));
   if (int(o.meta_size.has_value()) + int(o.inodes.has_value()) + int(o.bytes_per_inode.has_value()) > 1)
     return Status::error(EINVAL, "give at most one of --meta-size, --inodes and --bytes-per-inode");
   if (o.bytes_per_inode && *o.bytes_per_inode < kMinBytesPerInode)
@@ -164,8 +164,7 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
   for (MemberIdentity& id : *ids) {
     Candidate c;
     c.id = std::move(id);
-    if (o.size && c.id.is_block_device)
-      return refuse(c.id.path, "--size applies to regular files, not block devices");
+    if (o.size && c.id.is_block_device) return refuse(c.id.path, "--size applies to regular files, not block devices");
     if (c.id.exists) {
       if (Status s = open_and_lock(c); !s) return s;
       if (Status s = check_contents(c, o.force); !s) return s;
@@ -182,9 +181,8 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
   const uint64_t row = unit * n;
   const Candidate& smallest =
       *std::min_element(cs.begin(), cs.end(), [](auto& a, auto& b) { return a.final_size < b.final_size; });
-  uint64_t member_data = smallest.final_size > kDefaultDataStart
-                             ? round_down(smallest.final_size - kDefaultDataStart, unit)
-                             : 0;
+  uint64_t member_data =
+      smallest.final_size > kDefaultDataStart ? round_down(smallest.final_size - kDefaultDataStart, unit) : 0;
   uint64_t files = 0;
   if (o.inodes) {
     files = *o.inodes;
@@ -197,11 +195,11 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
     uint64_t need = kDefaultDataStart + round_up((2 * meta + n - 1) / n, unit);
     std::string hint;
     if (member_data > 0 && (o.inodes || o.bytes_per_inode))
-      hint = " (" + std::to_string(files) + " files need a " + format_size(meta) +
-             " metadata area: ask for fewer files)";
+      hint =
+          " (" + std::to_string(files) + " files need a " + format_size(meta) + " metadata area: ask for fewer files)";
     return refuse(smallest.id.path, "too small (" + format_size(smallest.final_size) + "); " + std::to_string(n) +
-                                        " member(s) with a " + format_size(meta) +
-                                        " metadata area need at least " + format_size(need) + " each" + hint);
+                                        " member(s) with a " + format_size(meta) + " metadata area need at least " +
+                                        format_size(need) + " each" + hint);
   }
 
   Superblock sb;

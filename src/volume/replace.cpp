@@ -72,8 +72,8 @@ class CreatedFile {
 Status write_zeros(const MemberFile& m, uint64_t offset, uint64_t len) {
   AlignedBuffer zeros(len);
   if (int rc = m.pwrite_full(zeros.data(), len, offset); rc < 0)
-    return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(offset) +
-                                  ": " + std::strerror(-rc));
+    return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(offset) + ": " +
+                                  std::strerror(-rc));
   return Status::ok();
 }
 
@@ -127,14 +127,14 @@ bool is_earlier_copy(const MemberSuperblocks& sbs, const Superblock& old_sb) {
 
 // The copy of an interrupted replace no longer matches OLD: the volume was
 // used (mounted, fsck) with one of them since, and only the user knows which.
-Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile& old_file,
-                       const MemberFile& new_file, const Status& difference) {
+Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile& old_file, const MemberFile& new_file,
+                       const Status& difference) {
   return refuse_new(
       o.new_member,
       "already carries member index " + std::to_string(index) +
           " of this volume from an interrupted replace, but no longer holds the same bytes as the old member (" +
-          difference.message() + "): the volume was used with one of them since (old member " + o.old_member +
-          ": " + last_mount_text(old_file) + "; new member: " + last_mount_text(new_file) +
+          difference.message() + "): the volume was used with one of them since (old member " + o.old_member + ": " +
+          last_mount_text(old_file) + "; new member: " + last_mount_text(new_file) +
           "). If the old member holds the volume's current data, run this again with --force to copy it again; "
           "if the new one does, use it in place of the old one and clear the old one's superblocks (docs/usage.md, "
           "\"Replacing a member\")");
@@ -211,8 +211,8 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
   if (!new_id) return Status::error(new_id.status().errnum(), "new " + new_id.status().message());
   for (const MemberIdentity& id : *ids)
     if (same_file(id, *new_id))
-      return refuse_new(o.new_member, "same " + std::string(id.is_block_device ? "device" : "file") +
-                                          " as member " + id.path + (same_file(id, *old_id) ? " (the old member)" : "") +
+      return refuse_new(o.new_member, "same " + std::string(id.is_block_device ? "device" : "file") + " as member " +
+                                          id.path + (same_file(id, *old_id) ? " (the old member)" : "") +
                                           ", already in the volume");
 
   auto vol = assemble(o.members, MemberFile::Mode::read_write);
@@ -254,8 +254,8 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
                                         " is larger than the volume block size " + std::to_string(kBlockSize));
   if (new_file.info().size_bytes < needed)
     return refuse_new(o.new_member, "too small (" + std::to_string(new_file.info().size_bytes) + " bytes); member " +
-                                        o.old_member + " holds " + std::to_string(needed) +
-                                        " bytes of the volume (" + format_size(needed) + ")");
+                                        o.old_member + " holds " + std::to_string(needed) + " bytes of the volume (" +
+                                        format_size(needed) + ")");
   auto sbs = read_member_superblocks(new_file);
   if (!sbs) return sbs.status();
   const bool earlier_copy = is_earlier_copy(*sbs, old_sb);
@@ -314,7 +314,8 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
   // The end of a larger NEW, as mkfs zeroes it (kTailWipe).
   if (new_size > needed) {
     AlignedBuffer zeros(1 << 20);
-    if (Status s = zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size, zeros);
+    if (Status s =
+            zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size, zeros);
         !s)
       return s;
   }

@@ -223,8 +223,8 @@ Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolum
   const uint32_t n_old = vol.superblock.member_count();
   const size_t n_new = n_old + o.new_members.size();
   if (n_new > kMaxMembers)
-    return Status::error(EINVAL, "a volume holds at most " + std::to_string(kMaxMembers) + " members, not " +
-                                     std::to_string(n_new));
+    return Status::error(
+        EINVAL, "a volume holds at most " + std::to_string(kMaxMembers) + " members, not " + std::to_string(n_new));
   auto ids = identify_members(o.new_members, /*allow_missing=*/true);
   if (!ids) return Status::error(ids.status().errnum(), "new " + ids.status().message());
   for (const MemberIdentity& id : *ids)

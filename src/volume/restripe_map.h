@@ -15,7 +15,7 @@ struct RestripeMap {
   uint32_t new_count = 0;  // N + k
   uint64_t unit = 0;       // stripe unit, bytes
   uint64_t data_start = 0;
-  uint64_t rows = 0;       // member_data_size / unit
+  uint64_t rows = 0;  // member_data_size / unit
 
   struct Place {
     uint32_t member = 0;

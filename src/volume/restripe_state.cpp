@@ -20,9 +20,8 @@ bool same_volume_fields(const Superblock& a, const Superblock& b) {
   return a.format_version == b.format_version && a.layout_version == b.layout_version &&
          a.features_compat == b.features_compat && a.features_ro_compat == b.features_ro_compat &&
          a.volume_uuid == b.volume_uuid && a.block_size == b.block_size && a.stripe_unit == b.stripe_unit &&
-         a.data_start == b.data_start && a.member_data_size == b.member_data_size &&
-         a.meta_offset == b.meta_offset && a.meta_size == b.meta_size && a.creation_time == b.creation_time &&
-         a.label == b.label;
+         a.data_start == b.data_start && a.member_data_size == b.member_data_size && a.meta_offset == b.meta_offset &&
+         a.meta_size == b.meta_size && a.creation_time == b.creation_time && a.label == b.label;
 }
 
 bool is_prefix(const std::vector<Uuid>& p, const std::vector<Uuid>& full) {
@@ -56,7 +55,7 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
     }
     if (f.copies.empty())
       return refuse(path, sbs->any_magic() ? "superblock corrupt and no valid backup (" + f.problems.front() + ")"
-                                            : "not a peregrine member (no superblock found)");
+                                           : "not a peregrine member (no superblock found)");
     found.push_back(std::move(f));
   }
   for (const Found& f : found)
@@ -103,7 +102,8 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
       vol.warnings.push_back("member " + f.path + ": a superblock copy is corrupt (" + p + "); it is rewritten");
     Found*& s = slot[*index];
     if (s != nullptr)
-      return refuse(f.path, "duplicated member: claims index " + std::to_string(*index) + ", as does member " + s->path);
+      return refuse(f.path,
+                    "duplicated member: claims index " + std::to_string(*index) + ", as does member " + s->path);
     s = &f;
   }
   std::string missing;
@@ -122,8 +122,9 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
   if ((old_plain && c != 0) || (new_plain && c != end))
     return Status::error(EINVAL, "volume " + t.volume_uuid.to_string() +
                                      ": the restripe cursor does not fit the other superblock copies");
-  vol.phase = old_plain ? RestripeVolume::Phase::preparing
-                        : new_plain ? RestripeVolume::Phase::committing : RestripeVolume::Phase::moving;
+  vol.phase = old_plain   ? RestripeVolume::Phase::preparing
+              : new_plain ? RestripeVolume::Phase::committing
+                          : RestripeVolume::Phase::moving;
   vol.sb.restripe_cursor = c;
   for (uint32_t i = 0; i < n_new; ++i) {
     Found& f = *slot[i];

@@ -57,8 +57,11 @@ Status on_member_threads(uint32_t n, const std::function<Status(uint32_t)>& fn) 
 }
 
 RestripeMover::RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units)
-    : map_(map), members_(members), max_units_(std::max<uint64_t>(max_units, 1)),
-      buf_{AlignedBuffer(max_units_ * map.unit), AlignedBuffer(max_units_ * map.unit)}, zeros_(1 << 20) {}
+    : map_(map),
+      members_(members),
+      max_units_(std::max<uint64_t>(max_units, 1)),
+      buf_{AlignedBuffer(max_units_ * map.unit), AlignedBuffer(max_units_ * map.unit)},
+      zeros_(1 << 20) {}
 
 bool RestripeMover::is_hole(uint64_t u) const {
   const RestripeMap::Place p = map_.old_place(u);

@@ -6,9 +6,7 @@
 namespace peregrine {
 
 Expected<uint64_t> parse_size(std::string_view text) {
-  auto refuse = [&](const char* why) {
-    return Status::error(EINVAL, "size '" + std::string(text) + "': " + why);
-  };
+  auto refuse = [&](const char* why) { return Status::error(EINVAL, "size '" + std::string(text) + "': " + why); };
   if (text.empty()) return refuse("empty");
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -18,10 +16,14 @@ Expected<uint64_t> parse_size(std::string_view text) {
   int shift = 0;
   if (!suffix.empty()) {
     switch (suffix[0]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      case 't': case 'T': shift = 40; break;
+      case 'k':
+      case 'K': shift = 10; break;
+      case 'm':
+      case 'M': shift = 20; break;
+      case 'g':
+      case 'G': shift = 30; break;
+      case 't':
+      case 'T': shift = 40; break;
       default: return refuse("unknown unit (use K, M, G or T)");
     }
     std::string_view rest = suffix.substr(1);

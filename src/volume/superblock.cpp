@@ -37,7 +37,7 @@ constexpr size_t kOffRestripeCursor = kOffRestripeOldCount + 8;   // 208 (204..2
 constexpr size_t kOffReserved1 = kOffRestripeCursor + 8;          // 216
 constexpr size_t kOffMemberUuids = 256;
 constexpr size_t kOffReserved2 = kOffMemberUuids + 16 * kMaxMembers;  // 1280
-constexpr size_t kOffCrc = kSuperblockSize - 4;                        // 4092
+constexpr size_t kOffCrc = kSuperblockSize - 4;                       // 4092
 
 constexpr char kMagic[8] = {'P', 'E', 'R', 'E', 'G', 'R', 'I', 'N'};
 
@@ -130,8 +130,7 @@ Status validate_superblock(const Superblock& sb) {
   if (sb.meta_offset != 0) return bad("metadata offset " + std::to_string(sb.meta_offset) + " is not 0");
   if (sb.meta_size == 0 || sb.meta_size % row != 0 || sb.meta_size >= volume)
     return bad("metadata size " + std::to_string(sb.meta_size) + " is not a positive multiple of stripe unit x " +
-               ((sb.features_incompat & kIncompatMetaPartialRow) ? "1" : "member count") +
-               " below the volume size");
+               ((sb.features_incompat & kIncompatMetaPartialRow) ? "1" : "member count") + " below the volume size");
   if (sb.generation == 0) return bad("generation is 0");
   if (sb.label.size() > kMaxLabelBytes) return bad("label longer than " + std::to_string(kMaxLabelBytes) + " bytes");
   if (sb.label.find('\0') != std::string::npos) return bad("label contains a NUL byte");

@@ -28,7 +28,10 @@ class MemberFileTest : public ::testing::Test {
 
 TEST_F(MemberFileTest, ReportsSizeOfRegularFile) {
   std::string path = dir_ + "/m0";
-  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fclose(f);
+  }
   fs::resize_file(path, 1 << 20);
   auto m = MemberFile::open(path, MemberFile::Mode::read_write);
   ASSERT_TRUE(m) << m.status().message();
@@ -52,7 +55,10 @@ TEST_F(MemberFileTest, DirectoryIsRefused) {
 
 TEST_F(MemberFileTest, AlignedWriteReadsBack) {
   std::string path = dir_ + "/m0";
-  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fclose(f);
+  }
   fs::resize_file(path, 1 << 20);
   auto m = MemberFile::open(path, MemberFile::Mode::read_write);
   ASSERT_TRUE(m);
@@ -80,7 +86,10 @@ void expect_memory_backed(const std::string& base, bool expected) {
   std::string dir = base + "/peregrine-member-XXXXXX";
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
   std::string path = dir + "/m0";
-  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fclose(f);
+  }
   fs::resize_file(path, 1 << 20);
   auto m = MemberFile::open(path, MemberFile::Mode::read_write);
   ASSERT_TRUE(m) << m.status().message();

@@ -28,8 +28,8 @@ TEST(ShapeModel, TheIopsCapSpacesStartsEvenly) {
 TEST(ShapeModel, LargeTransfersQueueBehindEachOtherAtTheBandwidth) {
   ShapeModel m(ShapeParams{80 * kUs, 32, 0, 1000000000});  // 1 GB/s: 1 MB takes 1 ms
   uint64_t t = 0;
-  EXPECT_EQ(m.admit(t, 1000000), 1000 * kUs);   // the transfer, not the latency, decides
-  EXPECT_EQ(m.admit(t, 1000000), 2000 * kUs);   // waits for the first transfer
+  EXPECT_EQ(m.admit(t, 1000000), 1000 * kUs);      // the transfer, not the latency, decides
+  EXPECT_EQ(m.admit(t, 1000000), 2000 * kUs);      // waits for the first transfer
   EXPECT_EQ(m.admit(t, 4096), 2000 * kUs + 4096);  // a small IO still queues behind them
 }
 

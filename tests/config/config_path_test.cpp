@@ -45,7 +45,10 @@ TEST(ConfigPath, ReadsTheVariable) {
   std::string restore = saved ? saved : "";
   ::setenv("PEREGRINE_CONFIG", "/from/the/environment.conf", 1);
   ConfigChoice c = choose_config("");
-  if (saved) ::setenv("PEREGRINE_CONFIG", restore.c_str(), 1); else ::unsetenv("PEREGRINE_CONFIG");
+  if (saved)
+    ::setenv("PEREGRINE_CONFIG", restore.c_str(), 1);
+  else
+    ::unsetenv("PEREGRINE_CONFIG");
   EXPECT_EQ(c.path, "/from/the/environment.conf");
   EXPECT_EQ(c.from, From::kEnvironment);
 }

@@ -12,7 +12,7 @@ TEST(EngineMapping, DefaultsScaleWithTheMemberCount) {
   EXPECT_EQ(e.scheduler, peregrine::Scheduler::per_drive);
   EXPECT_EQ(e.high_watermark, 256u);  // 32 per drive x 8 (Falcon section 4.3)
   EXPECT_EQ(e.low_watermark, 8u);
-  EXPECT_TRUE(e.inline_dispatch);  // the config default (measured, docs/performance-history.md)
+  EXPECT_TRUE(e.inline_dispatch);   // the config default (measured, docs/performance-history.md)
   EXPECT_EQ(e.pressure_low, 768u);  // per drive: not scaled
   EXPECT_EQ(e.pressure_high, 1024u);
   EXPECT_EQ(e.max_io_bytes, 1u << 20);

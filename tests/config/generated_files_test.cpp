@@ -98,7 +98,7 @@ TEST(GeneratedFiles, EveryMountOptionIsDocumented) {
   for (const MountFlag& f : mount_flags()) {
     std::string name(f.name);
     if (name.ends_with("-")) name += "*";  // x-*
-    std::string roff;  // groff escapes a hyphen
+    std::string roff;                      // groff escapes a hyphen
     for (char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
     EXPECT_NE(man.find(roff), std::string::npos) << "mount.peregrine.8 does not document " << name;
     EXPECT_NE(usage.find("`" + name), std::string::npos) << "docs/usage.md does not document " << name;

@@ -20,7 +20,7 @@ TEST(ConfigDefaults, MatchTheDocumentedValues) {
   EXPECT_EQ(s.engine.low_watermark_per_drive, 1u);
   EXPECT_EQ(s.engine.high_watermark_per_drive, 32u);
   EXPECT_EQ(s.engine.high_watermark(8), 256u);  // Falcon: 256 for an 8-SSD volume
-  EXPECT_TRUE(s.engine.inline_dispatch);  // measured faster through FUSE (docs/performance-history.md)
+  EXPECT_TRUE(s.engine.inline_dispatch);        // measured faster through FUSE (docs/performance-history.md)
   EXPECT_EQ(s.engine.low_pressure_per_drive, 768u);
   EXPECT_EQ(s.engine.high_pressure_per_drive, 1024u);
   EXPECT_FALSE(s.drive.queue_depth.has_value());
@@ -43,9 +43,9 @@ TEST(ConfigDefaults, MatchTheDocumentedValues) {
 TEST(ConfigDefaults, EveryDefaultPassesItsOwnValidation) {
   // A default outside its own range would make the shipped file unloadable.
   for (const Option& o : options()) {
-    EXPECT_TRUE(parse_text("[" + std::string(o.table()) + "]\n" + std::string(o.name()) + " = " +
-                               format_value(o.default_value) + "\n",
-                           kFile))
+    EXPECT_TRUE(parse_text(
+        "[" + std::string(o.table()) + "]\n" + std::string(o.name()) + " = " + format_value(o.default_value) + "\n",
+        kFile))
         << o.key;
   }
 }
@@ -61,17 +61,17 @@ TEST(ConfigLoad, ValuesOfEveryKindAndTheirLines) {
   Config c = parse_ok(
       "# comment\n"
       "[engine]\n"
-      "scheduler = \"per-volume\"\n"                 // line 3
-      "high_watermark_per_drive = 64\n"              // line 4
+      "scheduler = \"per-volume\"\n"     // line 3
+      "high_watermark_per_drive = 64\n"  // line 4
       "[drive]\n"
-      "queue_depth = 128\n"                          // line 6
-      "cpus = \"0,2-3\"\n"                           // line 7
+      "queue_depth = 128\n"  // line 6
+      "cpus = \"0,2-3\"\n"   // line 7
       "max_merge_bytes = 262144\n"
       "[io_uring]\n"
       "sq_entries = \"auto\"\n"
       "[fuse]\n"
       "cache = \"writeback\"\n"
-      "allow_other = true\n"                         // line 13
+      "allow_other = true\n"  // line 13
       "[log]\n"
       "level = \"debug\"\n");
   const Settings& s = c.settings;
@@ -114,8 +114,9 @@ TEST(ConfigLoad, DirectoryIsEISDIR) {
 }
 
 TEST(ConfigLoad, EffectiveOutputLoadsBackToTheSameSettings) {
-  Config c = parse_ok("[engine]\nhigh_watermark_per_drive = 40\n[drive]\ncpus = \"1-2\"\n"
-                      "[volume.a]\nmembers = [\"/dev/x\", \"/dev/y\"]\nmountpoint = \"/mnt/a\"\n");
+  Config c = parse_ok(
+      "[engine]\nhigh_watermark_per_drive = 40\n[drive]\ncpus = \"1-2\"\n"
+      "[volume.a]\nmembers = [\"/dev/x\", \"/dev/y\"]\nmountpoint = \"/mnt/a\"\n");
   std::string text = render_effective(c);
   auto again = parse_text(text, "effective.conf");
   ASSERT_TRUE(again) << again.status().message() << "\n" << text;
@@ -130,8 +131,9 @@ TEST(ConfigLoad, EffectiveOutputLoadsBackToTheSameSettings) {
 // printed raw inside a TOML string, so the effective configuration of a
 // valid file did not read back.
 TEST(ConfigLoad, EffectiveOutputEscapesControlCharacters) {
-  Config c = parse_ok("[volume.a]\nmembers = [\"/dev/x\\ny\", \"/m\\t\\u0001\\u007f\\\"\\\\\"]\n"
-                      "mountpoint = \"/mnt/\\r\\b\\f\u00e9\"\n");
+  Config c = parse_ok(
+      "[volume.a]\nmembers = [\"/dev/x\\ny\", \"/m\\t\\u0001\\u007f\\\"\\\\\"]\n"
+      "mountpoint = \"/mnt/\\r\\b\\f\u00e9\"\n");
   ASSERT_EQ(c.volumes.size(), 1u);
   EXPECT_EQ(c.volumes[0].members[0], "/dev/x\ny");
   EXPECT_EQ(c.volumes[0].members[1], "/m\t\x01\x7f\"\\");

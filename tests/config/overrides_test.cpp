@@ -10,16 +10,17 @@ namespace {
 using testing::parse_ok;
 
 void expect_parts(const std::string& message, std::initializer_list<std::string> parts) {
-  for (const std::string& p : parts) EXPECT_NE(message.find(p), std::string::npos) << "missing '" << p << "' in: " << message;
+  for (const std::string& p : parts)
+    EXPECT_NE(message.find(p), std::string::npos) << "missing '" << p << "' in: " << message;
 }
 
 TEST(ConfigPrecedence, CommandLineOverFileOverDefaults) {
   Config c = parse_ok("[engine]\nhigh_watermark_per_drive = 48\n[fuse]\nworkers = 2\n");
   ASSERT_TRUE(apply_overrides(c, {"engine.high_watermark_per_drive=512", "fuse.cache=writeback"}));
   EXPECT_EQ(c.settings.engine.high_watermark_per_drive, 512u);  // -o beats the file
-  EXPECT_EQ(c.settings.fuse.workers, 2u);                        // file beats default
-  EXPECT_EQ(c.settings.fuse.cache, CacheMode::kWriteback);       // -o beats default
-  EXPECT_EQ(c.settings.engine.low_watermark_per_drive, 1u);      // default
+  EXPECT_EQ(c.settings.fuse.workers, 2u);                       // file beats default
+  EXPECT_EQ(c.settings.fuse.cache, CacheMode::kWriteback);      // -o beats default
+  EXPECT_EQ(c.settings.engine.low_watermark_per_drive, 1u);     // default
   EXPECT_EQ(c.origin_of("engine.high_watermark_per_drive").to_string(), "command line -o");
   EXPECT_EQ(c.origin_of("fuse.workers").to_string(), "test.conf:4");
 }
@@ -32,8 +33,8 @@ TEST(ConfigPrecedence, LaterOverrideWins) {
 
 TEST(ConfigOverrides, EveryKind) {
   Config c;
-  Status s = apply_overrides(c, {"drive.queue_depth=auto", "io_uring.sq_entries=256", "drive.cpus=0,2-3", "io_uring.sqpoll",
-                                 "stats.enabled=false", "log.target=\"syslog\""});
+  Status s = apply_overrides(c, {"drive.queue_depth=auto", "io_uring.sq_entries=256", "drive.cpus=0,2-3",
+                                 "io_uring.sqpoll", "stats.enabled=false", "log.target=\"syslog\""});
   ASSERT_TRUE(s) << s.message();
   EXPECT_FALSE(c.settings.drive.queue_depth.has_value());
   EXPECT_EQ(c.settings.io_uring.sq_entries, 256u);
@@ -69,8 +70,10 @@ TEST(ConfigOverrides, OrderCheckedAfterOverrides) {
 }
 
 TEST(MountOptions, SplitsSettingsFromMountFlags) {
-  MountOptions m = split_mount_options("ro,engine.high_watermark_per_drive=64,drive.cpus=0,2-3,noatime,fuse.allow_other");
-  EXPECT_EQ(m.settings, (std::vector<std::string>{"engine.high_watermark_per_drive=64", "drive.cpus=0,2-3", "fuse.allow_other"}));
+  MountOptions m =
+      split_mount_options("ro,engine.high_watermark_per_drive=64,drive.cpus=0,2-3,noatime,fuse.allow_other");
+  EXPECT_EQ(m.settings,
+            (std::vector<std::string>{"engine.high_watermark_per_drive=64", "drive.cpus=0,2-3", "fuse.allow_other"}));
   EXPECT_EQ(m.other, (std::vector<std::string>{"ro", "noatime"}));
 }
 

@@ -30,7 +30,8 @@ TEST(ConfigWrongType, EveryOptionRefusesEveryOtherTomlTypeInTheFile) {
     for (const testing::TomlSample& v : toml_samples()) {
       if (v.type == own_type(o)) continue;
       // Line 3, after a comment line, so the line number is really checked.
-      const std::string text = "[" + std::string(o.table()) + "]\n# comment\n" + std::string(o.name()) + " = " + v.text + "\n";
+      const std::string text =
+          "[" + std::string(o.table()) + "]\n# comment\n" + std::string(o.name()) + " = " + v.text + "\n";
       auto c = parse_text(text, testing::kFile);
       ++tried;
       ASSERT_FALSE(c) << "accepted:\n" << text;
@@ -78,7 +79,8 @@ TEST(ConfigWrongType, CommandLineRefusesEveryWrongWord) {
       const std::string assignment = std::string(o.key) + "=" + word;
       Status s = apply_overrides(c, {assignment});
       ASSERT_FALSE(s) << "accepted -o " << assignment;
-      expect_parts(s.message(), {"command line -o: " + std::string(o.key) + " = ", ": wrong type; allowed: " + o.allowed()},
+      expect_parts(s.message(),
+                   {"command line -o: " + std::string(o.key) + " = ", ": wrong type; allowed: " + o.allowed()},
                    "-o " + assignment);
     }
   }
@@ -92,7 +94,8 @@ TEST(ConfigWrongType, CommandLineChoicesAndCpuListsRefuseOtherTypesByValue) {
       const std::string assignment = std::string(o.key) + "=" + word;
       Status s = apply_overrides(c, {assignment});
       ASSERT_FALSE(s) << "accepted -o " << assignment;
-      expect_parts(s.message(), {"command line -o: " + std::string(o.key) + " = " + word + ": ", "; allowed: " + o.allowed()},
+      expect_parts(s.message(),
+                   {"command line -o: " + std::string(o.key) + " = " + word + ": ", "; allowed: " + o.allowed()},
                    "-o " + assignment);
     }
   }
@@ -103,8 +106,10 @@ TEST(ConfigWrongType, CommandLineChoicesAndCpuListsRefuseOtherTypesByValue) {
 TEST(ConfigWrongType, VolumeOptionsRefuseWrongTypes) {
   for (const Option& o : options()) {
     for (const std::string& word : wrong_words(o)) {
-      if (word.find_first_of("\",[") != std::string::npos || word.empty()) continue;  // not -o syntax inside a TOML string
-      const std::string text = "[volume.v]\nmembers = [\"/dev/null\"]\noptions = \"" + std::string(o.key) + "=" + word + "\"\n";
+      if (word.find_first_of("\",[") != std::string::npos || word.empty())
+        continue;  // not -o syntax inside a TOML string
+      const std::string text =
+          "[volume.v]\nmembers = [\"/dev/null\"]\noptions = \"" + std::string(o.key) + "=" + word + "\"\n";
       auto c = parse_text(text, testing::kFile);
       ASSERT_FALSE(c) << "accepted:\n" << text;
       expect_parts(c.status().message(),
@@ -116,7 +121,8 @@ TEST(ConfigWrongType, VolumeOptionsRefuseWrongTypes) {
 // Line ends as Windows editors write them are TOML newlines: the file means
 // the same and refusals give the same lines.
 TEST(ConfigOddFiles, CrlfLineEndsReadAsLf) {
-  const std::string lf = "# peregrine\n[engine]\nhigh_watermark_per_drive = 64\n\n[fuse]\nworkers = 3\ncache = \"writeback\"\n";
+  const std::string lf =
+      "# peregrine\n[engine]\nhigh_watermark_per_drive = 64\n\n[fuse]\nworkers = 3\ncache = \"writeback\"\n";
   std::string crlf;
   for (char ch : lf) crlf += ch == '\n' ? std::string("\r\n") : std::string(1, ch);
   Config a = testing::parse_ok(lf);
@@ -131,13 +137,15 @@ TEST(ConfigOddFiles, CrlfLineEndsReadAsLf) {
 
 // Bytes no editor should write are syntax errors with a position, not crashes.
 TEST(ConfigOddFiles, BrokenBytesAreSyntaxErrors) {
-  static const char with_nul[] = "[engine]\nhigh_watermark_per_drive = 6\0" "4\n";
+  static const char with_nul[] =
+      "[engine]\nhigh_watermark_per_drive = 6\0"
+      "4\n";
   const std::vector<std::string> odd = {
-      std::string("[engine]\rhigh_watermark_per_drive = 64\r"),          // lone CR
-      std::string(with_nul, sizeof with_nul - 1),                         // NUL byte
-      std::string("[log]\nlevel = \"\xff\xfe\"\n"),                      // not UTF-8
+      std::string("[engine]\rhigh_watermark_per_drive = 64\r"),                 // lone CR
+      std::string(with_nul, sizeof with_nul - 1),                               // NUL byte
+      std::string("[log]\nlevel = \"\xff\xfe\"\n"),                             // not UTF-8
       "[engine]\nx = " + std::string(400, '[') + std::string(400, ']') + "\n",  // nested too deep
-      std::string("[engine"),                                             // cut short
+      std::string("[engine"),                                                   // cut short
   };
   for (const std::string& text : odd) {
     auto c = parse_text(text, testing::kFile);

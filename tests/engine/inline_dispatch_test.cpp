@@ -112,8 +112,7 @@ struct ThreadRecorder {
 
 // Submits one 4 KiB request with `where`; returns whether its callback had
 // run on this thread by the time unplug() returned. Waits for it either way.
-bool completed_during_unplug(Submitter& sub, IoOp op, uint64_t off, AlignedBuffer& buf,
-                             Submitter::Completions where) {
+bool completed_during_unplug(Submitter& sub, IoOp op, uint64_t off, AlignedBuffer& buf, Submitter::Completions where) {
   Request r = request_for(op, off, buf);
   ThreadRecorder rec;
   r.on_complete = &ThreadRecorder::on_complete;

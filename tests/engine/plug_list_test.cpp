@@ -49,7 +49,7 @@ TEST_F(EngineFixture, BatchIsClassifiedPerDriveAndHandedOffOncePerDrive) {
   AlignedBuffer unit(4096);
   uint64_t units[] = {0, 1, 2, 4, 7, 8};
   const std::byte* src[] = {bufs[0].data(), bufs[0].data() + 4096, bufs[0].data() + 8192,
-                            bufs[1].data(), bufs[2].data(), bufs[2].data() + 4096};
+                            bufs[1].data(), bufs[2].data(),        bufs[2].data() + 4096};
   for (int i = 0; i < 6; ++i) {
     uint32_t member = static_cast<uint32_t>(units[i] % 4);
     uint64_t member_off = (units[i] / 4) * 4096;

@@ -42,7 +42,8 @@ TEST_F(EngineFixture, TwoProducersHandOffEverySubIo) {
   a.join();
   b.join();
   uint64_t subios = 0;
-  for (uint32_t d = 0; d < 4; ++d) subios += wait_stats(d, [](const DriveStats& s) { return s.in_flight == 0 && s.queued == 0; }).subios;
+  for (uint32_t d = 0; d < 4; ++d)
+    subios += wait_stats(d, [](const DriveStats& s) { return s.in_flight == 0 && s.queued == 0; }).subios;
   EXPECT_EQ(subios, 2u * per_thread * 3);
   for (int t = 0; t < 2; ++t) {
     for (int i = 0; i < per_thread; ++i) {

@@ -63,7 +63,8 @@ TEST_F(EngineFixture, BacklogIsFifoAcrossRoundsWhenTagsRunOut) {
     ASSERT_EQ((*sub)->submit(x.req), 0);
     // Each request is its own round: wait until the drive has taken it in.
     uint64_t want_backlog = static_cast<uint64_t>(i);
-    wait_stats(0, [&](const DriveStats& s) { return s.subios == static_cast<uint64_t>(i + 1) && s.backlog == want_backlog; });
+    wait_stats(
+        0, [&](const DriveStats& s) { return s.subios == static_cast<uint64_t>(i + 1) && s.backlog == want_backlog; });
   }
   EXPECT_EQ(gate->started.load(), 1u) << "only one tag: only one IO may be on the device";
   EXPECT_GE(engine_->stats(0).tag_waits, 1u);

@@ -68,8 +68,7 @@ class AclTest : public SideBySideTest {
     // The reference must have ACLs itself, as ext4 and tmpfs do.
     std::string probe = native_->path() + "/probe";
     ASSERT_TRUE(write_file(probe, "x"));
-    ASSERT_EQ(set(probe, kAccess, acl({{kUserObj, 6, kNoId}, {kGroupObj, 4, kNoId}, {kOther, 4, kNoId}})),
-              Outcome{})
+    ASSERT_EQ(set(probe, kAccess, acl({{kUserObj, 6, kNoId}, {kGroupObj, 4, kNoId}, {kOther, 4, kNoId}})), Outcome{})
         << native_->path() << " has no POSIX ACLs to compare with";
     ::unlink(probe.c_str());
     ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
@@ -119,9 +118,8 @@ TEST_F(AclTest, AnAccessAclSetsTheModeAndAMinimalOneIsJustTheMode) {
     return set(root + "/extended", kAccess, acl({{kUserObj, 6, kNoId}, {kGroupObj, 6, kNoId}, {kOther, 0, kNoId}}));
   });
   expect_same_acls("extended");
-  same("remove an ACL that is not there", [&](const std::string& root) {
-    return outcome(::removexattr((root + "/minimal").c_str(), kAccess));
-  });
+  same("remove an ACL that is not there",
+       [&](const std::string& root) { return outcome(::removexattr((root + "/minimal").c_str(), kAccess)); });
   Outcome bad = same("an ACL without an owner entry", [&](const std::string& root) {
     return set(root + "/minimal", kAccess, acl({{kGroupObj, 4, kNoId}, {kOther, 4, kNoId}}));
   });
@@ -141,11 +139,8 @@ TEST_F(AclTest, ChmodRewritesTheMaskAndKeepsNamedEntries) {
 }
 
 TEST_F(AclTest, NewInodesInheritTheDefaultAclAndIgnoreTheUmask) {
-  const std::string def = acl({{kUserObj, 7, kNoId},
-                               {kUser, 7, kNobody},
-                               {kGroupObj, 5, kNoId},
-                               {kMask, 7, kNoId},
-                               {kOther, 5, kNoId}});
+  const std::string def =
+      acl({{kUserObj, 7, kNoId}, {kUser, 7, kNobody}, {kGroupObj, 5, kNoId}, {kMask, 7, kNoId}, {kOther, 5, kNoId}});
   same("default ACL on a directory", [&](const std::string& root) {
     std::string d = root + "/d";
     if (::mkdir(d.c_str(), 0700) != 0) return outcome(-1);
@@ -163,7 +158,8 @@ TEST_F(AclTest, NewInodesInheritTheDefaultAclAndIgnoreTheUmask) {
     return outcome(::linkat(fd.get(), "", AT_FDCWD, (root + "/d/tmp").c_str(), AT_EMPTY_PATH));
   });
   same("mkdir", [&](const std::string& root) { return outcome(::mkdir((root + "/d/sub").c_str(), 0777)); });
-  same("mkdir below", [&](const std::string& root) { return outcome(::mkdir((root + "/d/sub/deeper").c_str(), 0750)); });
+  same("mkdir below",
+       [&](const std::string& root) { return outcome(::mkdir((root + "/d/sub/deeper").c_str(), 0750)); });
   same("mkfifo", [&](const std::string& root) { return outcome(::mkfifo((root + "/d/fifo").c_str(), 0666)); });
   same("symlink", [&](const std::string& root) { return outcome(::symlink("file", (root + "/d/link").c_str())); });
   same("a file outside: the umask", [&](const std::string& root) {
@@ -203,9 +199,9 @@ TEST_F(AclTest, TheKernelChecksNamedUsersAndGroups) {
   same("u:nobody:rwx on a directory", [&](const std::string& root) {
     std::string d = root + "/drop";
     if (::mkdir(d.c_str(), 0700) != 0) return outcome(-1);
-    return set(d, kAccess,
-               acl({{kUserObj, 7, kNoId}, {kUser, 7, kNobody}, {kGroupObj, 0, kNoId}, {kMask, 7, kNoId},
-                    {kOther, 0, kNoId}}));
+    return set(
+        d, kAccess,
+        acl({{kUserObj, 7, kNoId}, {kUser, 7, kNobody}, {kGroupObj, 0, kNoId}, {kMask, 7, kNoId}, {kOther, 0, kNoId}}));
   });
   same("nobody creates in it", [&](const std::string& root) {
     return as_nobody([&] { return outcome(::close(::open((root + "/drop/mine").c_str(), O_CREAT | O_WRONLY, 0644))); });

@@ -59,11 +59,14 @@ TEST_P(AttributesTest, ChmodChownUtimens) {
   same("chown", [](const std::string& r) { return outcome(::chown((r + "/f").c_str(), 65534, 65534)); });
   same("owner and mode after chown (setuid cleared?)", [](const std::string& r) {
     struct stat st;
-    return ::stat((r + "/f").c_str(), &st) < 0 ? outcome(-1) : outcome(st.st_uid * 1000000L + st.st_gid + (static_cast<long>(st.st_mode) << 40));
+    return ::stat((r + "/f").c_str(), &st) < 0
+               ? outcome(-1)
+               : outcome(st.st_uid * 1000000L + st.st_gid + (static_cast<long>(st.st_mode) << 40));
   });
   same("chown -1 keeps", [](const std::string& r) { return outcome(::chown((r + "/f").c_str(), -1, 0)); });
   const timespec times[2] = {{1000000000, 123456789}, {1100000000, 987654321}};
-  same("utimensat explicit", [&](const std::string& r) { return outcome(::utimensat(AT_FDCWD, (r + "/f").c_str(), times, 0)); });
+  same("utimensat explicit",
+       [&](const std::string& r) { return outcome(::utimensat(AT_FDCWD, (r + "/f").c_str(), times, 0)); });
   struct stat st;
   ASSERT_EQ(::stat(at("f").c_str(), &st), 0);
   EXPECT_TRUE(equal(st.st_atim, times[0])) << st.st_atim.tv_sec << "." << st.st_atim.tv_nsec;
@@ -95,12 +98,14 @@ TEST_P(AttributesTest, WhichTimestampsChange) {
   };
   const Case cases[] = {
       {"read", [](const std::string& r) { return read_file(r + "/d/f").size() == 10000 ? 0 : -1; }},
-      {"write", [](const std::string& r) {
+      {"write",
+       [](const std::string& r) {
          Fd fd(::open((r + "/d/f").c_str(), O_WRONLY));
          return write_at(fd.get(), std::string("abc"), 5000) ? 0 : -1;
        }},
       {"truncate", [](const std::string& r) { return ::truncate((r + "/d/f").c_str(), 9000); }},
-      {"open O_TRUNC", [](const std::string& r) {
+      {"open O_TRUNC",
+       [](const std::string& r) {
          int fd = ::open((r + "/d/f").c_str(), O_WRONLY | O_TRUNC);
          return fd < 0 ? -1 : ::close(fd);
        }},
@@ -111,9 +116,12 @@ TEST_P(AttributesTest, WhichTimestampsChange) {
       {"unlink the other link", [](const std::string& r) { return ::unlink((r + "/d/g").c_str()); }},
       {"create a sibling", [](const std::string& r) { return write_file(r + "/d/s", "s") ? 0 : -1; }},
       {"mkdir in the dir", [](const std::string& r) { return ::mkdir((r + "/d/sub").c_str(), 0755); }},
-      {"rename within the dir", [](const std::string& r) { return ::rename((r + "/d/f").c_str(), (r + "/d/f2").c_str()); }},
-      {"rename back over nothing", [](const std::string& r) { return ::rename((r + "/d/f2").c_str(), (r + "/d/f").c_str()); }},
-      {"utimensat", [](const std::string& r) {
+      {"rename within the dir",
+       [](const std::string& r) { return ::rename((r + "/d/f").c_str(), (r + "/d/f2").c_str()); }},
+      {"rename back over nothing",
+       [](const std::string& r) { return ::rename((r + "/d/f2").c_str(), (r + "/d/f").c_str()); }},
+      {"utimensat",
+       [](const std::string& r) {
          const timespec t[2] = {{5, 0}, {6, 0}};
          return ::utimensat(AT_FDCWD, (r + "/d/f").c_str(), t, 0);
        }},
@@ -148,8 +156,8 @@ TEST_P(AttributesTest, AWriteAfterAnotherChangeIsNotOlder) {
         return outcome(-1);
       older += before(fs.st_mtim, rs.st_mtim) + before(fs.st_ctim, rs.st_ctim);
       // A chmod of the reference (its ctime), then a write to f.
-      if (::chmod(ref.c_str(), 0600) != 0 || !write_at(f.get(), std::string("y"), i) ||
-          ::stat(ref.c_str(), &rs) != 0 || ::fstat(f.get(), &fs) != 0)
+      if (::chmod(ref.c_str(), 0600) != 0 || !write_at(f.get(), std::string("y"), i) || ::stat(ref.c_str(), &rs) != 0 ||
+          ::fstat(f.get(), &fs) != 0)
         return outcome(-1);
       older += before(fs.st_ctim, rs.st_ctim);
     }

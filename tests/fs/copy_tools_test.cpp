@@ -32,11 +32,11 @@ struct Meta {
   gid_t gid = 0;
   off_t size = 0;
   dev_t rdev = 0;
-  std::string content;  // hash of a file, target of a symlink
+  std::string content;                        // hash of a file, target of a symlink
   std::map<std::string, std::string> xattrs;  // user.*, trusted.*, system.posix_acl_*
   int64_t mtime_ns = 0;
-  bool sparse = false;   // fewer blocks than the size needs
-  std::string link_to;   // the first path with the same inode, for hard links
+  bool sparse = false;  // fewer blocks than the size needs
+  std::string link_to;  // the first path with the same inode, for hard links
   bool operator==(const Meta&) const = default;
 };
 
@@ -214,7 +214,8 @@ auto rsync_all = [](const std::string& from, const std::string& to) {
 auto tar_pipe = [](const std::string& from, const std::string& to) {
   ASSERT_EQ(::mkdir(to.c_str(), 0700), 0);
   const std::string flags = "--xattrs --acls --xattrs-include='*' --sparse --numeric-owner";
-  RunResult r = run({"sh", "-c", "tar " + flags + " -cpf - -C '" + from + "' . | tar " + flags + " -xpf - -C '" + to + "'"});
+  RunResult r =
+      run({"sh", "-c", "tar " + flags + " -cpf - -C '" + from + "' . | tar " + flags + " -xpf - -C '" + to + "'"});
   ASSERT_EQ(r.code, 0) << r.describe();
 };
 

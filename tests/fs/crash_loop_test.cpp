@@ -129,7 +129,9 @@ struct Writer {
       switch (rng() % 5) {
         case 0:
         case 1: write_file(p(f), pattern(rng() % 9000, rng())); break;
-        case 2: ::rename(p(f).c_str(), p("c/d" + std::to_string(rng() % 8) + "/g" + std::to_string(rng() % 16)).c_str()); break;
+        case 2:
+          ::rename(p(f).c_str(), p("c/d" + std::to_string(rng() % 8) + "/g" + std::to_string(rng() % 16)).c_str());
+          break;
         case 3: ::unlink(p(f).c_str()); break;
         case 4: ::chmod(p(f).c_str(), 0600 | (rng() % 0100)); break;
       }
@@ -245,9 +247,9 @@ class CrashLoopTest : public ::testing::Test {
 // deletes, reuses and fsyncs at every kill point.
 void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool trimmer) {
   const uint64_t rounds = env_u64("PEREGRINE_CRASH_ROUNDS", 20);
-  const uint64_t seed = env_u64("PEREGRINE_CRASH_SEED", static_cast<uint64_t>(
-                                                            std::chrono::system_clock::now().time_since_epoch().count()) %
-                                                            1000000007);
+  const uint64_t seed =
+      env_u64("PEREGRINE_CRASH_SEED",
+              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007);
   std::printf("crash loop: %llu rounds, seed %llu (PEREGRINE_CRASH_SEED=%llu reproduces)\n",
               static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(seed),
               static_cast<unsigned long long>(seed));

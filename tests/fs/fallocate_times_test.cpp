@@ -25,7 +25,8 @@ TEST_F(FallocateTimesTest, FallocateUpdatesMtimeAndCtime) {
       Fd fd(::open(f.c_str(), O_RDWR));
       if (::fallocate(fd.get(), mode, 4096, 1 << 20) != 0) return outcome(-1);
       ::fstat(fd.get(), &b);
-      return outcome((b.st_mtim.tv_sec != a.st_mtim.tv_sec) * 1 + (b.st_ctim.tv_nsec != a.st_ctim.tv_nsec || b.st_ctim.tv_sec != a.st_ctim.tv_sec) * 2);
+      return outcome((b.st_mtim.tv_sec != a.st_mtim.tv_sec) * 1 +
+                     (b.st_ctim.tv_nsec != a.st_ctim.tv_nsec || b.st_ctim.tv_sec != a.st_ctim.tv_sec) * 2);
     });
     EXPECT_EQ(o.ret, 3) << "mode " << mode;
   }

@@ -46,7 +46,8 @@ TEST_F(FileHandlesTest, HandlesOpenTheSameFilesAfterARemount) {
   Handle file = handle_of(at("a/b/file"));
   Handle dir = handle_of(at("a/b/c"));
   ASSERT_TRUE(file && dir) << std::strerror(errno);
-  struct stat fst {}, bst {};
+  struct stat fst {
+  }, bst{};
   ASSERT_EQ(::stat(at("a/b/file").c_str(), &fst), 0);
   ASSERT_EQ(::stat(at("a/b").c_str(), &bst), 0);
 

@@ -22,9 +22,8 @@ TEST_P(FilesDirsTest, CreateWriteReadStat) {
     errno = e;
     return outcome(ret);
   });
-  same("create exclusive again: EEXIST", [](const std::string& r) {
-    return outcome(::open((r + "/f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0640));
-  });
+  same("create exclusive again: EEXIST",
+       [](const std::string& r) { return outcome(::open((r + "/f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0640)); });
   same("write", [&](const std::string& r) {
     Fd fd(::open((r + "/f").c_str(), O_WRONLY));
     return outcome(::pwrite(fd.get(), data.data(), data.size(), 0));
@@ -53,11 +52,13 @@ TEST_P(FilesDirsTest, DirectoriesAndTheirErrors) {
   same("mkdir under a missing parent: ENOENT",
        [](const std::string& r) { return outcome(::mkdir((r + "/no/d").c_str(), 0750)); });
   same("file in dir", [](const std::string& r) { return outcome(write_file(r + "/d/f", "x") ? 0 : -1); });
-  same("mkdir under a file: ENOTDIR", [](const std::string& r) { return outcome(::mkdir((r + "/d/f/x").c_str(), 0750)); });
+  same("mkdir under a file: ENOTDIR",
+       [](const std::string& r) { return outcome(::mkdir((r + "/d/f/x").c_str(), 0750)); });
   same("rmdir non-empty: ENOTEMPTY", [](const std::string& r) { return outcome(::rmdir((r + "/d").c_str())); });
   same("rmdir a file: ENOTDIR", [](const std::string& r) { return outcome(::rmdir((r + "/d/f").c_str())); });
   same("unlink a directory: EISDIR", [](const std::string& r) { return outcome(::unlink((r + "/d").c_str())); });
-  same("open a directory for writing: EISDIR", [](const std::string& r) { return outcome(::open((r + "/d").c_str(), O_WRONLY)); });
+  same("open a directory for writing: EISDIR",
+       [](const std::string& r) { return outcome(::open((r + "/d").c_str(), O_WRONLY)); });
   same("unlink", [](const std::string& r) { return outcome(::unlink((r + "/d/f").c_str())); });
   same("unlink again: ENOENT", [](const std::string& r) { return outcome(::unlink((r + "/d/f").c_str())); });
   same("rmdir empty", [](const std::string& r) { return outcome(::rmdir((r + "/d").c_str())); });
@@ -76,9 +77,8 @@ TEST_P(FilesDirsTest, NameLengthLimits) {
   const std::string longest(NAME_MAX, 'n');
   const std::string too_long(NAME_MAX + 1, 'n');
   same("NAME_MAX name", [&](const std::string& r) { return outcome(write_file(r + "/" + longest, "max") ? 0 : -1); });
-  same("NAME_MAX + 1: ENAMETOOLONG", [&](const std::string& r) {
-    return outcome(::open((r + "/" + too_long).c_str(), O_CREAT | O_WRONLY, 0644));
-  });
+  same("NAME_MAX + 1: ENAMETOOLONG",
+       [&](const std::string& r) { return outcome(::open((r + "/" + too_long).c_str(), O_CREAT | O_WRONLY, 0644)); });
   EXPECT_EQ(read_file(at(longest)), "max");
   // A deep path close to PATH_MAX, built with relative mkdirs.
   same("deep path", [&](const std::string& r) {

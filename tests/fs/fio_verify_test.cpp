@@ -16,9 +16,14 @@ class FioVerifyTest : public CacheModes<MountedTest> {};
 constexpr uint64_t kSize = 48 << 20;
 
 std::vector<std::string> fio_args(const std::string& file, const std::vector<std::string>& extra) {
-  std::vector<std::string> a = {"fio",           "--name=verify",          "--filename=" + file,
-                                "--size=" + std::to_string(kSize), "--rw=randwrite", "--verify=crc32c",
-                                "--verify_fatal=1", "--output-format=json"};
+  std::vector<std::string> a = {"fio",
+                                "--name=verify",
+                                "--filename=" + file,
+                                "--size=" + std::to_string(kSize),
+                                "--rw=randwrite",
+                                "--verify=crc32c",
+                                "--verify_fatal=1",
+                                "--output-format=json"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -44,8 +49,8 @@ FioJob job_of(const RunResult& r) {
 }
 
 TEST_P(FioVerifyTest, DirectIoWithQueueDepth) {
-  RunResult r = run(fio_args(at("direct.dat"), {"--direct=1", "--ioengine=libaio", "--iodepth=32",
-                                                "--bsrange=4k-256k", "--do_verify=1"}));
+  RunResult r = run(fio_args(
+      at("direct.dat"), {"--direct=1", "--ioengine=libaio", "--iodepth=32", "--bsrange=4k-256k", "--do_verify=1"}));
   ASSERT_EQ(r.code, 0) << r.describe();
   FioJob j = job_of(r);
   EXPECT_EQ(j.error, 0);
@@ -54,16 +59,16 @@ TEST_P(FioVerifyTest, DirectIoWithQueueDepth) {
 }
 
 TEST_P(FioVerifyTest, BufferedIoVerifiedAfterRemount) {
-  RunResult w = run(fio_args(at("buffered.dat"), {"--direct=0", "--ioengine=psync", "--bsrange=1k-128k",
-                                                  "--do_verify=0", "--end_fsync=1"}));
+  RunResult w = run(fio_args(
+      at("buffered.dat"), {"--direct=0", "--ioengine=psync", "--bsrange=1k-128k", "--do_verify=0", "--end_fsync=1"}));
   ASSERT_EQ(w.code, 0) << w.describe();
   EXPECT_EQ(job_of(w).written, kSize);
   int status = volume_->unmount();
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   RunResult m = volume_->mount();
   ASSERT_EQ(m.code, 0) << m.describe();
-  RunResult v = run(fio_args(at("buffered.dat"), {"--direct=0", "--ioengine=psync", "--bsrange=1k-128k",
-                                                  "--verify_only"}));
+  RunResult v =
+      run(fio_args(at("buffered.dat"), {"--direct=0", "--ioengine=psync", "--bsrange=1k-128k", "--verify_only"}));
   ASSERT_EQ(v.code, 0) << v.describe();
   FioJob j = job_of(v);
   EXPECT_EQ(j.error, 0);

@@ -239,8 +239,7 @@ TempDir::~TempDir() { remove_tree(path_); }
 
 void remove_tree(const std::string& path) {
   ::nftw(
-      path.c_str(),
-      [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p) == 0 ? 0 : 0; }, 64,
+      path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p) == 0 ? 0 : 0; }, 64,
       FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
@@ -324,9 +323,9 @@ void expect_refused(const RunResult& r, const std::string& thing, const std::vec
 }
 
 bool TreeEntry::operator==(const TreeEntry& o) const {
-  return mode == o.mode && nlink == o.nlink && uid == o.uid && gid == o.gid && size == o.size &&
-         content == o.content && xattrs == o.xattrs && ino == o.ino && mtime.tv_sec == o.mtime.tv_sec &&
-         mtime.tv_nsec == o.mtime.tv_nsec && ctime.tv_sec == o.ctime.tv_sec && ctime.tv_nsec == o.ctime.tv_nsec;
+  return mode == o.mode && nlink == o.nlink && uid == o.uid && gid == o.gid && size == o.size && content == o.content &&
+         xattrs == o.xattrs && ino == o.ino && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec &&
+         ctime.tv_sec == o.ctime.tv_sec && ctime.tv_nsec == o.ctime.tv_nsec;
 }
 
 void walk_tree(const std::string& root, const std::function<void(const std::string&, const struct stat&)>& visit,
@@ -378,8 +377,7 @@ std::string describe_entry(const TreeEntry& e) {
   std::ostringstream s;
   s << "mode " << std::oct << e.mode << std::dec << " nlink " << e.nlink << " uid " << e.uid << " gid " << e.gid
     << " size " << e.size << " content '" << e.content << "' xattrs " << e.xattrs.size() << " ino " << e.ino
-    << " mtime " << e.mtime.tv_sec << "." << e.mtime.tv_nsec << " ctime " << e.ctime.tv_sec << "."
-    << e.ctime.tv_nsec;
+    << " mtime " << e.mtime.tv_sec << "." << e.mtime.tv_nsec << " ctime " << e.ctime.tv_sec << "." << e.ctime.tv_nsec;
   return s.str();
 }
 
@@ -485,7 +483,8 @@ int Volume::unmount() {
 void Volume::wait_members_released() const {
   // A signal handler without SA_RESTART turns a lock that is never released
   // into EINTR (a failure) instead of a hang.
-  struct sigaction sa {}, old {};
+  struct sigaction sa {
+  }, old{};
   sa.sa_handler = [](int) {};
   ::sigaction(SIGALRM, &sa, &old);
   ::alarm(120);

@@ -319,7 +319,7 @@ class CacheModes : public Base, public ::testing::WithParamInterface<std::string
  protected:
   std::vector<std::string> mount_options() override { return {"-o", "fuse.cache=" + this->GetParam()}; }
 };
-#define PEREGRINE_FOR_CACHE_MODES(suite)                                                          \
+#define PEREGRINE_FOR_CACHE_MODES(suite)                                                                     \
   INSTANTIATE_TEST_SUITE_P(Cache, suite, ::testing::Values(std::string("direct"), std::string("writeback")), \
                            [](const ::testing::TestParamInfo<std::string>& i) { return i.param; })
 

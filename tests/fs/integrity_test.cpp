@@ -47,9 +47,9 @@ class IntegrityTest : public MountedTest, public ::testing::WithParamInterface<M
 
 struct FileKind {
   const char* name;
-  int flags;       // extra open flags
-  size_t region;   // bytes per ownership region
-  size_t align;    // offset and length alignment (1 = none)
+  int flags;      // extra open flags
+  size_t region;  // bytes per ownership region
+  size_t align;   // offset and length alignment (1 = none)
 };
 
 constexpr FileKind kFiles[] = {
@@ -65,10 +65,13 @@ struct AlignedFree {
   void operator()(char* p) const { std::free(p); }
 };
 using Buffer = std::unique_ptr<char, AlignedFree>;
-Buffer aligned(size_t size) { return Buffer(static_cast<char*>(std::aligned_alloc(4096, (size + 4095) / 4096 * 4096))); }
+Buffer aligned(size_t size) {
+  return Buffer(static_cast<char*>(std::aligned_alloc(4096, (size + 4095) / 4096 * 4096)));
+}
 
 std::string first_difference(const std::string& got, const std::string& want, size_t base) {
-  if (got.size() != want.size()) return "length " + std::to_string(got.size()) + " instead of " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "length " + std::to_string(got.size()) + " instead of " + std::to_string(want.size());
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i])
       return "first differing byte at file offset " + std::to_string(base + i) + ": got " +

@@ -20,10 +20,13 @@ Outcome nlink_of(const std::string& path) {
 TEST_F(LinksTest, HardLinksShareTheInodeAndCountLinks) {
   same("create", [](const std::string& r) { return outcome(write_file(r + "/f", "shared bytes") ? 0 : -1); });
   same("link", [](const std::string& r) { return outcome(::link((r + "/f").c_str(), (r + "/g").c_str())); });
-  same("link onto existing: EEXIST", [](const std::string& r) { return outcome(::link((r + "/f").c_str(), (r + "/g").c_str())); });
+  same("link onto existing: EEXIST",
+       [](const std::string& r) { return outcome(::link((r + "/f").c_str(), (r + "/g").c_str())); });
   same("mkdir", [](const std::string& r) { return outcome(::mkdir((r + "/d").c_str(), 0755)); });
-  same("link into a dir", [](const std::string& r) { return outcome(::link((r + "/f").c_str(), (r + "/d/h").c_str())); });
-  same("link a directory: EPERM", [](const std::string& r) { return outcome(::link((r + "/d").c_str(), (r + "/d2").c_str())); });
+  same("link into a dir",
+       [](const std::string& r) { return outcome(::link((r + "/f").c_str(), (r + "/d/h").c_str())); });
+  same("link a directory: EPERM",
+       [](const std::string& r) { return outcome(::link((r + "/d").c_str(), (r + "/d2").c_str())); });
   Outcome n = same("nlink 3", [](const std::string& r) { return nlink_of(r + "/g"); });
   EXPECT_EQ(n.ret, 3);
   struct stat f, g;
@@ -41,9 +44,8 @@ TEST_F(LinksTest, HardLinksShareTheInodeAndCountLinks) {
   n = same("nlink 2", [](const std::string& r) { return nlink_of(r + "/g"); });
   EXPECT_EQ(n.ret, 2);
   EXPECT_EQ(read_file(at("g")), "SHARED bytes");
-  same("rename one link over the other", [](const std::string& r) {
-    return outcome(::rename((r + "/g").c_str(), (r + "/d/h").c_str()));
-  });
+  same("rename one link over the other",
+       [](const std::string& r) { return outcome(::rename((r + "/g").c_str(), (r + "/d/h").c_str())); });
   n = same("both names were one inode: still 2 links", [](const std::string& r) { return nlink_of(r + "/d/h"); });
   same("the renamed name still exists as a link? (POSIX: rename of hard links to the same file does nothing)",
        [](const std::string& r) { return outcome(::access((r + "/g").c_str(), F_OK)); });
@@ -59,7 +61,8 @@ TEST_F(LinksTest, DirectoryLinkCounts) {
   });
   Outcome n = same("nlink with two subdirs", [](const std::string& r) { return nlink_of(r + "/d"); });
   EXPECT_EQ(n.ret, 4);
-  same("move a subdir out", [](const std::string& r) { return outcome(::rename((r + "/d/a").c_str(), (r + "/a").c_str())); });
+  same("move a subdir out",
+       [](const std::string& r) { return outcome(::rename((r + "/d/a").c_str(), (r + "/a").c_str())); });
   same("nlink after moving one out", [](const std::string& r) { return nlink_of(r + "/d"); });
   same("rmdir the other", [](const std::string& r) { return outcome(::rmdir((r + "/d/b").c_str())); });
   n = same("nlink after rmdir", [](const std::string& r) { return nlink_of(r + "/d"); });
@@ -69,10 +72,13 @@ TEST_F(LinksTest, DirectoryLinkCounts) {
 TEST_F(LinksTest, Symlinks) {
   same("target", [](const std::string& r) { return outcome(write_file(r + "/target", "pointed at") ? 0 : -1); });
   same("symlink", [](const std::string& r) { return outcome(::symlink("target", (r + "/rel").c_str())); });
-  same("dangling symlink", [](const std::string& r) { return outcome(::symlink("missing/x", (r + "/dangling").c_str())); });
+  same("dangling symlink",
+       [](const std::string& r) { return outcome(::symlink("missing/x", (r + "/dangling").c_str())); });
   const std::string long_target(PATH_MAX - 1, 't');
-  same("symlink of PATH_MAX-1 bytes", [&](const std::string& r) { return outcome(::symlink(long_target.c_str(), (r + "/long").c_str())); });
-  same("symlink over existing: EEXIST", [](const std::string& r) { return outcome(::symlink("x", (r + "/rel").c_str())); });
+  same("symlink of PATH_MAX-1 bytes",
+       [&](const std::string& r) { return outcome(::symlink(long_target.c_str(), (r + "/long").c_str())); });
+  same("symlink over existing: EEXIST",
+       [](const std::string& r) { return outcome(::symlink("x", (r + "/rel").c_str())); });
   same("readlink", [](const std::string& r) {
     char buf[64];
     ssize_t n = ::readlink((r + "/rel").c_str(), buf, sizeof buf);
@@ -90,7 +96,8 @@ TEST_F(LinksTest, Symlinks) {
     struct stat st;
     return outcome(::stat((r + "/dangling").c_str(), &st));
   });
-  same("O_NOFOLLOW on a link: ELOOP", [](const std::string& r) { return outcome(::open((r + "/rel").c_str(), O_RDONLY | O_NOFOLLOW)); });
+  same("O_NOFOLLOW on a link: ELOOP",
+       [](const std::string& r) { return outcome(::open((r + "/rel").c_str(), O_RDONLY | O_NOFOLLOW)); });
   EXPECT_EQ(read_file(at("rel")), "pointed at");
   char buf[PATH_MAX + 1];
   ssize_t n = ::readlink(at("long").c_str(), buf, sizeof buf);

@@ -241,8 +241,9 @@ TEST_F(MemberFaultsTest, FailedMetadataWriteMakesTheVolumeReadOnly) {
 TEST_F(MemberFaultsTest, StalledMemberHoldsOnlyItsOwnRequestsAndUnmountWaitsForIt) {
   const std::string hold = arm("hold");
   mount_with("member=2,action=hold,while=" + hold,
-             {"-o", "drive.queue_depth=1,engine.high_pressure_per_drive=2,engine.low_pressure_per_drive=1,"
-                    "engine.high_watermark_per_drive=1"});
+             {"-o",
+              "drive.queue_depth=1,engine.high_pressure_per_drive=2,engine.low_pressure_per_drive=1,"
+              "engine.high_watermark_per_drive=1"});
   const std::string data = pattern(4 << 20, 51);
   write_synced("big", data);
   touch(hold);
@@ -351,8 +352,9 @@ TEST_F(MemberFaultsTest, OtherRequestsAreServedWhileAWorkerWaitsAtAPressurePoint
   }
   const std::string hold = arm("hold");
   mount_with("member=2,action=hold,while=" + hold,
-             {"-o", "drive.queue_depth=1,engine.high_pressure_per_drive=2,engine.low_pressure_per_drive=1,"
-                    "engine.high_watermark_per_drive=1"});
+             {"-o",
+              "drive.queue_depth=1,engine.high_pressure_per_drive=2,engine.low_pressure_per_drive=1,"
+              "engine.high_watermark_per_drive=1"});
   constexpr int kRows = 4;
   const std::string data = pattern(kRows * kMembers * kUnit, 53);
   write_synced("big", data);
@@ -393,7 +395,7 @@ TEST_F(MemberFaultsTest, OtherRequestsAreServedWhileAWorkerWaitsAtAPressurePoint
       ::sched_setaffinity(0, sizeof zero, &zero);
     }
     json d = stats_when([](const json& s) { return s["drives"][2]["pressure_waits"].get<int>() > 0; });
-    struct stat st{};
+    struct stat st {};
     bool st_ok = ::stat(at("big").c_str(), &st) == 0 && st.st_size == static_cast<off_t>(data.size());
     Fd fd(::open(at("big").c_str(), O_RDONLY | O_DIRECT));
     bool rd_ok = read_at(fd.get(), 4096, 0) == data.substr(0, 4096);  // member 0
@@ -438,8 +440,8 @@ TEST_F(MemberFaultsTest, DeviceGoneFailsItsRequestsWithEioAndSaysSo) {
   int status = volume_->unmount();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   // Gone for good: fsck names the member and says what that means.
-  RunResult f = run({peregrine_bin(), "fsck", "-n", volume_->members()[0], volume_->members()[1],
-                     volume_->members()[2]});
+  RunResult f =
+      run({peregrine_bin(), "fsck", "-n", volume_->members()[0], volume_->members()[1], volume_->members()[2]});
   EXPECT_EQ(f.code, 8) << f.describe();
   EXPECT_NE(f.err.find("1 of 4 members missing: index 3"), std::string::npos) << f.err;
   EXPECT_NE(f.err.find("no file can be listed"), std::string::npos) << f.err;

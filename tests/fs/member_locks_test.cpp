@@ -27,8 +27,8 @@ TEST_F(MemberLocksTest, LocksAreReleasedWhenTheDaemonHasExited) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
     for (const std::string& m : volume_->members()) {
       Fd fd(::open(m.c_str(), O_RDONLY));
-      EXPECT_EQ(::flock(fd.get(), LOCK_EX | LOCK_NB), 0) << m << " still locked after the daemon exited (round "
-                                                         << round << ")";
+      EXPECT_EQ(::flock(fd.get(), LOCK_EX | LOCK_NB), 0)
+          << m << " still locked after the daemon exited (round " << round << ")";
     }
     volume_->wait_members_released();
     RunResult r = volume_->mount();

@@ -140,8 +140,8 @@ TEST_F(MountHelperTest, RefusalsComeBackThroughMount8) {
   RunResult missing = run({"mount", "-t", "peregrine", member_list({0, 1, 2}), volume_->mountpoint()});
   EXPECT_NE(missing.code, 0) << missing.describe();
   EXPECT_NE(missing.err.find("missing"), std::string::npos) << missing.err;
-  RunResult unknown = run({"mount", "-t", "peregrine", member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o",
-                           "no.such_setting=1"});
+  RunResult unknown =
+      run({"mount", "-t", "peregrine", member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "no.such_setting=1"});
   EXPECT_NE(unknown.code, 0) << unknown.describe();
   EXPECT_NE(unknown.err.find("no.such_setting"), std::string::npos) << unknown.err;
   RunResult bogus = run({"mount", "-t", "peregrine", "-o", "noexce", member_list({0, 1, 2, 3}), volume_->mountpoint()});
@@ -165,8 +165,8 @@ TEST_F(MountHelperTest, RemountReadOnlyAndBack) {
   ASSERT_EQ(m.code, 0) << m.describe();
   const pid_t daemon = volume_->daemon_pid();
   ASSERT_TRUE(write_file(volume_->at("kept"), "before the remount"));
-  RunResult ro = run({"mount", "-t", "fuse.peregrine", "-o", "remount,ro,noexec", member_list({0, 1, 2, 3}),
-                      volume_->mountpoint()});
+  RunResult ro = run(
+      {"mount", "-t", "fuse.peregrine", "-o", "remount,ro,noexec", member_list({0, 1, 2, 3}), volume_->mountpoint()});
   if (ro.code != 0) {  // mount(8) without a fuse.peregrine helper: the helper itself
     ro = run({kHelper, member_list({0, 1, 2, 3}), volume_->mountpoint(), "-o", "remount,ro,noexec"});
   }
@@ -206,8 +206,9 @@ TEST_F(MountHelperTest, ReadOnlyWithKernelFlags) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 
   std::string fstab = volume_->dir() + "/fstab";
-  ASSERT_TRUE(write_file(fstab, member_list({1, 0, 3, 2}) + " " + volume_->mountpoint() +
-                                    " peregrine ro,noexec,nosuid,nodev,noatime,allow_other,nofail,x-systemd.after=x 0 0\n"));
+  ASSERT_TRUE(
+      write_file(fstab, member_list({1, 0, 3, 2}) + " " + volume_->mountpoint() +
+                            " peregrine ro,noexec,nosuid,nodev,noatime,allow_other,nofail,x-systemd.after=x 0 0\n"));
   for (const std::vector<std::string>& argv :
        {std::vector<std::string>{"mount", "-t", "peregrine", "-o", "ro,noexec,nosuid,nodev,noatime,allow_other",
                                  member_list({0, 1, 2, 3}), volume_->mountpoint()},

@@ -30,9 +30,9 @@ TEST_F(MountOptionsTest, EveryKernelFlagMountsAndShows) {
   // The kernel names some flags only when set (noexec), others only when
   // they differ from FUSE's nosuid,nodev default (suid shows as no nosuid).
   const std::map<std::string, std::pair<std::string, bool>> shown = {
-      {"nosuid", {"nosuid", true}}, {"suid", {"nosuid", false}}, {"nodev", {"nodev", true}},
-      {"dev", {"nodev", false}},    {"noexec", {"noexec", true}}, {"exec", {"noexec", false}},
-      {"sync", {"sync", true}},     {"async", {"sync", false}},  {"dirsync", {"dirsync", true}},
+      {"nosuid", {"nosuid", true}},   {"suid", {"nosuid", false}},   {"nodev", {"nodev", true}},
+      {"dev", {"nodev", false}},      {"noexec", {"noexec", true}},  {"exec", {"noexec", false}},
+      {"sync", {"sync", true}},       {"async", {"sync", false}},    {"dirsync", {"dirsync", true}},
       {"noatime", {"noatime", true}}, {"atime", {"noatime", false}},
   };
   size_t tried = 0;
@@ -51,7 +51,8 @@ TEST_F(MountOptionsTest, EveryKernelFlagMountsAndShows) {
   }
   EXPECT_EQ(tried, shown.size());
   // Not passed on, but accepted.
-  RunResult r = volume_->mount({"-o", "relatime,strictatime,norelatime,nodiratime,lazytime,defaults,nofail,x-systemd.after=a"});
+  RunResult r =
+      volume_->mount({"-o", "relatime,strictatime,norelatime,nodiratime,lazytime,defaults,nofail,x-systemd.after=a"});
   ASSERT_EQ(r.code, 0) << r.describe();
   unmount_cleanly();
 }

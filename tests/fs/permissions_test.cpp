@@ -34,34 +34,34 @@ TEST_F(PermissionsTest, UnprivilegedUserIsDeniedWhatModesForbid) {
     return same(what, [&](const std::string& r) { return as_nobody([&] { return op(r); }); });
   };
 
-  Outcome read = nobody("read a 0644 file", [](const std::string& r) {
-    return outcome(read_file(r + "/f") == "root's file" ? 0 : -1);
-  });
+  Outcome read = nobody("read a 0644 file",
+                        [](const std::string& r) { return outcome(read_file(r + "/f") == "root's file" ? 0 : -1); });
   EXPECT_EQ(read.ret, 0) << "the unprivileged user cannot read at all: is allow_other in effect?";
-  Outcome write = nobody("write a 0644 root file: EACCES", [](const std::string& r) {
-    return outcome(::open((r + "/f").c_str(), O_WRONLY));
-  });
+  Outcome write = nobody("write a 0644 root file: EACCES",
+                         [](const std::string& r) { return outcome(::open((r + "/f").c_str(), O_WRONLY)); });
   EXPECT_EQ(write.err, EACCES);
-  nobody("read a 0600 file: EACCES", [](const std::string& r) { return outcome(::open((r + "/p").c_str(), O_RDONLY)); });
+  nobody("read a 0600 file: EACCES",
+         [](const std::string& r) { return outcome(::open((r + "/p").c_str(), O_RDONLY)); });
   nobody("truncate: EACCES", [](const std::string& r) { return outcome(::truncate((r + "/f").c_str(), 0)); });
-  nobody("create in a 0755 dir: EACCES", [](const std::string& r) {
-    return outcome(::open((r + "/d/new").c_str(), O_CREAT | O_WRONLY, 0644));
-  });
+  nobody("create in a 0755 dir: EACCES",
+         [](const std::string& r) { return outcome(::open((r + "/d/new").c_str(), O_CREAT | O_WRONLY, 0644)); });
   nobody("unlink in a 0755 dir: EACCES", [](const std::string& r) { return outcome(::unlink((r + "/d/x").c_str())); });
-  nobody("mkdir in a 0755 dir: EACCES", [](const std::string& r) { return outcome(::mkdir((r + "/d/sub").c_str(), 0755)); });
+  nobody("mkdir in a 0755 dir: EACCES",
+         [](const std::string& r) { return outcome(::mkdir((r + "/d/sub").c_str(), 0755)); });
   nobody("rename out of a 0755 dir: EACCES",
          [](const std::string& r) { return outcome(::rename((r + "/d/x").c_str(), (r + "/w/x").c_str())); });
-  nobody("chmod someone else's file: EPERM", [](const std::string& r) { return outcome(::chmod((r + "/f").c_str(), 0777)); });
-  nobody("setxattr on a 0644 root file: EACCES", [](const std::string& r) {
-    return outcome(::setxattr((r + "/f").c_str(), "user.x", "y", 1, 0));
-  });
+  nobody("chmod someone else's file: EPERM",
+         [](const std::string& r) { return outcome(::chmod((r + "/f").c_str(), 0777)); });
+  nobody("setxattr on a 0644 root file: EACCES",
+         [](const std::string& r) { return outcome(::setxattr((r + "/f").c_str(), "user.x", "y", 1, 0)); });
   Outcome owner = nobody("create in a 0777 dir: owned by the caller", [](const std::string& r) {
     if (!write_file(r + "/w/mine", "mine", 0600)) return outcome(-1);
     struct stat st;
     return ::stat((r + "/w/mine").c_str(), &st) < 0 ? outcome(-1) : outcome(st.st_uid * 100000L + st.st_gid);
   });
   EXPECT_EQ(owner.ret, kNobody * 100000L + kNobody);
-  nobody("chown own file to root: EPERM", [](const std::string& r) { return outcome(::chown((r + "/w/mine").c_str(), 0, 0)); });
+  nobody("chown own file to root: EPERM",
+         [](const std::string& r) { return outcome(::chown((r + "/w/mine").c_str(), 0, 0)); });
   nobody("chmod own file", [](const std::string& r) { return outcome(::chmod((r + "/w/mine").c_str(), 0640)); });
   EXPECT_EQ(read_file(at("f")), "root's file") << "a denied write changed the file";
   expect_same_trees();

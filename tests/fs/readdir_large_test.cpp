@@ -54,8 +54,10 @@ TEST_F(ReaddirLargeTest, HundredThousandEntriesEachListedOnce) {
   int missing = 0, repeated = 0;
   for (int i = 0; i < kEntries; ++i) {
     auto it = seen.find(name_of(i));
-    if (it == seen.end()) ++missing;
-    else if (it->second != 1) ++repeated;
+    if (it == seen.end())
+      ++missing;
+    else if (it->second != 1)
+      ++repeated;
   }
   EXPECT_EQ(missing, 0);
   EXPECT_EQ(repeated, 0);

@@ -64,7 +64,8 @@ TEST_F(RenameTest, DirectoryCases) {
 
 TEST_F(RenameTest, NoReplace) {
   populate();
-  same("RENAME_NOREPLACE onto existing: EEXIST", [](const std::string& r) { return ren(r, "a", "b", RENAME_NOREPLACE); });
+  same("RENAME_NOREPLACE onto existing: EEXIST",
+       [](const std::string& r) { return ren(r, "a", "b", RENAME_NOREPLACE); });
   EXPECT_EQ(read_file(at("a")), "contents of a");
   EXPECT_EQ(read_file(at("b")), "contents of b, longer");
   same("RENAME_NOREPLACE to a new name", [](const std::string& r) { return ren(r, "a", "c", RENAME_NOREPLACE); });
@@ -80,7 +81,8 @@ TEST_F(RenameTest, Exchange) {
   same("exchange a file and a dir", [](const std::string& r) { return ren(r, "a", "full", RENAME_EXCHANGE); });
   EXPECT_EQ(read_file(at("full")), "contents of b, longer");
   EXPECT_EQ(read_file(at("a/inner")), "inner");
-  same("exchange with a missing name: ENOENT", [](const std::string& r) { return ren(r, "b", "nope", RENAME_EXCHANGE); });
+  same("exchange with a missing name: ENOENT",
+       [](const std::string& r) { return ren(r, "b", "nope", RENAME_EXCHANGE); });
   same("EXCHANGE with NOREPLACE: EINVAL",
        [](const std::string& r) { return ren(r, "a", "b", RENAME_EXCHANGE | RENAME_NOREPLACE); });
   expect_same_trees();

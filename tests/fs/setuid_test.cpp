@@ -68,7 +68,7 @@ class SetuidTest : public CacheModes<SideBySideTest> {
         return outcome(-1);
       }
       auto run = [&] { return outcome(c.op(path) ? 0 : -1); };
-      Outcome done = c.who == Who::kNobody          ? as_nobody(run)
+      Outcome done = c.who == Who::kNobody           ? as_nobody(run)
                      : c.who == Who::kNobodyInGroup1 ? as_nobody(run, {1})
                                                      : run();
       if (done.ret != 0) return Outcome{-1, done.err};
@@ -97,11 +97,11 @@ TEST_P(SetuidTest, WritesTruncatesAndChownsTakeTheBitsAsOnALocalFilesystem) {
   const Case cases[] = {
       {"write by another user: both go", 06777, 0, Who::kNobody, write_x, 0777},
       {"block-aligned write by another user: both go", 06777, 0, Who::kNobody, write_block, 0777},
-      {"write by a member of the group, not group-executable: setgid (locking) stays", 06767, kNobody,
-       Who::kNobody, write_x, 02767},
-      {"write by a non-member, not group-executable: both go", 06767, 0, Who::kNobody, write_x, 0767},
-      {"write by a supplementary member, not group-executable: setgid stays", 06767, 1, Who::kNobodyInGroup1,
+      {"write by a member of the group, not group-executable: setgid (locking) stays", 06767, kNobody, Who::kNobody,
        write_x, 02767},
+      {"write by a non-member, not group-executable: both go", 06767, 0, Who::kNobody, write_x, 0767},
+      {"write by a supplementary member, not group-executable: setgid stays", 06767, 1, Who::kNobodyInGroup1, write_x,
+       02767},
       {"block-aligned write by a supplementary member, not group-executable: setgid stays", 06767, 1,
        Who::kNobodyInGroup1, write_block, 02767},
       {"write by root (CAP_FSETID): both stay", 06777, 0, Who::kRoot, write_x, 06777},

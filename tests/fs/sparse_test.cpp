@@ -65,9 +65,12 @@ TEST_P(SparseTest, HolesReadAsZerosAndSeekFindsThem) {
             4 * kMiB);
   EXPECT_EQ(same("SEEK_HOLE in data", [](const std::string& r) { return seek(r + "/s", 4 * kMiB + 5, SEEK_HOLE); }).ret,
             5 * kMiB);
-  same("SEEK_DATA in the trailing hole: ENXIO", [](const std::string& r) { return seek(r + "/s", 6 * kMiB, SEEK_DATA); });
-  EXPECT_EQ(same("SEEK_HOLE in the trailing hole", [](const std::string& r) { return seek(r + "/s", 6 * kMiB, SEEK_HOLE); }).ret,
-            6 * kMiB);
+  same("SEEK_DATA in the trailing hole: ENXIO",
+       [](const std::string& r) { return seek(r + "/s", 6 * kMiB, SEEK_DATA); });
+  EXPECT_EQ(
+      same("SEEK_HOLE in the trailing hole", [](const std::string& r) { return seek(r + "/s", 6 * kMiB, SEEK_HOLE); })
+          .ret,
+      6 * kMiB);
   same("SEEK_DATA past EOF: ENXIO", [](const std::string& r) { return seek(r + "/s", 9 * kMiB, SEEK_DATA); });
 
   std::string got = read_file(at("s"));

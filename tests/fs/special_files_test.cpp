@@ -17,8 +17,10 @@ using SpecialFilesTest = SideBySideTest;
 
 TEST_F(SpecialFilesTest, FifoDeviceNodeSocket) {
   same("mkfifo", [](const std::string& r) { return outcome(::mkfifo((r + "/fifo").c_str(), 0640)); });
-  same("char device", [](const std::string& r) { return outcome(::mknod((r + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3))); });
-  same("block device", [](const std::string& r) { return outcome(::mknod((r + "/blk").c_str(), S_IFBLK | 0600, makedev(7, 200))); });
+  same("char device",
+       [](const std::string& r) { return outcome(::mknod((r + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3))); });
+  same("block device",
+       [](const std::string& r) { return outcome(::mknod((r + "/blk").c_str(), S_IFBLK | 0600, makedev(7, 200))); });
   same("rdev", [](const std::string& r) {
     struct stat a, b;
     return ::lstat((r + "/null").c_str(), &a) < 0 || ::lstat((r + "/blk").c_str(), &b) < 0

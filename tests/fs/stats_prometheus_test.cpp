@@ -157,15 +157,18 @@ TEST_F(PrometheusStatsTest, CountersAccountForTheIoAndTheFormatIsWellFormed) {
       drives.insert(s.labels.at("drive"));
       EXPECT_TRUE(s.labels.count("member")) << s.name;
     }
-    if (s.name == "peregrine_drive_bytes_total" && s.labels.at("op") == "write") written[s.labels.at("member")] += as_count(s);
-    if (s.name == "peregrine_drive_bytes_total" && s.labels.at("op") == "read") read[s.labels.at("member")] += as_count(s);
+    if (s.name == "peregrine_drive_bytes_total" && s.labels.at("op") == "write")
+      written[s.labels.at("member")] += as_count(s);
+    if (s.name == "peregrine_drive_bytes_total" && s.labels.at("op") == "read")
+      read[s.labels.at("member")] += as_count(s);
     if (s.name == "peregrine_drive_ios_total" && s.labels.at("op") == "write") write_ios += as_count(s);
     if (s.name == "peregrine_drive_errors_total") {
       EXPECT_EQ(s.value, "0") << s.labels.at("member");
     }
     if (s.name == "peregrine_metadata_inodes") inodes = as_count(s);
     if (s.name == "peregrine_metadata_used_bytes") metadata_used = as_count(s);
-    if (s.name == "peregrine_drive_device_latency_seconds_bucket") device_buckets[s.labels.at("member")].push_back(as_count(s));
+    if (s.name == "peregrine_drive_device_latency_seconds_bucket")
+      device_buckets[s.labels.at("member")].push_back(as_count(s));
     if (s.name == "peregrine_drive_device_latency_seconds_count") device_count += as_count(s);
   }
   EXPECT_EQ(infos, 1u);
@@ -210,9 +213,7 @@ TEST_F(PrometheusStatsTest, OutputFileIsWholeAndRewrittenByWatch) {
   write_and_read_back(at("data"));
   TempDir textfiles("peregrine-textfile");
   const std::string file = textfiles / "peregrine.prom";
-  {
-    std::ofstream(file) << "stale\n";
-  }
+  { std::ofstream(file) << "stale\n"; }
   RunResult w = run({peregrine_bin(), "stats", "--prometheus", "--watch", "0.05", "--count", "3", "--output", file,
                      volume_->mountpoint()});
   ASSERT_EQ(w.code, 0) << w.describe();

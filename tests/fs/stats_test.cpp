@@ -141,7 +141,8 @@ TEST_F(StatsTest, CommandPrintsTextAndJson) {
   ASSERT_EQ(t.code, 0) << t.describe();
   for (const std::string& m : volume_->members()) EXPECT_NE(t.out.find(m), std::string::npos) << m << "\n" << t.out;
   EXPECT_NE(t.out.find("p99.9"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("engine: per-drive scheduler, watermarks low 4 high 128 sub-IOs (volume), pressure 768/1024 per drive"),
+  EXPECT_NE(t.out.find(
+                "engine: per-drive scheduler, watermarks low 4 high 128 sub-IOs (volume), pressure 768/1024 per drive"),
             std::string::npos)
       << t.out;
 }

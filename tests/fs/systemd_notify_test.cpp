@@ -109,9 +109,9 @@ TEST_F(SystemdNotify, FailedStartSendsItsReasonAndNeverReady) {
   // Three of the four members: assembly must refuse.
   int err_pipe[2];
   ASSERT_EQ(::pipe2(err_pipe, O_CLOEXEC), 0);
-  pid_t pid = spawn({peregrine_bin(), "mount", "--foreground", v.members()[0], v.members()[1], v.members()[2],
-                     v.mountpoint()},
-                    err_pipe[1], {sock.env()});
+  pid_t pid =
+      spawn({peregrine_bin(), "mount", "--foreground", v.members()[0], v.members()[1], v.members()[2], v.mountpoint()},
+            err_pipe[1], {sock.env()});
   ::close(err_pipe[1]);
   LineReader lines;
   lines.reset(err_pipe[0]);

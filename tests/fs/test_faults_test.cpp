@@ -11,8 +11,8 @@ namespace {
 const MemberAreas kAreas{4, 1 << 20, 5 << 20, 64 << 20};
 
 TEST(TestFaults, RulesBecomeFaultRulesOfTheirMember) {
-  auto r = parse_test_faults("member=2,action=eio,op=read,while=/tmp/x;member=1,action=hold,while=/a/b,area=meta,times=3",
-                             kAreas);
+  auto r = parse_test_faults(
+      "member=2,action=eio,op=read,while=/tmp/x;member=1,action=hold,while=/a/b,area=meta,times=3", kAreas);
   ASSERT_TRUE(r) << r.status().message();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0].first, 2u);
@@ -53,8 +53,7 @@ TEST(TestFaults, BadRulesAreRefusedByName) {
     ASSERT_FALSE(r) << c.spec;
     EXPECT_EQ(r.status().errnum(), EINVAL);
     EXPECT_NE(r.status().message().find(c.says), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find(std::string("PEREGRINE_TEST_FAULTS: rule '") + c.spec + "'"),
-              std::string::npos)
+    EXPECT_NE(r.status().message().find(std::string("PEREGRINE_TEST_FAULTS: rule '") + c.spec + "'"), std::string::npos)
         << r.status().message();
   }
 }

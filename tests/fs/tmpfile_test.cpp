@@ -174,15 +174,14 @@ TEST_F(TmpfileRulesTest, AnExclusiveTemporaryFileCannotBeLinked) {
     if (!write_file(root + "/file", "x")) return outcome(-1);
     return outcome(::open((root + "/file").c_str(), O_TMPFILE | O_RDWR, 0600));
   });
-  same("O_TMPFILE without write access mode: EINVAL", [](const std::string& root) {
-    return outcome(::open(root.c_str(), O_TMPFILE | O_RDONLY, 0600));
-  });
+  same("O_TMPFILE without write access mode: EINVAL",
+       [](const std::string& root) { return outcome(::open(root.c_str(), O_TMPFILE | O_RDONLY, 0600)); });
   same("O_TMPFILE in a subdirectory, linked there", [](const std::string& root) {
     if (::mkdir((root + "/d").c_str(), 0755) != 0) return outcome(-1);
     Fd fd(::open((root + "/d").c_str(), O_TMPFILE | O_WRONLY, 0644));
     if (!fd.ok() || !write_at(fd.get(), std::string("in d"), 0)) return outcome(-1);
-    return outcome(::linkat(AT_FDCWD, proc_fd(fd.get()).c_str(), AT_FDCWD, (root + "/d/named").c_str(),
-                            AT_SYMLINK_FOLLOW));
+    return outcome(
+        ::linkat(AT_FDCWD, proc_fd(fd.get()).c_str(), AT_FDCWD, (root + "/d/named").c_str(), AT_SYMLINK_FOLLOW));
   });
   expect_same_trees();
 }

@@ -229,7 +229,8 @@ TEST_F(RingBudgetTest, SmallBudgetServesBigRequestsSplitOnSmallerEntries) {
   for (int i = 0; i < kCount; ++i) {
     std::string p = pattern(kBig, 500 + i);
     std::memcpy(buf, p.data(), kBig);
-    ASSERT_EQ(::pwrite(fd.get(), buf, kBig, off_t{i} * off_t{kBig}), static_cast<ssize_t>(kBig)) << std::strerror(errno);
+    ASSERT_EQ(::pwrite(fd.get(), buf, kBig, off_t{i} * off_t{kBig}), static_cast<ssize_t>(kBig))
+        << std::strerror(errno);
   }
   for (int i = 0; i < kCount; ++i) {
     std::memset(buf, 0, kBig);

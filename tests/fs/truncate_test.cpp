@@ -14,7 +14,8 @@ class TruncateTest : public CacheModes<SideBySideTest> {};
 TEST_P(TruncateTest, DownThenUpReadsZerosBeyondTheOldEnd) {
   const std::string data = pattern(1 << 20, 3);
   same("write 1 MiB", [&](const std::string& r) { return outcome(write_file(r + "/f", data) ? 0 : -1); });
-  same("truncate down to 1000 (inside a block)", [](const std::string& r) { return outcome(::truncate((r + "/f").c_str(), 1000)); });
+  same("truncate down to 1000 (inside a block)",
+       [](const std::string& r) { return outcome(::truncate((r + "/f").c_str(), 1000)); });
   same("truncate up to 3 MiB", [](const std::string& r) { return outcome(::truncate((r + "/f").c_str(), 3 << 20)); });
   std::string got = read_file(at("f"));
   ASSERT_EQ(got.size(), size_t{3} << 20);
@@ -36,10 +37,12 @@ TEST_P(TruncateTest, FtruncateOnAnOpenFileWithCachedData) {
   });
   same("truncate to zero", [](const std::string& r) {
     struct stat st;
-    return ::truncate((r + "/g").c_str(), 0) < 0 || ::stat((r + "/g").c_str(), &st) < 0 ? outcome(-1)
-                                                                                        : outcome(st.st_size + st.st_blocks);
+    return ::truncate((r + "/g").c_str(), 0) < 0 || ::stat((r + "/g").c_str(), &st) < 0
+               ? outcome(-1)
+               : outcome(st.st_size + st.st_blocks);
   });
-  same("truncate a missing file: ENOENT", [](const std::string& r) { return outcome(::truncate((r + "/nope").c_str(), 0)); });
+  same("truncate a missing file: ENOENT",
+       [](const std::string& r) { return outcome(::truncate((r + "/nope").c_str(), 0)); });
   same("truncate negative: EINVAL", [](const std::string& r) { return outcome(::truncate((r + "/g").c_str(), -1)); });
   expect_same_trees();
 }
@@ -48,7 +51,8 @@ TEST_P(TruncateTest, TruncateAcrossStripeUnits) {
   // 1 MiB + a bit spans all four members (128 KiB stripe unit).
   const std::string data = pattern((1 << 20) + 12345, 5);
   same("write", [&](const std::string& r) { return outcome(write_file(r + "/s", data) ? 0 : -1); });
-  same("cut in the second stripe unit", [](const std::string& r) { return outcome(::truncate((r + "/s").c_str(), 200000)); });
+  same("cut in the second stripe unit",
+       [](const std::string& r) { return outcome(::truncate((r + "/s").c_str(), 200000)); });
   same("extend again", [](const std::string& r) { return outcome(::truncate((r + "/s").c_str(), (1 << 20) + 12345)); });
   std::string got = read_file(at("s"));
   ASSERT_EQ(got.size(), data.size());

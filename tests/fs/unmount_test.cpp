@@ -104,7 +104,8 @@ TEST_F(UnmountTest, SigtermDuringWritesExitsCleanlyAndKeepsEveryAcknowledgedWrit
         writes.notify_all();
         return;
       }
-      std::unique_ptr<char, decltype(&std::free)> buf(static_cast<char*>(std::aligned_alloc(kBlock, kBlock)), &std::free);
+      std::unique_ptr<char, decltype(&std::free)> buf(static_cast<char*>(std::aligned_alloc(kBlock, kBlock)),
+                                                      &std::free);
       std::mt19937_64 rng(t);
       for (uint64_t v = 1;; ++v) {
         Block& b = blocks[t * kBlocksPerThread + rng() % kBlocksPerThread];

@@ -38,10 +38,13 @@ TEST_F(XattrTest, SetGetListRemove) {
   same("set binary value", [&](const std::string& r) { return set(r + "/f", "user.big", big, 0); });
   same("set empty value", [](const std::string& r) { return set(r + "/f", "user.empty", "", 0); });
   same("set on a dir", [](const std::string& r) { return set(r + "/d", "user.dir", "on a dir", 0); });
-  same("XATTR_CREATE existing: EEXIST", [](const std::string& r) { return set(r + "/f", "user.one", "x", XATTR_CREATE); });
-  same("XATTR_REPLACE missing: ENODATA", [](const std::string& r) { return set(r + "/f", "user.none", "x", XATTR_REPLACE); });
+  same("XATTR_CREATE existing: EEXIST",
+       [](const std::string& r) { return set(r + "/f", "user.one", "x", XATTR_CREATE); });
+  same("XATTR_REPLACE missing: ENODATA",
+       [](const std::string& r) { return set(r + "/f", "user.none", "x", XATTR_REPLACE); });
   same("XATTR_REPLACE existing", [](const std::string& r) { return set(r + "/f", "user.one", "uno", XATTR_REPLACE); });
-  same("size query", [](const std::string& r) { return outcome(::getxattr((r + "/f").c_str(), "user.big", nullptr, 0)); });
+  same("size query",
+       [](const std::string& r) { return outcome(::getxattr((r + "/f").c_str(), "user.big", nullptr, 0)); });
   same("too small a buffer: ERANGE", [](const std::string& r) {
     char buf[10];
     return outcome(::getxattr((r + "/f").c_str(), "user.big", buf, sizeof buf));
@@ -58,7 +61,8 @@ TEST_F(XattrTest, SetGetListRemove) {
   EXPECT_EQ(list(at("f")), (std::vector<std::string>{"user.big", "user.empty", "user.one"}));
   EXPECT_EQ(list(at("f")), list(native_->path() + "/f"));
   same("remove", [](const std::string& r) { return outcome(::removexattr((r + "/f").c_str(), "user.one")); });
-  same("remove again: ENODATA", [](const std::string& r) { return outcome(::removexattr((r + "/f").c_str(), "user.one")); });
+  same("remove again: ENODATA",
+       [](const std::string& r) { return outcome(::removexattr((r + "/f").c_str(), "user.one")); });
   EXPECT_EQ(list(at("f")), (std::vector<std::string>{"user.big", "user.empty"}));
   same("list size query", [](const std::string& r) {
     char names[4096];
@@ -84,7 +88,8 @@ TEST_F(XattrTest, AttributesFollowLinksAndRenames) {
     ssize_t n = ::getxattr((r + "/g").c_str(), "user.k", b, sizeof b);
     return outcome(n == 1 && b[0] == 'v' ? 0 : -1);
   });
-  same("trusted.* needs CAP_SYS_ADMIN (root has it)", [](const std::string& r) { return set(r + "/h", "trusted.t", "t", 0); });
+  same("trusted.* needs CAP_SYS_ADMIN (root has it)",
+       [](const std::string& r) { return set(r + "/h", "trusted.t", "t", 0); });
   expect_same_trees();
 }
 

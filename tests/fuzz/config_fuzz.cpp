@@ -51,7 +51,8 @@ void check_file(std::string_view text) {
   for (size_t i = 0; i < config->volumes.size(); ++i) {
     const cfg::VolumeSpec& a = config->volumes[i];
     const cfg::VolumeSpec& b = again->volumes[i];
-    if (a.name != b.name || a.members != b.members || a.mountpoint != b.mountpoint || a.options != b.options) std::abort();
+    if (a.name != b.name || a.members != b.members || a.mountpoint != b.mountpoint || a.options != b.options)
+      std::abort();
     if (!cfg::for_volume(*config, a.name)) std::abort();  // options were checked at load
   }
 }

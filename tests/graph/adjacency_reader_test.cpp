@@ -113,8 +113,8 @@ TEST_P(AdjacencyReaderTest, ReadListsDeliversOnlyTheBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AdjacencyReaderTest,
                          ::testing::Values(Shape{64, 256 * 1024, 16 * 1024},  // defaults
-                                           Shape{1, 4096, 0},                  // one 4K read at a time, no coalescing
-                                           Shape{8, 8192, 1 << 20},            // hub lists split over many reads
+                                           Shape{1, 4096, 0},                 // one 4K read at a time, no coalescing
+                                           Shape{8, 8192, 1 << 20},           // hub lists split over many reads
                                            Shape{256, 65536, 0}, Shape{32, 1 << 20, 0},
                                            Shape{16, 65536, 4096, false}),  // page cache path
                          [](const auto& info) {

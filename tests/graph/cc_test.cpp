@@ -59,8 +59,7 @@ TEST(GraphCc, ValidatorRejectsWrongLabel) {
   r->label[7] = 7;
   Status st = validate_cc(l->mem, *r);
   ASSERT_FALSE(st);
-  EXPECT_NE(st.message().find("vertex 7 has component label 7, union-find says 0"), std::string::npos)
-      << st.message();
+  EXPECT_NE(st.message().find("vertex 7 has component label 7, union-find says 0"), std::string::npos) << st.message();
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ TEST(GraphImport, StarCountsSelfLoopsAndDuplicates) {
   EXPECT_EQ(m->vertices, 9u);
   EXPECT_EQ(m->input_edges, 11u);  // 8 spokes, "5 5", "0 1", "1 0"
   EXPECT_EQ(m->self_loops, 1u);
-  EXPECT_EQ(m->duplicates, 2u);    // undirected: "1 0" repeats "0 1"
+  EXPECT_EQ(m->duplicates, 2u);  // undirected: "1 0" repeats "0 1"
   EXPECT_EQ(m->edges, 8u);
   EXPECT_EQ(m->adjacency_entries, 16u);
   EXPECT_FALSE(m->directed);

@@ -66,7 +66,7 @@ struct Case {
   const char* name;
   const char* input;  // file in data/
   bool directed;
-  uint64_t root;      // make-expected.py's ROOTS
+  uint64_t root;  // make-expected.py's ROOTS
 };
 
 class NetworkxResults : public ::testing::TestWithParam<Case> {
@@ -221,10 +221,10 @@ TEST(GraphOut, BinaryLayout) {
     ++i;
   }
   out = d.path() / "pr.bin";
-  ASSERT_EQ(run_cli("pagerank --graph " + g + " --iterations 10000 --epsilon 1e-15 --out-format bin --out " +
-                    out.string())
-                .code,
-            0);
+  ASSERT_EQ(
+      run_cli("pagerank --graph " + g + " --iterations 10000 --epsilon 1e-15 --out-format bin --out " + out.string())
+          .code,
+      0);
   auto pr = read_words(out);
   want = read_table(kData / "dcycle.pagerank");
   ASSERT_EQ(pr.size(), 2 * want.size());

@@ -23,7 +23,7 @@ using test::TestDir;
 
 struct Lines {
   std::string text;
-  std::vector<InputEdge> edges;  // what the text says, in order
+  std::vector<InputEdge> edges;   // what the text says, in order
   std::vector<uint64_t> line_of;  // the line number of each edge
 };
 

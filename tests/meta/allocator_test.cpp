@@ -67,7 +67,7 @@ TEST(Allocator, EnospcThenFreeAndReuse) {
   EXPECT_EQ(a.allocate(2, 0, B, &none), -ENOSPC);
   EXPECT_TRUE(none.empty());
   a.free_deferred(5, {kBase + 4 * B, 2 * B});
-  EXPECT_EQ(a.free_bytes(), 2 * B);  // counted free for statfs...
+  EXPECT_EQ(a.free_bytes(), 2 * B);                // counted free for statfs...
   EXPECT_EQ(a.allocate(2, 0, B, &none), -ENOSPC);  // ...but not reusable yet
   a.release_durable(4);
   EXPECT_EQ(a.allocate(2, 0, B, &none), -ENOSPC);
@@ -137,9 +137,9 @@ TEST(Allocator, TrimTakesFreeExtentsInPiecesAndGivesThemBack) {
   }
   // [kBase+4K, kBase+1M) + [kBase+2M, kBase+4M) + [kBase+4M+4K, kBase+8M).
   EXPECT_EQ(total, ((1u << 20) - B) + (2u << 20) + ((4u << 20) - B));
-  EXPECT_EQ(a.free_map(), (std::map<uint64_t, uint64_t>{{kBase, 1 << 20},
-                                                       {kBase + (2 << 20), 2 << 20},
-                                                       {kBase + (4 << 20) + B, (12 << 20) - B}}));
+  EXPECT_EQ(a.free_map(),
+            (std::map<uint64_t, uint64_t>{
+                {kBase, 1 << 20}, {kBase + (2 << 20), 2 << 20}, {kBase + (4 << 20) + B, (12 << 20) - B}}));
 }
 
 TEST(Allocator, AllocationWaitsForNoRangeBeingDiscardedAndNeverGetsOne) {

@@ -20,7 +20,7 @@ TEST(Concurrency, ParallelOpsFsyncAndCompletionsStayConsistent) {
   const Geometry g = small_geometry();
   auto io = new_volume(g);
   Options o = test::test_options();
-  o.journal_size = 256 * 1024;  // several checkpoints happen on the way
+  o.journal_size = 256 * 1024;         // several checkpoints happen on the way
   o.pending_commit_bytes = 16 * 1024;  // background commits kick in too
   auto md = mount_ok(*io, g, o);
   ASSERT_NE(md, nullptr);

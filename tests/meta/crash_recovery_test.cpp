@@ -50,28 +50,63 @@ std::vector<Step> script() {
   const Cred c{1000, 100};
   std::vector<Step> s;
   auto mk = [&](const char* w, std::function<int(Metadata&, Ctx&)> fn) { s.push_back({w, std::move(fn), false}); };
-  auto durable = [&](const char* w, std::function<int(Metadata&, Ctx&)> fn) {
-    s.push_back({w, std::move(fn), true});
-  };
-  mk("mkdir /d", [c](Metadata& m, Ctx& x) { InodeAttr a; int rc = m.mkdir(kRootIno, "d", 0755, c, &a); x.d = a.ino; return rc; });
-  mk("create /d/a", [c](Metadata& m, Ctx& x) { InodeAttr a; int rc = m.create(x.d, "a", 0644, c, &a); x.a = a.ino; return rc; });
+  auto durable = [&](const char* w, std::function<int(Metadata&, Ctx&)> fn) { s.push_back({w, std::move(fn), true}); };
+  mk("mkdir /d", [c](Metadata& m, Ctx& x) {
+    InodeAttr a;
+    int rc = m.mkdir(kRootIno, "d", 0755, c, &a);
+    x.d = a.ino;
+    return rc;
+  });
+  mk("create /d/a", [c](Metadata& m, Ctx& x) {
+    InodeAttr a;
+    int rc = m.create(x.d, "a", 0644, c, &a);
+    x.a = a.ino;
+    return rc;
+  });
   mk("prepare a", [](Metadata& m, Ctx& x) { return m.prepare_write(x.a, 0, 64 * 1024, &x.wa); });
   mk("complete a", [](Metadata& m, Ctx& x) { return m.complete_write(x.a, x.wa, 64 * 1024); });
   durable("fsync a", [](Metadata& m, Ctx& x) { return m.fsync(x.a); });
-  mk("mknod /d/b", [c](Metadata& m, Ctx& x) { InodeAttr a; int rc = m.mknod(x.d, "b", S_IFREG | 0600, 0, c, &a); x.b = a.ino; return rc; });
-  mk("link /b2", [](Metadata& m, Ctx& x) { InodeAttr a; return m.link(x.b, kRootIno, "b2", &a); });
-  mk("symlink /s", [c](Metadata& m, Ctx&) { InodeAttr a; return m.symlink(kRootIno, "s", "d/a", c, &a); });
+  mk("mknod /d/b", [c](Metadata& m, Ctx& x) {
+    InodeAttr a;
+    int rc = m.mknod(x.d, "b", S_IFREG | 0600, 0, c, &a);
+    x.b = a.ino;
+    return rc;
+  });
+  mk("link /b2", [](Metadata& m, Ctx& x) {
+    InodeAttr a;
+    return m.link(x.b, kRootIno, "b2", &a);
+  });
+  mk("symlink /s", [c](Metadata& m, Ctx&) {
+    InodeAttr a;
+    return m.symlink(kRootIno, "s", "d/a", c, &a);
+  });
   mk("setxattr b", [](Metadata& m, Ctx& x) { return m.setxattr(x.b, "user.x", "1", 0); });
   mk("rename d/b d/c", [](Metadata& m, Ctx& x) { return m.rename(x.d, "b", x.d, "c", 0); });
   durable("fsync b", [](Metadata& m, Ctx& x) { return m.fsync(x.b); });
-  mk("mkdir /e", [c](Metadata& m, Ctx& x) { InodeAttr a; int rc = m.mkdir(kRootIno, "e", 0755, c, &a); x.e = a.ino; return rc; });
+  mk("mkdir /e", [c](Metadata& m, Ctx& x) {
+    InodeAttr a;
+    int rc = m.mkdir(kRootIno, "e", 0755, c, &a);
+    x.e = a.ino;
+    return rc;
+  });
   mk("rename /e /d/e", [](Metadata& m, Ctx& x) { return m.rename(kRootIno, "e", x.d, "e", 0); });
-  mk("create /f", [c](Metadata& m, Ctx& x) { InodeAttr a; int rc = m.create(kRootIno, "f", 0644, c, &a); x.f = a.ino; return rc; });
+  mk("create /f", [c](Metadata& m, Ctx& x) {
+    InodeAttr a;
+    int rc = m.create(kRootIno, "f", 0644, c, &a);
+    x.f = a.ino;
+    return rc;
+  });
   mk("prepare f", [](Metadata& m, Ctx& x) { return m.prepare_write(x.f, 0, 8192, &x.wf); });
   mk("complete f", [](Metadata& m, Ctx& x) { return m.complete_write(x.f, x.wf, 8192); });
   mk("unlink open /f", [](Metadata& m, Ctx&) { return m.unlink(kRootIno, "f"); });
   durable("fsync root", [](Metadata& m, Ctx&) { return m.fsync(kRootIno); });
-  mk("truncate a", [](Metadata& m, Ctx& x) { SetAttrIn in; in.valid = SetAttrIn::kSize; in.size = 4096; InodeAttr a; return m.setattr(x.a, in, &a); });
+  mk("truncate a", [](Metadata& m, Ctx& x) {
+    SetAttrIn in;
+    in.valid = SetAttrIn::kSize;
+    in.size = 4096;
+    InodeAttr a;
+    return m.setattr(x.a, in, &a);
+  });
   mk("exchange d/c /s", [](Metadata& m, Ctx& x) { return m.rename(x.d, "c", kRootIno, "s", RENAME_EXCHANGE); });
   durable("checkpoint", [](Metadata& m, Ctx&) { return m.checkpoint(); });
   mk("fallocate a", [](Metadata& m, Ctx& x) { return m.fallocate(x.a, FALLOC_FL_KEEP_SIZE, 64 * 1024, 64 * 1024); });
@@ -161,9 +196,8 @@ TEST(CrashRecovery, EveryCrashPointRecoversAPrefix) {
   size_t checked = 0;
   for (const Mode& mode : modes) {
     for (uint64_t k = 0; k <= full.writes; ++k) {
-      SCOPED_TRACE(test::cat("crash after write ", k) + " policy " +
-                   std::to_string(static_cast<int>(mode.policy)) + " torn " +
-                   std::to_string(static_cast<int>(mode.torn)));
+      SCOPED_TRACE(test::cat("crash after write ", k) + " policy " + std::to_string(static_cast<int>(mode.policy)) +
+                   " torn " + std::to_string(static_cast<int>(mode.torn)));
       auto io = new_volume(g);
       io->crash_after_writes(k, mode.torn);
       const RunResult r = run_script(*io, g, steps);
@@ -184,7 +218,9 @@ TEST(CrashRecovery, EveryCrashPointRecoversAPrefix) {
       }
       ASSERT_LT(match, states.size()) << "recovered state is no prefix of the script:\n" << got;
       EXPECT_GE(match, r.floor) << "fsync'd step lost (recovered prefix " << match << ")";
-      if (getenv("META_CRASH_VERBOSE")) fprintf(stderr, "k=%lu floor=%zu match=%zu writes=%lu\n", (unsigned long)k, r.floor, match, (unsigned long)r.writes);
+      if (getenv("META_CRASH_VERBOSE"))
+        fprintf(stderr, "k=%lu floor=%zu match=%zu writes=%lu\n", (unsigned long)k, r.floor, match,
+                (unsigned long)r.writes);
       expect_space_consistent(got, md->free_map(), g);
       // The recovered volume keeps working.
       InodeAttr a;
@@ -215,8 +251,7 @@ TEST(CrashRecovery, TornJournalTailStopsCleanly) {
   ASSERT_NE(md2, nullptr);
   EXPECT_EQ(md2->dump(), durable);
   EXPECT_EQ(md2->mount_report().replayed_batches, 1u);
-  EXPECT_NE(md2->mount_report().journal_stop.find("torn"), std::string::npos)
-      << md2->mount_report().journal_stop;
+  EXPECT_NE(md2->mount_report().journal_stop.find("torn"), std::string::npos) << md2->mount_report().journal_stop;
 }
 
 TEST(CrashRecovery, TornCheckpointFallsBackToTheOtherSlot) {

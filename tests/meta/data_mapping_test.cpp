@@ -261,7 +261,7 @@ TEST_F(DataTest, CompleteAfterPunchDoesNotExposeNewMapping) {
   ASSERT_EQ(md->prepare_write(f, 0, B, &w), 0);
   ASSERT_EQ(md->fallocate(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, B), 0);
   ASSERT_EQ(md->fallocate(f, FALLOC_FL_KEEP_SIZE, 0, B), 0);  // remapped elsewhere
-  ASSERT_EQ(md->complete_write(f, w, B), 0);  // stale completion
+  ASSERT_EQ(md->complete_write(f, w, B), 0);                  // stale completion
   auto r = read(0, B);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].kind, Segment::kZero);

@@ -130,7 +130,10 @@ TEST(Fitrim, DiscardsSpaceOnceItsFreeingIsDurableAndRespectsRangeAndMinimum) {
 TEST(Fitrim, RefusedOnAReadOnlyMount) {
   Geometry g = small_geometry();
   auto io = new_volume(g);
-  { auto md = mount_ok(*io, g); ASSERT_TRUE(md->unmount()); }
+  {
+    auto md = mount_ok(*io, g);
+    ASSERT_TRUE(md->unmount());
+  }
   Options o = test::test_options();
   o.read_only = true;
   auto md = mount_ok(*io, g, o);

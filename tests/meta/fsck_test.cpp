@@ -155,9 +155,10 @@ TEST_F(FsckTest, FindsAndRepairsPlantedDamage) {
 // would accept: fsck brings the mode in step with the ACL and drops what
 // is malformed or misplaced.
 TEST_F(FsckTest, AclsOutOfStepWithTheModeAreRepaired) {
-  const std::string minimal644("\x02\0\0\0\x01\0\x06\0\xff\xff\xff\xff\x04\0\x04\0\xff\xff\xff\xff"
-                               "\x20\0\x04\0\xff\xff\xff\xff",
-                               28);
+  const std::string minimal644(
+      "\x02\0\0\0\x01\0\x06\0\xff\xff\xff\xff\x04\0\x04\0\xff\xff\xff\xff"
+      "\x20\0\x04\0\xff\xff\xff\xff",
+      28);
   auto lm = load_metadata(*io, g);
   ASSERT_TRUE(lm.has_value()) << lm.status().message();
   Model& m = lm->model;

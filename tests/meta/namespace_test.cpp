@@ -27,8 +27,8 @@ class NamespaceTest : public ::testing::Test {
   }
   Ino mk(Ino parent, const char* name, uint32_t mode = S_IFREG | 0644) {
     InodeAttr a;
-    int rc = S_ISDIR(mode) ? md->mkdir(parent, name, mode & 07777, cred, &a)
-                           : md->mknod(parent, name, mode, 0, cred, &a);
+    int rc =
+        S_ISDIR(mode) ? md->mkdir(parent, name, mode & 07777, cred, &a) : md->mknod(parent, name, mode, 0, cred, &a);
     EXPECT_EQ(rc, 0) << name;
     return a.ino;
   }
@@ -363,7 +363,7 @@ TEST_F(NamespaceTest, TimestampsFollowPosix) {
 TEST_F(NamespaceTest, UnlinkOfOpenFileKeepsItUntilLastRelease) {
   InodeAttr a;
   ASSERT_EQ(md->create(kRootIno, "f", 0644, cred, &a), 0);  // open #1
-  ASSERT_EQ(md->open(a.ino), 0);                             // open #2
+  ASSERT_EQ(md->open(a.ino), 0);                            // open #2
   ASSERT_EQ(md->unlink(kRootIno, "f"), 0);
   InodeAttr b;
   ASSERT_EQ(md->getattr(a.ino, &b), 0);

@@ -36,7 +36,7 @@ PosixAcl acl(const std::vector<E>& entries) {
 
 // u::rw-,u:1000:rwx,g::r--,g:50:rw-,m::rwx,o::---  (setfacl's text form)
 std::vector<E> extended() {
-  return {{PosixAcl::kUserObj, 6, kNone}, {PosixAcl::kUser, 7, 1000},   {PosixAcl::kGroupObj, 4, kNone},
+  return {{PosixAcl::kUserObj, 6, kNone}, {PosixAcl::kUser, 7, 1000},  {PosixAcl::kGroupObj, 4, kNone},
           {PosixAcl::kGroup, 6, 50},      {PosixAcl::kMask, 7, kNone}, {PosixAcl::kOther, 0, kNone}};
 }
 
@@ -55,7 +55,7 @@ TEST(PosixAcl, DecodeEncodeRoundTrip) {
 TEST(PosixAcl, DecodeRefusesWhatTheKernelRefuses) {
   EXPECT_FALSE(PosixAcl::decode(""));
   EXPECT_FALSE(PosixAcl::decode(std::string("\x01\0\0\0", 4) + encode(minimal(6, 4, 4)).substr(4)));  // version
-  EXPECT_FALSE(PosixAcl::decode(encode(minimal(6, 4, 4)) + "x"));                                    // torn entry
+  EXPECT_FALSE(PosixAcl::decode(encode(minimal(6, 4, 4)) + "x"));                                     // torn entry
   EXPECT_FALSE(PosixAcl::decode(encode({{PosixAcl::kUserObj, 6, kNone}, {PosixAcl::kOther, 4, kNone}})));
   EXPECT_FALSE(PosixAcl::decode(encode({{PosixAcl::kUserObj, 6, kNone},  // named user, no mask
                                         {PosixAcl::kUser, 6, 7},
@@ -118,7 +118,7 @@ TEST(PosixAcl, CreateMasqCutsTheAclAndTheModeToWhatBothGrant) {
                     {PosixAcl::kOther, 5, kNone}});
   uint32_t mode = S_IFREG | 0666;
   EXPECT_TRUE(a.create_masq(&mode));
-  EXPECT_EQ(mode, S_IFREG | 0664u);  // what ext4 gives: rw- rw- r--
+  EXPECT_EQ(mode, S_IFREG | 0664u);   // what ext4 gives: rw- rw- r--
   EXPECT_EQ(a.entries()[0].perm, 6);  // owner
   EXPECT_EQ(a.entries()[1].perm, 7);  // named entries are kept as they are
   EXPECT_EQ(a.entries()[4].perm, 6);  // mask
@@ -188,7 +188,7 @@ TEST_F(MetadataAclTest, NewInodesInheritTheDefaultAclNotTheUmask) {
   auto facl = PosixAcl::decode(xattr(f.ino, kAclAccessXattr));
   ASSERT_TRUE(facl);
   EXPECT_EQ(facl->entries()[1], (E{PosixAcl::kUser, 7, 2000}));  // named entries are not cut
-  EXPECT_EQ(facl->entries()[3].perm, 6);  // the mask cut to the file's group bits
+  EXPECT_EQ(facl->entries()[3].perm, 6);                         // the mask cut to the file's group bits
   // A directory passes the default ACL on unchanged, and has it as its access ACL too.
   EXPECT_EQ(xattr(sub.ino, kAclDefaultXattr), def);
   EXPECT_EQ(xattr(sub.ino, kAclAccessXattr), def);

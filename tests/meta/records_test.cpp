@@ -22,14 +22,14 @@
 namespace peregrine::meta {
 namespace {
 
-std::span<const std::byte> bytes(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
+std::span<const std::byte> bytes(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
 
 // One record with every delta type, each field its type encodes set.
 Txn sample_txn() {
   return {
-      {.type = DeltaType::kInodePut, .ino = 7, .attr = InodeAttr{7, 1, S_IFLNK | 0777, 1, 2, 1, 3, 0, 10, 11, 12, 0},
+      {.type = DeltaType::kInodePut,
+       .ino = 7,
+       .attr = InodeAttr{7, 1, S_IFLNK | 0777, 1, 2, 1, 3, 0, 10, 11, 12, 0},
        .name = "abc"},
       {.type = DeltaType::kDirentPut, .ino = 1, .child = 7, .a = 3, .name = "link"},
       {.type = DeltaType::kXattrPut, .ino = 7, .name = "user.k", .value = std::string("v\0w", 3)},

@@ -48,14 +48,13 @@ TEST(PeregrineCli, HelpNamesEveryValueAndKeepsPathsWhole) {
   EXPECT_TRUE(contains(r.out, "--config ] FILE")) << r.out;
   EXPECT_TRUE(contains(r.out, "--pid-file FILE")) << r.out;
   EXPECT_TRUE(contains(r.out, "/etc/peregrine/peregrine.conf")) << "the default path is broken across lines:\n"
-                                                                  << r.out;
+                                                                << r.out;
 }
 
 TEST(PeregrineCli, StatsWatchStatesItsRangeRight) {
   RunResult r = run({peregrine_bin(), "stats", "--watch", "0", "/"});
   EXPECT_EQ(r.code, 2) << r.describe();
-  EXPECT_TRUE(contains(r.err, "--watch 0: the interval must be more than 0 and at most 86400 seconds"))
-      << r.describe();
+  EXPECT_TRUE(contains(r.err, "--watch 0: the interval must be more than 0 and at most 86400 seconds")) << r.describe();
 }
 
 TEST(PeregrineCli, StatsOnAnotherFilesystemNamesItsType) {
@@ -72,7 +71,8 @@ TEST(PeregrineCli, MountOfAnUndefinedVolumeListsTheDefinedOnes) {
   std::string conf = dir / "vol.conf";
   std::ofstream(conf) << "[volume.data]\nmembers = [\"" << (dir / "m0") << "\"]\nmountpoint = \"" << dir.path()
                       << "\"\n\n[volume.scratch]\nmembers = [\"" << (dir / "m1") << "\"]\n";
-  const std::string expected = "unknown volume 'nope': " + conf + " has no [volume.nope] section; volumes defined: data, scratch";
+  const std::string expected =
+      "unknown volume 'nope': " + conf + " has no [volume.nope] section; volumes defined: data, scratch";
 
   RunResult r = run({peregrine_bin(), "mount", "-c", conf, "nope"});
   EXPECT_EQ(r.code, 1) << r.describe();
@@ -149,7 +149,6 @@ TEST(PeregrineCli, PidFileOfAForegroundDaemonIsRemovedWhenItExits) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "daemon wait status " << status;
   EXPECT_FALSE(std::filesystem::exists(pid_file)) << pid_file << " outlived the daemon";
 }
-
 
 // The metadata area is sized for a number of files (mkfs --bytes-per-inode,
 // --inodes; docs/format.md, section 4), and `peregrine info` shows its size

@@ -30,7 +30,8 @@ std::string write_conf(const TempDir& dir, const Option& o, const TomlSample& v)
 }
 
 std::string expected_refusal(const std::string& path, const Option& o, const TomlSample& v) {
-  return path + ":2: " + std::string(o.key) + " = " + v.shown + ": wrong type (" + v.type + "); allowed: " + o.allowed();
+  return path + ":2: " + std::string(o.key) + " = " + v.shown + ": wrong type (" + v.type +
+         "); allowed: " + o.allowed();
 }
 
 TEST(ConfigCheckCommand, EveryWrongTypeIsRefusedWithExitOne) {

@@ -60,7 +60,8 @@ void write_files(const Volume& v, size_t big_bytes) {
   ASSERT_TRUE(write_file(v.at("big"), pattern(big_bytes, 1)));
   ASSERT_TRUE(write_file(v.at("odd"), pattern(3 * 1234567, 2)));
   ASSERT_EQ(::mkdir(v.at("dir").c_str(), 0755), 0);
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(write_file(v.at("dir/f" + std::to_string(i)), pattern(4096 * i + 17, 10 + i)));
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(write_file(v.at("dir/f" + std::to_string(i)), pattern(4096 * i + 17, 10 + i)));
 }
 
 struct Mounted {
@@ -185,8 +186,8 @@ TEST_P(GrowAddInterrupted, MountsAsBeforeOrRefusesAndARerunFinishes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Points, GrowAddInterrupted,
-                         ::testing::Values("1", "3", "7", "12", "40", "written:1", "written:4", "written:9",
-                                           "copy:30", "copy:80"),
+                         ::testing::Values("1", "3", "7", "12", "40", "written:1", "written:4", "written:9", "copy:30",
+                                           "copy:80"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)
@@ -203,8 +204,8 @@ TEST(GrowAddKilled, DuringTheMoveThenARerunFinishes) {
   const auto all = plus(v.members(), news);
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
-  pid_t pid = spawn({peregrine_bin(), "grow", "--add", news[0], "--add", news[1], v.members()[0], v.members()[1]},
-                    pipe_fds[1]);
+  pid_t pid =
+      spawn({peregrine_bin(), "grow", "--add", news[0], "--add", news[1], v.members()[0], v.members()[1]}, pipe_fds[1]);
   ::close(pipe_fds[1]);
   LineReader lines;
   lines.reset(pipe_fds[0]);

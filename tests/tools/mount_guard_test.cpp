@@ -83,8 +83,8 @@ TEST_F(MountGuard, MountingOverALiveVolumeIsRefusedUnlessForced) {
     if (stacked > 0) wait_exit(stacked);
     above.wait_members_released();
   }
-  EXPECT_TRUE(contains(r.err, "mountpoint " + below.mountpoint() +
-                                  ": volume below (peregrine:below) is mounted there already"))
+  EXPECT_TRUE(
+      contains(r.err, "mountpoint " + below.mountpoint() + ": volume below (peregrine:below) is mounted there already"))
       << r.describe();
   EXPECT_TRUE(contains(r.err, "--force")) << r.describe();
   auto m = mount_at(below.mountpoint());

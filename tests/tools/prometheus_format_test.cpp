@@ -90,107 +90,175 @@ TEST(PrometheusText, ExactTextOfOneDrive) {
   const std::string expected =
       "# HELP peregrine_volume_info Always 1: the volume's label, UUID and the FUSE transport that serves it.\n"
       "# TYPE peregrine_volume_info gauge\n"
-      "peregrine_volume_info{" + v + R"(,label="data",uuid="11111111-2222-3333-4444-555555555555",transport="io-uring"} 1)" "\n"
+      "peregrine_volume_info{" +
+      v +
+      R"(,label="data",uuid="11111111-2222-3333-4444-555555555555",transport="io-uring"} 1)"
+      "\n"
       "# HELP peregrine_volume_uptime_seconds Time since the volume was mounted.\n"
       "# TYPE peregrine_volume_uptime_seconds gauge\n"
-      "peregrine_volume_uptime_seconds{" + v + "} 10\n"
+      "peregrine_volume_uptime_seconds{" +
+      v +
+      "} 10\n"
       "# HELP peregrine_volume_size_bytes Size of the data area (statfs f_blocks).\n"
       "# TYPE peregrine_volume_size_bytes gauge\n"
-      "peregrine_volume_size_bytes{" + v + "} 4294967296\n"
+      "peregrine_volume_size_bytes{" +
+      v +
+      "} 4294967296\n"
       "# HELP peregrine_volume_free_bytes Free bytes of the data area (statfs f_bfree).\n"
       "# TYPE peregrine_volume_free_bytes gauge\n"
-      "peregrine_volume_free_bytes{" + v + "} 4293918720\n"
+      "peregrine_volume_free_bytes{" +
+      v +
+      "} 4293918720\n"
       "# HELP peregrine_volume_avail_bytes Free bytes that can still be written: 0 once the metadata area cannot "
       "map more (statfs f_bavail).\n"
       "# TYPE peregrine_volume_avail_bytes gauge\n"
-      "peregrine_volume_avail_bytes{" + v + "} 4293918720\n"
+      "peregrine_volume_avail_bytes{" +
+      v +
+      "} 4293918720\n"
       "# HELP peregrine_volume_files_free About how many more files the metadata area has room for (statfs "
       "f_ffree).\n"
       "# TYPE peregrine_volume_files_free gauge\n"
-      "peregrine_volume_files_free{" + v + "} 1000\n"
+      "peregrine_volume_files_free{" +
+      v +
+      "} 1000\n"
       "# HELP peregrine_metadata_capacity_bytes Size of the metadata area's checkpoint body: new files fail with "
       "ENOSPC as use nears it.\n"
       "# TYPE peregrine_metadata_capacity_bytes gauge\n"
-      "peregrine_metadata_capacity_bytes{" + v + "} 16773120\n"
+      "peregrine_metadata_capacity_bytes{" +
+      v +
+      "} 16773120\n"
       "# HELP peregrine_metadata_used_bytes Bytes of the metadata area in use.\n"
       "# TYPE peregrine_metadata_used_bytes gauge\n"
-      "peregrine_metadata_used_bytes{" + v + "} 300\n"
+      "peregrine_metadata_used_bytes{" +
+      v +
+      "} 300\n"
       "# HELP peregrine_metadata_inodes Inodes in use, the root included.\n"
       "# TYPE peregrine_metadata_inodes gauge\n"
-      "peregrine_metadata_inodes{" + v + "} 2\n"
+      "peregrine_metadata_inodes{" +
+      v +
+      "} 2\n"
       "# HELP peregrine_metadata_write_failed 1 once a journal or checkpoint write failed: the volume refuses "
       "changes until remounted.\n"
       "# TYPE peregrine_metadata_write_failed gauge\n"
-      "peregrine_metadata_write_failed{" + v + "} 0\n"
+      "peregrine_metadata_write_failed{" +
+      v +
+      "} 0\n"
       "# HELP peregrine_fuse_ring_requests_total FUSE requests served by each io-uring ring (one ring per CPU).\n"
       "# TYPE peregrine_fuse_ring_requests_total counter\n"
-      "peregrine_fuse_ring_requests_total{" + v + ",ring=\"0\"} 100\n"
-      "peregrine_fuse_ring_requests_total{" + v + ",ring=\"1\"} 7\n"
+      "peregrine_fuse_ring_requests_total{" +
+      v +
+      ",ring=\"0\"} 100\n"
+      "peregrine_fuse_ring_requests_total{" +
+      v +
+      ",ring=\"1\"} 7\n"
       "# HELP peregrine_fuse_dev_fuse_requests_total Requests other than INIT, FORGET, INTERRUPT and DESTROY that "
       "came over /dev/fuse after the io-uring rings were registered (0 in normal operation).\n"
       "# TYPE peregrine_fuse_dev_fuse_requests_total counter\n"
-      "peregrine_fuse_dev_fuse_requests_total{" + v + "} 0\n"
+      "peregrine_fuse_dev_fuse_requests_total{" +
+      v +
+      "} 0\n"
       "# HELP peregrine_drive_ios_total IOs sent to the device, after merging, by operation.\n"
       "# TYPE peregrine_drive_ios_total counter\n"
-      "peregrine_drive_ios_total{" + d + ",op=\"read\"} 2\n"
-      "peregrine_drive_ios_total{" + d + ",op=\"write\"} 4\n"
-      "peregrine_drive_ios_total{" + d + ",op=\"flush\"} 1\n"
+      "peregrine_drive_ios_total{" +
+      d +
+      ",op=\"read\"} 2\n"
+      "peregrine_drive_ios_total{" +
+      d +
+      ",op=\"write\"} 4\n"
+      "peregrine_drive_ios_total{" +
+      d +
+      ",op=\"flush\"} 1\n"
       "# HELP peregrine_drive_bytes_total Bytes read from and written to the device.\n"
       "# TYPE peregrine_drive_bytes_total counter\n"
-      "peregrine_drive_bytes_total{" + d + ",op=\"read\"} 8192\n"
-      "peregrine_drive_bytes_total{" + d + ",op=\"write\"} 1048576\n"
+      "peregrine_drive_bytes_total{" +
+      d +
+      ",op=\"read\"} 8192\n"
+      "peregrine_drive_bytes_total{" +
+      d +
+      ",op=\"write\"} 1048576\n"
       "# HELP peregrine_drive_subios_total Sub-IOs the drive received (the pieces of file IO that fall on this "
       "member).\n"
       "# TYPE peregrine_drive_subios_total counter\n"
-      "peregrine_drive_subios_total{" + d + "} 10\n"
+      "peregrine_drive_subios_total{" +
+      d +
+      "} 10\n"
       "# HELP peregrine_drive_merged_subios_total Sub-IOs that joined a neighbour's IO rather than going alone.\n"
       "# TYPE peregrine_drive_merged_subios_total counter\n"
-      "peregrine_drive_merged_subios_total{" + d + "} 3\n"
+      "peregrine_drive_merged_subios_total{" +
+      d +
+      "} 3\n"
       "# HELP peregrine_drive_tag_waits_total IOs that found no free device tag and waited for one.\n"
       "# TYPE peregrine_drive_tag_waits_total counter\n"
-      "peregrine_drive_tag_waits_total{" + d + "} 5\n"
+      "peregrine_drive_tag_waits_total{" +
+      d +
+      "} 5\n"
       "# HELP peregrine_drive_pressure_waits_total Times a submitting worker blocked because the drive's queue was "
       "at its high pressure point.\n"
       "# TYPE peregrine_drive_pressure_waits_total counter\n"
-      "peregrine_drive_pressure_waits_total{" + d + "} 6\n"
+      "peregrine_drive_pressure_waits_total{" +
+      d +
+      "} 6\n"
       "# HELP peregrine_drive_inline_batches_total Batches dispatched by a submitting thread rather than the "
       "drive's thread.\n"
       "# TYPE peregrine_drive_inline_batches_total counter\n"
-      "peregrine_drive_inline_batches_total{" + d + "} 8\n"
+      "peregrine_drive_inline_batches_total{" +
+      d +
+      "} 8\n"
       "# HELP peregrine_drive_short_ios_total Transfers resubmitted after the device did less than asked.\n"
       "# TYPE peregrine_drive_short_ios_total counter\n"
-      "peregrine_drive_short_ios_total{" + d + "} 9\n"
+      "peregrine_drive_short_ios_total{" +
+      d +
+      "} 9\n"
       "# HELP peregrine_drive_errors_total IOs the device failed.\n"
       "# TYPE peregrine_drive_errors_total counter\n"
-      "peregrine_drive_errors_total{" + d + "} 11\n"
+      "peregrine_drive_errors_total{" +
+      d +
+      "} 11\n"
       "# HELP peregrine_drive_retried_unmerged_total Failed merged IOs re-sent piece by piece.\n"
       "# TYPE peregrine_drive_retried_unmerged_total counter\n"
-      "peregrine_drive_retried_unmerged_total{" + d + "} 12\n"
+      "peregrine_drive_retried_unmerged_total{" +
+      d +
+      "} 12\n"
       "# HELP peregrine_drive_in_flight_ios IOs on the device.\n"
       "# TYPE peregrine_drive_in_flight_ios gauge\n"
-      "peregrine_drive_in_flight_ios{" + d + "} 15\n"
+      "peregrine_drive_in_flight_ios{" +
+      d +
+      "} 15\n"
       "# HELP peregrine_drive_backlog_ios IOs waiting for a free device tag.\n"
       "# TYPE peregrine_drive_backlog_ios gauge\n"
-      "peregrine_drive_backlog_ios{" + d + "} 13\n"
+      "peregrine_drive_backlog_ios{" +
+      d +
+      "} 13\n"
       "# HELP peregrine_drive_queued_subios Sub-IOs received and not yet dispatched.\n"
       "# TYPE peregrine_drive_queued_subios gauge\n"
-      "peregrine_drive_queued_subios{" + d + "} 14\n"
+      "peregrine_drive_queued_subios{" +
+      d +
+      "} 14\n"
       "# HELP peregrine_drive_queue_depth Device tags: the most IOs the drive keeps on the device at once.\n"
       "# TYPE peregrine_drive_queue_depth gauge\n"
-      "peregrine_drive_queue_depth{" + d + "} 32\n"
+      "peregrine_drive_queue_depth{" +
+      d +
+      "} 32\n"
       "# HELP peregrine_drive_stack_latency_seconds Time sub-IOs spent in peregrine's queues, from arrival to "
       "dispatch to the device.\n"
       "# TYPE peregrine_drive_stack_latency_seconds histogram\n" +
-      stack_buckets(d) +
-      "peregrine_drive_stack_latency_seconds_bucket{" + d + ",le=\"+Inf\"} 1\n"
-      "peregrine_drive_stack_latency_seconds_sum{" + d + "} 0.0000005\n"
-      "peregrine_drive_stack_latency_seconds_count{" + d + "} 1\n"
+      stack_buckets(d) + "peregrine_drive_stack_latency_seconds_bucket{" + d +
+      ",le=\"+Inf\"} 1\n"
+      "peregrine_drive_stack_latency_seconds_sum{" +
+      d +
+      "} 0.0000005\n"
+      "peregrine_drive_stack_latency_seconds_count{" +
+      d +
+      "} 1\n"
       "# HELP peregrine_drive_device_latency_seconds Device latency of IOs, from dispatch to completion.\n"
       "# TYPE peregrine_drive_device_latency_seconds histogram\n" +
-      device_buckets(d) +
-      "peregrine_drive_device_latency_seconds_bucket{" + d + ",le=\"+Inf\"} 4\n"
-      "peregrine_drive_device_latency_seconds_sum{" + d + "} 30.003003\n"
-      "peregrine_drive_device_latency_seconds_count{" + d + "} 4\n";
+      device_buckets(d) + "peregrine_drive_device_latency_seconds_bucket{" + d +
+      ",le=\"+Inf\"} 4\n"
+      "peregrine_drive_device_latency_seconds_sum{" +
+      d +
+      "} 30.003003\n"
+      "peregrine_drive_device_latency_seconds_count{" +
+      d + "} 4\n";
   EXPECT_EQ(prometheus_text(json::parse(kOneDrive), "/mnt/pg \"x\"", "unused"), expected);
 }
 
@@ -209,7 +277,7 @@ TEST(PrometheusText, BucketsAreCumulativeAtTheBounds) {
   EXPECT_EQ(device.at("0.000001023"), "0");  // below 1.5 us
   EXPECT_EQ(device.at("0.000002047"), "2");  // the two of 1.5 us
   EXPECT_EQ(device.at("0.002097151"), "2");
-  EXPECT_EQ(device.at("0.004194303"), "3");  // and the one of 3 ms
+  EXPECT_EQ(device.at("0.004194303"), "3");   // and the one of 3 ms
   EXPECT_EQ(device.at("17.179869183"), "3");  // 30 s is past every bound
   EXPECT_EQ(device.at("+Inf"), "4");
 }
@@ -221,10 +289,11 @@ TEST(PrometheusText, DrivesInIndexOrderWithTheirOwnLabels) {
   second["name"] = "/dev/nvme1n1";
   second["bytes_written"] = 77;
   doc["drives"].insert(doc["drives"].begin(), second);  // listed first, index 1
-  doc["volume"]["label"] = "";                         // no label: the UUID names it
+  doc["volume"]["label"] = "";                          // no label: the UUID names it
   const std::string text = prometheus_text(doc, "/mnt/pg", "unused");
   const std::string v = R"(volume="11111111-2222-3333-4444-555555555555",mountpoint="/mnt/pg")";
-  size_t first = text.find("peregrine_drive_bytes_total{" + v + R"(,drive="0",member="/srv/a \"b\"\\c\nd",op="write"} 1048576)");
+  size_t first =
+      text.find("peregrine_drive_bytes_total{" + v + R"(,drive="0",member="/srv/a \"b\"\\c\nd",op="write"} 1048576)");
   size_t other = text.find("peregrine_drive_bytes_total{" + v + R"(,drive="1",member="/dev/nvme1n1",op="write"} 77)");
   ASSERT_NE(first, std::string::npos) << text;
   ASSERT_NE(other, std::string::npos) << text;
@@ -245,9 +314,9 @@ TEST(PrometheusText, OlderDaemonGivesWhatItKnows) {
   EXPECT_NE(text.find(R"(peregrine_volume_info{volume="old",mountpoint="/mnt/pg",label="",uuid="",transport=""} 1)"),
             std::string::npos)
       << text;
-  for (const char* gone : {"peregrine_volume_uptime_seconds", "peregrine_volume_size_bytes",
-                           "peregrine_metadata_used_bytes", "peregrine_fuse_", "peregrine_drive_ios_total",
-                           "_latency_seconds"})
+  for (const char* gone :
+       {"peregrine_volume_uptime_seconds", "peregrine_volume_size_bytes", "peregrine_metadata_used_bytes",
+        "peregrine_fuse_", "peregrine_drive_ios_total", "_latency_seconds"})
     EXPECT_EQ(text.find(gone), std::string::npos) << gone << "\n" << text;
   EXPECT_NE(text.find("peregrine_drive_bytes_total{"), std::string::npos) << text;
 }
@@ -260,19 +329,21 @@ TEST(PrometheusText, DiscardCountersWhenTheDaemonHasThem) {
   doc["drives"][0]["discards"] = 3;
   doc["drives"][0]["discarded_bytes"] = 1048576;
   doc["drives"][0]["discard_errors"] = 1;
-  doc["discard"] = {{"online", true},      {"online_bytes", 4096}, {"fstrim_runs", 2},
+  doc["discard"] = {{"online", true},       {"online_bytes", 4096},   {"fstrim_runs", 2},
                     {"fstrim_bytes", 8192}, {"pending_bytes", 12288}, {"errors", 1}};
   const std::string text = prometheus_text(doc, "/mnt/pg", "old");
   const std::string drive = R"({volume="data",mountpoint="/mnt/pg",drive="0",member="/srv/a \"b\"\\c\nd"})";
   const std::string vol = R"({volume="data",mountpoint="/mnt/pg")";
-  for (const std::string& line : std::vector<std::string>{
-           std::string("# TYPE peregrine_drive_discarded_bytes_total counter"), "peregrine_drive_discards_total" + drive + " 3",
-        "peregrine_drive_discarded_bytes_total" + drive + " 1048576",
-        "peregrine_drive_discard_errors_total" + drive + " 1",
-        "peregrine_volume_discarded_bytes_total" + vol + R"(,by="fstrim"} 8192)",
-        "peregrine_volume_discarded_bytes_total" + vol + R"(,by="online"} 4096)",
-        "peregrine_volume_fstrim_runs_total" + vol + "} 2", "peregrine_volume_discard_pending_bytes" + vol + "} 12288",
-        "# TYPE peregrine_volume_discard_pending_bytes gauge"})
+  for (const std::string& line :
+       std::vector<std::string>{std::string("# TYPE peregrine_drive_discarded_bytes_total counter"),
+                                "peregrine_drive_discards_total" + drive + " 3",
+                                "peregrine_drive_discarded_bytes_total" + drive + " 1048576",
+                                "peregrine_drive_discard_errors_total" + drive + " 1",
+                                "peregrine_volume_discarded_bytes_total" + vol + R"(,by="fstrim"} 8192)",
+                                "peregrine_volume_discarded_bytes_total" + vol + R"(,by="online"} 4096)",
+                                "peregrine_volume_fstrim_runs_total" + vol + "} 2",
+                                "peregrine_volume_discard_pending_bytes" + vol + "} 12288",
+                                "# TYPE peregrine_volume_discard_pending_bytes gauge"})
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
 }
 

@@ -217,8 +217,7 @@ TEST_F(PeregrineReplaceRefusal, NewWithAFilesystemNeedsForce) {
   const uint64_t h = hash_file(now);
   RunResult r = replace(v_->members(), old_, now);
   EXPECT_EQ(r.code, 1) << r.describe();
-  EXPECT_TRUE(contains(r.err, "new member " + now + ": holds an ext4 filesystem (use --force to overwrite)"))
-      << r.err;
+  EXPECT_TRUE(contains(r.err, "new member " + now + ": holds an ext4 filesystem (use --force to overwrite)")) << r.err;
   expect_unchanged(now, h);
   r = replace(v_->members(), old_, now, {"--force"});
   ASSERT_EQ(r.code, 0) << r.describe();

@@ -60,8 +60,8 @@ TEST_F(AssemblyTest, EveryOrderOfTheMembersAssemblesTheSameVolume) {
 }
 
 TEST_F(AssemblyTest, RefusesAMissingMemberNamingItsIndexAndUuid) {
-  Status s = expect_refused({members_[2], members_[0]}, "index 1 (member UUID " +
-                                                           created_.superblock.member_uuids[1].to_string() + ")");
+  Status s = expect_refused({members_[2], members_[0]},
+                            "index 1 (member UUID " + created_.superblock.member_uuids[1].to_string() + ")");
   EXPECT_MENTIONS(s, "1 of 3 members missing");
   EXPECT_EQ(s.errnum(), ENODEV);
 }

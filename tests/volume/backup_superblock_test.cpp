@@ -89,8 +89,8 @@ TEST_F(BackupSuperblockTest, StaleBackupIsReportedAndThePrimaryWins) {
 // of the copy to restore; restoring it from the copy in use leaves both
 // copies identical and assembly silent.
 TEST_F(BackupSuperblockTest, DamagedCopiesAreListedAndRestoredFromTheCopyInUse) {
-  write_bytes(members_[0], 0, std::string(64 * 1024, '\x5a'));  // primary of m0: garbage
-  write_bytes(members_[1], kBackupSuperblockOffset + 77, "xx");   // backup of m1: corrupt
+  write_bytes(members_[0], 0, std::string(64 * 1024, '\x5a'));   // primary of m0: garbage
+  write_bytes(members_[1], kBackupSuperblockOffset + 77, "xx");  // backup of m1: corrupt
   {
     auto vol = assemble(members_, MemberFile::Mode::read_only);
     ASSERT_TRUE(vol) << vol.status().message();
@@ -112,7 +112,7 @@ TEST_F(BackupSuperblockTest, DamagedCopiesAreListedAndRestoredFromTheCopyInUse) 
     ASSERT_TRUE(vol) << vol.status().message();
     for (const DamagedSuperblockCopy& d : vol->damaged_copies) {
       Status s = write_durable_superblock_copy(vol->members[d.member_index], vol->member_superblocks[d.member_index],
-                                         d.offset);
+                                               d.offset);
       EXPECT_TRUE(s) << s.message();
     }
   }

@@ -92,8 +92,7 @@ TEST_F(MemberCopyTest, CopiesDataZeroesHolesAndVerifies) {
   put(dst_, 3 * kMiB + 5, "x");
   Status bad = c.verify({});
   EXPECT_FALSE(bad);
-  EXPECT_NE(bad.message().find("does not read back as written at offset 3145728"), std::string::npos)
-      << bad.message();
+  EXPECT_NE(bad.message().find("does not read back as written at offset 3145728"), std::string::npos) << bad.message();
   put(dst_, 3 * kMiB + 5, bytes(src_, 3 * kMiB + 5, 1));
   ASSERT_TRUE(c.verify({}));
   put(dst_, 7 * kMiB, "y");

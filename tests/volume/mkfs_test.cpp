@@ -144,8 +144,8 @@ TEST_F(MkfsTest, MetaSizeIsTheSmallestThatHoldsTheFiles) {
       const uint64_t m = meta_size_for_files(files, row);
       EXPECT_EQ(m % row, 0u) << files;
       EXPECT_GE(checkpoint_capacity(m), files * kMetaBytesPerFile) << files << " files, row " << row;
-      EXPECT_LT(checkpoint_capacity(m - row), files * kMetaBytesPerFile) << files << " files, row " << row
-                                                                         << ": a smaller area would do";
+      EXPECT_LT(checkpoint_capacity(m - row), files * kMetaBytesPerFile)
+          << files << " files, row " << row << ": a smaller area would do";
     }
   }
   // The documented split: a 16 MiB area has a 4 MiB journal and two 6 MiB
@@ -184,8 +184,7 @@ TEST_F(MkfsTest, BytesPerInodeAndInodesSizeTheMetadataArea) {
   o.bytes_per_inode = 4096;
   r = make_volume(o);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.status().message().find("at most one of --meta-size, --inodes and --bytes-per-inode"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find("at most one of --meta-size, --inodes and --bytes-per-inode"), std::string::npos)
       << r.status().message();
   o.inodes.reset();
   o.bytes_per_inode = 512;

@@ -161,8 +161,7 @@ TEST(RestripeMapTest, WindowsNeverOverwriteAUnitNotYetMoved) {
         cursor = end;
         ++windows;
       }
-      for (uint64_t u = 0; u < map.end(); ++u)
-        ASSERT_EQ((at[{map.new_place(u).member, map.new_place(u).offset}]), u);
+      for (uint64_t u = 0; u < map.end(); ++u) ASSERT_EQ((at[{map.new_place(u).member, map.new_place(u).offset}]), u);
       EXPECT_LT(windows, map.end()) << "windows grow with the cursor";
     }
 }
@@ -288,8 +287,7 @@ TEST_P(RestripeStops, AfterEveryWindowsUnsyncedWritesARerunFinishes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, RestripeStops,
-                         ::testing::Values(Shape{1, 1}, Shape{2, 1}, Shape{2, 2}, Shape{3, 1}),
+INSTANTIATE_TEST_SUITE_P(Shapes, RestripeStops, ::testing::Values(Shape{1, 1}, Shape{2, 1}, Shape{2, 2}, Shape{3, 1}),
                          [](const auto& info) {
                            return std::to_string(info.param.old_count) + "plus" + std::to_string(info.param.added);
                          });

@@ -170,20 +170,32 @@ TEST(SuperblockTest, ResealedBadFieldsAreRefusedWithTheFieldNamed) {
       {"nil volume uuid", [](auto& b) { std::fill(b.begin() + 40, b.begin() + 56, std::byte{0}); },
        "volume UUID is nil"},
       {"member uuid not in list", [](auto& b) { b[56] ^= std::byte{1}; }, "is not entry 2"},
-      {"member uuid listed twice",
-       [](auto& b) { std::copy(b.begin() + 256, b.begin() + 272, b.begin() + 272); }, "listed twice"},
+      {"member uuid listed twice", [](auto& b) { std::copy(b.begin() + 256, b.begin() + 272, b.begin() + 272); },
+       "listed twice"},
       {"label unterminated", [](auto& b) { std::fill(b.begin() + 136, b.begin() + 200, std::byte{'a'}); },
        "label is not NUL-terminated"},
       {"label padding", [](auto& b) { b[199] = std::byte{'z'}; }, "label padding"},
       {"unused member slot", [](auto& b) { b[256 + 16 * 3 + 5] = std::byte{1}; }, "unused member UUID slots"},
       {"restripe record without the feature", [](auto& b) { b[210] = std::byte{1}; },
        "restripe record set without the restripe feature"},
-      {"restripe onto fewer members", [](auto& b) { set64(b, 32, kIncompatRestripe); set32(b, 200, 3); },
+      {"restripe onto fewer members",
+       [](auto& b) {
+         set64(b, 32, kIncompatRestripe);
+         set32(b, 200, 3);
+       },
        "is not onto more members"},
       {"restripe cursor past the end",
-       [](auto& b) { set64(b, 32, kIncompatRestripe); set32(b, 200, 1); set64(b, 208, 101); },
+       [](auto& b) {
+         set64(b, 32, kIncompatRestripe);
+         set32(b, 200, 1);
+         set64(b, 208, 101);
+       },
        "restripe cursor 101"},
-      {"unknown incompat before reserved bytes", [](auto& b) { set64(b, 32, 0x100); b[220] = std::byte{1}; },
+      {"unknown incompat before reserved bytes",
+       [](auto& b) {
+         set64(b, 32, 0x100);
+         b[220] = std::byte{1};
+       },
        "unsupported incompatible features 0x100"},
       {"reserved bytes in the restripe record", [](auto& b) { b[205] = std::byte{1}; }, "reserved bytes"},
       {"reserved bytes 1", [](auto& b) { b[220] = std::byte{1}; }, "reserved bytes"},
@@ -196,8 +208,7 @@ TEST(SuperblockTest, ResealedBadFieldsAreRefusedWithTheFieldNamed) {
     reseal(b);
     auto r = decode_superblock(b);
     ASSERT_FALSE(r) << c.name;
-    EXPECT_NE(r.status().message().find(c.expected), std::string::npos)
-        << c.name << ": " << r.status().message();
+    EXPECT_NE(r.status().message().find(c.expected), std::string::npos) << c.name << ": " << r.status().message();
   }
 }
 

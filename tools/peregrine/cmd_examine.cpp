@@ -57,24 +57,26 @@ std::string text_report(const MemberExamination& e) {
   line(out, "label:", sb.label.empty() ? "(none)" : sb.label);
   line(out, "volume uuid:", sb.volume_uuid.to_string());
   line(out, "member uuid:", sb.member_uuid.to_string());
-  line(out, "member:", "index " + std::to_string(sb.member_index) + " of " + std::to_string(g.member_count) +
-                           " (0.." + std::to_string(g.member_count - 1) + ")");
+  line(out, "member:",
+       "index " + std::to_string(sb.member_index) + " of " + std::to_string(g.member_count) + " (0.." +
+           std::to_string(g.member_count - 1) + ")");
   line(out, "created:", utc_time(sb.creation_time));
   line(out, "format/layout:", std::to_string(sb.format_version) + "/" + std::to_string(sb.layout_version));
   line(out, "stripe unit:", format_size(g.stripe_unit));
   line(out, "data start:", format_size(g.data_start) + " (member offset)");
-  line(out, "member data size:", format_size(g.member_data_size) + " (" + std::to_string(g.member_data_size) +
-                                     " bytes per member)");
+  line(out, "member data size:",
+       format_size(g.member_data_size) + " (" + std::to_string(g.member_data_size) + " bytes per member)");
   line(out, "volume size:", format_size(g.volume_size()) + " (" + std::to_string(g.volume_size()) + " bytes)");
-  line(out, "metadata area:", "offset " + std::to_string(sb.meta_offset) + ", " + format_size(sb.meta_size) + " (" +
-                                  format_size(sb.meta_size / g.member_count) + " per member)");
+  line(out, "metadata area:",
+       "offset " + std::to_string(sb.meta_offset) + ", " + format_size(sb.meta_size) + " (" +
+           format_size(sb.meta_size / g.member_count) + " per member)");
   line(out, "generation:", std::to_string(sb.generation));
   line(out, "superblocks:", superblock_copies_text(e));
   MountState st = mount_state(e);
   line(out, "state:", st.name + ": " + st.detail);
   if (r) {
-    line(out, "last mount:", utc_time(r->mount_time) + " on " + r->mountpoint +
-                                 (r->hostname.empty() ? "" : " (host " + r->hostname + ")"));
+    line(out, "last mount:",
+         utc_time(r->mount_time) + " on " + r->mountpoint + (r->hostname.empty() ? "" : " (host " + r->hostname + ")"));
   } else {
     line(out, "last mount:", "(not recorded)");
   }

@@ -47,11 +47,11 @@ int cmd_fsck(int argc, char** argv) {
   std::vector<std::string> positional;
   po::options_description desc("options");
   desc.add_options()("help,h", "print this help")("no-change,n", po::bool_switch(&no_change),
-                                                   "only report; open the members read-only")(
+                                                  "only report; open the members read-only")(
       "yes,y", po::bool_switch(&yes), "repair without asking (the default: fsck never asks)")(
       "auto,a", po::bool_switch(&automatic), "same as -y")("preen,p", po::bool_switch(&preen), "same as -y")(
-      "force,f", po::bool_switch(&force), "check even if clean (always done)")(
-      "verbose,v", po::bool_switch(&verbose), "print the steps");
+      "force,f", po::bool_switch(&force), "check even if clean (always done)")("verbose,v", po::bool_switch(&verbose),
+                                                                               "print the steps");
   po::variables_map vm;
   std::string error;
   if (!parse_command_line(argc, argv, desc, &vm, &positional, &error)) {
@@ -105,7 +105,8 @@ int cmd_fsck(int argc, char** argv) {
     if (no_change) continue;
     const char* copy = d.offset == kPrimarySuperblockOffset ? "primary" : "backup";
     const char* from = d.offset == kPrimarySuperblockOffset ? "backup" : "primary";
-    if (Status s = write_durable_superblock_copy(vol.members[d.member_index], vol.member_superblocks[d.member_index], d.offset);
+    if (Status s = write_durable_superblock_copy(vol.members[d.member_index], vol.member_superblocks[d.member_index],
+                                                 d.offset);
         !s) {
       std::printf("restoring the %s superblock failed: %s\n", copy, s.message().c_str());
       operational_error = true;

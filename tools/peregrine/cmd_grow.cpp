@@ -100,8 +100,10 @@ int grow_mounted(const std::string& arg, const MountEntry& m) {
   ::close(fd);
   if (rc != 0) {
     std::string why = std::strerror(e);
-    if (e == ENOTTY) why = "the daemon serving it cannot grow a mounted volume (an older peregrine?); unmount it, "
-                           "then run 'peregrine grow' over its members";
+    if (e == ENOTTY)
+      why =
+          "the daemon serving it cannot grow a mounted volume (an older peregrine?); unmount it, "
+          "then run 'peregrine grow' over its members";
     if (e == EPERM) why = "growing a volume needs root";
     if (e == EROFS) why = "mounted read-only";
     std::fprintf(stderr, "peregrine grow: %s (%s): %s\n", m.mountpoint.c_str(), m.source.c_str(), why.c_str());
@@ -117,9 +119,7 @@ int grow_mounted(const std::string& arg, const MountEntry& m) {
   return 0;
 }
 
-std::string sizes_line(uint64_t before, uint64_t after) {
-  return format_size(before) + " -> " + format_size(after);
-}
+std::string sizes_line(uint64_t before, uint64_t after) { return format_size(before) + " -> " + format_size(after); }
 
 }  // namespace
 

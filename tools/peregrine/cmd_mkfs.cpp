@@ -45,20 +45,17 @@ int cmd_mkfs(int argc, char** argv) {
   const std::string self = std::filesystem::path(argv[0]).filename().string();
   const char* prog = self == "mkfs.peregrine" ? "mkfs.peregrine" : "peregrine mkfs";
   po::options_description opts(kUsage);
-  opts.add_options()
-      ("help,h", "print this help")
-      ("stripe-unit,s", po::value<std::string>()->value_name("SIZE"),
-       "stripe unit, a power of two from 4K to 1M (default 128K)")
-      ("label,L", po::value<std::string>()->value_name("LABEL"), "volume label, at most 63 bytes")
-      ("size", po::value<std::string>()->value_name("SIZE"),
-       "create regular-file members, or extend smaller ones, to SIZE")
-      ("bytes-per-inode,i", po::value<std::string>()->value_name("SIZE"),
-       "size the metadata area for one file per SIZE of volume (default 64K, at least 1K)")
-      ("inodes,N", po::value<std::string>()->value_name("COUNT"),
-       "size the metadata area for COUNT files")
-      ("meta-size", po::value<std::string>()->value_name("SIZE"),
-       "metadata area size, instead of sizing it for a number of files")
-      ("force,f", "overwrite existing filesystems, partition tables and peregrine volumes");
+  opts.add_options()("help,h", "print this help")("stripe-unit,s", po::value<std::string>()->value_name("SIZE"),
+                                                  "stripe unit, a power of two from 4K to 1M (default 128K)")(
+      "label,L", po::value<std::string>()->value_name("LABEL"), "volume label, at most 63 bytes")(
+      "size", po::value<std::string>()->value_name("SIZE"),
+      "create regular-file members, or extend smaller ones, to SIZE")(
+      "bytes-per-inode,i", po::value<std::string>()->value_name("SIZE"),
+      "size the metadata area for one file per SIZE of volume (default 64K, at least 1K)")(
+      "inodes,N", po::value<std::string>()->value_name("COUNT"), "size the metadata area for COUNT files")(
+      "meta-size", po::value<std::string>()->value_name("SIZE"),
+      "metadata area size, instead of sizing it for a number of files")(
+      "force,f", "overwrite existing filesystems, partition tables and peregrine volumes");
   po::variables_map vm;
   std::vector<std::string> members;
   std::string error;
@@ -127,8 +124,8 @@ int cmd_mkfs(int argc, char** argv) {
     return 1;
   }
   std::printf("created peregrine %s", describe_volume(made->superblock, made->members).c_str());
-  std::printf("  %-18s%llu files at %llu bytes each (more with shorter names)\n", "metadata holds:",
-              static_cast<unsigned long long>(made->files_planned),
+  std::printf("  %-18s%llu files at %llu bytes each (more with shorter names)\n",
+              "metadata holds:", static_cast<unsigned long long>(made->files_planned),
               static_cast<unsigned long long>(kMetaBytesPerFile));
   return 0;
 }

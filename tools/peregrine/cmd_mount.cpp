@@ -67,7 +67,8 @@ void mark_exiting(const fs::DaemonOptions& d) {
 // The mount flags of a [volume.NAME] (ro, noexec...) come before the
 // command line's, as its settings do.
 Status take_volume_flags(const config::VolumeSpec& v, config::MountRequest& request) {
-  auto flags = config::parse_mount_options(v.options, v.options_origin.to_string() + " (volume." + v.name + ".options)");
+  auto flags =
+      config::parse_mount_options(v.options, v.options_origin.to_string() + " (volume." + v.name + ".options)");
   if (!flags) return flags.status();
   flags->add(request);
   request = std::move(*flags);
@@ -101,8 +102,8 @@ std::optional<int> parse_mount_args(int argc, char** argv, MountArgs* a) {
       "configuration file (by default $PEREGRINE_CONFIG, else /etc/peregrine/peregrine.conf, read when it exists)")(
       "options,o", po::value(&a->option_strings)->composing()->value_name("KEY=VALUE,..."),
       "settings (e.g. -o fuse.cache=writeback; see 'peregrine config defaults') and mount options "
-      "(ro, noexec, ...; see mount.peregrine(8))")(
-      "foreground,f", po::bool_switch(&a->foreground), "stay in the foreground and log to stderr")(
+      "(ro, noexec, ...; see mount.peregrine(8))")("foreground,f", po::bool_switch(&a->foreground),
+                                                   "stay in the foreground and log to stderr")(
       "pid-file", po::value(&a->pid_file)->value_name("FILE"),
       "write the daemon's process id to FILE (removed when the daemon exits)")(
       "force", po::bool_switch(&a->force_over), "mount even over a live peregrine mount (which it hides)")(
@@ -142,8 +143,8 @@ bool names_a_volume(const std::vector<std::string>& positional, const config::Co
   const std::string& first = positional[0];
   struct stat first_st {};
   return cfg.find_volume(first) != nullptr ||
-         (first.find_first_of("/,") == std::string::npos && ::stat(first.c_str(), &first_st) != 0 &&
-          errno == ENOENT && (positional.size() == 1 || !cfg.source.empty()));
+         (first.find_first_of("/,") == std::string::npos && ::stat(first.c_str(), &first_st) != 0 && errno == ENOENT &&
+          (positional.size() == 1 || !cfg.source.empty()));
 }
 
 // Members, mount point, settings and source of the [volume.NAME] the

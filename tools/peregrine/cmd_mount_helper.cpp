@@ -98,7 +98,8 @@ int cmd_mount_helper(int argc, char** argv) {
   // The options, through the parser `peregrine mount` uses (mount_flags.h);
   // -s drops unknown ones instead of failing.
   auto parsed = cfg::parse_mount_options(options, "-o", sloppy);
-  if (!parsed) return error(kHelperUsageError, parsed.status().message() + (sloppy ? "" : "; -s ignores unknown options"));
+  if (!parsed)
+    return error(kHelperUsageError, parsed.status().message() + (sloppy ? "" : "; -s ignores unknown options"));
   for (const std::string& o : parsed->unknown)
     if (verbose) std::fprintf(stderr, "mount.peregrine: ignoring unknown option '%s' (-s)\n", o.c_str());
   cfg::MountRequest request = std::move(*parsed);

@@ -72,7 +72,7 @@ Status refuse_mountpoint(const std::string& arg) {
 int cmd_replace(int argc, char** argv) {
   po::options_description opts(kUsage);
   opts.add_options()("help,h", "print this help")("old", po::value<std::string>()->value_name("OLD"),
-                                                   "the member to replace (one of the MEMBERs)")(
+                                                  "the member to replace (one of the MEMBERs)")(
       "new", po::value<std::string>()->value_name("NEW"), "the drive or file that takes its place")(
       "force,f", "overwrite a filesystem, partition table or peregrine volume on NEW");
   po::variables_map vm;

@@ -60,7 +60,7 @@ std::vector<Candidate> all_block_devices() {
   std::error_code ec;
   for (const fs::directory_entry& d : fs::directory_iterator("/sys/class/block", ec)) {
     std::string dev = "/dev/" + d.path().filename().string();
-    struct stat st{};
+    struct stat st {};
     if (::stat(dev.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) out.push_back({dev, false});
   }
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
@@ -85,12 +85,12 @@ std::vector<Candidate> files_in(const std::string& dir) {
 // which are less readable), else the path as found.
 std::string stable_name(const MemberExamination& e) {
   if (!e.is_block_device) return e.path;
-  struct stat target{};
+  struct stat target {};
   if (::stat(e.path.c_str(), &target) != 0) return e.path;
   std::vector<std::string> names;
   std::error_code ec;
   for (const fs::directory_entry& d : fs::directory_iterator("/dev/disk/by-id", ec)) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(d.path().c_str(), &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == target.st_rdev)
       names.push_back(d.path().string());
   }
@@ -148,7 +148,7 @@ struct Volume {
   Superblock sb;  // of the member with the highest generation
   std::string name;
   std::map<uint32_t, std::vector<std::string>> found;  // index -> stable paths (more than one: a copy)
-  const MountRecord* last_mount = nullptr;           // the newest mount record among the members
+  const MountRecord* last_mount = nullptr;             // the newest mount record among the members
   std::vector<MemberExamination> members;
 
   bool complete() const { return found.size() == sb.member_count(); }
@@ -208,9 +208,9 @@ struct ScanArgs {
 std::optional<int> parse_scan_args(int argc, char** argv, ScanArgs* a) {
   po::options_description opts(kUsage);
   opts.add_options()("help,h", "print this help")("conf", po::bool_switch(&a->conf_only),
-                                                   "print only the peregrine.conf sections")(
+                                                  "print only the peregrine.conf sections")(
       "fstab", po::bool_switch(&a->fstab_only), "print only the fstab lines")("json", po::bool_switch(&a->as_json),
-                                                                             "print a JSON document");
+                                                                              "print a JSON document");
   po::variables_map vm;
   std::string error;
   if (!parse_command_line(argc, argv, opts, &vm, &a->paths, &error)) {
@@ -235,7 +235,7 @@ std::optional<int> parse_scan_args(int argc, char** argv, ScanArgs* a) {
 std::optional<int> gather_candidates(const std::vector<std::string>& args, std::vector<Candidate>* candidates) {
   if (args.empty()) *candidates = all_block_devices();
   for (const std::string& a : args) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(a.c_str(), &st) != 0) {
       std::fprintf(stderr, "peregrine scan: %s: %s\n", a.c_str(), std::strerror(errno));
       return 2;
@@ -268,8 +268,10 @@ std::map<Uuid, Volume> group_members(const std::vector<Candidate>& candidates) {
     if (!e->is_member()) {
       if (c.given) std::fprintf(stderr, "peregrine scan: %s: not a peregrine member\n", c.path.c_str());
       if (e->copies.any_magic())
-        std::fprintf(stderr, "peregrine scan: %s: damaged peregrine member (no valid superblock copy); see "
-                             "'peregrine examine %s'\n", c.path.c_str(), c.path.c_str());
+        std::fprintf(stderr,
+                     "peregrine scan: %s: damaged peregrine member (no valid superblock copy); see "
+                     "'peregrine examine %s'\n",
+                     c.path.c_str(), c.path.c_str());
       continue;
     }
     const Superblock& sb = *e->superblock;
@@ -299,12 +301,9 @@ void name_volumes(std::map<Uuid, Volume>& volumes) {
 }
 
 json volume_json(const Uuid& uuid, const Volume& v) {
-  json jv = {{"name", v.name},
-             {"volume_uuid", uuid.to_string()},
-             {"label", v.sb.label},
-             {"member_count", v.sb.member_count()},
-             {"complete", v.complete()},
-             {"mountpoint", v.mountpoint().empty() ? json(nullptr) : json(v.mountpoint())}};
+  json jv = {{"name", v.name},           {"volume_uuid", uuid.to_string()},
+             {"label", v.sb.label},      {"member_count", v.sb.member_count()},
+             {"complete", v.complete()}, {"mountpoint", v.mountpoint().empty() ? json(nullptr) : json(v.mountpoint())}};
   json members = json::array();
   for (uint32_t i = 0; i < v.sb.member_count(); ++i) {
     auto f = v.found.find(i);
@@ -318,8 +317,8 @@ json volume_json(const Uuid& uuid, const Volume& v) {
 
 // Comment lines on the members missing (and a word on stderr).
 std::string missing_members_text(const Uuid& uuid, const Volume& v, const std::vector<uint32_t>& missing) {
-  std::string out = "# INCOMPLETE: " + std::to_string(missing.size()) + " member" + (missing.size() > 1 ? "s" : "") +
-                    " missing:\n";
+  std::string out =
+      "# INCOMPLETE: " + std::to_string(missing.size()) + " member" + (missing.size() > 1 ? "s" : "") + " missing:\n";
   for (uint32_t i : missing) out += "#   " + missing_text(v, i) + "\n";
   std::fprintf(stderr, "peregrine scan: volume %s%s is incomplete: %zu of %u members missing\n",
                uuid.to_string().c_str(), v.sb.label.empty() ? "" : (" (" + v.sb.label + ")").c_str(), missing.size(),

@@ -69,10 +69,14 @@ constexpr const char* kUsage =
 
 // Counters that accumulate since mount (a watch report shows their delta);
 // everything else in a drive is a gauge shown as is.
-constexpr const char* kCounters[] = {"subios",         "ios",       "merged",      "bytes_read",
-                                     "bytes_written",  "flushes",   "tag_waits",   "pressure_waits",
-                                     "inline_batches", "short_ios", "errors",      "retried_unmerged",
-                                     "discards",       "discarded_bytes", "discard_errors", "polled"};
+constexpr const char* kCounters[] = {"subios",         "ios",
+                                     "merged",         "bytes_read",
+                                     "bytes_written",  "flushes",
+                                     "tag_waits",      "pressure_waits",
+                                     "inline_batches", "short_ios",
+                                     "errors",         "retried_unmerged",
+                                     "discards",       "discarded_bytes",
+                                     "discard_errors", "polled"};
 // Counters a daemon of an older release does not publish: 0 then.
 bool newer_counter(std::string_view k) { return k.starts_with("discard") || k == "polled"; }
 constexpr const char* kGauges[] = {"backlog", "queued", "in_flight", "queue_depth"};
@@ -116,8 +120,8 @@ Expected<MountEntry> peregrine_mount(const std::string& arg) {
   auto m = mount_of(path);
   if (!m) return Status::error(EINVAL, arg + ": not a peregrine mount (no mount holds it)");
   if (m->fstype != "fuse.peregrine")
-    return Status::error(EINVAL, arg + ": not a peregrine mount (it is on " + m->mountpoint + ", of type " +
-                                     m->fstype + ")");
+    return Status::error(EINVAL,
+                         arg + ": not a peregrine mount (it is on " + m->mountpoint + ", of type " + m->fstype + ")");
   return *m;
 }
 
@@ -138,8 +142,8 @@ Expected<std::string> read_xattr(const std::string& root) {
       continue;
     }
     if (e == ENODATA || e == ENOTSUP)
-      return Status::error(e, root + ": the daemon publishes no statistics (" + kXattr + " " +
-                                  std::strerror(e) + "); is it an older peregrine?");
+      return Status::error(e, root + ": the daemon publishes no statistics (" + kXattr + " " + std::strerror(e) +
+                                  "); is it an older peregrine?");
     if (e == ENOTCONN) return Status::error(e, dead_mount_advice(root));
     return Status::error(e, root + ": cannot read " + kXattr + ": " + std::strerror(e));
   }
@@ -268,8 +272,9 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.ring_request_bytes = now.ring_request_bytes;
   if (before != nullptr && before->ring_requests.size() == now.ring_requests.size())
     for (size_t i = 0; i < r.ring_requests.size(); ++i)
-      r.ring_requests[i] = r.ring_requests[i] >= before->ring_requests[i] ? r.ring_requests[i] - before->ring_requests[i]
-                                                                          : r.ring_requests[i];
+      r.ring_requests[i] = r.ring_requests[i] >= before->ring_requests[i]
+                               ? r.ring_requests[i] - before->ring_requests[i]
+                               : r.ring_requests[i];
   if (before != nullptr) {
     r.seconds = static_cast<double>(now.time_ns - before->time_ns) / 1e9;
   } else if (now.mount_time_ns && *now.mount_time_ns < now.time_ns) {
@@ -326,8 +331,8 @@ void print_text(const Report& r) {
     for (uint64_t n : r.ring_requests) rings += " " + std::to_string(n);
     std::string shape;
     if (r.ring_entries != 0) {
-      shape = ", " + std::to_string(r.ring_requests.size()) + " rings of " + std::to_string(r.ring_entries) +
-              " x " + std::to_string(r.ring_request_bytes >> 10) + " KiB";
+      shape = ", " + std::to_string(r.ring_requests.size()) + " rings of " + std::to_string(r.ring_entries) + " x " +
+              std::to_string(r.ring_request_bytes >> 10) + " KiB";
     }
     std::printf("FUSE transport: %s%s%s%s\n", r.transport.c_str(), shape.c_str(),
                 rings.empty() ? "" : ", requests per ring:", rings.c_str());
@@ -336,18 +341,19 @@ void print_text(const Report& r) {
     // In sub-IOs: the watermarks count the whole volume's, the pressure
     // points each drive's.
     const json& e = r.engine;
-    std::printf("engine: %s scheduler, watermarks low %llu high %llu sub-IOs (volume), pressure %llu/%llu per drive, "
-                "inline %s, poll %llu us\n",
-                e.value("scheduler", std::string("?")).c_str(),
-                static_cast<unsigned long long>(e.value("low_watermark", uint64_t{0})),
-                static_cast<unsigned long long>(e.value("high_watermark", uint64_t{0})),
-                static_cast<unsigned long long>(e.value("pressure_low", uint64_t{0})),
-                static_cast<unsigned long long>(e.value("pressure_high", uint64_t{0})),
-                e.value("inline_dispatch", false) ? "on" : "off",
-                static_cast<unsigned long long>(e.value("inline_poll_us", uint64_t{0})));
+    std::printf(
+        "engine: %s scheduler, watermarks low %llu high %llu sub-IOs (volume), pressure %llu/%llu per drive, "
+        "inline %s, poll %llu us\n",
+        e.value("scheduler", std::string("?")).c_str(),
+        static_cast<unsigned long long>(e.value("low_watermark", uint64_t{0})),
+        static_cast<unsigned long long>(e.value("high_watermark", uint64_t{0})),
+        static_cast<unsigned long long>(e.value("pressure_low", uint64_t{0})),
+        static_cast<unsigned long long>(e.value("pressure_high", uint64_t{0})),
+        e.value("inline_dispatch", false) ? "on" : "off",
+        static_cast<unsigned long long>(e.value("inline_poll_us", uint64_t{0})));
   }
-  std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read",
-              "MB/s rd", "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
+  std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read", "MB/s rd",
+              "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
   Row total{nullptr, {}, {}, {}};
   for (const Row& row : r.rows) {
     const auto& v = row.v;
@@ -355,14 +361,13 @@ void print_text(const Report& r) {
                     std::to_string(v.at("queued"));
     std::string name = row.drive->name;
     if (name.size() > 28) name = "..." + name.substr(name.size() - 25);
-    std::printf("%-3llu %-28s %10llu %9s %9.1f %9s %9.1f %9s %9llu %15s %4llu\n",
-                static_cast<unsigned long long>(row.drive->index), name.c_str(),
-                static_cast<unsigned long long>(v.at("ios")), rate(v.at("ios"), r.seconds, 1, "%.0f").c_str(),
-                static_cast<double>(v.at("bytes_read")) / 1e6, rate(v.at("bytes_read"), r.seconds, 1e6, "%.1f").c_str(),
-                static_cast<double>(v.at("bytes_written")) / 1e6,
-                rate(v.at("bytes_written"), r.seconds, 1e6, "%.1f").c_str(),
-                static_cast<unsigned long long>(v.at("merged")), q.c_str(),
-                static_cast<unsigned long long>(v.at("queue_depth")));
+    std::printf(
+        "%-3llu %-28s %10llu %9s %9.1f %9s %9.1f %9s %9llu %15s %4llu\n",
+        static_cast<unsigned long long>(row.drive->index), name.c_str(), static_cast<unsigned long long>(v.at("ios")),
+        rate(v.at("ios"), r.seconds, 1, "%.0f").c_str(), static_cast<double>(v.at("bytes_read")) / 1e6,
+        rate(v.at("bytes_read"), r.seconds, 1e6, "%.1f").c_str(), static_cast<double>(v.at("bytes_written")) / 1e6,
+        rate(v.at("bytes_written"), r.seconds, 1e6, "%.1f").c_str(), static_cast<unsigned long long>(v.at("merged")),
+        q.c_str(), static_cast<unsigned long long>(v.at("queue_depth")));
     for (const auto& [k, n] : v) total.v[k] += n;
   }
   if (r.rows.size() > 1) {
@@ -378,15 +383,14 @@ void print_text(const Report& r) {
               "press.wait", "errors", "stack p50", "p99", "p99.9", "device p50", "p99", "p99.9", "MB discard");
   for (const Row& row : r.rows) {
     const auto& v = row.v;
-    std::printf("%-3llu %10llu %10llu %10llu %10llu %10s %10s %10s %10s %10s %10s %10.1f\n",
-                static_cast<unsigned long long>(row.drive->index), static_cast<unsigned long long>(v.at("subios")),
-                static_cast<unsigned long long>(v.at("tag_waits")),
-                static_cast<unsigned long long>(v.at("pressure_waits")),
-                static_cast<unsigned long long>(v.at("errors")), human_ns(row.stack.p50, row.stack.count).c_str(),
-                human_ns(row.stack.p99, row.stack.count).c_str(), human_ns(row.stack.p999, row.stack.count).c_str(),
-                human_ns(row.device.p50, row.device.count).c_str(), human_ns(row.device.p99, row.device.count).c_str(),
-                human_ns(row.device.p999, row.device.count).c_str(),
-                static_cast<double>(v.at("discarded_bytes")) / 1e6);
+    std::printf(
+        "%-3llu %10llu %10llu %10llu %10llu %10s %10s %10s %10s %10s %10s %10.1f\n",
+        static_cast<unsigned long long>(row.drive->index), static_cast<unsigned long long>(v.at("subios")),
+        static_cast<unsigned long long>(v.at("tag_waits")), static_cast<unsigned long long>(v.at("pressure_waits")),
+        static_cast<unsigned long long>(v.at("errors")), human_ns(row.stack.p50, row.stack.count).c_str(),
+        human_ns(row.stack.p99, row.stack.count).c_str(), human_ns(row.stack.p999, row.stack.count).c_str(),
+        human_ns(row.device.p50, row.device.count).c_str(), human_ns(row.device.p99, row.device.count).c_str(),
+        human_ns(row.device.p999, row.device.count).c_str(), static_cast<double>(v.at("discarded_bytes")) / 1e6);
   }
   std::fflush(stdout);
 }
@@ -407,8 +411,8 @@ json report_json(const Report& r) {
   out["time_ns"] = r.time_ns;
   out["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   if (!r.transport.empty()) {
-    out["transport"] = json{
-        {"name", r.transport}, {"ring_requests", r.ring_requests}, {"dev_fuse_requests", r.dev_fuse_requests}};
+    out["transport"] =
+        json{{"name", r.transport}, {"ring_requests", r.ring_requests}, {"dev_fuse_requests", r.dev_fuse_requests}};
     if (r.ring_entries != 0) {
       out["transport"]["ring_entries"] = r.ring_entries;
       out["transport"]["ring_request_bytes"] = r.ring_request_bytes;
@@ -497,15 +501,14 @@ int run_prometheus(const MountEntry& mount, const std::string& output, std::opti
 
 int cmd_stats(int argc, char** argv) {
   po::options_description opts(kUsage);
-  opts.add_options()
-      ("help,h", "print this help")
-      ("watch,w", po::value<double>()->value_name("SECONDS"), "report every SECONDS (may be fractional)")
-      ("count,c", po::value<uint64_t>()->value_name("N"), "stop after N reports (with --watch; implies --watch 1)")
-      ("json", "machine-readable output: one JSON document, or one per line with --watch")
-      ("prometheus", "the totals since mount in the Prometheus text exposition format (0.0.4)")
-      ("output,o", po::value<std::string>()->value_name("FILE"),
-       "with --prometheus: replace FILE atomically instead of printing (for node_exporter's textfile "
-       "collector: name it *.prom in its directory)");
+  opts.add_options()("help,h", "print this help")("watch,w", po::value<double>()->value_name("SECONDS"),
+                                                  "report every SECONDS (may be fractional)")(
+      "count,c", po::value<uint64_t>()->value_name("N"), "stop after N reports (with --watch; implies --watch 1)")(
+      "json", "machine-readable output: one JSON document, or one per line with --watch")(
+      "prometheus", "the totals since mount in the Prometheus text exposition format (0.0.4)")(
+      "output,o", po::value<std::string>()->value_name("FILE"),
+      "with --prometheus: replace FILE atomically instead of printing (for node_exporter's textfile "
+      "collector: name it *.prom in its directory)");
   po::options_description hidden;
   hidden.add_options()("mountpoint", po::value<std::vector<std::string>>());
   po::options_description all;

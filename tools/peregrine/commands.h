@@ -11,7 +11,7 @@ int cmd_examine(int argc, char** argv);
 int cmd_scan(int argc, char** argv);
 int cmd_fsck(int argc, char** argv);
 int cmd_mount(int argc, char** argv);
-int cmd_mount_helper(int argc, char** argv);  // mount.peregrine, called by mount(8)
+int cmd_mount_helper(int argc, char** argv);   // mount.peregrine, called by mount(8)
 int cmd_umount_helper(int argc, char** argv);  // umount.fuse.peregrine, called by umount(8)
 int cmd_stats(int argc, char** argv);
 int cmd_config(int argc, char** argv);

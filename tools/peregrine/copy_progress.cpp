@@ -16,8 +16,7 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-CopyProgress::CopyProgress(std::string command)
-    : command_(std::move(command)), tty_(::isatty(STDERR_FILENO) != 0) {}
+CopyProgress::CopyProgress(std::string command) : command_(std::move(command)), tty_(::isatty(STDERR_FILENO) != 0) {}
 
 void CopyProgress::operator()(std::string_view phase, uint64_t done, uint64_t total) {
   using clock = std::chrono::steady_clock;
@@ -39,9 +38,11 @@ void CopyProgress::operator()(std::string_view phase, uint64_t done, uint64_t to
   const double secs = std::chrono::duration<double>(now - start_).count();
   const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
   std::string eta = rate > 0 && !end ? "  " + clock_text(static_cast<double>(total - done) / rate) + " left" : "";
-  std::fprintf(stderr, tty_ ? "\r%s: %-6s %3d%%  %llu of %llu MiB  %.0f MiB/s%s\033[K" : "%s: %s %d%%  %llu of %llu MiB  %.0f MiB/s%s\n",
-               command_.c_str(), phase_.c_str(), pct, static_cast<unsigned long long>(done >> 20),
-               static_cast<unsigned long long>(total >> 20), rate / (1 << 20), eta.c_str());
+  std::fprintf(
+      stderr,
+      tty_ ? "\r%s: %-6s %3d%%  %llu of %llu MiB  %.0f MiB/s%s\033[K" : "%s: %s %d%%  %llu of %llu MiB  %.0f MiB/s%s\n",
+      command_.c_str(), phase_.c_str(), pct, static_cast<unsigned long long>(done >> 20),
+      static_cast<unsigned long long>(total >> 20), rate / (1 << 20), eta.c_str());
   if (end) {
     if (tty_) std::fprintf(stderr, "\n");
     line_ended_ = true;

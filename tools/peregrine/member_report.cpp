@@ -27,10 +27,9 @@ MountState mount_state(const MemberExamination& e) {
   // than peregrine:NAME is what the user wrote (mount(8)'s SPEC, a volume
   // NAME): it cannot be told from this volume's, so the place decides.
   auto m = mount_at(r.mountpoint);
-  const bool this_volume =
-      m && (m->source == mount_source_of(*e.superblock) || !m->source.starts_with("peregrine:"));
+  const bool this_volume = m && (m->source == mount_source_of(*e.superblock) || !m->source.starts_with("peregrine:"));
   if (m && m->fstype == "fuse.peregrine" && this_volume) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(r.mountpoint.c_str(), &st) != 0 && errno == ENOTCONN)
       return {"dirty", "its daemon died while mounted " + utc_time(r.mount_time) + ": " +
                            dead_mount_advice(r.mountpoint) + " (the next mount replays the journal)"};

@@ -17,12 +17,12 @@ namespace peregrine::cli {
 constexpr int kHelperUsageError = 1;  // mount(8), umount(8): incorrect invocation
 
 struct HelperSyntax {
-  const char* name;           // "mount.peregrine": the prefix of its messages
-  std::string_view flags;     // the single-letter flags it takes, e.g. "sfnv"
-  bool takes_options;         // -o OPTIONS and -oOPTIONS
-  bool namespace_has_value;   // -N is refused after its value is read (mount(8) passes one)
-  const char* wrong_type;     // after "-t TYPE: ", e.g. "this helper mounts type peregrine only"
-  size_t positional;          // how many positional arguments it needs ...
+  const char* name;             // "mount.peregrine": the prefix of its messages
+  std::string_view flags;       // the single-letter flags it takes, e.g. "sfnv"
+  bool takes_options;           // -o OPTIONS and -oOPTIONS
+  bool namespace_has_value;     // -N is refused after its value is read (mount(8) passes one)
+  const char* wrong_type;       // after "-t TYPE: ", e.g. "this helper mounts type peregrine only"
+  size_t positional;            // how many positional arguments it needs ...
   const char* positional_hint;  // ... and what it says otherwise ("give exactly SPEC and DIR")
   void (*usage)(FILE* out);
 };

@@ -77,7 +77,7 @@ Status check_mountpoint(const std::string& mountpoint, bool force) {
   if (m && m->fstype == "fuse.peregrine") {
     std::string volume = m->source.starts_with("peregrine:") ? "volume " + m->source.substr(10) + " (" + m->source + ")"
                          : m->source.empty() || m->source == "peregrine" ? "a peregrine volume"
-                                                                          : "volume " + m->source;
+                                                                         : "volume " + m->source;
     return Status::error(EBUSY, "mountpoint " + mountpoint + ": " + volume +
                                     " is mounted there already; unmount it first ('umount " + mountpoint +
                                     "'), or give --force to mount over it (which hides it)");

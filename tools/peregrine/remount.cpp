@@ -30,8 +30,8 @@ struct KernelFlag {
 
 // What a remount may change; the rest of the mount's state stays.
 constexpr KernelFlag kFlags[] = {
-    {"ro", "rw", MS_RDONLY},         {"nosuid", "suid", MS_NOSUID},       {"nodev", "dev", MS_NODEV},
-    {"noexec", "exec", MS_NOEXEC},   {"sync", "async", MS_SYNCHRONOUS}, {"dirsync", "", MS_DIRSYNC},
+    {"ro", "rw", MS_RDONLY},       {"nosuid", "suid", MS_NOSUID},     {"nodev", "dev", MS_NODEV},
+    {"noexec", "exec", MS_NOEXEC}, {"sync", "async", MS_SYNCHRONOUS}, {"dirsync", "", MS_DIRSYNC},
 };
 
 // The mount's flags now, as MS_* bits (statvfs asks the daemon nothing but
@@ -39,8 +39,8 @@ constexpr KernelFlag kFlags[] = {
 unsigned long current_flags(const struct statvfs& st) {
   unsigned long out = 0;
   const std::pair<unsigned long, unsigned long> map[] = {
-      {ST_RDONLY, MS_RDONLY},     {ST_NOSUID, MS_NOSUID},       {ST_NODEV, MS_NODEV},
-      {ST_NOEXEC, MS_NOEXEC},     {ST_SYNCHRONOUS, MS_SYNCHRONOUS}, {ST_NOATIME, MS_NOATIME},
+      {ST_RDONLY, MS_RDONLY},         {ST_NOSUID, MS_NOSUID},           {ST_NODEV, MS_NODEV},
+      {ST_NOEXEC, MS_NOEXEC},         {ST_SYNCHRONOUS, MS_SYNCHRONOUS}, {ST_NOATIME, MS_NOATIME},
       {ST_NODIRATIME, MS_NODIRATIME}, {ST_RELATIME, MS_RELATIME},
   };
   for (auto [st_bit, ms_bit] : map)
@@ -63,8 +63,8 @@ int remount_volume(const std::string& dir, const std::string& options, bool verb
   size_t start = 0;
   while (start <= options.size()) {
     size_t comma = options.find(',', start);
-    std::string_view item = std::string_view(options).substr(start, comma == std::string::npos ? std::string::npos
-                                                                                              : comma - start);
+    std::string_view item =
+        std::string_view(options).substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     for (const KernelFlag& f : kFlags) {
       if (item == f.set) flags |= f.flag;
       if (!f.clear.empty() && item == f.clear) flags &= ~f.flag;
@@ -76,8 +76,9 @@ int remount_volume(const std::string& dir, const std::string& options, bool verb
     auto doc = read_stats_document(dir);
     if (!doc) return error(kMountFailed, dir + ": the daemon does not answer");
     if (doc->value("read_only", false))
-      return error(kMountFailed, dir + ": the daemon serves this volume read-only (mounted ro, or a metadata "
-                                       "write failed): unmount it and mount it read-write");
+      return error(kMountFailed, dir +
+                                     ": the daemon serves this volume read-only (mounted ro, or a metadata "
+                                     "write failed): unmount it and mount it read-write");
   }
   if (verbose || fake)
     std::fprintf(stderr, "mount.peregrine: %sremount %s %s\n", fake ? "would " : "", dir.c_str(),

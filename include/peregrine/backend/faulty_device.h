@@ -82,11 +82,11 @@ class FaultInjectingDevice final : public DeviceQueue {
   FaultPlan plan_;
   std::vector<uint32_t> hits_;
   uint64_t started_ = 0;
-  std::vector<DeviceCompletion> failed_;  // synthesized, reported by the next reap
-  std::vector<std::vector<iovec>> short_iov_;  // per tag: a shortened IO's iovecs, alive until it completes
-  std::vector<Held> held_;                      // stalled IOs, in start order
+  std::vector<DeviceCompletion> failed_;          // synthesized, reported by the next reap
+  std::vector<std::vector<iovec>> short_iov_;     // per tag: a shortened IO's iovecs, alive until it completes
+  std::vector<Held> held_;                        // stalled IOs, in start order
   std::atomic<CompletionWaker*> waker_{nullptr};  // read by the watcher
-  int stop_fd_ = -1;                            // eventfd: ends the watcher
+  int stop_fd_ = -1;                              // eventfd: ends the watcher
   std::thread watcher_;
 };
 

@@ -17,12 +17,12 @@ namespace peregrine {
 struct MemberInfo {
   std::string path;
   bool is_block_device = false;
-  uint64_t size_bytes = 0;           // file size or device capacity
+  uint64_t size_bytes = 0;             // file size or device capacity
   uint32_t logical_block_size = 4096;  // O_DIRECT alignment for offsets, lengths, buffers
-  uint32_t queue_depth = 0;          // from sysfs nr_requests; 0 = unknown
-  int numa_node = -1;                // from sysfs; -1 = unknown
-  uint64_t dev = 0;                  // st_dev of a file, st_rdev of a block device
-  uint64_t ino = 0;                  // st_ino (identifies a file member)
+  uint32_t queue_depth = 0;            // from sysfs nr_requests; 0 = unknown
+  int numa_node = -1;                  // from sysfs; -1 = unknown
+  uint64_t dev = 0;                    // st_dev of a file, st_rdev of a block device
+  uint64_t ino = 0;                    // st_ino (identifies a file member)
   // A file on tmpfs or ramfs: its IO is a memory copy that cannot do
   // non-blocking submission, so io_uring would hand each IO to a worker.
   bool memory_backed = false;

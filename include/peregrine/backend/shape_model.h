@@ -18,10 +18,10 @@
 namespace peregrine {
 
 struct ShapeParams {
-  uint64_t latency_ns = 0;      // per-IO service latency
-  uint32_t queue_depth = 0;     // IOs served at once; 0 = unlimited
-  uint64_t iops = 0;            // IO starts per second; 0 = unlimited
-  uint64_t bytes_per_sec = 0;   // transfer rate; 0 = unlimited
+  uint64_t latency_ns = 0;     // per-IO service latency
+  uint32_t queue_depth = 0;    // IOs served at once; 0 = unlimited
+  uint64_t iops = 0;           // IO starts per second; 0 = unlimited
+  uint64_t bytes_per_sec = 0;  // transfer rate; 0 = unlimited
 };
 
 class ShapeModel {

@@ -28,10 +28,10 @@ namespace peregrine {
 
 // How a member's ring is set up (the [io_uring] settings of peregrine.conf).
 struct RingOptions {
-  uint32_t sq_entries = 0;       // 0 = room for every outstanding IO and a resubmission of each
-  bool sqpoll = false;           // IORING_SETUP_SQPOLL
+  uint32_t sq_entries = 0;  // 0 = room for every outstanding IO and a resubmission of each
+  bool sqpoll = false;      // IORING_SETUP_SQPOLL
   uint32_t sqpoll_idle_ms = 1000;
-  bool copy_inline = false;      // do the IO in start() (memory-backed members only)
+  bool copy_inline = false;  // do the IO in start() (memory-backed members only)
 };
 
 class UringDevice final : public DeviceQueue {

@@ -15,8 +15,8 @@ namespace peregrine::config {
 
 inline EngineConfig engine_config(const Settings& s, uint32_t members) {
   EngineConfig e;
-  e.scheduler = s.engine.scheduler == Scheduler::kPerVolume ? peregrine::Scheduler::per_volume
-                                                            : peregrine::Scheduler::per_drive;
+  e.scheduler =
+      s.engine.scheduler == Scheduler::kPerVolume ? peregrine::Scheduler::per_volume : peregrine::Scheduler::per_drive;
   // The config gives watermarks per drive (Falcon's definition); the engine
   // takes volume-wide values, where 0 means "engine default".
   e.high_watermark = static_cast<uint32_t>(s.engine.high_watermark(members));

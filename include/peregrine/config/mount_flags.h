@@ -23,20 +23,20 @@ namespace peregrine::config {
 
 // What a generic mount option does here.
 enum class FlagUse {
-  kKernel,      // passed to the kernel's FUSE mount (MS_* flag)
-  kReadOnly,    // ro: kernel read-only, daemon writes nothing
-  kReadWrite,   // rw: the default
-  kNoRecovery,  // norecovery / noload: with ro, the journal is not replayed
-  kSetting,     // an alias of a peregrine setting (allow_other, acl): MountFlag::setting
-  kConfigFile,  // config=FILE: the config file to read
-  kMeaningless, // accepted, nothing to do (read by mount(8), systemd, or always on)
-  kRefused,     // known, not supported: refused with its reason
+  kKernel,       // passed to the kernel's FUSE mount (MS_* flag)
+  kReadOnly,     // ro: kernel read-only, daemon writes nothing
+  kReadWrite,    // rw: the default
+  kNoRecovery,   // norecovery / noload: with ro, the journal is not replayed
+  kSetting,      // an alias of a peregrine setting (allow_other, acl): MountFlag::setting
+  kConfigFile,   // config=FILE: the config file to read
+  kMeaningless,  // accepted, nothing to do (read by mount(8), systemd, or always on)
+  kRefused,      // known, not supported: refused with its reason
 };
 
 struct MountFlag {
   std::string_view name;  // "noexec"; a name ending in '=' or '.' or '-' is a prefix ("x-", "comment=")
   FlagUse use;
-  std::string_view doc;  // for docs and refusals: what it does here, or why it is refused
+  std::string_view doc;           // for docs and refusals: what it does here, or why it is refused
   std::string_view setting = {};  // kSetting: the key=value it stands for
   bool kernel_too = false;        // kSetting: also passed to the kernel's mount (so findmnt shows it)
 };
@@ -51,8 +51,8 @@ struct MountRequest {
   std::vector<std::string> kernel;    // for the FUSE mount: "noexec", "noatime", ...
   std::optional<bool> read_only;      // unset: neither ro nor rw given (rw)
   bool norecovery = false;
-  std::string config_file;            // from config=FILE; "" when not given
-  std::vector<std::string> unknown;   // refused options kept by a sloppy parse
+  std::string config_file;           // from config=FILE; "" when not given
+  std::vector<std::string> unknown;  // refused options kept by a sloppy parse
 
   bool is_read_only() const { return read_only.value_or(false); }
   // Appends `later`'s options: its ro/rw and config file win.

@@ -71,7 +71,7 @@ struct VolumeKey {
   std::string_view doc;
 };
 
-const std::vector<Option>& options();          // in file order
+const std::vector<Option>& options();           // in file order
 const std::vector<std::string_view>& tables();  // "engine", "drive", ... in file order
 std::string_view table_doc(std::string_view table);
 const std::vector<OrderRule>& order_rules();

@@ -41,7 +41,7 @@ struct EngineSettings {
   // these times the member count (Falcon section 4.3). Use the helpers.
   uint32_t low_watermark_per_drive;
   uint32_t high_watermark_per_drive;
-  bool inline_dispatch;  // serve a batch that does not cross the low watermark inline
+  bool inline_dispatch;     // serve a batch that does not cross the low watermark inline
   uint32_t inline_poll_us;  // ring threads and classic workers: wait this long for inline-dispatched IO
   // Pressure points count sub-IOs queued but not yet dispatched on ONE
   // drive; each drive compares its own count, so N drives hold at most
@@ -72,11 +72,11 @@ struct IoUringSettings {
 struct FuseSettings {
   uint32_t workers;
   FuseTransport transport;
-  uint32_t ring_depth;  // io_uring transport: entries (requests in flight) per kernel queue
+  uint32_t ring_depth;       // io_uring transport: entries (requests in flight) per kernel queue
   uint32_t ring_memory_mib;  // io_uring transport: budget of every ring's entries together
-  bool pin_rings;       // io_uring transport: pin each ring thread to its queue's CPU
-  bool batch_requests;  // keep data IO staged across requests (docs/design.md section 2.5)
-  bool one_reader;      // classic: one worker at a time sleeps in read() (ReadTurn)
+  bool pin_rings;            // io_uring transport: pin each ring thread to its queue's CPU
+  bool batch_requests;       // keep data IO staged across requests (docs/design.md section 2.5)
+  bool one_reader;           // classic: one worker at a time sleeps in read() (ReadTurn)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
   uint32_t max_request_bytes;                    // power of two

@@ -28,7 +28,7 @@ struct DriveSpec {
   int fd = -1;                // opened with O_DIRECT
   uint32_t queue_depth = 32;  // tags: IOs the engine keeps on the device
   int numa_node = -1;
-  RingOptions ring;           // io_uring setup; copy_inline for memory-backed members (see UringDevice)
+  RingOptions ring;  // io_uring setup; copy_inline for memory-backed members (see UringDevice)
 };
 
 class DeviceFactory {

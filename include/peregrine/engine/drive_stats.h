@@ -45,25 +45,25 @@ class LatencyHistogram {
 };
 
 struct DriveStats {
-  uint64_t subios = 0;            // sub-IOs received
-  uint64_t ios = 0;               // IOs dispatched to the device (after merging)
-  uint64_t read_ios = 0;          // of those, reads
-  uint64_t write_ios = 0;         // of those, writes (the rest are flushes)
-  uint64_t merged = 0;            // sub-IOs that joined a neighbour's IO
+  uint64_t subios = 0;     // sub-IOs received
+  uint64_t ios = 0;        // IOs dispatched to the device (after merging)
+  uint64_t read_ios = 0;   // of those, reads
+  uint64_t write_ios = 0;  // of those, writes (the rest are flushes)
+  uint64_t merged = 0;     // sub-IOs that joined a neighbour's IO
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint64_t flushes = 0;
-  uint64_t tag_waits = 0;         // IOs that found no free tag
-  uint64_t pressure_waits = 0;    // submitters blocked at the high pressure point
-  uint64_t inline_batches = 0;    // batches dispatched by a submitting thread
-  uint64_t polled = 0;            // IOs a submitting thread reaped by polling (inline_poll_ns)
-  uint64_t short_ios = 0;         // transfers resubmitted after a short result
-  uint64_t errors = 0;            // IOs that failed
-  uint64_t retried_unmerged = 0;  // failed merged IOs re-sent piece by piece
-  uint64_t backlog = 0;           // gauge: IOs waiting for a tag
-  uint64_t queued = 0;            // gauge: sub-IOs not yet dispatched
-  uint64_t in_flight = 0;         // gauge: IOs on the device
-  uint32_t queue_depth = 0;       // tags
+  uint64_t tag_waits = 0;           // IOs that found no free tag
+  uint64_t pressure_waits = 0;      // submitters blocked at the high pressure point
+  uint64_t inline_batches = 0;      // batches dispatched by a submitting thread
+  uint64_t polled = 0;              // IOs a submitting thread reaped by polling (inline_poll_ns)
+  uint64_t short_ios = 0;           // transfers resubmitted after a short result
+  uint64_t errors = 0;              // IOs that failed
+  uint64_t retried_unmerged = 0;    // failed merged IOs re-sent piece by piece
+  uint64_t backlog = 0;             // gauge: IOs waiting for a tag
+  uint64_t queued = 0;              // gauge: sub-IOs not yet dispatched
+  uint64_t in_flight = 0;           // gauge: IOs on the device
+  uint32_t queue_depth = 0;         // tags
   LatencyHistogram stack_latency;   // sub-IO arrival -> dispatch
   LatencyHistogram device_latency;  // IO dispatch -> completion
 };

@@ -23,7 +23,10 @@ class StripeMap {
   // member_data_size a multiple of stripe_unit.
   StripeMap(uint32_t members, uint32_t stripe_unit, uint64_t data_start, uint64_t member_data_size);
   StripeMap(const StripeMap& o)
-      : members_(o.members_), unit_(o.unit_), shift_(o.shift_), data_start_(o.data_start_),
+      : members_(o.members_),
+        unit_(o.unit_),
+        shift_(o.shift_),
+        data_start_(o.data_start_),
         member_data_size_(o.member_data_size()) {}
   StripeMap& operator=(const StripeMap& o) {
     members_ = o.members_;
@@ -56,8 +59,7 @@ class StripeMap {
     uint64_t within = offset & (unit_ - 1);
     uint64_t len = unit_ - within;
     if (len > length) len = length;
-    return StripePiece{static_cast<uint32_t>(s % members_),
-                       data_start_ + (s / members_) * unit_ + within, offset, len};
+    return StripePiece{static_cast<uint32_t>(s % members_), data_start_ + (s / members_) * unit_ + within, offset, len};
   }
 
   // Calls f(piece) for each piece of the range, in volume order.
@@ -85,7 +87,8 @@ class StripeMap {
       if (first > s1) continue;
       const uint64_t last = s1 - (s1 % members_ + members_ - m) % members_;
       const uint64_t from = data_start_ + (first / members_) * unit_ + (first == s0 ? (offset & (unit_ - 1)) : 0);
-      const uint64_t to = data_start_ + (last / members_) * unit_ + (last == s1 ? ((end - 1) & (unit_ - 1)) + 1 : unit_);
+      const uint64_t to =
+          data_start_ + (last / members_) * unit_ + (last == s1 ? ((end - 1) & (unit_ - 1)) + 1 : unit_);
       f(m, from, to - from);
     }
   }

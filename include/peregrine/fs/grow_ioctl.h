@@ -22,7 +22,7 @@ struct GrowIoctl {
   uint64_t new_data_area;
   uint32_t member_count;
   int32_t error;
-  uint32_t flags;  // kGrowFinishedInterrupted
+  uint32_t flags;     // kGrowFinishedInterrupted
   char message[980];  // NUL-terminated
 };
 static_assert(sizeof(GrowIoctl) == 1024);

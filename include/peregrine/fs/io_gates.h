@@ -95,7 +95,7 @@ class IoGates {
     std::vector<Seen> writes GUARDED_BY(mu);    // aligned writes inside
     Seen reads[kRecentReads] GUARDED_BY(mu);    // the newest page-cache fills that entered
     uint32_t next_read GUARDED_BY(mu) = 0;
-    uint32_t reads_kept GUARDED_BY(mu) = 0;  // filled slots of reads: none unless something mapped
+    uint32_t reads_kept GUARDED_BY(mu) = 0;        // filled slots of reads: none unless something mapped
     uint64_t forgotten_unique GUARDED_BY(mu) = 0;  // newest unique the ring dropped
   };
   Gate& gate(uint64_t ino) { return gates_[ino % kStripes]; }

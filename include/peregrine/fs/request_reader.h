@@ -59,7 +59,7 @@ class RequestReader {
   ssize_t read_waiting(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
   bool set_nonblocking(int fd, bool on);
 
-  int fd_ = -1;  // the descriptor whose flags are known, -1 if none
+  int fd_ = -1;    // the descriptor whose flags are known, -1 if none
   int flags_ = 0;  // its file status flags as last set
 };
 

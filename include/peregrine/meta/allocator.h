@@ -9,9 +9,8 @@
 // continue contiguously. Successive windows start on successive members
 // (window k on member k mod member_count): a file smaller than a stripe
 // unit lives on the member its window starts on, and if every window
-// started on member 0, a tree of small files would put all its data there. Reservations are never persisted (a crash simply
-// forgets them) and are given back at close, at delete, or when the volume
-// would otherwise be full.
+// started on member 0, a tree of small files would put all its data there. Reservations are never persisted (a crash
+// simply forgets them) and are given back at close, at delete, or when the volume would otherwise be full.
 //
 // Space freed by an operation is "deferred" until the journal record that
 // freed it is durable: reusing it earlier could let a crash revive the old
@@ -61,8 +60,7 @@ class Allocator {
  public:
   // stripe_unit: the member step of window starts (0: every window starts on
   // a full-stripe boundary, member 0).
-  Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window,
-            uint64_t stripe_unit = 0);
+  Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window, uint64_t stripe_unit = 0);
 
   // Rebuild: marks [off, off + len) in use. false when part of it is not
   // free (two extents overlap, or outside the data area).
@@ -128,7 +126,6 @@ class Allocator {
   const uint64_t stripe_width_;
   const uint64_t window_;
   const uint64_t unit_;  // divides stripe_width_
-
 
   mutable Mutex mu_;
   std::map<uint64_t, uint64_t> by_off_ GUARDED_BY(mu_);

@@ -70,11 +70,11 @@ Status write_checkpoint(VolumeIo& io, const MetaLayout& l, CheckpointHeader h, c
 
 // What a slot holds.
 struct SlotState {
-  bool empty = false;  // header block all zeros
-  bool valid = false;  // header and body checksums good
+  bool empty = false;   // header block all zeros
+  bool valid = false;   // header and body checksums good
   std::string problem;  // why not valid (for fsck / mount messages)
   CheckpointHeader header;
-  std::string body;    // when valid
+  std::string body;  // when valid
 };
 SlotState read_checkpoint_slot(VolumeIo& io, const MetaLayout& l, int slot);
 // Just the header: `valid` then means "header good, body not checked yet".

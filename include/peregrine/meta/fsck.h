@@ -36,15 +36,15 @@ struct LostMember {
 };
 
 struct FsckOptions {
-  bool repair = false;  // false = fsck -n: report only, write nothing
-  uint64_t journal_size = 0;  // as Options::journal_size at mount (0 = default)
+  bool repair = false;                // false = fsck -n: report only, write nothing
+  uint64_t journal_size = 0;          // as Options::journal_size at mount (0 = default)
   std::vector<LostMember> lost = {};  // fsck lists the files with data there
 };
 
 struct FsckReport {
   std::vector<std::string> messages;  // one line each, for people
-  int problems = 0;   // damage found
-  int fixed = 0;      // of which repaired
+  int problems = 0;                   // damage found
+  int fixed = 0;                      // of which repaired
   // fsck(8) exit code: 0 clean, 1 errors corrected, 4 errors left
   // uncorrected, 8 operational error.
   int exit_code = 0;
@@ -54,7 +54,7 @@ struct FsckReport {
 // journal replayed on top. Used by fsck and by tests that plant damage.
 struct LoadedMetadata {
   MetaLayout layout;
-  bool fresh = false;  // never written: nothing to check
+  bool fresh = false;       // never written: nothing to check
   CheckpointHeader header;  // of the checkpoint loaded
   Model model;
   ReplayResult replay;

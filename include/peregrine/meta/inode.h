@@ -20,11 +20,11 @@
 namespace peregrine::meta {
 
 struct Inode {
-  InodeAttr attr;  // attr.blocks is derived from `extents` on getattr
-  std::string symlink;                         // S_IFLNK only
+  InodeAttr attr;                                          // attr.blocks is derived from `extents` on getattr
+  std::string symlink;                                     // S_IFLNK only
   std::map<std::string, std::string, std::less<>> xattrs;  // name -> value; found by string_view
-  ExtentMap extents;                           // S_IFREG only
-  std::unique_ptr<Directory> dir;              // S_IFDIR only
+  ExtentMap extents;                                       // S_IFREG only
+  std::unique_ptr<Directory> dir;                          // S_IFDIR only
 
   // Derived / volatile state (not persisted as such):
   Ino parent = 0;           // directories: the one directory holding them
@@ -32,7 +32,7 @@ struct Inode {
   // An O_TMPFILE inode that has had no name yet: link() may give it one
   // although its nlink is 0 (a file that lost its names may not get one).
   bool linkable = false;
-  uint64_t last_lsn = 0;    // journal sequence of the last change (fsync)
+  uint64_t last_lsn = 0;  // journal sequence of the last change (fsync)
   // Timestamps of rewrites not yet journaled (see Metadata::complete_write),
   // and the ctime of the attributes last journaled (about when that was).
   bool times_unlogged = false;

@@ -77,7 +77,7 @@ bool decode_batch_header(std::span<const std::byte> bytes, BatchHeader* h, uint3
 bool decode_batch(std::span<const std::byte> bytes, BatchHeader* h, std::vector<Txn>* txns, uint32_t salt = 0);
 
 struct ReplayResult {
-  JournalPosition end;      // where the next batch goes
+  JournalPosition end;  // where the next batch goes
   uint64_t batches = 0;
   uint64_t records = 0;
   std::string stop_reason;  // why replay stopped: kJournalEnd, or a torn or stale batch

@@ -19,7 +19,7 @@
 namespace peregrine::meta {
 
 struct MetaLayout {
-  uint64_t journal_off = 0;   // absolute volume offsets
+  uint64_t journal_off = 0;  // absolute volume offsets
   uint64_t journal_size = 0;
   uint64_t slot_off[2] = {0, 0};
   uint64_t slot_size = 0;

@@ -104,8 +104,15 @@ struct WriteRange {
 
 struct SetAttrIn {
   enum : uint32_t {
-    kMode = 1, kUid = 2, kGid = 4, kSize = 8,
-    kAtime = 16, kMtime = 32, kAtimeNow = 64, kMtimeNow = 128, kCtime = 256,
+    kMode = 1,
+    kUid = 2,
+    kGid = 4,
+    kSize = 8,
+    kAtime = 16,
+    kMtime = 32,
+    kAtimeNow = 64,
+    kMtimeNow = 128,
+    kCtime = 256,
   };
   uint32_t valid = 0;
   uint32_t mode = 0;  // permission bits (07777); the type is kept
@@ -119,17 +126,17 @@ struct SetAttrIn {
 };
 
 struct MountReport {
-  bool fresh = false;             // empty filesystem created
-  uint64_t checkpoint_seq = 0;    // checkpoint loaded
+  bool fresh = false;           // empty filesystem created
+  uint64_t checkpoint_seq = 0;  // checkpoint loaded
   uint64_t replayed_batches = 0;
   uint64_t replayed_records = 0;
   uint64_t orphans_freed = 0;
   // The data area (bytes) the checkpoint was written for when the volume
   // has since grown (peregrine grow), else 0.
   uint64_t grown_from = 0;
-  bool read_only = false;         // replayed in memory only; nothing written
-  uint64_t skipped_batches = 0;   // journal batches not applied (skip_replay)
-  std::string journal_stop;       // why replay stopped
+  bool read_only = false;        // replayed in memory only; nothing written
+  uint64_t skipped_batches = 0;  // journal batches not applied (skip_replay)
+  std::string journal_stop;      // why replay stopped
   // Wall time of each mount phase, milliseconds.
   double read_ms = 0, decode_ms = 0, replay_ms = 0, rebuild_ms = 0, checkpoint_ms = 0;
 };
@@ -266,8 +273,7 @@ class Metadata {
   // before a write's data) and *rewrite_done says so; it needs no
   // complete_write, provided the caller keeps the file's extents and size
   // from shrinking until its data is written (the fs layer's IO gate).
-  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out,
-                    bool* rewrite_done = nullptr);
+  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done = nullptr);
   // After the data writes of `ranges` completed: marks them written (only
   // where the file still maps them to the same volume bytes), raises the
   // size to new_size if larger, updates mtime/ctime. Called from IO
@@ -379,7 +385,7 @@ class Metadata {
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<Discarder> discarder_;  // read-write mounts only
-  uint64_t ckpt_seq_ = 0;  // commit leader only
+  uint64_t ckpt_seq_ = 0;                 // commit leader only
   MountReport report_;
   mutable Mutex err_mu_;
   std::string last_error_ GUARDED_BY(err_mu_);

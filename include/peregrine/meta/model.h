@@ -60,8 +60,8 @@ class Model {
 // (docs/metadata-format.md, section 2). encode_checkpoint_body() writes
 // exactly these; a test checks that the two agree.
 namespace body_size {
-inline constexpr uint64_t kCounts = 16;   // u64 inode_count + u64 orphan_count
-inline constexpr uint64_t kExtent = 25;   // file_off, vol_off, len, flags
+inline constexpr uint64_t kCounts = 16;  // u64 inode_count + u64 orphan_count
+inline constexpr uint64_t kExtent = 25;  // file_off, vol_off, len, flags
 inline constexpr uint64_t kOrphan = 8;
 // attr, target length + target, xattr count, extent count, and for a
 // directory next_cookie + entry count: an inode without xattrs, extents or

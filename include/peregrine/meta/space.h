@@ -39,9 +39,7 @@ struct MetaSpace {
   // What one more file is assumed to cost: the average of the inodes there
   // (so names like the existing ones), at least kMinFileBytes.
   static constexpr uint64_t kMinFileBytes = 128;  // a file with a 29-byte name
-  uint64_t bytes_per_file() const {
-    return std::max<uint64_t>(kMinFileBytes, inodes == 0 ? 0 : used / inodes);
-  }
+  uint64_t bytes_per_file() const { return std::max<uint64_t>(kMinFileBytes, inodes == 0 ? 0 : used / inodes); }
   // Files that can still be created (statfs f_ffree).
   uint64_t files_free() const {
     const uint64_t limit = capacity > new_reserve() ? capacity - new_reserve() : 0;

@@ -18,9 +18,9 @@ using Ino = uint64_t;
 // blocks. Sub-block writes are the caller's read-modify-write.
 inline constexpr uint64_t kBlockSize = 4096;
 inline constexpr Ino kRootIno = 1;
-inline constexpr size_t kNameMax = 255;        // NAME_MAX
-inline constexpr size_t kSymlinkMax = 4095;    // PATH_MAX - 1
-inline constexpr size_t kXattrNameMax = 255;   // XATTR_NAME_MAX
+inline constexpr size_t kNameMax = 255;          // NAME_MAX
+inline constexpr size_t kSymlinkMax = 4095;      // PATH_MAX - 1
+inline constexpr size_t kXattrNameMax = 255;     // XATTR_NAME_MAX
 inline constexpr size_t kXattrValueMax = 65536;  // XATTR_SIZE_MAX
 // readdir cookies 1 and 2 are left to the FUSE layer for "." and "..";
 // real entries get cookies from 3 upwards, never reused within a directory.

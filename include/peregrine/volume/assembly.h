@@ -43,9 +43,9 @@ struct AssembledVolume {
   // interrupted_grow).
   Superblock superblock;
   VolumeGeometry geometry;
-  std::vector<MemberFile> members;  // members[i] is member index i, open and locked
-  std::vector<Superblock> member_superblocks;  // [i]: the copy assembly used for member i
-  std::vector<std::string> warnings;  // e.g. "member X: primary superblock corrupt (...), using backup"
+  std::vector<MemberFile> members;                    // members[i] is member index i, open and locked
+  std::vector<Superblock> member_superblocks;         // [i]: the copy assembly used for member i
+  std::vector<std::string> warnings;                  // e.g. "member X: primary superblock corrupt (...), using backup"
   std::vector<DamagedSuperblockCopy> damaged_copies;  // one per such warning, in member index order
   std::vector<ShortMember> short_members;             // only with allow_short
   // Set (to the warning, also in `warnings`) when some superblock copy

@@ -29,8 +29,7 @@ struct VolumeGeometry {
   StripeLocation locate(uint64_t logical) const {
     uint64_t stripe = logical / stripe_unit;
     uint64_t within = logical % stripe_unit;
-    return {static_cast<uint32_t>(stripe % member_count),
-            data_start + (stripe / member_count) * stripe_unit + within};
+    return {static_cast<uint32_t>(stripe % member_count), data_start + (stripe / member_count) * stripe_unit + within};
   }
 
   bool operator==(const VolumeGeometry&) const = default;

@@ -39,8 +39,8 @@ struct GrowOptions {
 };
 
 struct GrowResult {
-  Superblock before;  // as assembled: the member data size in use before
-  Superblock after;   // what every copy now says
+  Superblock before;                  // as assembled: the member data size in use before
+  Superblock after;                   // what every copy now says
   std::vector<std::string> members;   // paths in member index order
   std::vector<std::string> warnings;  // from assembly (an interrupted grow, ...)
   bool finished_interrupted = false;  // some copy already recorded a larger size

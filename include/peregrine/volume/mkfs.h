@@ -32,10 +32,10 @@ inline constexpr uint64_t kMinBytesPerInode = 1024;
 inline constexpr uint64_t kMetaBytesPerFile = 256;
 
 struct MkfsOptions {
-  std::vector<std::string> members;    // member index = position here
+  std::vector<std::string> members;  // member index = position here
   uint32_t stripe_unit = kDefaultStripeUnit;
   std::string label;
-  std::optional<uint64_t> size;        // create or extend regular-file members to this size
+  std::optional<uint64_t> size;  // create or extend regular-file members to this size
   // At most one of these three: the metadata area's size (rounded up to
   // stripe_unit x member count), or the files it must hold, given directly
   // or as one per bytes_per_inode of volume (the default, at
@@ -43,13 +43,13 @@ struct MkfsOptions {
   std::optional<uint64_t> meta_size;
   std::optional<uint64_t> inodes;
   std::optional<uint64_t> bytes_per_inode;
-  bool force = false;                  // overwrite existing signatures and peregrine members
+  bool force = false;  // overwrite existing signatures and peregrine members
 };
 
 struct MkfsResult {
-  Superblock superblock;               // member 0's copy; the shared fields hold for all
-  uint64_t files_planned = 0;          // files the area was sized for (0 with --meta-size)
-  std::vector<std::string> members;    // paths in index order
+  Superblock superblock;             // member 0's copy; the shared fields hold for all
+  uint64_t files_planned = 0;        // files the area was sized for (0 with --meta-size)
+  std::vector<std::string> members;  // paths in index order
 };
 
 // The smallest metadata area, a multiple of `row` (stripe unit x member

@@ -71,8 +71,7 @@ Expected<std::optional<MountRecord>> read_mount_record(const MemberFile& member)
 // member's path; synced. A read-only mount must not call this. Returns the
 // record as written (member_uuid of member 0) for
 // record_clean_unmount_on_members.
-Expected<MountRecord> record_mount_on_members(const AssembledVolume& v, const std::string& mountpoint,
-                                              uint64_t now);
+Expected<MountRecord> record_mount_on_members(const AssembledVolume& v, const std::string& mountpoint, uint64_t now);
 
 // After a clean unmount (checkpoint written, members flushed): the same
 // record, marked unmounted cleanly at `now`, on every member; synced.

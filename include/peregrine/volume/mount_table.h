@@ -13,8 +13,8 @@ namespace peregrine {
 
 struct MountTableEntry {
   std::string mountpoint;
-  std::string fstype;  // "fuse.peregrine" for a peregrine volume
-  std::string source;  // what df and findmnt show as the source
+  std::string fstype;   // "fuse.peregrine" for a peregrine volume
+  std::string source;   // what df and findmnt show as the source
   std::string options;  // the mount's options, then the superblock's ("rw,nosuid,...,rw,user_id=0")
 };
 

@@ -55,9 +55,9 @@ struct ReplaceResult {
   uint32_t member_count = 0;
   Uuid volume_uuid;
   Uuid member_uuid;
-  bool created = false;      // NEW was created as a regular file
-  uint64_t data_bytes = 0;   // copied
-  uint64_t hole_bytes = 0;   // zeroed, not copied (OLD's holes)
+  bool created = false;     // NEW was created as a regular file
+  uint64_t data_bytes = 0;  // copied
+  uint64_t hole_bytes = 0;  // zeroed, not copied (OLD's holes)
   double copy_seconds = 0;
   double verify_seconds = 0;
 };

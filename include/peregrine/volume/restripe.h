@@ -58,10 +58,10 @@ struct RestripeResult {
   uint32_t new_count = 0;
   uint64_t member_data_size = 0;
   uint64_t meta_size = 0;
-  bool resumed = false;        // an interrupted restripe was finished
-  bool already_done = false;   // the volume already has the added members: nothing written
-  uint64_t data_bytes = 0;     // moved (read and written)
-  uint64_t hole_bytes = 0;     // holes zeroed on the target, not read
+  bool resumed = false;       // an interrupted restripe was finished
+  bool already_done = false;  // the volume already has the added members: nothing written
+  uint64_t data_bytes = 0;    // moved (read and written)
+  uint64_t hole_bytes = 0;    // holes zeroed on the target, not read
   uint64_t windows = 0;
   double copy_seconds = 0;
   std::vector<std::string> members;  // paths, member index order (N + k)

@@ -61,18 +61,18 @@ struct Superblock {
   uint64_t features_ro_compat = 0;
   uint64_t features_incompat = 0;
   Uuid volume_uuid;
-  Uuid member_uuid;                // == member_uuids[member_index]
+  Uuid member_uuid;  // == member_uuids[member_index]
   uint32_t member_index = 0;
   std::vector<Uuid> member_uuids;  // every member in index order; size() = member count
   uint32_t block_size = kBlockSize;
   uint32_t stripe_unit = 0;
-  uint64_t data_start = 0;         // member offset where striped data starts
-  uint64_t member_data_size = 0;   // striped bytes per member (same on all members)
-  uint64_t meta_offset = 0;        // logical offset of the metadata area (0 in version 1)
-  uint64_t meta_size = 0;          // logical bytes of the metadata area
-  uint64_t creation_time = 0;      // seconds since the Unix epoch, UTC
-  uint64_t generation = 1;         // +1 per rewrite; the primary is written first
-  std::string label;               // up to kMaxLabelBytes bytes, no NUL
+  uint64_t data_start = 0;        // member offset where striped data starts
+  uint64_t member_data_size = 0;  // striped bytes per member (same on all members)
+  uint64_t meta_offset = 0;       // logical offset of the metadata area (0 in version 1)
+  uint64_t meta_size = 0;         // logical bytes of the metadata area
+  uint64_t creation_time = 0;     // seconds since the Unix epoch, UTC
+  uint64_t generation = 1;        // +1 per rewrite; the primary is written first
+  std::string label;              // up to kMaxLabelBytes bytes, no NUL
   // The restripe record (only with kIncompatRestripe, else 0): the member
   // count the data area had, and how many stripe units of it, from logical
   // unit 0 on, are already placed for member_count() members.
@@ -81,9 +81,7 @@ struct Superblock {
 
   bool restriping() const { return (features_incompat & kIncompatRestripe) != 0; }
   uint32_t member_count() const { return static_cast<uint32_t>(member_uuids.size()); }
-  VolumeGeometry geometry() const {
-    return {member_count(), stripe_unit, data_start, member_data_size};
-  }
+  VolumeGeometry geometry() const { return {member_count(), stripe_unit, data_start, member_data_size}; }
   // The bytes of the member this superblock describes: header + data area.
   uint64_t member_bytes_needed() const { return data_start + member_data_size; }
 

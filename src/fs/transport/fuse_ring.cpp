@@ -135,8 +135,8 @@ io_uring_sqe* FuseRing::next_sqe() {
     sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) {
       // The command is lost and its request waits until unmount: say so.
-      log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": submission queue full, submit: " +
-                        std::strerror(rc < 0 ? -rc : EBUSY));
+      log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) +
+                        ": submission queue full, submit: " + std::strerror(rc < 0 ? -rc : EBUSY));
     }
   }
   return sqe;
@@ -298,8 +298,8 @@ void FuseRing::on_completion(uint64_t tag, int res) {
   // entry is the kernel's again. Anything else is worth one log line.
   if (res != -ENOTCONN && res != -ECANCELED && !logged_error_) {
     logged_error_ = true;
-    log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) + ": entry " + std::to_string(e) + ": " +
-                      std::strerror(-res));
+    log_(LOG_ERR,
+         "FUSE ring " + std::to_string(shape_.qid) + ": entry " + std::to_string(e) + ": " + std::strerror(-res));
   }
 }
 

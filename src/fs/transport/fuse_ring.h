@@ -175,7 +175,7 @@ class FuseRing {
   io_uring ring_{};
   bool ring_ready_ = false;
   int wake_fd_ = -1;
-  uint64_t wake_value_ = 0;  // the eventfd read's buffer (ring thread)
+  uint64_t wake_value_ = 0;        // the eventfd read's buffer (ring thread)
   iovec* register_iov_ = nullptr;  // two per entry, alive while registered
 
   // The kernel's unique of each entry's request: written by the ring

@@ -185,7 +185,7 @@ inline constexpr size_t kUringOpInOutBytes = 128;
 
 struct UringEntInOut {
   uint64_t flags;
-  uint64_t commit_id;  // request: its unique; reply: ignored (the SQE carries it)
+  uint64_t commit_id;   // request: its unique; reply: ignored (the SQE carries it)
   uint32_t payload_sz;  // request: bytes the kernel put in the payload; reply: bytes we did
   uint32_t padding;
   uint64_t reserved;

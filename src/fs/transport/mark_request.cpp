@@ -45,11 +45,8 @@ RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t n) {
       m.kill_suidgid = first_arg(arg, n, &o) && (o.open_flags & wire::kOpenKillSuidgid) != 0;
       break;
     }
-    case wire::kOpTmpfile:
-      m.tmpfile = true;
-      break;
-    default:
-      break;
+    case wire::kOpTmpfile: m.tmpfile = true; break;
+    default: break;
   }
   return m;
 }

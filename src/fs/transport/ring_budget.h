@@ -21,10 +21,10 @@
 namespace peregrine::fs {
 
 struct RingPlan {
-  uint32_t entries = 0;        // per ring
-  size_t payload_bytes = 0;    // per entry: the largest request (max_write)
-  uint64_t reserved_bytes = 0; // address space of every ring together
-  bool within_budget = true;   // false only at the smallest shape
+  uint32_t entries = 0;         // per ring
+  size_t payload_bytes = 0;     // per entry: the largest request (max_write)
+  uint64_t reserved_bytes = 0;  // address space of every ring together
+  bool within_budget = true;    // false only at the smallest shape
 };
 
 inline constexpr uint32_t kDeepEntries = 32;

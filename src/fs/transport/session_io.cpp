@@ -64,7 +64,8 @@ ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
     self.init_.note_request(buf, static_cast<size_t>(n));
     // libfuse processes the request on this thread once the hook returns.
     mark_request(buf, static_cast<size_t>(n));
-    if (self.rings_registered_.load(std::memory_order_relaxed)) self.count_dev_fuse_request(buf, static_cast<size_t>(n));
+    if (self.rings_registered_.load(std::memory_order_relaxed))
+      self.count_dev_fuse_request(buf, static_cast<size_t>(n));
   }
   return n;
 }
@@ -78,10 +79,8 @@ void SessionIo::count_dev_fuse_request(const void* buf, size_t n) {
     case wire::kOpInterrupt:
     case wire::kOpForget:
     case wire::kOpDestroy:
-    case wire::kOpBatchForget:
-      return;
-    default:
-      dev_fuse_requests_.fetch_add(1, std::memory_order_relaxed);
+    case wire::kOpBatchForget: return;
+    default: dev_fuse_requests_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 

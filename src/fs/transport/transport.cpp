@@ -44,8 +44,7 @@ ssize_t TransportHost::read_request(int fd, void* buf, size_t len) { return ::re
 
 Expected<TransportPlan> plan_transport(config::FuseTransport wanted) {
   switch (wanted) {
-    case config::FuseTransport::kClassic:
-      return TransportPlan{false, "fuse.transport = classic"};
+    case config::FuseTransport::kClassic: return TransportPlan{false, "fuse.transport = classic"};
     case config::FuseTransport::kIoUring: {
       UringSupport u = probe_uring_support();
       if (!u.offered) {

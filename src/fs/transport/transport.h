@@ -53,10 +53,10 @@ class Transport;
 class TransportHost {
  public:
   struct Limits {
-    unsigned workers = 2;           // libfuse workers; also blocking-op threads
-    unsigned ring_depth = 128;      // io-uring entries per ring
-    size_t max_request_bytes = 1u << 20;  // max_write / max_read
-    bool pin_rings = false;               // pin each ring thread to its queue's CPU
+    unsigned workers = 2;                              // libfuse workers; also blocking-op threads
+    unsigned ring_depth = 128;                         // io-uring entries per ring
+    size_t max_request_bytes = 1u << 20;               // max_write / max_read
+    bool pin_rings = false;                            // pin each ring thread to its queue's CPU
     uint64_t ring_memory_bytes = uint64_t{512} << 20;  // every ring's entries together (ring_budget.h)
   };
   virtual Limits transport_limits() const = 0;
@@ -75,7 +75,7 @@ class TransportHost {
   // A ring thread, once before it serves: IO it dispatches inline on a
   // quiet volume may be waited for on this thread (engine.inline_poll_us),
   // for no longer than until `more_work(ring)` says requests wait for it.
-  virtual void poll_completions_here(bool (*/*more_work*/)(const void*), const void* /*ring*/) {}
+  virtual void poll_completions_here(bool (* /*more_work*/)(const void*), const void* /*ring*/) {}
   // Ring threads between requests, holding no lock: hand staged IO on, and
   // complete on this thread what that dispatched inline and the member
   // finished at once (Submitter::Completions::here).

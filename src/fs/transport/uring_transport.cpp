@@ -39,8 +39,7 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
       std::memcpy(&size, arg + 16, sizeof size);
       return !whole_blocks(offset, size);
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -81,8 +80,8 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
     shape.qid = static_cast<uint16_t>(q);
     rings_.push_back(std::make_unique<FuseRing>(*this, fuse_session_fd(se_), shape, log_));
     if (int rc = rings_.back()->prepare(); rc != 0) {
-      log_(LOG_ERR, "FUSE transport: classic, because ring " + std::to_string(q) +
-                        " cannot be created: " + std::strerror(-rc));
+      log_(LOG_ERR,
+           "FUSE transport: classic, because ring " + std::to_string(q) + " cannot be created: " + std::strerror(-rc));
       rings_.clear();  // stops those already prepared
       return wire::kOverIoUring;
     }
@@ -99,8 +98,7 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
 
 void UringTransport::init_replied(uint64_t granted) {
   if ((granted & wire::kOverIoUring) == 0) {
-    if (!started_.load(std::memory_order_acquire) && rings_.empty() &&
-        (init_.offered() & wire::kOverIoUring) == 0) {
+    if (!started_.load(std::memory_order_acquire) && rings_.empty() && (init_.offered() & wire::kOverIoUring) == 0) {
       log_(LOG_NOTICE,
            "FUSE transport: classic (the kernel did not offer FUSE over io_uring at INIT; is the fuse "
            "module's enable_uring parameter still on?)");
@@ -144,7 +142,8 @@ ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
   }
   // A reply that cannot be delivered leaves its caller waiting until the
   // unmount: never expected, so always worth a line.
-  if (n < 0) log_(LOG_ERR, "FUSE reply to ring " + std::to_string(q) + " dropped: " + std::strerror(static_cast<int>(-n)));
+  if (n < 0)
+    log_(LOG_ERR, "FUSE reply to ring " + std::to_string(q) + " dropped: " + std::strerror(static_cast<int>(-n)));
   return n;
 }
 
@@ -223,8 +222,8 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
 
 bool UringTransport::refuse_malformed(const wire::InHeader& in, const DataReply& reply) {
   if (!logged_malformed_.exchange(true)) {
-    log_(LOG_ERR, "FUSE ring: malformed " + std::string(in.opcode == wire::kOpRead ? "READ" : "WRITE") +
-                      " (len " + std::to_string(in.len) + "): answered EIO");
+    log_(LOG_ERR, "FUSE ring: malformed " + std::string(in.opcode == wire::kOpRead ? "READ" : "WRITE") + " (len " +
+                      std::to_string(in.len) + "): answered EIO");
   }
   reply.error(EIO);
   return true;

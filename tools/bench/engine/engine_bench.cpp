@@ -97,8 +97,8 @@ std::unique_ptr<Engine> make_engine(const std::vector<MemberFile>& members, Sche
   return std::move(*e);
 }
 
-Row measure(const std::string& scenario, Engine& engine, Scheduler sched, IoOp op, uint64_t bytes,
-            const Options& o, OffsetFn next, double reference, bool iops_metric) {
+Row measure(const std::string& scenario, Engine& engine, Scheduler sched, IoOp op, uint64_t bytes, const Options& o,
+            OffsetFn next, double reference, bool iops_metric) {
   std::vector<DriveStats> before;
   for (uint32_t d = 0; d < engine.drive_count(); ++d) before.push_back(engine.stats(d));
   LoopResult r = run_closed_loop(engine, op, bytes, o.depth, o.seconds, next);
@@ -118,10 +118,11 @@ Row measure(const std::string& scenario, Engine& engine, Scheduler sched, IoOp o
   row.ratio = (iops_metric ? row.iops : row.mbps) / reference;
   row.subios_per_io = ios ? static_cast<double>(subios) / static_cast<double>(ios) : 0;
   row.cpu_us_per_subio = subios ? r.cpu_seconds * 1e6 / static_cast<double>(subios) : 0;
-  if (r.errors != 0) std::fprintf(stderr, "warning: %s: %llu requests failed\n", scenario.c_str(),
-                                  static_cast<unsigned long long>(r.errors));
-  std::fprintf(stderr, "  %-28s %-10s %10.0f IOPS %9.1f MB/s  ratio %.3f\n", scenario.c_str(),
-               row.scheduler.c_str(), row.iops, row.mbps, row.ratio);
+  if (r.errors != 0)
+    std::fprintf(stderr, "warning: %s: %llu requests failed\n", scenario.c_str(),
+                 static_cast<unsigned long long>(r.errors));
+  std::fprintf(stderr, "  %-28s %-10s %10.0f IOPS %9.1f MB/s  ratio %.3f\n", scenario.c_str(), row.scheduler.c_str(),
+               row.iops, row.mbps, row.ratio);
   return row;
 }
 
@@ -131,8 +132,7 @@ double fio_randread_iops(const Options& o) {
   cmd << "fio --output-format=terse --terse-version=3 --group_reporting --ioengine=io_uring --direct=1"
       << " --rw=randread --bs=4k --time_based --runtime=" << static_cast<int>(o.seconds + 0.5)
       << " --iodepth=" << o.depth / o.members;
-  for (uint32_t i = 0; i < o.members; ++i)
-    cmd << " --name=m" << i << " --filename=" << o.dir << "/member" << i;
+  for (uint32_t i = 0; i < o.members; ++i) cmd << " --name=m" << i << " --filename=" << o.dir << "/member" << i;
   FILE* p = popen(cmd.str().c_str(), "r");
   if (p == nullptr) return 0;
   std::string out;
@@ -154,9 +154,8 @@ void print_table(const std::vector<Row>& rows) {
   std::printf("\n| scenario | scheduler | IOPS | MB/s | reference | ratio | sub-IOs per IO | CPU us per sub-IO |\n");
   std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %s | %.0f | %.1f | %.0f %s | %.3f | %.1f | %.2f |\n", r.scenario.c_str(),
-                r.scheduler.c_str(), r.iops, r.mbps, r.reference, r.unit.c_str(), r.ratio, r.subios_per_io,
-                r.cpu_us_per_subio);
+    std::printf("| %s | %s | %.0f | %.1f | %.0f %s | %.3f | %.1f | %.2f |\n", r.scenario.c_str(), r.scheduler.c_str(),
+                r.iops, r.mbps, r.reference, r.unit.c_str(), r.ratio, r.subios_per_io, r.cpu_us_per_subio);
   }
 }
 
@@ -178,14 +177,14 @@ void write_json(const std::vector<Row>& rows, const std::string& path) {
 int main(int argc, char** argv) {
   Options o;
   po::options_description desc("peregrine-bench-engine: engine throughput with one submitting thread");
-  desc.add_options()("help,h", "this help")(
-      "dir", po::value(&o.dir), "directory for member files (default: a new one under /dev/shm)")(
+  desc.add_options()("help,h", "this help")("dir", po::value(&o.dir),
+                                            "directory for member files (default: a new one under /dev/shm)")(
       "members", po::value(&o.members)->default_value(4), "member count")(
       "member-mib", po::value(&o.member_mib)->default_value(256), "member size in MiB")(
       "seconds", po::value(&o.seconds)->default_value(3), "seconds per measurement")(
       "depth", po::value(&o.depth)->default_value(256), "requests kept outstanding")(
-      "json", po::value(&o.json), "also write the results as JSON to this file")(
-      "no-fio", po::bool_switch(&o.skip_fio), "skip the fio reference");
+      "json", po::value(&o.json), "also write the results as JSON to this file")("no-fio", po::bool_switch(&o.skip_fio),
+                                                                                 "skip the fio reference");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -249,7 +248,8 @@ int main(int argc, char** argv) {
     rows.push_back(measure("shaped 4K randread", *engine, s, IoOp::read, 4096, o, random4k, agg_iops, true));
     rows.push_back(measure("shaped 4K randwrite", *engine, s, IoOp::write, 4096, o, random4k, agg_iops, true));
     seq = 0;
-    rows.push_back(measure("shaped 1M seqread", *engine, s, IoOp::read, 1 << 20, o, sequential(1 << 20), agg_mbps, false));
+    rows.push_back(
+        measure("shaped 1M seqread", *engine, s, IoOp::read, 1 << 20, o, sequential(1 << 20), agg_mbps, false));
     seq = 0;
     rows.push_back(
         measure("shaped 1M seqwrite", *engine, s, IoOp::write, 1 << 20, o, sequential(1 << 20), agg_mbps, false));

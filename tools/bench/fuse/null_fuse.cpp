@@ -110,8 +110,9 @@ int main(int argc, char** argv) {
     } else if (a == "--transport" && i + 1 < argc) {
       transport_name = argv[++i];
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: peregrine-null-fuse [-f] [--workers N] [--size BYTES] [--transport auto|io-uring|classic] "
-                  "MOUNTPOINT\n");
+      std::printf(
+          "usage: peregrine-null-fuse [-f] [--workers N] [--size BYTES] [--transport auto|io-uring|classic] "
+          "MOUNTPOINT\n");
       return 0;
     } else {
       mountpoint = a;
@@ -138,8 +139,8 @@ int main(int argc, char** argv) {
   }
   NullHost host(workers);
   auto transport = peregrine::fs::Transport::create(
-      host, *plan, [](int, const std::string& line) { std::fprintf(stderr, "peregrine-null-fuse: %s\n", line.c_str()); },
-      [] {});
+      host, *plan,
+      [](int, const std::string& line) { std::fprintf(stderr, "peregrine-null-fuse: %s\n", line.c_str()); }, [] {});
   host.transport = transport.get();
   fuse_lowlevel_ops ops{};
   ops.init = op_init;

@@ -107,8 +107,8 @@ std::string real(const char* path) { return state().backing + path; }
 int err(int rc) { return rc < 0 ? -errno : rc; }
 
 void* shape_init(fuse_conn_info* conn, fuse_config* cfg) {
-  cfg->direct_io = 1;     // every read and write reaches the drive
-  cfg->nullpath_ok = 1;   // IO on an open file needs no path lookup
+  cfg->direct_io = 1;    // every read and write reaches the drive
+  cfg->nullpath_ok = 1;  // IO on an open file needs no path lookup
   cfg->use_ino = 1;
   conn->want |= FUSE_CAP_ASYNC_DIO;  // one fio job's queue depth arrives in parallel
   conn->max_background = 1024;
@@ -124,8 +124,7 @@ int shape_getattr(const char* path, struct stat* st, fuse_file_info* fi) {
   return err(lstat(real(path).c_str(), st));
 }
 
-int shape_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_info*,
-                  fuse_readdir_flags) {
+int shape_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_info*, fuse_readdir_flags) {
   DIR* d = opendir(real(path).c_str());
   if (d == nullptr) return -errno;
   while (dirent* e = readdir(d)) {
@@ -209,7 +208,7 @@ int main(int argc, char** argv) {
   uint32_t qd = 32;
   std::string backing, mountpoint;
   opts.add_options()("help,h", "print this help")("foreground,f", po::bool_switch(&foreground),
-                                                   "stay in the foreground")(
+                                                  "stay in the foreground")(
       "latency-us", po::value(&latency_us)->value_name("N")->default_value(80), "service latency per IO")(
       "qd", po::value(&qd)->value_name("N")->default_value(32), "IOs the drive serves at once")(
       "iops", po::value(&iops)->value_name("N")->default_value(20000), "IO starts per second (0 = no cap)")(

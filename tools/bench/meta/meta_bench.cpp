@@ -171,10 +171,11 @@ void mount_time(uint64_t files) {
     auto md = mount_or_die(io, g);
     auto t3 = Clock::now();
     const MountReport& r = md->mount_report();
-    std::printf("mount after crash (replay %lu records): %.2f s  [read %.0f ms, decode %.0f, replay %.0f, "
-                "rebuild %.0f, checkpoint %.0f]\n",
-                (unsigned long)r.replayed_records, secs(t2, t3), r.read_ms, r.decode_ms, r.replay_ms, r.rebuild_ms,
-                r.checkpoint_ms);
+    std::printf(
+        "mount after crash (replay %lu records): %.2f s  [read %.0f ms, decode %.0f, replay %.0f, "
+        "rebuild %.0f, checkpoint %.0f]\n",
+        (unsigned long)r.replayed_records, secs(t2, t3), r.read_ms, r.decode_ms, r.replay_ms, r.rebuild_ms,
+        r.checkpoint_ms);
     auto t4 = Clock::now();
     if (!md->unmount()) std::abort();
     auto t5 = Clock::now();
@@ -184,9 +185,10 @@ void mount_time(uint64_t files) {
   auto md = mount_or_die(io, g);
   auto t7 = Clock::now();
   const MountReport& r = md->mount_report();
-  std::printf("mount from checkpoint, %lu files: %.2f s  [read %.0f ms, decode %.0f, rebuild %.0f]  "
-              "(metadata memory image %.0f MiB)\n",
-              (unsigned long)files, secs(t6, t7), r.read_ms, r.decode_ms, r.rebuild_ms, io.memory_bytes() / 1048576.0);
+  std::printf(
+      "mount from checkpoint, %lu files: %.2f s  [read %.0f ms, decode %.0f, rebuild %.0f]  "
+      "(metadata memory image %.0f MiB)\n",
+      (unsigned long)files, secs(t6, t7), r.read_ms, r.decode_ms, r.rebuild_ms, io.memory_bytes() / 1048576.0);
 }
 
 // The IO path's metadata cost for rewrites (the 4 KiB random-write
@@ -233,9 +235,12 @@ int main(int argc, char** argv) {
   uint64_t ops = 200000, files = 1000000;
   int threads = 4;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--ops")) ops = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--files")) files = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--ops"))
+      ops = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--files"))
+      files = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
   }
   ops_loop(ops);
   rewrite_loop(ops * 5, 1);

@@ -60,30 +60,31 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   const std::string& alg = a->alg;
   po::options_description opts(alg + " options");
   std::string max_io, gap, out_format;
-  opts.add_options()
-      ("graph", po::value(&a->dir)->required()->value_name("DIR"), "graph directory (from gen or import)")
-      ("out", po::value(&a->out_file)->value_name("FILE"),
-       "write the result of every vertex to FILE, one text line per vertex in the input's ids")
-      ("out-format", po::value(&out_format)->default_value("text")->value_name("FMT"),
-       "text, or bin: little-endian 8-byte fields per vertex (docs/graph.md)")
-      ("validate", "check the graph data and the result against the in-memory reference")
-      ("qd", po::value(&a->reader.queue_depth)->default_value(64)->value_name("N"), "io_uring queue depth: reads in flight")
-      ("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"), "largest single read (multiple of 4K)")
-      ("gap", po::value(&gap)->default_value("16K")->value_name("SIZE"), "coalesce lists separated by at most this many bytes")
-      ("buffered", "read through the page cache instead of O_DIRECT")
-      ("json", "print the report as JSON");
+  opts.add_options()("graph", po::value(&a->dir)->required()->value_name("DIR"),
+                     "graph directory (from gen or import)")(
+      "out", po::value(&a->out_file)->value_name("FILE"),
+      "write the result of every vertex to FILE, one text line per vertex in the input's ids")(
+      "out-format", po::value(&out_format)->default_value("text")->value_name("FMT"),
+      "text, or bin: little-endian 8-byte fields per vertex (docs/graph.md)")(
+      "validate", "check the graph data and the result against the in-memory reference")(
+      "qd", po::value(&a->reader.queue_depth)->default_value(64)->value_name("N"),
+      "io_uring queue depth: reads in flight")("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"),
+                                               "largest single read (multiple of 4K)")(
+      "gap", po::value(&gap)->default_value("16K")->value_name("SIZE"),
+      "coalesce lists separated by at most this many bytes")(
+      "buffered", "read through the page cache instead of O_DIRECT")("json", "print the report as JSON");
   if (alg == "bfs") {
-    opts.add_options()
-        ("root", po::value(&a->root)->value_name("VERTEX"),
-         "root vertex, an id of the input (default: the vertex of highest degree)")
-        ("roots", po::value(&a->roots)->default_value(1)->value_name("N"),
-         "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
+    opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
+                       "root vertex, an id of the input (default: the vertex of highest degree)")(
+        "roots", po::value(&a->roots)->default_value(1)->value_name("N"),
+        "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
   } else if (alg == "pagerank") {
     PagerankOptions& pr = a->pagerank;
-    opts.add_options()
-        ("iterations", po::value(&pr.max_iterations)->default_value(20)->value_name("N"), "maximum iterations")
-        ("epsilon", po::value(&pr.epsilon)->default_value(1e-8, "1e-8")->value_name("E"), "stop when an iteration changes ranks by less (L1)")
-        ("damping", po::value(&pr.damping)->default_value(0.85, "0.85")->value_name("D"), "damping factor");
+    opts.add_options()("iterations", po::value(&pr.max_iterations)->default_value(20)->value_name("N"),
+                       "maximum iterations")("epsilon",
+                                             po::value(&pr.epsilon)->default_value(1e-8, "1e-8")->value_name("E"),
+                                             "stop when an iteration changes ranks by less (L1)")(
+        "damping", po::value(&pr.damping)->default_value(0.85, "0.85")->value_name("D"), "damping factor");
   }
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return rc;
@@ -222,7 +223,10 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
       std::optional<BfsResult> one;
       double s = timed([&] {
         auto r = run_bfs(g, reader, r0);
-        if (r) one = std::move(*r); else st = r.status();
+        if (r)
+          one = std::move(*r);
+        else
+          st = r.status();
       });
       if (!st) break;
       check([&] { return validate_bfs(*ref->graph, *one); });
@@ -237,19 +241,28 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
   } else if (a.alg == "kcore") {
     timed([&] {
       auto r = run_kcore(g, reader);
-      if (r) run.kcore = std::move(*r); else st = r.status();
+      if (r)
+        run.kcore = std::move(*r);
+      else
+        st = r.status();
     });
     if (st) check([&] { return validate_kcore(*ref->graph, *run.kcore); });
   } else if (a.alg == "cc") {
     timed([&] {
       auto r = run_cc(g, reader, readers.in.get());
-      if (r) run.cc = std::move(*r); else st = r.status();
+      if (r)
+        run.cc = std::move(*r);
+      else
+        st = r.status();
     });
     if (st) check([&] { return validate_cc(*ref->graph, *run.cc); });
   } else {
     timed([&] {
       auto r = run_pagerank(g, reader, a.pagerank, readers.in.get());
-      if (r) run.rank = std::move(*r); else st = r.status();
+      if (r)
+        run.rank = std::move(*r);
+      else
+        st = r.status();
     });
     if (st) check([&] { return validate_pagerank(*ref->graph, *run.rank, a.pagerank.damping, &run.pagerank_l1); });
   }
@@ -276,7 +289,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
     // The id map is loaded only for --root and --out; otherwise the root's
     // id is looked up alone.
     auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.bfs->root))
-                                                        : read_user_id(g, run.bfs->root);
+                                                       : read_user_id(g, run.bfs->root);
     if (!user_root) return user_root.status();
     rep.add("root", *user_root);
     rep.add("reached", run.bfs->reached);

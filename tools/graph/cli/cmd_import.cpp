@@ -16,20 +16,18 @@ int cmd_import(int argc, char** argv) {
   po::options_description opts("import options");
   std::string input, out, memory, format, threads;
   ImportOptions o;
-  opts.add_options()
-      ("input", po::value(&input)->required()->value_name("FILE"),
-       "edge list to read; - reads standard input (e.g. zcat graph.txt.gz | ... --input -)")
-      ("out", po::value(&out)->required()->value_name("DIR"), "output graph directory (created)")
-      ("format", po::value(&format)->default_value("auto")->value_name("FMT"),
-       "text (SNAP edge list), mm (Matrix Market coordinate), bin32, bin64 (little-endian id pairs); "
-       "auto: mm if the file starts with %%MatrixMarket, else text")
-      ("directed", "keep arcs as given (default: undirected, every edge stored both ways)")
-      ("memory", po::value(&memory)->default_value("1G")->value_name("SIZE"),
-       "memory budget for the sort batches and the id map, e.g. 256M, 2G")
-      ("threads", po::value(&threads)->default_value("0")->value_name("N"),
-       "text parsing threads, 1 to 256 (0 = one per core)")
-      ("quiet,q", "no progress on stderr")
-      ("json", "print the summary as JSON");
+  opts.add_options()("input", po::value(&input)->required()->value_name("FILE"),
+                     "edge list to read; - reads standard input (e.g. zcat graph.txt.gz | ... --input -)")(
+      "out", po::value(&out)->required()->value_name("DIR"), "output graph directory (created)")(
+      "format", po::value(&format)->default_value("auto")->value_name("FMT"),
+      "text (SNAP edge list), mm (Matrix Market coordinate), bin32, bin64 (little-endian id pairs); "
+      "auto: mm if the file starts with %%MatrixMarket, else text")(
+      "directed", "keep arcs as given (default: undirected, every edge stored both ways)")(
+      "memory", po::value(&memory)->default_value("1G")->value_name("SIZE"),
+      "memory budget for the sort batches and the id map, e.g. 256M, 2G")(
+      "threads", po::value(&threads)->default_value("0")->value_name("N"),
+      "text parsing threads, 1 to 256 (0 = one per core)")("quiet,q", "no progress on stderr")(
+      "json", "print the summary as JSON");
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph import --input FILE --out DIR [options]", opts, vm))
     return *rc;

@@ -14,8 +14,8 @@ namespace po = boost::program_options;
 
 // Parses argv into vm and handles --help. Returns an exit code to return
 // with (help printed, or usage error), or nullopt to go on.
-std::optional<int> parse_command(int argc, char** argv, const std::string& synopsis, const po::options_description& opts,
-                                 po::variables_map& vm);
+std::optional<int> parse_command(int argc, char** argv, const std::string& synopsis,
+                                 const po::options_description& opts, po::variables_map& vm);
 
 // Prints "peregrine-graph COMMAND: MESSAGE" on stderr and returns the usage
 // exit code (2): for option values out of range.

@@ -87,7 +87,8 @@ Status write_bfs_out(const std::filesystem::path& path, OutFormat f, const IdMap
 
 Status write_cc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const CcResult& r) {
   Record rec(f);
-  return write_records(path, r.label.size(), [&](uint64_t v) { return rec.u(ids.user_id(v)).u(ids.user_id(r.label[v])).done(); });
+  return write_records(path, r.label.size(),
+                       [&](uint64_t v) { return rec.u(ids.user_id(v)).u(ids.user_id(r.label[v])).done(); });
 }
 
 Status write_kcore_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const KcoreResult& r) {
@@ -95,8 +96,7 @@ Status write_kcore_out(const std::filesystem::path& path, OutFormat f, const IdM
   return write_records(path, r.core.size(), [&](uint64_t v) { return rec.u(ids.user_id(v)).u(r.core[v]).done(); });
 }
 
-Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids,
-                          const PagerankResult& r) {
+Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const PagerankResult& r) {
   Record rec(f);
   return write_records(path, r.rank.size(), [&](uint64_t v) { return rec.u(ids.user_id(v)).d(r.rank[v]).done(); });
 }

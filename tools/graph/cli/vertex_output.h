@@ -31,7 +31,6 @@ std::optional<OutFormat> parse_out_format(std::string_view name);
 Status write_bfs_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const BfsResult& r);
 Status write_cc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const CcResult& r);
 Status write_kcore_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const KcoreResult& r);
-Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids,
-                          const PagerankResult& r);
+Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const PagerankResult& r);
 
 }  // namespace peregrine::graph::cli

@@ -13,7 +13,7 @@
 namespace peregrine::graph {
 namespace {
 
-constexpr uint64_t kAlign = 4096;  // O_DIRECT alignment good for 512 B and 4 KiB sectors
+constexpr uint64_t kAlign = 4096;     // O_DIRECT alignment good for 512 B and 4 KiB sectors
 constexpr unsigned kSubmitBatch = 8;  // reads prepared before an early io_uring_submit
 uint64_t align_down(uint64_t x) { return x & ~(kAlign - 1); }
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) & ~(kAlign - 1); }
@@ -195,8 +195,8 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
     uint64_t end = start;
     while (true) {
       uint64_t piece_end = std::min(p_end, limit);
-      s.pieces.push_back({pv, static_cast<uint32_t>(p_pos - start),
-                          static_cast<uint32_t>((piece_end - p_pos) / sizeof(Vertex))});
+      s.pieces.push_back(
+          {pv, static_cast<uint32_t>(p_pos - start), static_cast<uint32_t>((piece_end - p_pos) / sizeof(Vertex))});
       end = piece_end;
       if (piece_end < p_end) {  // list continues in the next extent
         p_pos = piece_end;
@@ -271,8 +271,8 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
       }
       if (res < 0) {
         if (error.is_ok())
-          error = Status::error(-res, path + ": read at offset " + std::to_string(s.offset) +
-                                          " failed: " + std::strerror(-res));
+          error = Status::error(
+              -res, path + ": read at offset " + std::to_string(s.offset) + " failed: " + std::strerror(-res));
       } else if (res == 0 && s.done < s.needed) {
         if (error.is_ok())
           error = Status::error(EIO, path + ": truncated: no data at offset " + std::to_string(s.offset + s.done));

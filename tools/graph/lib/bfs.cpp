@@ -58,7 +58,7 @@ std::vector<Vertex> pick_bfs_roots(const Graph& graph, Vertex first, uint32_t co
   std::unordered_set<Vertex> used{first};
   uint64_t with_edges = 0;
   for (uint64_t v = 0; v < n; ++v) with_edges += graph.degree(v) > 0;
-  if (graph.degree(first) == 0) ++with_edges;  // `first` is used even if isolated
+  if (graph.degree(first) == 0) ++with_edges;              // `first` is used even if isolated
   CounterRng rng(graph.meta.seed, 0x626673726f6f7473ULL);  // "bfsroots"
   while (roots.size() < count && roots.size() < with_edges) {
     auto v = static_cast<Vertex>(rng.next() % n);

@@ -36,9 +36,9 @@ class BinaryInput final : public EdgeInput {
       got += static_cast<size_t>(r);
     }
     if (got % pair != 0)
-      return Status::error(EINVAL, path_.string() + ": " + std::to_string(consumed_ + got) + " bytes is not a whole number of " +
-                                       std::to_string(pair) + "-byte pairs (" + input_format_name(format_) +
-                                       "): truncated, or the wrong --format?");
+      return Status::error(EINVAL, path_.string() + ": " + std::to_string(consumed_ + got) +
+                                       " bytes is not a whole number of " + std::to_string(pair) + "-byte pairs (" +
+                                       input_format_name(format_) + "): truncated, or the wrong --format?");
     const size_t n = got / pair;
     for (size_t i = 0; i < n; ++i) {
       const char* p = buf_.data() + i * pair;

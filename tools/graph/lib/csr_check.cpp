@@ -36,8 +36,8 @@ Status check_lists(const MemoryGraph& m, uint32_t index_crc, uint32_t adjacency_
   const std::string adj = g.adjacency_path().string();
   uint32_t icrc = crc_of(g.offsets.data(), g.offsets.size() * sizeof(uint64_t));
   if (icrc != index_crc)
-    return Status::error(EIO, (g.dir / index_file).string() + ": checksum " + hex(icrc) + " != " + hex(index_crc) +
-                                  " in graph.meta");
+    return Status::error(
+        EIO, (g.dir / index_file).string() + ": checksum " + hex(icrc) + " != " + hex(index_crc) + " in graph.meta");
   uint32_t acrc = crc_of(m.adjacency.data(), m.adjacency.size() * sizeof(Vertex));
   if (acrc != adjacency_crc)
     return Status::error(EIO, adj + ": checksum " + hex(acrc) + " != " + hex(adjacency_crc) + " in graph.meta");
@@ -67,8 +67,8 @@ Status check_id_map(const Graph& g) {
                                   std::to_string(g.num_vertices() * sizeof(uint64_t)));
   uint32_t crc = crc_of(bytes.data(), bytes.size());
   if (crc != g.meta.id_map_crc32c)
-    return Status::error(EIO, path.string() + ": checksum " + hex(crc) + " != " + hex(g.meta.id_map_crc32c) +
-                                  " in graph.meta");
+    return Status::error(
+        EIO, path.string() + ": checksum " + hex(crc) + " != " + hex(g.meta.id_map_crc32c) + " in graph.meta");
   auto map = IdMap::load(g);  // checks the ids ascend
   return map ? Status::ok() : map.status();
 }

@@ -53,7 +53,7 @@ Status read_exact(int fd, void* buf, size_t len, uint64_t off, const std::string
 }
 
 Expected<uint64_t> stat_size(const std::filesystem::path& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     int e = errno;
     if (e == ENOENT) return Status::error(e, path.string() + ": missing (no such file)");
@@ -127,8 +127,8 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
   if (*version < kOldestFormatVersion || *version > kFormatVersion)
     return Status::error(EPROTO, path + ": format version " + std::to_string(*version) +
                                      " is not supported (this build reads versions " +
-                                     std::to_string(kOldestFormatVersion) + " to " +
-                                     std::to_string(kFormatVersion) + ")");
+                                     std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) +
+                                     ")");
   GraphMeta m;
   m.format_version = static_cast<uint32_t>(*version);
   struct Field {
@@ -173,14 +173,14 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
     if (!st) return st;
   } else {
     uint64_t scale = 0, edgefactor = 0;
-    st = read_fields({{"scale", &scale}, {"edgefactor", &edgefactor}, {"seed", &m.seed},
-                      {"sampled_edges", &m.sampled_edges}});
+    st = read_fields(
+        {{"scale", &scale}, {"edgefactor", &edgefactor}, {"seed", &m.seed}, {"sampled_edges", &m.sampled_edges}});
     if (!st) return st;
     if (scale > kMaxScale)
       return Status::error(EINVAL, path + ": scale " + std::to_string(scale) + " exceeds the maximum of 32");
     if (m.vertices != (1ULL << scale))
-      return Status::error(EINVAL, path + ": vertices " + std::to_string(m.vertices) + " does not match scale " +
-                                       std::to_string(scale));
+      return Status::error(
+          EINVAL, path + ": vertices " + std::to_string(m.vertices) + " does not match scale " + std::to_string(scale));
     m.scale = static_cast<uint32_t>(scale);
     m.edgefactor = static_cast<uint32_t>(edgefactor);
   }

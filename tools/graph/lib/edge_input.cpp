@@ -60,7 +60,7 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
   const std::filesystem::path name = is_stdin ? std::filesystem::path("stdin") : path;
   int fd = is_stdin ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(errno, name.string() + ": cannot open: " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
     return Status::error(EINVAL, name.string() + ": not a file or a stream");

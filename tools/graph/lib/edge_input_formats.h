@@ -14,8 +14,8 @@ namespace peregrine::graph::detail {
 // `threads`: how many pieces of text are parsed at once (>= 1).
 Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size,
                                                      std::string_view prefix, unsigned threads);
-Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path,
-                                                              uint64_t size, std::string_view prefix);
+Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path, uint64_t size,
+                                                              std::string_view prefix);
 Expected<std::unique_ptr<EdgeInput>> open_binary_input(int fd, const std::filesystem::path& path, uint64_t size,
                                                        unsigned id_bytes, std::string_view prefix);
 

@@ -22,8 +22,16 @@ class RunReader {
   explicit RunReader(std::span<const uint64_t> memory)
       : data_(memory.data()), end_(memory.size()), eof_(true), in_memory_(true) {}
   RunReader(RunReader&& o) noexcept
-      : path_(std::move(o.path_)), fd_(o.fd_), buf_(std::move(o.buf_)), data_(o.in_memory_ ? o.data_ : buf_.data()),
-        pos_(o.pos_), end_(o.end_), eof_(o.eof_), in_memory_(o.in_memory_), punch_(o.punch_), offset_(o.offset_) {
+      : path_(std::move(o.path_)),
+        fd_(o.fd_),
+        buf_(std::move(o.buf_)),
+        data_(o.in_memory_ ? o.data_ : buf_.data()),
+        pos_(o.pos_),
+        end_(o.end_),
+        eof_(o.eof_),
+        in_memory_(o.in_memory_),
+        punch_(o.punch_),
+        offset_(o.offset_) {
     o.fd_ = -1;
   }
   RunReader(const RunReader&) = delete;

@@ -53,8 +53,8 @@ class EdgeSource {
       if (!n) return n.status();
       seen_ += *n;
       if (seen_ > expected_ || (*n == 0 && seen_ != expected_))
-        return changed("it now has " + std::string(*n == 0 ? "" : "more than ") + std::to_string(seen_) +
-                       " edges, " + std::to_string(expected_) + " when first read");
+        return changed("it now has " + std::string(*n == 0 ? "" : "more than ") + std::to_string(seen_) + " edges, " +
+                       std::to_string(expected_) + " when first read");
       return n;
     }
     const size_t n = std::min(buf.size(), held_->size() - pos_);

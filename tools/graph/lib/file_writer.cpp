@@ -69,7 +69,8 @@ Status FileWriter::append(const void* data, size_t len) {
 Status FileWriter::finish(bool sync) {
   Status st = flush();
   if (!st) return st;
-  if (sync && ::fsync(fd_) != 0) return Status::error(errno, path_.string() + ": fsync failed: " + std::strerror(errno));
+  if (sync && ::fsync(fd_) != 0)
+    return Status::error(errno, path_.string() + ": fsync failed: " + std::strerror(errno));
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) return Status::error(errno, path_.string() + ": close failed: " + std::strerror(errno));

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 
-
 namespace peregrine::graph {
 
 IdMap IdMap::sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes) {
@@ -94,8 +93,8 @@ Expected<IdMap> IdMap::load(const Graph& graph) {
     if (r <= 0) {
       int e = r < 0 ? errno : EIO;
       ::close(fd);
-      return Status::error(e, path.string() + (r < 0 ? ": read failed" : ": truncated: expected " +
-                                                                           std::to_string(n * 8) + " bytes"));
+      return Status::error(
+          e, path.string() + (r < 0 ? ": read failed" : ": truncated: expected " + std::to_string(n * 8) + " bytes"));
     }
     p += r;
     off += r;

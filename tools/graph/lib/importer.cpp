@@ -65,7 +65,7 @@ struct Ids {
 
 struct Remapped {
   uint64_t self_loops = 0;
-  uint64_t requested = 0;  // edges (undirected) or arcs (directed) asked for, loops excluded
+  uint64_t requested = 0;                   // edges (undirected) or arcs (directed) asked for, loops excluded
   std::vector<uint64_t> out_tail, in_tail;  // the last batches of keys, merged from memory
 };
 
@@ -156,8 +156,8 @@ Expected<Ids> write_id_map(Parsed& p, const EdgeRuns& id_runs, const std::filesy
   if (p.declared_vertices) {
     ids.n = *p.declared_vertices;
     if (ids.n > kMaxVertices)
-      return Status::error(EINVAL, "Matrix Market matrix has " + std::to_string(ids.n) +
-                                       " rows; at most 2^32 vertices are supported");
+      return Status::error(
+          EINVAL, "Matrix Market matrix has " + std::to_string(ids.n) + " rows; at most 2^32 vertices are supported");
     ids.first = 1;
     ids.last = ids.n;
     std::vector<uint64_t> chunk;
@@ -250,8 +250,7 @@ class KeySink {
 };
 
 // Pass 2 with the whole id map in memory: the edges -> vertex ids -> keys.
-Status remap_whole(EdgeSource& src, const IdMap& ids, uint64_t input_edges, KeySink& sink,
-                   const ProgressFn& progress) {
+Status remap_whole(EdgeSource& src, const IdMap& ids, uint64_t input_edges, KeySink& sink, const ProgressFn& progress) {
   std::vector<InputEdge> edges(kEdgeBatch);
   uint64_t done = 0;
   while (true) {
@@ -444,10 +443,10 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   id_runs.remove();
 
   // Where pass 2 reads the edges.
-  Expected<EdgeSource> src = parsed->spilled   ? EdgeSource::raw(raw_path)
-                             : parsed->reparse ? EdgeSource::reparse(input, parsed->format, o.threads,
-                                                                     parsed->input_edges)
-                                               : Expected<EdgeSource>(EdgeSource::held(parsed->held));
+  Expected<EdgeSource> src = parsed->spilled ? EdgeSource::raw(raw_path)
+                             : parsed->reparse
+                                 ? EdgeSource::reparse(input, parsed->format, o.threads, parsed->input_edges)
+                                 : Expected<EdgeSource>(EdgeSource::held(parsed->held));
   if (!src) return src.status();
 
   // The id map gets a quarter of the budget: whole if it fits (or needs no
@@ -487,16 +486,16 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
     auto slices = IdSlices::open(out / kIdMapFile, ids->n, slice_ids);
     if (!slices) return slices.status();
     st_out.id_map_slices = slices->parts();
-    st = remap_sliced(*src, parsed->held, *slices, scratch.path, parsed->input_edges, map_budget,
-                      &st_out.id_map_bytes, sink, progress);
+    st = remap_sliced(*src, parsed->held, *slices, scratch.path, parsed->input_edges, map_budget, &st_out.id_map_bytes,
+                      sink, progress);
   }
   if (!st) return st;
   std::vector<InputEdge>().swap(parsed->held);
   std::filesystem::remove(raw_path, ec);
   meta.self_loops = remapped.self_loops;
 
-  auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file,
-                        const char* adjacency_file, const char* phase) -> Expected<CsrWriter> {
+  auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file, const char* adjacency_file,
+                        const char* phase) -> Expected<CsrWriter> {
     auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
     if (!w) return w.status();
     Status s = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },

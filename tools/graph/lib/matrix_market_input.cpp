@@ -17,7 +17,8 @@ namespace {
 // A line's fields, with errors that name FILE:LINE.
 class Fields {
  public:
-  Fields(std::string_view line, const LineReader& lines) : p_(line.data()), e_(line.data() + line.size()), lines_(lines) {}
+  Fields(std::string_view line, const LineReader& lines)
+      : p_(line.data()), e_(line.data() + line.size()), lines_(lines) {}
 
   // True if nothing but blanks is left.
   bool at_end() {
@@ -119,8 +120,9 @@ class MatrixMarketInput final : public EdgeInput {
       if (!more) return more.status();
       if (!*more) {
         if (entries_ != declared_entries_)
-          return Fields(line, lines_).error("end of file after " + std::to_string(entries_) +
-                                            " entries; the size line declares " + std::to_string(declared_entries_));
+          return Fields(line, lines_)
+              .error("end of file after " + std::to_string(entries_) + " entries; the size line declares " +
+                     std::to_string(declared_entries_));
         break;
       }
       Fields f(line, lines_);
@@ -150,8 +152,8 @@ class MatrixMarketInput final : public EdgeInput {
 
 }  // namespace
 
-Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path,
-                                                              uint64_t size, std::string_view prefix) {
+Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path, uint64_t size,
+                                                              std::string_view prefix) {
   auto in = std::make_unique<MatrixMarketInput>(fd, path, size, prefix);
   Status st = in->start();
   if (!st) return st;

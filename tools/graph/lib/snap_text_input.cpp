@@ -97,8 +97,9 @@ class SnapTextInput final : public EdgeInput {
     size_t usable = size;
     if (!eof_) {
       const void* nl = ::memrchr(buf_.data() + start, '\n', size - start);
-      if (nl == nullptr) return line_error(line_base_ + 1, "line longer than " + std::to_string(kMaxTextLine) +
-                                                               " bytes (not an edge list?)");
+      if (nl == nullptr)
+        return line_error(line_base_ + 1,
+                          "line longer than " + std::to_string(kMaxTextLine) + " bytes (not an edge list?)");
       usable = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data()) + 1;
     }
     // Cut into one piece per thread, each ending after a '\n'.
@@ -136,8 +137,8 @@ class SnapTextInput final : public EdgeInput {
     // Carry the unfinished last line over to the next batch.
     carry_ = size - usable;
     if (carry_ > kMaxTextLine)
-      return line_error(line_base_ + 1, "line longer than " + std::to_string(kMaxTextLine) +
-                                            " bytes (not an edge list?)");
+      return line_error(line_base_ + 1,
+                        "line longer than " + std::to_string(kMaxTextLine) + " bytes (not an edge list?)");
     std::memmove(buf_.data(), buf_.data() + usable, carry_);
     if (eof_ && carry_ == 0) done_ = true;
     return Status::ok();

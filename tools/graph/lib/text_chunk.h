@@ -18,7 +18,7 @@ struct TextChunk {
   std::vector<InputEdge> edges;
   uint64_t lines = 0;  // lines parsed; with an error, the bad line is the last of them
   bool failed = false;
-  std::string error;   // what is wrong with the bad line (no FILE:LINE prefix)
+  std::string error;  // what is wrong with the bad line (no FILE:LINE prefix)
 };
 
 // Lines longer than this are refused ("not an edge list?").

@@ -43,8 +43,9 @@ Status validate_bfs(const MemoryGraph& g, const BfsResult& r) {
   uint64_t reached = 0;
   for (uint64_t v = 0; v < n; ++v) {
     if ((level[v] >= 0) != (r.parent[v] >= 0))
-      return fail("vertex " + s(v) + (level[v] >= 0 ? " is in the root's component but was not reached"
-                                                    : " was reached but is not in the root's component"));
+      return fail("vertex " + s(v) +
+                  (level[v] >= 0 ? " is in the root's component but was not reached"
+                                 : " was reached but is not in the root's component"));
     if (!r.depth.empty()) {
       const int64_t d = r.depth[v] == BfsResult::kUnreached ? -1 : int64_t{r.depth[v]};
       if (d != level[v])

@@ -17,9 +17,9 @@
 namespace peregrine::graph {
 
 struct CcResult {
-  std::vector<Vertex> label;     // smallest vertex id of the component
-  uint64_t components = 0;       // isolated vertices count as components
-  uint64_t largest = 0;          // vertices in the largest component
+  std::vector<Vertex> label;  // smallest vertex id of the component
+  uint64_t components = 0;    // isolated vertices count as components
+  uint64_t largest = 0;       // vertices in the largest component
   uint64_t rounds = 0;
 };
 

@@ -28,7 +28,7 @@ namespace peregrine::graph {
 
 using Vertex = uint32_t;  // at most 2^32 vertices, so a neighbour id fits 4 bytes
 
-inline constexpr uint32_t kFormatVersion = 2;      // what this build writes
+inline constexpr uint32_t kFormatVersion = 2;        // what this build writes
 inline constexpr uint32_t kOldestFormatVersion = 1;  // oldest it still reads
 inline constexpr uint32_t kMaxScale = 32;
 inline constexpr uint64_t kMaxVertices = 1ULL << 32;
@@ -42,7 +42,7 @@ inline constexpr const char* kIdMapFile = "ids.u64";
 struct GraphMeta {
   uint32_t format_version = kFormatVersion;
   bool directed = false;
-  bool imported = false;           // made by `import` (else by `gen`)
+  bool imported = false;  // made by `import` (else by `gen`)
   uint64_t vertices = 0;
   uint64_t edges = 0;              // undirected: edges kept; directed: arcs kept
   uint64_t adjacency_entries = 0;  // undirected: 2 * edges; directed: edges
@@ -52,11 +52,11 @@ struct GraphMeta {
   uint32_t scale = 0;
   uint32_t edgefactor = 0;
   uint64_t seed = 0;
-  uint64_t sampled_edges = 0;      // edgefactor * 2^scale Kronecker samples
+  uint64_t sampled_edges = 0;  // edgefactor * 2^scale Kronecker samples
   // import only.
-  uint64_t input_edges = 0;        // edge lines / entries read
-  uint64_t self_loops = 0;         // of which self-loops, dropped
-  uint64_t duplicates = 0;         // edges dropped as already present
+  uint64_t input_edges = 0;  // edge lines / entries read
+  uint64_t self_loops = 0;   // of which self-loops, dropped
+  uint64_t duplicates = 0;   // edges dropped as already present
   bool has_id_map = false;
   uint32_t id_map_crc32c = 0;
   // directed only: the transposed CSR.

@@ -48,7 +48,7 @@ class EdgeInput {
 
   virtual uint64_t bytes_consumed() const = 0;
   uint64_t file_bytes() const { return file_bytes_; }  // 0 for a stream
-  bool size_known() const { return size_known_; }     // false for a stream
+  bool size_known() const { return size_known_; }      // false for a stream
   InputFormat format() const { return format_; }
   // Matrix Market: every id in [1, declared_vertices] is a vertex, even
   // without an entry; the file says whether each entry stands for both

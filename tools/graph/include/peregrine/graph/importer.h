@@ -20,8 +20,8 @@
 //   merge   k-way merge straight into index.u64/adjacency.u32 (and the
 //           in_* transpose), counting duplicates as what the merge dropped.
 // Memory: memory_bytes, plus buffers (8 MiB per text parsing thread, the
-// slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last. Call from
-// one thread (text parsing starts and joins its own threads).
+// slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last.
+// Call from one thread (text parsing starts and joins its own threads).
 #pragma once
 
 #include <cstdint>
@@ -46,9 +46,9 @@ struct ImportOptions {
 
 // What import did with its memory and input, for reports and tests.
 struct ImportStats {
-  uint64_t input_reads = 0;     // 2 if pass 2 parsed the input file again
-  uint64_t id_map_slices = 0;   // 1: the whole id map was in memory at once
-  uint64_t id_map_bytes = 0;    // the most the id map (ids and lookup) held at once
+  uint64_t input_reads = 0;    // 2 if pass 2 parsed the input file again
+  uint64_t id_map_slices = 0;  // 1: the whole id map was in memory at once
+  uint64_t id_map_bytes = 0;   // the most the id map (ids and lookup) held at once
 };
 
 // Progress phases: "parse" (input bytes), "ids", "split" (edges; a sliced

@@ -19,7 +19,7 @@ namespace peregrine::graph {
 struct KcoreResult {
   std::vector<uint32_t> core;  // core number per vertex
   uint32_t max_core = 0;
-  uint64_t batches = 0;        // read_lists() calls
+  uint64_t batches = 0;  // read_lists() calls
 };
 
 // Undirected graphs only (a directed graph is refused with an error).
