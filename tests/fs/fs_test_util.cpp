@@ -480,7 +480,9 @@ int Volume::unmount() {
   return status;
 }
 
-void Volume::wait_members_released() const {
+void Volume::wait_members_released() const { fstest::wait_members_released(members_); }
+
+void wait_members_released(const std::vector<std::string>& members) {
   // A signal handler without SA_RESTART turns a lock that is never released
   // into EINTR (a failure) instead of a hang.
   struct sigaction sa {
@@ -488,7 +490,7 @@ void Volume::wait_members_released() const {
   sa.sa_handler = [](int) {};
   ::sigaction(SIGALRM, &sa, &old);
   ::alarm(120);
-  for (const std::string& m : members_) {
+  for (const std::string& m : members) {
     Fd fd(::open(m.c_str(), O_RDONLY));
     if (!fd.ok()) continue;
     EXPECT_EQ(::flock(fd.get(), LOCK_EX), 0) << m << ": still locked after 120 s: " << std::strerror(errno);

@@ -278,6 +278,10 @@ struct Outcome {
 inline Outcome outcome(long r) { return r < 0 ? Outcome{-1, errno} : Outcome{r, 0}; }
 void PrintTo(const Outcome& o, std::ostream* os);
 
+// Blocks until no process holds a lock on `members` (the daemon of a mount
+// with other members than a Volume's own list), failing after 120 s.
+void wait_members_released(const std::vector<std::string>& members);
+
 // nobody's uid and gid, the unprivileged user of the permission tests.
 constexpr uid_t kNobody = 65534;
 // Runs `op` in a child process as uid/gid kNobody, with `groups` as its

@@ -28,15 +28,6 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-void wait_released(const std::vector<std::string>& paths) {
-  for (const std::string& p : paths) {
-    Fd fd(::open(p.c_str(), O_RDONLY));
-    if (fd.ok()) {
-      EXPECT_EQ(::flock(fd.get(), LOCK_EX), 0) << p;
-    }
-  }
-}
-
 std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -81,7 +72,7 @@ Mounted mount_and_read(Volume& v, const std::vector<std::string>& members, const
   out.bytes = uint64_t{st.f_blocks} * st.f_frsize;
   int status = v.unmount();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  wait_released(members);
+  wait_members_released(members);
   return out;
 }
 
@@ -165,7 +156,7 @@ TEST_P(GrowAddInterrupted, MountsAsBeforeOrRefusesAndARerunFinishes) {
     ASSERT_EQ(m.code, 0) << m.describe();
     EXPECT_EQ(describe_tree_difference(before.tree, snapshot_tree(v.mountpoint(), false)), "");
     EXPECT_EQ(v.unmount(), 0);
-    wait_released(v.members());
+    wait_members_released(v.members());
   } else {
     EXPECT_NE(m.code, 0) << "a volume mid-restripe must not mount";
     EXPECT_TRUE(contains(m.err, "interrupted restripe") && contains(m.err, "peregrine grow --add")) << m.err;
@@ -215,7 +206,7 @@ TEST(GrowAddKilled, DuringTheMoveThenARerunFinishes) {
   ASSERT_TRUE(line) << lines.seen();
   ::kill(pid, SIGKILL);
   int status = wait_exit(pid);
-  wait_released(all);
+  wait_members_released(all);
   const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   if (killed) {
     RunResult m = v.mount({"-o", "ro"}, all);

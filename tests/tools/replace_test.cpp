@@ -27,18 +27,6 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// Blocks until no process holds a lock on `paths` (the daemon of a mount
-// with other members than the Volume's own list; see
-// Volume::wait_members_released).
-void wait_released(const std::vector<std::string>& paths) {
-  for (const std::string& p : paths) {
-    Fd fd(::open(p.c_str(), O_RDONLY));
-    if (fd.ok()) {
-      EXPECT_EQ(::flock(fd.get(), LOCK_EX), 0) << p;
-    }
-  }
-}
-
 // Files through the mount: large ones spread over every member, small
 // ones, a directory with xattrs, a symlink.
 void write_files(const Volume& v, uint64_t seed, size_t big_bytes = 24 << 20) {
@@ -93,7 +81,7 @@ Tree tree_of(Volume& v, const std::vector<std::string>& members, const std::vect
   Tree t = snapshot_tree(v.mountpoint(), false);
   int status = v.unmount();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  wait_released(members);
+  wait_members_released(members);
   return t;
 }
 
@@ -135,7 +123,7 @@ TEST_P(PeregrineReplace, NewTakesOldsPlaceWithEveryFile) {
   write_files(v, 2, 8 << 20);
   Tree grown = snapshot_tree(v.mountpoint(), false);
   ASSERT_EQ(v.unmount(), 0);
-  wait_released(members);
+  wait_members_released(members);
   EXPECT_EQ(describe_tree_difference(grown, tree_of(v, members)), "");
 
   // OLD is no member: not by itself, not in the volume.
@@ -280,7 +268,7 @@ TEST_P(PeregrineReplaceInterrupted, MountsWithOldOrNewAndARerunFinishes) {
   // locks) a moment after it exited.
   std::vector<std::string> all = v.members();
   all.push_back(now);
-  wait_released(all);
+  wait_members_released(all);
 
   const bool old_usable = step != "old-backup";
   const bool new_usable = step == "new-primary" || step == "new-backup" || step == "old-primary" || !old_usable;
@@ -340,7 +328,7 @@ TEST(PeregrineReplaceAfterUse, OldMountedSinceNeedsForceAndIsCopiedAgain) {
   populate(v);
   const std::string old = v.members()[1], now = v.dir() + "/new1";
   ASSERT_EQ(replace_stopped(v.members(), old, now, "new-backup").code, 9);
-  wait_released({old, now});
+  wait_members_released({old, now});
   ASSERT_EQ(v.mount().code, 0);
   write_files(v, 5, 4 << 20);
   const Tree current = snapshot_tree(v.mountpoint(), false);
@@ -404,7 +392,7 @@ TEST(PeregrineReplaceKilled, DuringTheCopyLeavesOldInPlace) {
   ASSERT_TRUE(line) << lines.seen();
   ::kill(pid, SIGKILL);
   int status = wait_exit(pid);
-  wait_released({v.members()[0], old, now});
+  wait_members_released({v.members()[0], old, now});
   // 160 MiB to copy after the first line: the kill lands first, unless this
   // process was not scheduled for the whole copy; then it simply finished.
   const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
