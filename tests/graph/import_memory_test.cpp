@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "expect_valid_graph.h"
 #include "graph_test_dir.h"
 #include "peregrine/graph/csr_check.h"
 #include "peregrine/graph/id_map.h"
@@ -52,22 +53,6 @@ std::vector<std::vector<char>> graph_files(const std::filesystem::path& dir, boo
   if (directed)
     for (const char* f : {kInIndexFile, kInAdjacencyFile}) files.push_back(test::read_file(dir / f));
   return files;
-}
-
-void expect_valid(const std::filesystem::path& dir) {
-  auto g = open_graph(dir);
-  ASSERT_TRUE(g) << g.status().message();
-  auto m = load_memory_graph(*g);
-  ASSERT_TRUE(m) << m.status().message();
-  if (g->directed()) {
-    auto t = open_transpose(*g);
-    ASSERT_TRUE(t);
-    auto tm = load_memory_graph(*t);
-    ASSERT_TRUE(tm);
-    EXPECT_TRUE(check_graph(*m, &*tm)) << check_graph(*m, &*tm).message();
-  } else {
-    EXPECT_TRUE(check_graph(*m)) << check_graph(*m).message();
-  }
 }
 
 // Random edges among `vertices` ids scattered over 64 bits (so neither a
@@ -131,7 +116,7 @@ TEST(GraphImportMemory, IdMapLargerThanTheBudgetIsSliced) {
     EXPECT_GE(b.stats.id_map_bytes, in.ids.size() * sizeof(uint64_t));
     EXPECT_EQ(b.stats.input_reads, 1u);
     EXPECT_EQ(graph_files(small, directed), graph_files(large, directed)) << (directed ? "directed" : "undirected");
-    expect_valid(small);
+    test::expect_valid_graph(small);
     // The id map is the sorted distinct ids.
     auto ids = test::read_file(small / kIdMapFile);
     ASSERT_EQ(ids.size(), in.ids.size() * sizeof(uint64_t));

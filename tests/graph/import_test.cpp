@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "edge_list_file.h"
+#include "expect_valid_graph.h"
 #include "graph_test_dir.h"
 #include "peregrine/graph/csr_check.h"
 #include "peregrine/graph/id_map.h"
@@ -53,23 +54,6 @@ std::string import_error(const std::filesystem::path& in, const TestDir& d, Inpu
 #define EXPECT_CONTAINS(haystack, needle) \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message: " << (haystack)
 
-// Opens, loads and fully checks a graph (checksums, symmetry or transpose).
-void expect_valid(const std::filesystem::path& dir) {
-  auto g = open_graph(dir);
-  ASSERT_TRUE(g) << g.status().message();
-  auto m = load_memory_graph(*g);
-  ASSERT_TRUE(m) << m.status().message();
-  if (g->directed()) {
-    auto t = open_transpose(*g);
-    ASSERT_TRUE(t) << t.status().message();
-    auto tm = load_memory_graph(*t);
-    ASSERT_TRUE(tm);
-    EXPECT_TRUE(check_graph(*m, &*tm)) << check_graph(*m, &*tm).message();
-  } else {
-    EXPECT_TRUE(check_graph(*m)) << check_graph(*m).message();
-  }
-}
-
 template <typename T>
 std::filesystem::path write_binary(const TestDir& d, const std::string& name,
                                    const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
@@ -94,7 +78,7 @@ TEST(GraphImport, StarCountsSelfLoopsAndDuplicates) {
   EXPECT_EQ(m->adjacency_entries, 16u);
   EXPECT_FALSE(m->directed);
   EXPECT_TRUE(m->imported);
-  expect_valid(d.path() / "g");
+  test::expect_valid_graph(d.path() / "g");
 }
 
 TEST(GraphImport, SparseIdsAreRemappedAndKept) {
@@ -144,7 +128,7 @@ TEST(GraphImport, HugeIdsUpToTwoToThe64Minus1) {
   EXPECT_EQ(ids->user_id(0), 0u);
   EXPECT_EQ(ids->user_id(1), 4294967296u);
   EXPECT_EQ(ids->user_id(2), 18446744073709551615u);
-  expect_valid(d.path() / "g");
+  test::expect_valid_graph(d.path() / "g");
 }
 
 // Text with weights and tabs, Matrix Market symmetric, bin32 and bin64:
@@ -172,7 +156,7 @@ TEST(GraphImport, EveryFormatGivesTheSameGraph) {
     ASSERT_TRUE(m) << in.path << ": " << m.status().message();
     EXPECT_EQ(m->vertices, 34u) << in.path;
     EXPECT_EQ(m->edges, 78u) << in.path;
-    expect_valid(out);
+    test::expect_valid_graph(out);
     std::vector<std::vector<char>> files = {test::read_file(out / kIndexFile), test::read_file(out / kAdjacencyFile),
                                             test::read_file(out / kIdMapFile)};
     if (first.empty())
@@ -190,7 +174,7 @@ TEST(GraphImport, DirectedKeepsArcsAndWritesTheTranspose) {
   EXPECT_EQ(m->vertices, 7u);
   EXPECT_EQ(m->edges, 8u);
   EXPECT_EQ(m->adjacency_entries, 8u);
-  expect_valid(d.path() / "g");
+  test::expect_valid_graph(d.path() / "g");
   auto g = open_graph(d.path() / "g");
   ASSERT_TRUE(g);
   auto t = open_transpose(*g);
@@ -277,7 +261,7 @@ TEST(GraphImport, SmallMemoryBudgetGivesTheSameBytes) {
       for (const char* f : {kInIndexFile, kInAdjacencyFile})
         EXPECT_EQ(test::read_file(small / f), test::read_file(large / f)) << f;
     }
-    expect_valid(small);
+    test::expect_valid_graph(small);
     for (const auto& e : std::filesystem::directory_iterator(small))
       EXPECT_EQ(e.path().filename().string().find(".import-runs"), std::string::npos) << e.path();
   }
@@ -463,7 +447,7 @@ TEST(GraphImport, MatrixMarketDeclaresItsVertices) {
   EXPECT_EQ(m->vertices, 5u);
   EXPECT_EQ(m->edges, 1u);
   EXPECT_EQ(m->self_loops, 1u);
-  expect_valid(d.path() / "g");
+  test::expect_valid_graph(d.path() / "g");
 }
 
 }  // namespace
