@@ -1,22 +1,27 @@
-// RingPlacement: where a FUSE ring thread should run, from how its requests
-// arrive (fuse.pin_rings = false, the default).
+// RingPlacement: where a FUSE ring thread should run, from who answers its
+// requests (fuse.pin_rings = false, the default).
 //
 // The kernel queues a request on the ring of the CPU its caller runs on.
-// Requests that come one at a time (an application waiting for each reply:
-// stat, QD 1 reads) gain nothing from a second CPU: a ring thread running
-// elsewhere costs a cross-CPU wake-up for the request and another for the
-// reply, which on a virtual machine that halts idle vCPUs is 10 us or more
-// each (docs/transport.md, "Light load"). Requests that come in bunches
-// (an application with IO in flight) gain the second CPU: a ring thread
-// pinned beside its application halves what they get at depth.
+// A ring thread that answers its requests itself (metadata, memory members
+// copied inline, a lone IO it polled for) does the request's whole work:
+// on its queue's CPU it saves the cross-CPU wake-ups of a request and its
+// reply (10 us or more each on a virtual machine that halts idle vCPUs,
+// docs/transport.md, "Light load"), and at depth it shares that CPU with
+// the application, which the scheduler then moves to a free CPU, whose
+// queue and ring take the next requests: the work spreads over the rings.
+// Unpinned, it runs on the CPU the application leaves free, the
+// application stays where it is, and one ring thread does all the work
+// (measured on 2 CPUs, tmpfs members, 4 KiB random read at QD 32: one
+// ring served 94% of the requests, 85% busy; docs/performance-history.md).
+// A ring whose requests drive threads answer (members with latency) does
+// little per request and gains nothing beside the application: its
+// replies' wake-ups come from the drive threads' CPUs whatever it does,
+// and pinning measured fewer IOPS on disk members at QD 1.
 //
-// So: pinned to its queue's CPU after a run of light rounds (each round,
-// from one sleep to the next, ran one request and answered it itself),
-// free again after consecutive rounds that ran several. A request whose
-// reply a drive thread sends (IO on a member with latency) is not light:
-// the reply's wake-up then comes from the drive thread's CPU whatever the
-// ring thread does, and pinning measured 13% fewer QD 1 IOPS on disk
-// members. The counts keep it from flapping on the odd round; a change
+// So: pinned to its queue's CPU after a run of rounds (from one sleep to
+// the next) in which it answered at least half of what it ran; free again
+// after consecutive rounds of several requests that mostly other threads
+// answered. The counts keep it from flapping on the odd round; a change
 // costs one sched_setaffinity.
 //
 // Thread rules: one per ring, used by its ring thread only.
@@ -28,13 +33,14 @@ namespace peregrine::fs {
 
 class RingPlacement {
  public:
-  // Light rounds in a row before pinning; heavy rounds in a row before
-  // letting go.
-  static constexpr uint32_t kLightRoundsToPin = 16;
-  static constexpr uint32_t kHeavyRoundsToFree = 2;
-  // A round this big is depth. Two or three is still one caller at a time:
-  // a close() sends FLUSH and then RELEASE without waiting for it, so the
-  // next open's LOOKUP often shares a round with that RELEASE.
+  // Self-served rounds in a row before pinning; rounds answered elsewhere
+  // in a row before letting go.
+  static constexpr uint32_t kSelfServedRoundsToPin = 16;
+  static constexpr uint32_t kElsewhereRoundsToFree = 2;
+  // A round answered elsewhere counts towards letting go from this many
+  // requests: one to three are still one caller at a time (a close() sends
+  // FLUSH and then RELEASE without waiting for it, so the next open's
+  // LOOKUP often shares a round with that RELEASE).
   static constexpr uint32_t kHeavyRound = 4;
 
   enum class Change { none, pin, free };
@@ -42,23 +48,24 @@ class RingPlacement {
   // After a round: `requests` the thread ran between two sleeps, and how
   // many replies it made itself meanwhile. Whether to move the thread.
   Change after_round(uint32_t requests, uint32_t answered_here) {
-    if (requests == 1 && answered_here >= 1) {
-      heavy_ = 0;
-      if (!pinned_ && ++light_ >= kLightRoundsToPin) {
+    if (requests == 0) return Change::none;  // a wake-up with nothing to run
+    if (uint64_t{answered_here} * 2 >= requests) {
+      elsewhere_ = 0;
+      if (!pinned_ && ++self_served_ >= kSelfServedRoundsToPin) {
         pinned_ = true;
-        light_ = 0;
+        self_served_ = 0;
         return Change::pin;
       }
     } else if (requests >= kHeavyRound) {
-      light_ = 0;
-      if (pinned_ && ++heavy_ >= kHeavyRoundsToFree) {
+      self_served_ = 0;
+      if (pinned_ && ++elsewhere_ >= kElsewhereRoundsToFree) {
         pinned_ = false;
-        heavy_ = 0;
+        elsewhere_ = 0;
         return Change::free;
       }
     }
-    // 0 (a wake-up with nothing to run), 2-3, and a request left to a
-    // drive thread say nothing either way.
+    // One to three requests that other threads answer say nothing either
+    // way.
     return Change::none;
   }
 
@@ -66,8 +73,8 @@ class RingPlacement {
 
  private:
   bool pinned_ = false;
-  uint32_t light_ = 0;
-  uint32_t heavy_ = 0;
+  uint32_t self_served_ = 0;
+  uint32_t elsewhere_ = 0;
 };
 
 }  // namespace peregrine::fs
