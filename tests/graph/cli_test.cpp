@@ -171,7 +171,12 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"cc --graph " + g + " --out x --out-format csv", "--out-format: unknown format 'csv'"},
       {"import --input x --out y --format csv", "--format: unknown format 'csv'"},
       {"import --input x --out y --memory 1K", "--memory must be at least 64K"},
+      {"gen --scale 10 --threads -1 --out " + g + "/x", "--threads must be between 0 and 256, not '-1'"},
+      {"gen --scale 10 --threads 257 --out " + g + "/x", "--threads must be between 0 and 256, not '257'"},
+      {"gen --scale 10 --threads 2x --out " + g + "/x", "--threads must be between 0 and 256, not '2x'"},
+      {"gen --scale 10 --threads +2 --out " + g + "/x", "--threads must be between 0 and 256, not '+2'"},
       {"import --input x --out y --threads -1", "--threads must be between 0 and 256, not '-1'"},
+      {"import --input x --out y --threads 4294967297", "--threads must be between 0 and 256, not '4294967297'"},
       {"import --input x --out y --threads 257", "--threads must be between 0 and 256, not '257'"},
       {"import --input x --out y --threads two", "--threads must be between 0 and 256, not 'two'"},
   };
@@ -180,6 +185,8 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
     EXPECT_EQ(r.code, 2) << c.args << ": " << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
   }
+  // Refused before any work: no gen output directory was created.
+  EXPECT_FALSE(std::filesystem::exists(g + "/x"));
 }
 
 }  // namespace

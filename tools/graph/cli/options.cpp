@@ -52,4 +52,15 @@ std::optional<uint64_t> parse_size(const std::string& text) {
   return value * mult;
 }
 
+std::optional<int> parse_threads(const std::string& command, const std::string& text, unsigned* threads) {
+  unsigned value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value > kMaxThreads)
+    return usage_error(command, "--threads must be between 0 and " + std::to_string(kMaxThreads) + ", not '" + text +
+                                    "' (0: one per core)");
+  *threads = value;
+  return std::nullopt;
+}
+
 }  // namespace peregrine::graph::cli
