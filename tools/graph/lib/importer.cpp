@@ -485,7 +485,8 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   }
 
   // Pass 2: remap into sorted runs of CSR keys. The key batches get what
-  // the map and the held edges leave of the budget, at least a quarter.
+  // the whole map and the held edges leave of the budget, at least a
+  // quarter; with a sliced map, what SliceBudget leaves (five eighths).
   EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false);
   EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
   std::optional<IdSlices> slices;
