@@ -158,6 +158,13 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"gen --scale 10 --edgefactor 0 --out " + g + "/x", "--edgefactor must be at least 1"},
       {"gen --scale 10 --memory 1K --out " + g + "/x", "--memory must be at least 64K"},
       {"gen --scale ten --out " + g + "/x", "scale"},
+      {"gen --scale -1 --out " + g + "/x", "--scale must be a non-negative integer, not '-1'"},
+      {"gen --scale 10 --edgefactor -1 --out " + g + "/x", "--edgefactor must be a non-negative integer, not '-1'"},
+      {"gen --scale 10 --seed -1 --out " + g + "/x", "--seed must be a non-negative integer, not '-1'"},
+      {"gen --scale 10 --seed=+7 --out " + g + "/x", "--seed must be a non-negative integer, not '+7'"},
+      {"pagerank --graph " + g + " --iterations -1", "--iterations must be a non-negative integer, not '-1'"},
+      {"bfs --graph " + g + " --qd -1", "--qd must be a non-negative integer, not '-1'"},
+      {"bfs --graph " + g + " --root -1", "--root must be a non-negative integer, not '-1'"},
       {"bfs --graph " + g + " --max-io 5000", "--max-io: max IO size must be a multiple of 4096"},
       {"bfs --graph " + g + " --max-io 128M", "--max-io: max IO size must be a multiple of 4096"},
       {"bfs --graph " + g + " --max-io huge", "--max-io: bad size 'huge'"},
@@ -171,7 +178,12 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"cc --graph " + g + " --out x --out-format csv", "--out-format: unknown format 'csv'"},
       {"import --input x --out y --format csv", "--format: unknown format 'csv'"},
       {"import --input x --out y --memory 1K", "--memory must be at least 64K"},
+      {"gen --scale 10 --threads -1 --out " + g + "/x", "--threads must be between 0 and 256, not '-1'"},
+      {"gen --scale 10 --threads 257 --out " + g + "/x", "--threads must be between 0 and 256, not '257'"},
+      {"gen --scale 10 --threads 2x --out " + g + "/x", "--threads must be between 0 and 256, not '2x'"},
+      {"gen --scale 10 --threads +2 --out " + g + "/x", "--threads must be between 0 and 256, not '+2'"},
       {"import --input x --out y --threads -1", "--threads must be between 0 and 256, not '-1'"},
+      {"import --input x --out y --threads 4294967297", "--threads must be between 0 and 256, not '4294967297'"},
       {"import --input x --out y --threads 257", "--threads must be between 0 and 256, not '257'"},
       {"import --input x --out y --threads two", "--threads must be between 0 and 256, not 'two'"},
   };
@@ -180,6 +192,8 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
     EXPECT_EQ(r.code, 2) << c.args << ": " << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
   }
+  // Refused before any work: no gen output directory was created.
+  EXPECT_FALSE(std::filesystem::exists(g + "/x"));
 }
 
 }  // namespace

@@ -126,6 +126,31 @@ TEST(GraphImportMemory, IdMapLargerThanTheBudgetIsSliced) {
   }
 }
 
+// Budgets of megabytes: the sliced join sorts its record batches, the key
+// batches and the id batches as two halves on two threads (64Ki records a
+// batch here, every slice file several batches, several key runs); the
+// graph is still the bytes of the whole-map import.
+TEST(GraphImportMemory, LargeBatchesSortedInTwoHalvesGiveTheSameGraph) {
+  TestDir d;
+  const auto in = sparse_input(100000, 400000, 21);
+  const auto path = write(d, "sparse.txt", in.sparse);
+  for (bool directed : {false, true}) {
+    const auto sliced = d.path() / (directed ? "ds" : "us");
+    const auto whole = d.path() / (directed ? "dw" : "uw");
+    const Imported a = import(path, sliced, 8ULL << 20, directed, 30000);
+    const Imported b = import(path, whole, 1ULL << 30, directed);
+    EXPECT_EQ(a.stats.id_map_slices, (in.ids.size() + 29999) / 30000);
+    EXPECT_EQ(a.stats.input_reads, 2u);
+    EXPECT_EQ(b.stats.id_map_slices, 1u);
+    EXPECT_EQ(a.meta.vertices, in.ids.size());
+    EXPECT_GT(a.meta.duplicates, 0u);
+    EXPECT_EQ(a.meta.duplicates, b.meta.duplicates);
+    EXPECT_EQ(a.meta.self_loops, b.meta.self_loops);
+    EXPECT_EQ(graph_files(sliced, directed), graph_files(whole, directed)) << (directed ? "directed" : "undirected");
+    test::expect_valid_graph(sliced);
+  }
+}
+
 // The same graph written with dense ids (each id's rank) gives the same CSR:
 // slicing maps every sparse id to its rank.
 TEST(GraphImportMemory, SlicedSparseIdsEqualTheDenseIdGraph) {
@@ -246,6 +271,36 @@ TEST(GraphImportMemory, InputChangedBetweenReadsIsRefused) {
     EXPECT_NE(m.status().message().find(c.message), std::string::npos) << m.status().message();
     EXPECT_FALSE(std::filesystem::exists(out / kMetaFile));
   }
+}
+
+// The same with batches large enough to be sorted and joined as two halves
+// on two threads: the id that is missing is reported whichever half has it.
+TEST(GraphImportMemory, InputChangedIsRefusedWithLargeBatches) {
+  TestDir d;
+  const auto in = sparse_input(20000, 300000, 23);
+  // The line at 60% of the file becomes "1 2": in the first batch of slice
+  // 0's file (about 75,000 records), in its second half.
+  const size_t at = in.sparse.find('\n', in.sparse.size() * 6 / 10) + 1;
+  const std::string now = in.sparse.substr(0, at) + "1 2" + in.sparse.substr(in.sparse.find('\n', at));
+  const auto path = write(d, "changing.txt", in.sparse);
+  ImportOptions o;
+  o.memory_bytes = 8ULL << 20;
+  o.max_slice_ids = 5000;
+  bool changed = false;
+  auto progress = [&](std::string_view phase, uint64_t, uint64_t) {
+    if (phase == "ids" && !changed) {
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << now;
+      changed = true;
+    }
+  };
+  ImportStats stats;
+  auto m = import_graph(path, o, d.path() / "g", progress, &stats);
+  ASSERT_FALSE(m) << "a changed input imported";
+  EXPECT_GT(stats.id_map_slices, 1u);
+  EXPECT_NE(m.status().message().find("changing.txt: changed while being imported (vertex id 1 was not in it"),
+            std::string::npos)
+      << m.status().message();
+  EXPECT_FALSE(std::filesystem::exists(d.path() / "g" / kMetaFile));
 }
 
 }  // namespace

@@ -15,15 +15,16 @@ int cmd_gen(int argc, char** argv) {
   po::options_description opts("gen options");
   uint32_t scale = 0;
   std::string out;
-  std::string memory;
+  std::string memory, threads;
   GenOptions g;
   opts.add_options()("scale", po::value(&scale)->required()->value_name("S"), "log2 of the vertex count (1..32)")(
       "edgefactor", po::value(&g.edgefactor)->default_value(16)->value_name("N"), "sampled edges per vertex")(
       "seed", po::value(&g.seed)->default_value(1)->value_name("N"), "random seed; the graph is a pure function of it")(
       "out", po::value(&out)->required()->value_name("DIR"), "output directory (created)")(
       "memory", po::value(&memory)->default_value("1G")->value_name("SIZE"), "sort memory budget, e.g. 256M, 2G")(
-      "threads", po::value(&g.threads)->default_value(0)->value_name("N"), "sampling threads (0 = all cores)")(
-      "quiet,q", "no progress on stderr")("json", "print the summary as JSON");
+      "threads", po::value(&threads)->default_value("0")->value_name("N"),
+      "sampling threads, 1 to 256 (0 = one per core)")("quiet,q", "no progress on stderr")("json",
+                                                                                           "print the summary as JSON");
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph gen --scale S --out DIR [options]", opts, vm)) return *rc;
   g.scale = scale;
@@ -33,6 +34,7 @@ int cmd_gen(int argc, char** argv) {
     return kExitUsage;
   }
   g.memory_bytes = *mem;
+  if (auto rc = parse_threads("gen", threads, &g.threads)) return *rc;
   // Out-of-range values are usage errors (exit 2), like malformed ones.
   if (scale < 1 || scale > kMaxScale)
     return usage_error("gen", "--scale must be between 1 and 32, not " + std::to_string(scale));

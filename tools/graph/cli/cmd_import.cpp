@@ -1,5 +1,4 @@
 // `peregrine-graph import`: the user's edge list to an on-disk CSR.
-#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <vector>
@@ -40,10 +39,7 @@ int cmd_import(int argc, char** argv) {
   if (*mem < kMinMemoryBytes)
     return usage_error("import", "--memory must be at least " + std::to_string(kMinMemoryBytes / 1024) + "K");
   o.memory_bytes = *mem;
-  // A string, not an unsigned option: Boost would wrap "-1" to 4294967295.
-  auto [end, ec] = std::from_chars(threads.data(), threads.data() + threads.size(), o.threads);
-  if (ec != std::errc() || end != threads.data() + threads.size() || o.threads > 256)
-    return usage_error("import", "--threads must be between 0 and 256, not '" + threads + "'");
+  if (auto rc = parse_threads("import", threads, &o.threads)) return *rc;
 
   // Seconds per phase for the report: a phase ends when the next begins.
   using Clock = std::chrono::steady_clock;

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
@@ -7,15 +8,38 @@
 
 namespace peregrine::graph::cli {
 
+namespace {
+
+bool is_unsigned_option(const po::value_semantic* s) {
+  return dynamic_cast<const po::typed_value<unsigned int>*>(s) != nullptr ||
+         dynamic_cast<const po::typed_value<unsigned long>*>(s) != nullptr ||
+         dynamic_cast<const po::typed_value<unsigned long long>*>(s) != nullptr;
+}
+
+bool all_digits(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
 std::optional<int> parse_command(int argc, char** argv, const std::string& synopsis,
                                  const po::options_description& opts, po::variables_map& vm) {
   po::options_description all(opts);
   all.add_options()("help,h", "show this help");
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(all).run();
+    po::store(parsed, vm);
     if (vm.count("help")) {
       std::cout << "usage: " << synopsis << "\n\n" << all << "\n";
       return kExitOk;
+    }
+    // Boost reads an unsigned option through lexical_cast, which wraps "-1"
+    // to the type's largest value: only digits are a count or an id.
+    for (const auto& o : parsed.options) {
+      const po::option_description* d = all.find_nothrow(o.string_key, false);
+      if (d == nullptr || o.value.size() != 1 || !is_unsigned_option(d->semantic().get())) continue;
+      if (!all_digits(o.value[0]))
+        return usage_error(argv[0], "--" + o.string_key + " must be a non-negative integer, not '" + o.value[0] + "'");
     }
     po::notify(vm);
   } catch (const po::error& e) {
@@ -50,6 +74,17 @@ std::optional<uint64_t> parse_size(const std::string& text) {
   }
   if (value > UINT64_MAX / mult) return std::nullopt;
   return value * mult;
+}
+
+std::optional<int> parse_threads(const std::string& command, const std::string& text, unsigned* threads) {
+  unsigned value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value > kMaxThreads)
+    return usage_error(command, "--threads must be between 0 and " + std::to_string(kMaxThreads) + ", not '" + text +
+                                    "' (0: one per core)");
+  *threads = value;
+  return std::nullopt;
 }
 
 }  // namespace peregrine::graph::cli

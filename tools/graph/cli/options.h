@@ -24,4 +24,10 @@ int usage_error(const std::string& command, const std::string& message);
 // "4096", "64K", "16M", "1G" (powers of 1024); nullopt if malformed.
 std::optional<uint64_t> parse_size(const std::string& text);
 
+// --threads N: 0 (one per core) to 256, digits only. Taken as a string, not
+// an unsigned option: Boost would wrap "-1" to 4294967295. Returns the
+// usage exit code (message printed) for anything else.
+inline constexpr unsigned kMaxThreads = 256;
+std::optional<int> parse_threads(const std::string& command, const std::string& text, unsigned* threads);
+
 }  // namespace peregrine::graph::cli

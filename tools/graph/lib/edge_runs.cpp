@@ -7,9 +7,9 @@
 #include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cerrno>
 #include <cstring>
-#include <queue>
 
 #include "peregrine/graph/file_writer.h"
+#include "two_halves.h"
 
 namespace peregrine::graph {
 namespace {
@@ -107,32 +107,78 @@ class RunReader {
   uint64_t offset_ = 0;
 };
 
-// sort + unique + drop, as a run is before it is written.
-void sort_unique(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
+// sort + unique + drop of one half of a batch.
+size_t sort_unique(std::span<uint64_t> keys, std::optional<uint64_t> drop) {
   // Boost's spreadsort (a radix/comparison hybrid) sorts 64-bit keys about
   // twice as fast as std::sort; the result is the same.
   boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  auto end = std::unique(keys.begin(), keys.end());
   // `drop` marks self-loops; it is the largest key, so it sits at the end.
-  if (drop && !keys.empty() && keys.back() == *drop) keys.pop_back();
+  if (drop && end != keys.begin() && *(end - 1) == *drop) --end;
+  return static_cast<size_t>(end - keys.begin());
+}
+
+// A batch sorted as two halves (each sorted, unique, without `drop`; a
+// small batch is all in `a`), on two threads.
+struct SortedHalves {
+  std::span<const uint64_t> a, b;
+};
+
+SortedHalves sort_unique_halves(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
+  size_t ends[2] = {0, 0};
+  const size_t mid = detail::for_two_halves(
+      std::span<uint64_t>(keys), [&](std::span<uint64_t> half, int i) { ends[i] = sort_unique(half, drop); });
+  return {std::span<const uint64_t>(keys.data(), ends[0]), std::span<const uint64_t>(keys.data() + mid, ends[1])};
+}
+
+// Streams the union of two sorted unique halves, without duplicates, to
+// sink in chunks.
+template <class Sink>
+Status merge_halves(const SortedHalves& h, Sink&& sink) {
+  if (h.b.empty()) return sink(h.a);
+  if (h.a.empty()) return sink(h.b);
+  constexpr size_t kChunk = 32 * 1024;
+  uint64_t chunk[kChunk];
+  size_t used = 0;
+  size_t i = 0, j = 0;
+  while (i < h.a.size() || j < h.b.size()) {
+    uint64_t k;
+    if (j == h.b.size() || (i < h.a.size() && h.a[i] <= h.b[j])) {
+      k = h.a[i++];
+      if (j < h.b.size() && h.b[j] == k) ++j;  // in both halves: once
+    } else {
+      k = h.b[j++];
+    }
+    chunk[used++] = k;
+    if (used == kChunk) {
+      Status st = sink(std::span<const uint64_t>(chunk, used));
+      if (!st) return st;
+      used = 0;
+    }
+  }
+  return used == 0 ? Status::ok() : sink(std::span<const uint64_t>(chunk, used));
 }
 
 }  // namespace
 
 Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
-  sort_unique(keys, drop);
+  const SortedHalves halves = sort_unique_halves(keys, drop);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
   auto path = dir_ / ("run-" + std::to_string(runs_.size()) + ".bin");
   auto w = FileWriter::create(path, 1 << 20, /*checksum=*/false);
   if (!w) return w.status();
-  Status st = w->append(keys.data(), keys.size() * sizeof(uint64_t));
+  uint64_t count = 0;
+  Status st = merge_halves(halves, [&](std::span<const uint64_t> chunk) {
+    count += chunk.size();
+    return w->append(chunk.data(), chunk.size() * sizeof(uint64_t));
+  });
   if (!st) return st;
   st = w->finish(sync_);
   if (!st) return st;
-  runs_.push_back({path, keys.size()});
-  total_keys_ += keys.size();
+  runs_.push_back({path, count});
+  total_keys_ += count;
   keys.clear();
   return Status::ok();
 }
@@ -143,7 +189,7 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
   // 256 KiB per run keeps the merge's memory small and its reads large.
   constexpr size_t kReadKeys = 32 * 1024;
   std::vector<RunReader> readers;
-  readers.reserve(runs_.size() + 1);
+  readers.reserve(runs_.size() + 2);  // + the tail's two halves
   for (const auto& r : runs_) {
     readers.emplace_back(r.path, kReadKeys);
     Status st = readers.back().open();
@@ -151,27 +197,48 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
   }
   uint64_t total_keys = total_keys_;
   if (tail != nullptr && !tail->empty()) {
-    sort_unique(*tail, drop);
-    readers.emplace_back(std::span<const uint64_t>(*tail));
-    total_keys += tail->size();
+    // Its two sorted halves are merged here like two runs.
+    const SortedHalves halves = sort_unique_halves(*tail, drop);
+    for (auto half : {halves.a, halves.b}) {
+      if (half.empty()) continue;
+      readers.emplace_back(half);
+      total_keys += half.size();
+    }
   }
+  // A binary min-heap of (key, run) whose top is replaced in place by the
+  // next key of its run: one sift-down per key, not a pop and a push.
   using Head = std::pair<uint64_t, size_t>;  // (key, run)
-  std::priority_queue<Head, std::vector<Head>, std::greater<>> heap;
+  std::vector<Head> heap;
+  heap.reserve(readers.size());
   for (size_t i = 0; i < readers.size(); ++i) {
     uint64_t k;
     bool has;
     Status st = readers[i].next(&k, &has);
     if (!st) return st;
-    if (has) heap.push({k, i});
+    if (has) heap.push_back({k, i});
   }
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+  auto sift_down = [&heap] {
+    const size_t n = heap.size();
+    size_t at = 0;
+    const Head moving = heap[0];
+    while (true) {
+      size_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
+      if (!(heap[child] < moving)) break;
+      heap[at] = heap[child];
+      at = child;
+    }
+    heap[at] = moving;
+  };
   std::vector<uint64_t> out;
   out.reserve(kReadKeys);
   bool have_last = false;
   uint64_t last = 0;
   uint64_t consumed = 0;
   while (!heap.empty()) {
-    auto [k, i] = heap.top();
-    heap.pop();
+    const auto [k, i] = heap.front();
     ++consumed;
     if (!have_last || k != last) {
       out.push_back(k);
@@ -188,7 +255,14 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
     bool has;
     Status st = readers[i].next(&nk, &has);
     if (!st) return st;
-    if (has) heap.push({nk, i});
+    if (has) {
+      heap.front() = {nk, i};
+    } else {
+      heap.front() = heap.back();
+      heap.pop_back();
+      if (heap.empty()) break;
+    }
+    sift_down();
   }
   if (!out.empty()) {
     Status st = sink(out);

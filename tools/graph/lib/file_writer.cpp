@@ -48,7 +48,7 @@ Status FileWriter::flush() {
   return Status::ok();
 }
 
-Status FileWriter::append(const void* data, size_t len) {
+Status FileWriter::append_slow(const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
   if (checksum_) crc_ = crc32c(p, len, crc_);
   bytes_ += len;

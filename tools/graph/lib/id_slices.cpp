@@ -51,11 +51,6 @@ size_t IdSlices::part_of(uint64_t id) const {
   return it == first_ids_.begin() ? 0 : static_cast<size_t>(it - first_ids_.begin()) - 1;
 }
 
-Expected<IdMap> IdSlices::load(size_t p, uint64_t lookup_budget) const {
-  const uint64_t first = first_vertex(p);
-  auto ids = read_ids(path_, first, std::min(slice_ids_, n_ - first));
-  if (!ids) return ids.status();
-  return IdMap::sorted(std::move(*ids), lookup_budget);
-}
+Expected<std::vector<uint64_t>> IdSlices::read(size_t p) const { return read_ids(path_, first_vertex(p), count(p)); }
 
 }  // namespace peregrine::graph::detail

@@ -1,9 +1,9 @@
 // Internal to import: the id map (ids.u64, the sorted distinct ids) cut
-// into slices of consecutive vertices, each small enough to be held with
-// its lookup index within import's share of the memory budget. Slice p
+// into slices of consecutive vertices, each small enough to be held
+// within import's share of the memory budget. Slice p
 // holds vertices [p * slice_ids, ...); part_of(id) names the slice an id
 // must be in, by binary search over the slices' first ids (a few KiB).
-// Immutable once built; owned by one thread.
+// Immutable once built; any number of threads may read it.
 #pragma once
 
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <vector>
 
-#include "peregrine/graph/id_map.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::graph::detail {
@@ -28,9 +27,8 @@ class IdSlices {
   uint64_t count(size_t p) const { return std::min(slice_ids_, n_ - first_vertex(p)); }
   // The slice whose ids range covers `id` (slice 0 for ids below all).
   size_t part_of(uint64_t id) const;
-  // Slice p as a map: find() gives the vertex minus first_vertex(p). Its
-  // lookup index takes at most lookup_budget bytes beside the 8 per id.
-  Expected<IdMap> load(size_t p, uint64_t lookup_budget) const;
+  // The ids of slice p, ascending: the k-th is vertex first_vertex(p) + k.
+  Expected<std::vector<uint64_t>> read(size_t p) const;
 
  private:
   std::filesystem::path path_;

@@ -17,6 +17,7 @@
 #include "peregrine/graph/id_map.h"
 #include "raw_edge_file.h"
 #include "recent_ids.h"
+#include "slice_join.h"
 
 namespace peregrine::graph {
 namespace {
@@ -27,8 +28,9 @@ using detail::RawEdges;
 using detail::RecentIds;
 
 constexpr size_t kEdgeBatch = 1 << 16;
-// An id costs 8 bytes in a slice of the map; 4 more give its bucket index
-// (id_map.h) a bucket for every one or two ids.
+// An id costs 8 bytes in the map; 4 more give the whole map's bucket index
+// (id_map.h) a bucket for every one or two ids. Slices are cut alike,
+// though the sorted join needs no index: they hold 2/3 of the quarter.
 constexpr uint64_t kIdMapBytesPerId = 12;
 // At most this many slices (each has two scratch files open at a time);
 // a budget too small for that holds larger slices than it should.
@@ -314,94 +316,110 @@ class SliceFiles {
   std::vector<FileWriter> writers_;
 };
 
-// Pass 2 with the id map in slices (a grace hash join on the id ranges):
+// Memory of the sliced remap beyond its slice of the id map (a quarter):
+// an eighth for the batch of scratch records sorted and joined at once,
+// the key batches the rest. The slice files' write buffers (a sixteenth
+// at most, 4 KiB each at least) are given back before the first key.
+struct SliceBudget {
+  uint64_t batch_records;
+  uint64_t file_buffer;  // per slice file
+  uint64_t keys_bytes;
+
+  SliceBudget(uint64_t memory, size_t parts)
+      : batch_records(std::max<uint64_t>(memory / 8 / sizeof(InputEdge), 1024)),
+        file_buffer(std::clamp<uint64_t>(memory / 16 / parts, 4096, 1 << 20)),
+        keys_bytes(memory - memory / 4 - memory / 8) {}
+};
+
+// One pass of the sliced join: for each slice p in turn, the records
+// (id, payload) of files' file p, whose ids are in slice p, are read in
+// batches, each batch sorted by id and joined with the slice's ids
+// (slice_join.h): the id becomes its vertex (with `route`, the payload's
+// slice in the high 32 bits). emit() then takes the batch in chunks of
+// at most kEdgeBatch records. A file is deleted once read.
+template <class Emit>
+Status join_pass(const SliceFiles& files, const IdSlices& slices, const IdSlices* route, std::vector<InputEdge>& batch,
+                 const EdgeSource& src, uint64_t* peak_map_bytes, uint64_t* done, uint64_t total,
+                 const ProgressFn& progress, Emit&& emit) {
+  for (size_t p = 0; p < slices.parts(); ++p) {
+    auto ids = slices.read(p);
+    if (!ids) return ids.status();
+    *peak_map_bytes = std::max<uint64_t>(*peak_map_bytes, ids->capacity() * sizeof(uint64_t));
+    auto f = RawEdges::open(files.path(p));
+    if (!f) return f.status();
+    while (true) {
+      auto n = f->read(batch);
+      if (!n) return n.status();
+      if (*n == 0) break;
+      const std::span<InputEdge> recs(batch.data(), *n);
+      if (auto missing = detail::map_batch_to_slice(recs, *ids, slices.first_vertex(p), route))
+        return src.unknown_id(*missing);
+      for (size_t i = 0; i < recs.size(); i += kEdgeBatch) {
+        Status st = emit(recs.subspan(i, std::min(kEdgeBatch, recs.size() - i)));
+        if (!st) return st;
+      }
+      *done += *n;
+      if (progress) progress("remap", *done, total);
+    }
+    std::error_code ec;
+    std::filesystem::remove(files.path(p), ec);  // frees its space for the next files
+  }
+  return Status::ok();
+}
+
+// Pass 2 with the id map in slices (a partitioned join on the id ranges):
 //   split  each edge (u, v) goes to the file of u's slice;
-//   source for each slice: load it, map u of its edges to U and append
-//          (v, U) to the file of v's slice;
-//   target for each slice: load it, map v to V, hand (U, V) to the sink.
-// Each edge is written twice and read twice more; no slice is in memory
-// with another.
+//   source for each slice: map u of its edges to U and append (v, U) to
+//          the file of v's slice;
+//   target for each slice: map v to V, hand (U, V) to the sink.
+// Each edge is written twice and read twice more; one slice of the map is
+// in memory at a time.
 Status remap_sliced(EdgeSource& src, std::vector<InputEdge>& held, const IdSlices& slices,
-                    const std::filesystem::path& scratch, uint64_t input_edges, uint64_t map_budget,
+                    const std::filesystem::path& scratch, uint64_t input_edges, const SliceBudget& budget,
                     uint64_t* peak_map_bytes, KeySink& sink, const ProgressFn& progress) {
   const size_t parts = slices.parts();
-  const size_t buffer = std::clamp<uint64_t>(map_budget / parts, 4096, 1 << 20);
-  SliceFiles by_source(scratch, "by-source", parts, buffer), by_target(scratch, "by-target", parts, buffer);
+  SliceFiles by_source(scratch, "by-source", parts, budget.file_buffer);
+  SliceFiles by_target(scratch, "by-target", parts, budget.file_buffer);
   Status st = by_source.open();
   if (!st) return st;
-  std::vector<InputEdge> edges(kEdgeBatch);
-  uint64_t done = 0;
-  while (true) {
-    auto n = src.read(edges);
-    if (!n) return n.status();
-    if (*n == 0) break;
-    for (size_t i = 0; i < *n && st; ++i) st = by_source.append(slices.part_of(edges[i].u), edges[i]);
-    if (!st) return st;
-    done += *n;
-    if (progress) progress("split", done, input_edges);
+  {
+    std::vector<InputEdge> edges(kEdgeBatch);
+    uint64_t done = 0;
+    while (true) {
+      auto n = src.read(edges);
+      if (!n) return n.status();
+      if (*n == 0) break;
+      for (size_t i = 0; i < *n && st; ++i) st = by_source.append(slices.part_of(edges[i].u), edges[i]);
+      if (!st) return st;
+      done += *n;
+      if (progress) progress("split", done, input_edges);
+    }
   }
   st = by_source.finish();
   if (!st) return st;
   std::vector<InputEdge>().swap(held);
 
-  // The slice's lookup index gets what its ids leave of the map's share.
-  auto load = [&](size_t p) -> Expected<IdMap> {
-    const uint64_t ids_bytes = slices.count(p) * sizeof(uint64_t);
-    auto m = slices.load(p, map_budget > ids_bytes ? map_budget - ids_bytes : 0);
-    if (m) *peak_map_bytes = std::max(*peak_map_bytes, m->memory_bytes());
-    return m;
-  };
-  auto each_record = [&](const std::filesystem::path& file, const IdMap& map, const auto& fn) -> Status {
-    auto f = RawEdges::open(file);
-    if (!f) return f.status();
-    while (true) {
-      auto n = f->read(edges);
-      if (!n) return n.status();
-      if (*n == 0) break;
-      constexpr size_t kAhead = 16;  // lookups in flight (prefetch distance)
-      for (size_t i = 0; i < *n; ++i) {
-        if (i + kAhead < *n) map.prefetch(edges[i + kAhead].u);
-        Status s = fn(edges[i]);
-        if (!s) return s;
-      }
-      Status s = sink.batch_done();
-      if (!s) return s;
-      done += *n;
-      if (progress) progress("remap", done, 2 * input_edges);
-    }
-    std::error_code ec;
-    std::filesystem::remove(file, ec);  // frees its space for the next files
-    return Status::ok();
-  };
-  done = 0;
+  std::vector<InputEdge> batch(budget.batch_records);
+  uint64_t done = 0;
   st = by_target.open();
   if (!st) return st;
-  for (size_t p = 0; p < parts; ++p) {
-    auto map = load(p);
-    if (!map) return map.status();
-    const uint64_t base = slices.first_vertex(p);
-    st = each_record(by_source.path(p), *map, [&](const InputEdge& e) -> Status {
-      const auto u = map->find(e.u);
-      if (!u) return src.unknown_id(e.u);
-      return by_target.append(slices.part_of(e.v), InputEdge{e.v, base + *u});
-    });
-    if (!st) return st;
-  }
+  st = join_pass(by_source, slices, &slices, batch, src, peak_map_bytes, &done, 2 * input_edges, progress,
+                 [&](std::span<const InputEdge> recs) -> Status {
+                   for (const InputEdge& e : recs) {
+                     // e.u: v's slice << 32 | U
+                     Status s = by_target.append(e.u >> 32, InputEdge{e.v, e.u & UINT32_MAX});
+                     if (!s) return s;
+                   }
+                   return Status::ok();
+                 });
+  if (!st) return st;
   st = by_target.finish();
   if (!st) return st;
-  for (size_t p = 0; p < parts; ++p) {
-    auto map = load(p);
-    if (!map) return map.status();
-    const uint64_t base = slices.first_vertex(p);
-    st = each_record(by_target.path(p), *map, [&](const InputEdge& e) -> Status {
-      const auto v = map->find(e.u);
-      if (!v) return src.unknown_id(e.u);
-      sink.add(e.v, base + *v);
-      return Status::ok();
-    });
-    if (!st) return st;
-  }
-  return Status::ok();
+  return join_pass(by_target, slices, nullptr, batch, src, peak_map_bytes, &done, 2 * input_edges, progress,
+                   [&](std::span<const InputEdge> recs) -> Status {
+                     for (const InputEdge& e : recs) sink.add(e.v, e.u);  // (U, V)
+                     return sink.batch_done();
+                   });
 }
 
 }  // namespace
@@ -467,12 +485,22 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   }
 
   // Pass 2: remap into sorted runs of CSR keys. The key batches get what
-  // the map and the held edges leave of the budget, at least a quarter.
+  // the whole map and the held edges leave of the budget, at least a
+  // quarter; with a sliced map, what SliceBudget leaves (five eighths).
   EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false);
   EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
+  std::optional<IdSlices> slices;
+  std::optional<SliceBudget> slice_budget;
+  if (!whole) {
+    auto s = IdSlices::open(out / kIdMapFile, ids->n, slice_ids);
+    if (!s) return s.status();
+    slices.emplace(std::move(*s));
+    slice_budget.emplace(o.memory_bytes, slices->parts());
+  }
   const uint64_t held_bytes = parsed->held.capacity() * sizeof(InputEdge);
-  const uint64_t map_bytes = whole ? whole->memory_bytes() : map_budget;
-  const uint64_t budget = o.memory_bytes - std::min(o.memory_bytes / 4 * 3, map_bytes + held_bytes);
+  // Sliced, the held edges are given back before the keys are made.
+  const uint64_t budget = whole ? o.memory_bytes - std::min(o.memory_bytes / 4 * 3, whole->memory_bytes() + held_bytes)
+                                : slice_budget->keys_bytes;
   const uint64_t batch_keys = std::max<uint64_t>(4, budget / sizeof(uint64_t) / (o.directed ? 2 : 1));
   Remapped remapped;
   KeySink sink(o, *parsed, batch_keys, out_runs, in_runs, remapped);
@@ -483,11 +511,9 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
     st = remap_whole(*src, *whole, parsed->input_edges, sink, progress);
     whole.reset();
   } else {
-    auto slices = IdSlices::open(out / kIdMapFile, ids->n, slice_ids);
-    if (!slices) return slices.status();
     st_out.id_map_slices = slices->parts();
-    st = remap_sliced(*src, parsed->held, *slices, scratch.path, parsed->input_edges, map_budget, &st_out.id_map_bytes,
-                      sink, progress);
+    st = remap_sliced(*src, parsed->held, *slices, scratch.path, parsed->input_edges, *slice_budget,
+                      &st_out.id_map_bytes, sink, progress);
   }
   if (!st) return st;
   std::vector<InputEdge>().swap(parsed->held);

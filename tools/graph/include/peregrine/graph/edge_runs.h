@@ -6,7 +6,9 @@
 // streams the k-way merge of all runs, again without duplicates, to a sink
 // in batches. Memory: the caller's batch plus one read buffer per run during
 // the merge. The keys may be anything 64-bit (import sorts the user's vertex
-// ids with it too). Owned by one thread.
+// ids with it too). A batch is sorted as two halves on two threads (the
+// caller's and one that write_run() and merge() start and join) and the
+// halves merged as they are written. Owned by one thread.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,7 +25,16 @@ class FileWriter {
   FileWriter& operator=(const FileWriter&) = delete;
   ~FileWriter();
 
-  Status append(const void* data, size_t len);
+  Status append(const void* data, size_t len) {
+    // Inline for the many small appends of import's scratch records.
+    if (!checksum_ && len <= buf_.size() - used_) {
+      std::memcpy(buf_.data() + used_, data, len);
+      used_ += len;
+      bytes_ += len;
+      return Status::ok();
+    }
+    return append_slow(data, len);
+  }
   // Flushes, fsyncs (unless !sync: scratch files that die with the run)
   // and closes. REQUIRES: called once, before destruction to keep the data.
   Status finish(bool sync = true);
@@ -36,6 +46,7 @@ class FileWriter {
  private:
   FileWriter(int fd, std::filesystem::path path, size_t buffer_bytes, bool checksum);
   Status flush();
+  Status append_slow(const void* data, size_t len);
 
   int fd_ = -1;
   std::filesystem::path path_;

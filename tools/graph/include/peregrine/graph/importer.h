@@ -16,12 +16,15 @@
 //           The id map gets a quarter of memory_bytes: if it does not fit
 //           (8 bytes per id plus its lookup index), it is used in slices of
 //           consecutive ids, one at a time, the edges passing through
-//           scratch files partitioned by slice ("split", then "remap");
+//           scratch files partitioned by slice ("split", then "remap"),
+//           each batch of a file sorted by id and merge-joined with the
+//           slice's ids;
 //   merge   k-way merge straight into index.u64/adjacency.u32 (and the
 //           in_* transpose), counting duplicates as what the merge dropped.
 // Memory: memory_bytes, plus buffers (8 MiB per text parsing thread, the
 // slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last.
-// Call from one thread (text parsing starts and joins its own threads).
+// Call from one thread (text parsing and the sorts start and join their own
+// threads).
 #pragma once
 
 #include <cstdint>

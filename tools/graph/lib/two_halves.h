@@ -1,0 +1,38 @@
+// Internal to the external sorts (edge_runs.cpp, import's sliced id map):
+// runs the same work, typically a sort, on the two halves of a batch at
+// once, one half on the calling thread and one on a thread it starts and
+// joins, so that the sorts of import and gen use both cores of a small
+// machine. The halves are not merged in memory (that would take a second
+// buffer the size of the batch): callers merge them as they stream them
+// out, or use each half on its own. Stateless; fn must be safe to run on
+// the two (disjoint) halves concurrently.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <thread>
+
+namespace peregrine::graph::detail {
+
+// Below this many elements one thread does the whole batch: starting a
+// thread would cost more than it saves.
+inline constexpr size_t kTwoHalvesMin = 1 << 15;
+
+// Calls fn(half, 0) on data[0, mid) and fn(half, 1) on data[mid, size),
+// concurrently; returns mid. A small batch, or a machine with one core, is
+// done on the calling thread with mid = size (the second half is empty).
+template <class T, class Fn>
+size_t for_two_halves(std::span<T> data, Fn&& fn) {
+  if (data.size() < kTwoHalvesMin || std::thread::hardware_concurrency() < 2) {
+    fn(data, 0);
+    fn(data.subspan(data.size()), 1);
+    return data.size();
+  }
+  const size_t mid = data.size() / 2;
+  std::thread second([&] { fn(data.subspan(mid), 1); });
+  fn(data.first(mid), 0);
+  second.join();
+  return mid;
+}
+
+}  // namespace peregrine::graph::detail
