@@ -35,9 +35,10 @@ struct Imported {
 };
 
 Imported import(const std::filesystem::path& in, const std::filesystem::path& out, uint64_t memory,
-                bool directed = false, uint64_t max_slice_ids = 0) {
+                bool directed = false, uint64_t max_slice_ids = 0, unsigned threads = 0) {
   ImportOptions o;
   o.memory_bytes = memory;
+  o.threads = threads;
   o.directed = directed;
   o.max_slice_ids = max_slice_ids;
   Imported r;
@@ -126,10 +127,29 @@ TEST(GraphImportMemory, IdMapLargerThanTheBudgetIsSliced) {
   }
 }
 
+// The merge opens every run of keys at once, with a read buffer each: at
+// the smallest budget the remap must still write runs of tens of
+// thousands of keys, not one per few thousand records (which made a
+// million-edge import open a thousand files).
+TEST(GraphImportMemory, SmallestBudgetWritesFewKeyRuns) {
+  TestDir d;
+  const uint64_t edges = 200000;
+  const auto in = sparse_input(30000, edges, 9);
+  const auto path = write(d, "sparse.txt", in.sparse);
+  const Imported a = import(path, d.path() / "g", kSmall);
+  ASSERT_GT(a.stats.id_map_slices, 1u);
+  // One run per slice file read (at most 64Ki records each) and per 64Ki
+  // records within one: 2 keys an edge, 2 slice files' worth of reads.
+  EXPECT_LE(a.stats.key_runs, 2 * a.stats.id_map_slices + 2 * edges / 65536 + 2) << a.stats.id_map_slices;
+  EXPECT_GT(a.stats.key_runs, 0u);
+  test::expect_valid_graph(d.path() / "g");
+}
+
 // Budgets of megabytes: the sliced join sorts its record batches, the key
 // batches and the id batches as two halves on two threads (64Ki records a
 // batch here, every slice file several batches, several key runs); the
-// graph is still the bytes of the whole-map import.
+// graph is still the bytes of the whole-map import, and of one with
+// --threads 1, which keeps them on one thread.
 TEST(GraphImportMemory, LargeBatchesSortedInTwoHalvesGiveTheSameGraph) {
   TestDir d;
   const auto in = sparse_input(100000, 400000, 21);
@@ -148,6 +168,10 @@ TEST(GraphImportMemory, LargeBatchesSortedInTwoHalvesGiveTheSameGraph) {
     EXPECT_EQ(a.meta.self_loops, b.meta.self_loops);
     EXPECT_EQ(graph_files(sliced, directed), graph_files(whole, directed)) << (directed ? "directed" : "undirected");
     test::expect_valid_graph(sliced);
+    // --threads 1: every sort and join on one thread, the same bytes.
+    const auto one = d.path() / (directed ? "d1" : "u1");
+    import(path, one, 8ULL << 20, directed, 30000, 1);
+    EXPECT_EQ(graph_files(one, directed), graph_files(whole, directed)) << (directed ? "directed" : "undirected");
   }
 }
 

@@ -124,10 +124,11 @@ struct SortedHalves {
   std::span<const uint64_t> a, b;
 };
 
-SortedHalves sort_unique_halves(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
+SortedHalves sort_unique_halves(std::vector<uint64_t>& keys, std::optional<uint64_t> drop, bool two_threads) {
   size_t ends[2] = {0, 0};
-  const size_t mid = detail::for_two_halves(
-      std::span<uint64_t>(keys), [&](std::span<uint64_t> half, int i) { ends[i] = sort_unique(half, drop); });
+  const size_t mid =
+      detail::for_two_halves(std::span<uint64_t>(keys), two_threads,
+                             [&](std::span<uint64_t> half, int i) { ends[i] = sort_unique(half, drop); });
   return {std::span<const uint64_t>(keys.data(), ends[0]), std::span<const uint64_t>(keys.data() + mid, ends[1])};
 }
 
@@ -162,7 +163,7 @@ Status merge_halves(const SortedHalves& h, Sink&& sink) {
 }  // namespace
 
 Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
-  const SortedHalves halves = sort_unique_halves(keys, drop);
+  const SortedHalves halves = sort_unique_halves(keys, drop, two_threads_);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
@@ -198,7 +199,7 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
   uint64_t total_keys = total_keys_;
   if (tail != nullptr && !tail->empty()) {
     // Its two sorted halves are merged here like two runs.
-    const SortedHalves halves = sort_unique_halves(*tail, drop);
+    const SortedHalves halves = sort_unique_halves(*tail, drop, two_threads_);
     for (auto half : {halves.a, halves.b}) {
       if (half.empty()) continue;
       readers.emplace_back(half);

@@ -67,7 +67,7 @@ Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesys
   const uint64_t batch_keys = std::max<uint64_t>(2, options.memory_bytes / sizeof(uint64_t)) & ~1ULL;
   const uint64_t batch_edges = batch_keys / 2;
   KroneckerSampler sampler(options.scale, options.seed);
-  EdgeRuns runs(out / (".gen-runs-" + std::to_string(::getpid())));
+  EdgeRuns runs(out / (".gen-runs-" + std::to_string(::getpid())), /*sync_runs=*/true, threads != 1);
 
   std::vector<uint64_t> keys;
   for (uint64_t first = 0; first < meta.sampled_edges; first += batch_edges) {

@@ -324,11 +324,16 @@ struct SliceBudget {
   uint64_t batch_records;
   uint64_t file_buffer;  // per slice file
   uint64_t keys_bytes;
+  bool two_threads;  // sort and join each batch as two halves at once
 
-  SliceBudget(uint64_t memory, size_t parts)
-      : batch_records(std::max<uint64_t>(memory / 8 / sizeof(InputEdge), 1024)),
+  SliceBudget(uint64_t memory, size_t parts, bool two_threads_allowed)
+      // At least kEdgeBatch: the key sink writes a run per emitted batch
+      // once its budget is small, and runs of a few thousand keys would
+      // make the merge open thousands of files at once.
+      : batch_records(std::max<uint64_t>(memory / 8 / sizeof(InputEdge), kEdgeBatch)),
         file_buffer(std::clamp<uint64_t>(memory / 16 / parts, 4096, 1 << 20)),
-        keys_bytes(memory - memory / 4 - memory / 8) {}
+        keys_bytes(memory - memory / 4 - memory / 8),
+        two_threads(two_threads_allowed) {}
 };
 
 // One pass of the sliced join: for each slice p in turn, the records
@@ -338,9 +343,9 @@ struct SliceBudget {
 // slice in the high 32 bits). emit() then takes the batch in chunks of
 // at most kEdgeBatch records. A file is deleted once read.
 template <class Emit>
-Status join_pass(const SliceFiles& files, const IdSlices& slices, const IdSlices* route, std::vector<InputEdge>& batch,
-                 const EdgeSource& src, uint64_t* peak_map_bytes, uint64_t* done, uint64_t total,
-                 const ProgressFn& progress, Emit&& emit) {
+Status join_pass(const SliceFiles& files, const IdSlices& slices, const IdSlices* route, bool two_threads,
+                 std::vector<InputEdge>& batch, const EdgeSource& src, uint64_t* peak_map_bytes, uint64_t* done,
+                 uint64_t total, const ProgressFn& progress, Emit&& emit) {
   for (size_t p = 0; p < slices.parts(); ++p) {
     auto ids = slices.read(p);
     if (!ids) return ids.status();
@@ -352,7 +357,7 @@ Status join_pass(const SliceFiles& files, const IdSlices& slices, const IdSlices
       if (!n) return n.status();
       if (*n == 0) break;
       const std::span<InputEdge> recs(batch.data(), *n);
-      if (auto missing = detail::map_batch_to_slice(recs, *ids, slices.first_vertex(p), route))
+      if (auto missing = detail::map_batch_to_slice(recs, *ids, slices.first_vertex(p), route, two_threads))
         return src.unknown_id(*missing);
       for (size_t i = 0; i < recs.size(); i += kEdgeBatch) {
         Status st = emit(recs.subspan(i, std::min(kEdgeBatch, recs.size() - i)));
@@ -403,8 +408,8 @@ Status remap_sliced(EdgeSource& src, std::vector<InputEdge>& held, const IdSlice
   uint64_t done = 0;
   st = by_target.open();
   if (!st) return st;
-  st = join_pass(by_source, slices, &slices, batch, src, peak_map_bytes, &done, 2 * input_edges, progress,
-                 [&](std::span<const InputEdge> recs) -> Status {
+  st = join_pass(by_source, slices, &slices, budget.two_threads, batch, src, peak_map_bytes, &done, 2 * input_edges,
+                 progress, [&](std::span<const InputEdge> recs) -> Status {
                    for (const InputEdge& e : recs) {
                      // e.u: v's slice << 32 | U
                      Status s = by_target.append(e.u >> 32, InputEdge{e.v, e.u & UINT32_MAX});
@@ -415,8 +420,8 @@ Status remap_sliced(EdgeSource& src, std::vector<InputEdge>& held, const IdSlice
   if (!st) return st;
   st = by_target.finish();
   if (!st) return st;
-  return join_pass(by_target, slices, nullptr, batch, src, peak_map_bytes, &done, 2 * input_edges, progress,
-                   [&](std::span<const InputEdge> recs) -> Status {
+  return join_pass(by_target, slices, nullptr, budget.two_threads, batch, src, peak_map_bytes, &done, 2 * input_edges,
+                   progress, [&](std::span<const InputEdge> recs) -> Status {
                      for (const InputEdge& e : recs) sink.add(e.v, e.u);  // (U, V)
                      return sink.batch_done();
                    });
@@ -451,7 +456,7 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   meta.directed = o.directed;
   // Scratch runs are not fsynced: they are read back at once and deleted;
   // the graph files are.
-  EdgeRuns id_runs(scratch.path / "ids", /*sync_runs=*/false);
+  EdgeRuns id_runs(scratch.path / "ids", /*sync_runs=*/false, o.threads != 1);
   auto parsed = parse_input(input, o, raw_path, id_runs, progress);
   if (!parsed) return parsed.status();
   meta.input_edges = parsed->input_edges;
@@ -487,15 +492,15 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   // Pass 2: remap into sorted runs of CSR keys. The key batches get what
   // the whole map and the held edges leave of the budget, at least a
   // quarter; with a sliced map, what SliceBudget leaves (five eighths).
-  EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false);
-  EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false);
+  EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false, o.threads != 1);
+  EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false, o.threads != 1);
   std::optional<IdSlices> slices;
   std::optional<SliceBudget> slice_budget;
   if (!whole) {
     auto s = IdSlices::open(out / kIdMapFile, ids->n, slice_ids);
     if (!s) return s.status();
     slices.emplace(std::move(*s));
-    slice_budget.emplace(o.memory_bytes, slices->parts());
+    slice_budget.emplace(o.memory_bytes, slices->parts(), o.threads != 1);
   }
   const uint64_t held_bytes = parsed->held.capacity() * sizeof(InputEdge);
   // Sliced, the held edges are given back before the keys are made.
@@ -516,6 +521,7 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
                       &st_out.id_map_bytes, sink, progress);
   }
   if (!st) return st;
+  st_out.key_runs = out_runs.run_count() + in_runs.run_count();
   std::vector<InputEdge>().swap(parsed->held);
   std::filesystem::remove(raw_path, ec);
   meta.self_loops = remapped.self_loops;

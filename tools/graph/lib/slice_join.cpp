@@ -40,10 +40,10 @@ size_t join_sorted(std::span<InputEdge> recs, std::span<const uint64_t> ids, uin
 }  // namespace
 
 std::optional<uint64_t> map_batch_to_slice(std::span<InputEdge> recs, std::span<const uint64_t> ids,
-                                           uint64_t first_vertex, const IdSlices* route) {
+                                           uint64_t first_vertex, const IdSlices* route, bool two_threads) {
   size_t bad[2] = {0, 0};
   bool failed[2] = {false, false};
-  const size_t mid = for_two_halves(recs, [&](std::span<InputEdge> half, int h) {
+  const size_t mid = for_two_halves(recs, two_threads, [&](std::span<InputEdge> half, int h) {
     boost::sort::spreadsort::integer_sort(
         half.begin(), half.end(), [](const InputEdge& e, unsigned offset) { return e.u >> offset; },
         [](const InputEdge& a, const InputEdge& b) { return a.u < b.u; });

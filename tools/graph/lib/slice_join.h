@@ -21,9 +21,10 @@ namespace peregrine::graph::detail {
 // high 32 bits then hold route->part_of(payload), the slice of the
 // payload (InputEdge::v), so the caller need not search for it. Returns an
 // id of the batch that is not in `ids` (the batch is then partly mapped),
-// or nullopt when every id was found.
+// or nullopt when every id was found. two_threads false: on the calling
+// thread alone.
 // REQUIRES: first_vertex + ids.size() <= 2^32.
 std::optional<uint64_t> map_batch_to_slice(std::span<InputEdge> recs, std::span<const uint64_t> ids,
-                                           uint64_t first_vertex, const IdSlices* route);
+                                           uint64_t first_vertex, const IdSlices* route, bool two_threads);
 
 }  // namespace peregrine::graph::detail

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <span>
+#include <system_error>
 #include <thread>
 
 namespace peregrine::graph::detail {
@@ -19,19 +21,42 @@ namespace peregrine::graph::detail {
 inline constexpr size_t kTwoHalvesMin = 1 << 15;
 
 // Calls fn(half, 0) on data[0, mid) and fn(half, 1) on data[mid, size),
-// concurrently; returns mid. A small batch, or a machine with one core, is
-// done on the calling thread with mid = size (the second half is empty).
+// concurrently; returns mid. A small batch, a machine with one core, a
+// caller that asks for one thread (`two_threads` false: --threads 1), or
+// a thread that cannot be started: done on the calling thread with mid =
+// size (the second half is empty). An exception from either half is
+// rethrown here once both have ended.
 template <class T, class Fn>
-size_t for_two_halves(std::span<T> data, Fn&& fn) {
-  if (data.size() < kTwoHalvesMin || std::thread::hardware_concurrency() < 2) {
+size_t for_two_halves(std::span<T> data, bool two_threads, Fn&& fn) {
+  auto alone = [&] {
     fn(data, 0);
     fn(data.subspan(data.size()), 1);
     return data.size();
-  }
+  };
+  if (!two_threads || data.size() < kTwoHalvesMin || std::thread::hardware_concurrency() < 2) return alone();
   const size_t mid = data.size() / 2;
-  std::thread second([&] { fn(data.subspan(mid), 1); });
-  fn(data.first(mid), 0);
+  std::exception_ptr second_error;
+  std::thread second;
+  try {
+    second = std::thread([&] {
+      try {
+        fn(data.subspan(mid), 1);
+      } catch (...) {
+        second_error = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {
+    return alone();
+  }
+  std::exception_ptr first_error;
+  try {
+    fn(data.first(mid), 0);
+  } catch (...) {
+    first_error = std::current_exception();
+  }
   second.join();
+  if (first_error) std::rethrow_exception(first_error);
+  if (second_error) std::rethrow_exception(second_error);
   return mid;
 }
 

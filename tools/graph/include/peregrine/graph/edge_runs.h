@@ -29,8 +29,10 @@ inline uint32_t edge_target(uint64_t key) { return static_cast<uint32_t>(key); }
 class EdgeRuns {
  public:
   // Run files go to DIR (created; removed with its runs by remove()).
-  // sync_runs fsyncs each run as it is written.
-  explicit EdgeRuns(std::filesystem::path dir, bool sync_runs = true) : dir_(std::move(dir)), sync_(sync_runs) {}
+  // sync_runs fsyncs each run as it is written; two_threads false sorts
+  // on the calling thread alone (--threads 1).
+  explicit EdgeRuns(std::filesystem::path dir, bool sync_runs = true, bool two_threads = true)
+      : dir_(std::move(dir)), sync_(sync_runs), two_threads_(two_threads) {}
   EdgeRuns(const EdgeRuns&) = delete;
   EdgeRuns& operator=(const EdgeRuns&) = delete;
   ~EdgeRuns() { remove(); }
@@ -61,6 +63,7 @@ class EdgeRuns {
   };
   std::filesystem::path dir_;
   bool sync_;
+  bool two_threads_;
   std::vector<Run> runs_;
   uint64_t total_keys_ = 0;
 };

@@ -25,7 +25,7 @@ struct GenOptions {
   uint32_t edgefactor = 16;
   uint64_t seed = 1;
   uint64_t memory_bytes = 1ULL << 30;  // budget for the in-memory sort batch
-  unsigned threads = 0;                // sampling threads; 0 = hardware concurrency
+  unsigned threads = 0;                // sampling threads; 0 = hardware concurrency; 1 also sorts on one thread
 };
 
 inline constexpr uint64_t kMinMemoryBytes = 64 * 1024;

@@ -41,7 +41,7 @@ struct ImportOptions {
   InputFormat format = InputFormat::kAuto;
   bool directed = false;
   uint64_t memory_bytes = 1ULL << 30;
-  unsigned threads = 0;  // text parsing threads; 0 = one per core
+  unsigned threads = 0;  // text parsing threads; 0 = one per core; 1 also sorts on one thread
   // Tests only: at most this many ids in a slice of the id map (0: as many
   // as a quarter of memory_bytes holds), to slice small graphs.
   uint64_t max_slice_ids = 0;
@@ -52,6 +52,7 @@ struct ImportStats {
   uint64_t input_reads = 0;    // 2 if pass 2 parsed the input file again
   uint64_t id_map_slices = 0;  // 1: the whole id map was in memory at once
   uint64_t id_map_bytes = 0;   // the most the id map (ids and lookup) held at once
+  uint64_t key_runs = 0;       // sorted runs of CSR keys the merge read (both directions)
 };
 
 // Progress phases: "parse" (input bytes), "ids", "split" (edges; a sliced
