@@ -118,6 +118,8 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
   for (uint32_t d = 0; d < n; ++d) slot->returns.push_back(std::make_unique<SubIoReturnQueue>(pool));
   slot->plug.resize(n);
   for (auto& p : slot->plug) p.reserve(config_.high_watermark);
+  slot->inline_candidates.reserve(n);
+  slot->served_inline.reserve(n);
   slots_.push_back(std::move(slot));
   return std::unique_ptr<Submitter>(new Submitter(*this, *slots_.back()));
 }

@@ -64,6 +64,7 @@ struct SubmitterSlot {
   // what either has staged since its last unplug.
   std::vector<std::vector<SubIo*>> plug;
   std::vector<uint32_t> served_inline;  // drives unplug() dispatched to inline
+  std::vector<uint32_t> inline_candidates;  // drives unplug() may dispatch to inline
   uint32_t batch = 0;
 };
 

@@ -1,6 +1,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "drive.h"
 #include "per_volume_scheduler.h"
@@ -12,6 +13,12 @@ namespace peregrine {
 namespace {
 
 constexpr uint64_t kAlign = 4096;
+
+uint64_t share_bytes(const std::vector<SubIo*>& list) {
+  uint64_t bytes = 0;
+  for (const SubIo* s : list) bytes += s->length;
+  return bytes;
+}
 
 }  // namespace
 
@@ -80,26 +87,47 @@ void Submitter::unplug(Completions where) {
   const bool complete_here = where == Completions::here;
   uint64_t volume_outstanding = UINT64_MAX;
   bool volume_was_idle = false;  // nothing outstanding before this batch
+  bool large_share_inline = false;
+  // The shares this thread may serve itself are dispatched after every
+  // other share has gone to its drive thread: a memory-backed member
+  // copies inline, and the drive threads should copy theirs meanwhile.
+  std::vector<uint32_t>& candidates = slot_.inline_candidates;
   for (uint32_t d = 0; d < engine_.drive_count(); ++d) {
     std::vector<SubIo*>& list = slot_.plug[d];
     if (list.empty()) continue;
-    Drive& drive = *engine_.drives_[d];
-    bool served_inline = false;
+    bool candidate = false;
     if (c.inline_dispatch && list.size() <= c.low_watermark) {
       if (volume_outstanding == UINT64_MAX) {
         volume_outstanding = 0;
         for (auto& other : engine_.drives_) volume_outstanding += other->outstanding();
         volume_was_idle = volume_outstanding == 0;
       }
-      if (volume_outstanding + list.size() <= c.low_watermark) {
-        served_inline = drive.try_dispatch_inline(list.data(), list.size(), complete_here);
-        if (served_inline) volume_outstanding += list.size();
-        if (served_inline && complete_here) slot_.served_inline.push_back(d);
+      candidate = volume_outstanding + list.size() <= c.low_watermark;
+      // A large share only if it is the batch's first and no other
+      // request waits for this thread: the drive threads move large
+      // shares in parallel, with each other and with this thread.
+      if (candidate && share_bytes(list) > c.inline_max_bytes) {
+        candidate = !large_share_inline && (poll_stop_ == nullptr || !poll_stop_(poll_stop_ctx_));
+        large_share_inline = large_share_inline || candidate;
       }
+      if (candidate) volume_outstanding += list.size();
     }
+    if (candidate) {
+      candidates.push_back(d);
+    } else {
+      engine_.drives_[d]->push(slot_.index, list.data(), list.size());
+      list.clear();
+    }
+  }
+  for (uint32_t d : candidates) {
+    std::vector<SubIo*>& list = slot_.plug[d];
+    Drive& drive = *engine_.drives_[d];
+    const bool served_inline = drive.try_dispatch_inline(list.data(), list.size(), complete_here);
+    if (served_inline && complete_here) slot_.served_inline.push_back(d);
     if (!served_inline) drive.push(slot_.index, list.data(), list.size());
     list.clear();
   }
+  candidates.clear();
   // Only now, with every plug list handed on and the batch empty: a
   // callback may stage and unplug IO of its own on this thread.
   // Indexed: a callback's own unplug may add to the list (and clear it).

@@ -42,6 +42,14 @@ struct EngineConfig {
   uint32_t low_watermark = 0;
   uint32_t high_watermark = 0;
   bool inline_dispatch = true;
+  // Shares larger than this: at most one a batch is served inline, and
+  // none while another request waits for the submitting thread
+  // (Submitter::set_poll_stop). Serving a large share inline means copying
+  // it (a memory-backed member) or polling for it, one drive after the
+  // other, while the drive threads could move every large share at once
+  // and this thread could go on to the next request. The shares a batch
+  // serves inline are dispatched after the others have been handed on.
+  uint32_t inline_max_bytes = 64 * 1024;
   // A submitter that dispatched inline and asked to complete here
   // (Submitter::Completions::here, with a PollStop set) reaps the drive's
   // completions itself for up to this long, instead of leaving them to the
