@@ -36,6 +36,9 @@ Submitter* SubmitterPool::acquire() {
 
 void SubmitterPool::release(Submitter* s) {
   s->unplug();
+  // The poll stop names the thread's own work (a ring that may be gone by
+  // the time another thread takes this submitter): it leaves with the thread.
+  s->set_poll_stop(nullptr, nullptr);
   MutexLock lock(mu_);
   free_.push_back(s);
 }

@@ -119,7 +119,8 @@ class Submitter {
   // completion on this thread for at most that long, and no longer than
   // until `stop(ctx)` returns true (this thread has other work: a FUSE
   // ring with requests ready). Set once, by the thread that uses the
-  // submitter; without it nothing polls.
+  // submitter (a pool that hands the submitter to another thread clears
+  // it first); without it nothing polls.
   void set_poll_stop(bool (*stop)(const void*), const void* ctx) {
     poll_stop_ = stop;
     poll_stop_ctx_ = ctx;
