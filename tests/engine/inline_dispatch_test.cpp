@@ -133,12 +133,13 @@ std::vector<DriveSpec> copy_inline(std::vector<DriveSpec> v) {
 
 class CompletionsTest : public EngineFixture {
  protected:
-  // 4 copy-inline members; a single request on an idle volume is inline.
-  void start_copy_inline() {
-    make_members(4, 1 << 20);
+  // 4 copy-inline members; by default a single request on an idle volume
+  // is inline.
+  void start_copy_inline(uint64_t member_bytes = 1 << 20, uint32_t low_watermark = 4, uint32_t stripe_unit = 4096) {
+    make_members(4, member_bytes);
     EngineConfig c;
-    c.low_watermark = 4;
-    start(c, 4096, copy_inline(specs()));
+    c.low_watermark = low_watermark;
+    start(c, stripe_unit, copy_inline(specs()));
   }
 
   // `rounds` 4 KiB writes and read-backs on drive 2, one request at a time,
@@ -189,16 +190,11 @@ bool another_request_waits(const void*) { return true; }
 // most one of a batch itself (a memory-backed member copies inline, one
 // drive after the other); the drive threads move the others in parallel.
 // None when another request waits for the submitting thread.
-class LargeSharesTest : public EngineFixture {
+class LargeSharesTest : public CompletionsTest {
  protected:
   // 4 copy-inline members, 128 KiB stripe units, a watermark that counts
   // never cross: only the share's bytes decide.
-  void start_large() {
-    make_members(4, 8 << 20);
-    EngineConfig c;
-    c.low_watermark = 64;
-    start(c, 128 * 1024, copy_inline(specs()));
-  }
+  void start_large() { start_copy_inline(8 << 20, 64, 128 * 1024); }
 
   // `rounds` 1 MiB writes and read-backs (256 KiB on each drive), each
   // unplugged with Completions::here; checks the data and returns the
