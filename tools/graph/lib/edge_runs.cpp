@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/iterator/function_output_iterator.hpp>
 #include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cerrno>
 #include <cstring>
@@ -133,31 +134,25 @@ SortedHalves sort_unique_halves(std::vector<uint64_t>& keys, std::optional<uint6
 }
 
 // Streams the union of two sorted unique halves, without duplicates, to
-// sink in chunks.
+// sink in chunks (each half is unique, so a key in both comes out once).
 template <class Sink>
 Status merge_halves(const SortedHalves& h, Sink&& sink) {
   if (h.b.empty()) return sink(h.a);
   if (h.a.empty()) return sink(h.b);
   constexpr size_t kChunk = 32 * 1024;
-  uint64_t chunk[kChunk];
-  size_t used = 0;
-  size_t i = 0, j = 0;
-  while (i < h.a.size() || j < h.b.size()) {
-    uint64_t k;
-    if (j == h.b.size() || (i < h.a.size() && h.a[i] <= h.b[j])) {
-      k = h.a[i++];
-      if (j < h.b.size() && h.b[j] == k) ++j;  // in both halves: once
-    } else {
-      k = h.b[j++];
-    }
-    chunk[used++] = k;
-    if (used == kChunk) {
-      Status st = sink(std::span<const uint64_t>(chunk, used));
-      if (!st) return st;
-      used = 0;
-    }
-  }
-  return used == 0 ? Status::ok() : sink(std::span<const uint64_t>(chunk, used));
+  std::vector<uint64_t> chunk;
+  chunk.reserve(kChunk);
+  Status st = Status::ok();
+  auto flush = [&] {
+    if (st && !chunk.empty()) st = sink(std::span<const uint64_t>(chunk));
+    chunk.clear();
+  };
+  std::set_union(h.a.begin(), h.a.end(), h.b.begin(), h.b.end(), boost::make_function_output_iterator([&](uint64_t k) {
+                   chunk.push_back(k);
+                   if (chunk.size() == kChunk) flush();
+                 }));
+  flush();
+  return st;
 }
 
 }  // namespace
