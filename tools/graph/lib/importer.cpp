@@ -454,9 +454,11 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   GraphMeta meta;
   meta.imported = true;
   meta.directed = o.directed;
+  // --threads 1 keeps the sorts and joins on this thread too.
+  const bool two_threads = o.threads != 1;
   // Scratch runs are not fsynced: they are read back at once and deleted;
   // the graph files are.
-  EdgeRuns id_runs(scratch.path / "ids", /*sync_runs=*/false, o.threads != 1);
+  EdgeRuns id_runs(scratch.path / "ids", /*sync_runs=*/false, two_threads);
   auto parsed = parse_input(input, o, raw_path, id_runs, progress);
   if (!parsed) return parsed.status();
   meta.input_edges = parsed->input_edges;
@@ -492,15 +494,15 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   // Pass 2: remap into sorted runs of CSR keys. The key batches get what
   // the whole map and the held edges leave of the budget, at least a
   // quarter; with a sliced map, what SliceBudget leaves (five eighths).
-  EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false, o.threads != 1);
-  EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false, o.threads != 1);
+  EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false, two_threads);
+  EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false, two_threads);
   std::optional<IdSlices> slices;
   std::optional<SliceBudget> slice_budget;
   if (!whole) {
     auto s = IdSlices::open(out / kIdMapFile, ids->n, slice_ids);
     if (!s) return s.status();
     slices.emplace(std::move(*s));
-    slice_budget.emplace(o.memory_bytes, slices->parts(), o.threads != 1);
+    slice_budget.emplace(o.memory_bytes, slices->parts(), two_threads);
   }
   const uint64_t held_bytes = parsed->held.capacity() * sizeof(InputEdge);
   // Sliced, the held edges are given back before the keys are made.
