@@ -14,6 +14,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -191,11 +192,14 @@ TEST_F(TransportChoiceTest, IoUringRefusesWhenTheKernelDoesNotOfferIt) {
   EXPECT_FALSE(mount_at(volume_.mountpoint())) << "mounted although the transport was refused";
 }
 
-// fuse.ring_memory_mib = 16: on any machine the rings cannot keep 1 MiB
-// entries, so INIT's reply must lower max_write and max_pages to the
-// smaller entries (the kernel refuses to register an entry smaller than its
-// largest request, and would serve classic instead). 1 MiB direct writes
-// and reads then arrive split on the rings and come back byte for byte.
+// A fuse.ring_memory_mib that holds 16 entries of 256 KiB per possible CPU
+// (at least the option's minimum, 16): on any machine the rings then cannot
+// keep 1 MiB entries, so INIT's reply must lower max_write and max_pages to
+// the smaller entries (the kernel refuses to register an entry smaller than
+// its largest request, and would serve classic instead), and the shape
+// stays within the budget however many CPUs the machine may have. 1 MiB
+// direct writes and reads then arrive split on the rings and come back
+// byte for byte.
 class RingBudgetTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -209,7 +213,11 @@ class RingBudgetTest : public ::testing::Test {
 };
 
 TEST_F(RingBudgetTest, SmallBudgetServesBigRequestsSplitOnSmallerEntries) {
-  ASSERT_TRUE(mount_foreground(volume_, {"-o", "fuse.transport=io-uring,fuse.ring_memory_mib=16"}, &lines_))
+  const uint64_t possible_cpus = static_cast<uint64_t>(get_nprocs_conf());
+  const uint64_t entry_bytes = (uint64_t{256} << 10) + 4096;
+  const uint64_t budget_mib = std::max<uint64_t>(16, (possible_cpus * 16 * entry_bytes + (1 << 20) - 1) >> 20);
+  ASSERT_TRUE(mount_foreground(
+      volume_, {"-o", "fuse.transport=io-uring,fuse.ring_memory_mib=" + std::to_string(budget_mib)}, &lines_))
       << lines_.seen();
   json before = transport_of(volume_.mountpoint());
   ASSERT_EQ(before.at("name").get<std::string>(), "io-uring") << before.dump();
@@ -217,7 +225,8 @@ TEST_F(RingBudgetTest, SmallBudgetServesBigRequestsSplitOnSmallerEntries) {
   const uint64_t request_bytes = before.at("ring_request_bytes").get<uint64_t>();
   const uint64_t rings = before.at("ring_requests").size();
   EXPECT_LT(request_bytes, uint64_t{1} << 20);
-  EXPECT_LE(rings * entries * (request_bytes + 4096), uint64_t{16} << 20) << before.dump();
+  EXPECT_EQ(rings, possible_cpus) << before.dump();
+  EXPECT_LE(rings * entries * (request_bytes + 4096), budget_mib << 20) << before.dump();
 
   constexpr size_t kBig = size_t{1} << 20;
   constexpr int kCount = 8;
