@@ -24,7 +24,8 @@ struct Wait {
 EngineVolumeIo::EngineVolumeIo(SubmitterPool& pool, const std::vector<MemberFile>* members)
     : pool_(pool), members_(members), counters_(new Counters[pool.engine().map().members()]) {}
 
-int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len, Submitter::Completions where,
+                        bool* waited) {
   // A FUSE worker may hold staged IO of its own (fuse.batch_requests): hand
   // it on rather than let it wait behind this call, and let another worker
   // read requests meanwhile.
@@ -40,9 +41,11 @@ int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) 
   Wait w;
   r.on_complete = &Wait::complete;
   r.context = &w;
-  int rc = sub->submit(r);
+  int rc = sub->add(r);
+  sub->unplug(where);
   pool_.release(sub);
   if (rc != 0) return rc;
+  if (waited != nullptr && w.done.load(std::memory_order_acquire) == 0) *waited = true;
   w.done.wait(0, std::memory_order_acquire);
   return w.result;
 }
@@ -54,6 +57,15 @@ int EngineVolumeIo::read(uint64_t offset, std::span<std::byte> out) {
 int EngineVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
   // The engine only reads from a write's buffer.
   return run(IoOp::write, offset, const_cast<std::byte*>(data.data()), data.size());
+}
+
+int EngineVolumeIo::read_here(uint64_t offset, std::span<std::byte> out, bool* waited) {
+  return run(IoOp::read, offset, out.data(), out.size(), Submitter::Completions::here, waited);
+}
+
+int EngineVolumeIo::write_here(uint64_t offset, std::span<const std::byte> data, bool* waited) {
+  return run(IoOp::write, offset, const_cast<std::byte*>(data.data()), data.size(), Submitter::Completions::here,
+             waited);
 }
 
 int EngineVolumeIo::flush() { return run(IoOp::flush, 0, nullptr, 0); }

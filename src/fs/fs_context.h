@@ -101,6 +101,10 @@ struct FsContext final : TransportHost {
   bool runs_data_calls() const override { return true; }
   void run_read(const ReadCall& call) override;
   void run_write(const WriteCall& call) override;
+  bool try_run_write_without_waiting(const WriteCall& call) override;
+  // try_serve_write_without_waiting's: how many more partial writes go to
+  // a thread that may wait before a ring thread tries one again.
+  std::atomic<uint32_t> partial_writes_to_hand_on{0};
 
   // Reads and writes whose reply a drive thread still owes. The daemon
   // waits for none before it lets the session go, so no reply is sent on
@@ -188,6 +192,15 @@ int zero_block_range(FsContext& fs, uint64_t ino, uint64_t from, uint64_t to);
 // that completes it.
 void serve_read(FsContext& fs, const ReadCall& call);
 void serve_write(FsContext& fs, const WriteCall& call);
+// A write that is not whole blocks, on a thread that must not wait (a
+// ring's): served and answered here, returning true, only if its file's
+// gate is free, the page cache holds none of its bytes, and the members
+// finish its read-modify-write inline; false, having done nothing, for a
+// thread that may wait to serve it with serve_write. When the members made
+// it wait after all, the next kPartialWritesHandedOnAfterWait return false
+// at once.
+bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call);
+inline constexpr uint32_t kPartialWritesHandedOnAfterWait = 256;
 
 // The per-operation groups, each filling its part of the ops table.
 void add_attr_ops(fuse_lowlevel_ops& ops);

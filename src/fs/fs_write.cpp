@@ -5,7 +5,9 @@
 // when it starts). A write with a
 // partial first or last block does read-modify-write of those blocks, with
 // the file's gate held exclusively so concurrent writers to the same block
-// cannot lose each other's bytes; that path runs on the FUSE thread. A
+// cannot lose each other's bytes; that path runs on the FUSE thread (on a
+// ring thread only where it waits for nothing: the gate is free and the
+// members finish the IO inline, try_serve_write_without_waiting). A
 // write the kernel marks (caller without CAP_FSETID) first removes the
 // file's suid/sgid.
 //
@@ -144,12 +146,11 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   return true;
 }
 
-// Partial blocks (or bytes the page cache may hold): read the blocks that
-// hold data, patch, write back. *cached: the page cache may hold the bytes.
-int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, const IoSpan& span,
-                    bool* cached) {
-  ExclusiveGate gate(fs.gates, ino);
-  *cached = fs.gates.page_cache_holds(ino, span);
+// Partial blocks, with the file's gate held exclusively: read the blocks
+// that hold data, patch, write back. The member IO completes on this
+// thread where the member finishes it inline (a small append's two IOs
+// would otherwise cost four context switches); *waited: some of it did not.
+int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, bool* waited) {
   std::vector<meta::WriteRange> ranges;
   int rc = fs.meta.prepare_write(ino, off, size, &ranges);
   if (rc != 0) return rc;
@@ -164,13 +165,14 @@ int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size
     std::memset(dst, 0, kBlock);
     for (const meta::WriteRange& w : ranges) {
       if (!w.written || edge < w.file_off || edge >= w.file_off + w.len) continue;
-      rc = fs.sync_io.read(w.vol_off + (edge - w.file_off), std::span<std::byte>(dst, kBlock));
+      rc = fs.sync_io.read_here(w.vol_off + (edge - w.file_off), std::span<std::byte>(dst, kBlock), waited);
       if (rc != 0) return rc;
     }
   }
   std::memcpy(buf.data() + (off - astart), data, size);
   for (const meta::WriteRange& w : ranges) {
-    rc = fs.sync_io.write(w.vol_off, std::span<const std::byte>(buf.data() + (w.file_off - astart), w.len));
+    rc =
+        fs.sync_io.write_here(w.vol_off, std::span<const std::byte>(buf.data() + (w.file_off - astart), w.len), waited);
     if (rc != 0) return rc;
   }
   rc = fs.meta.complete_write(ino, ranges, off + size);
@@ -178,7 +180,52 @@ int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size
   return rc;
 }
 
+// Partial blocks (or bytes the page cache may hold), on a thread that may
+// wait. *cached: the page cache may hold the bytes.
+int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, const IoSpan& span,
+                    bool* cached) {
+  ExclusiveGate gate(fs.gates, ino);
+  *cached = fs.gates.page_cache_holds(ino, span);
+  bool waited = false;
+  return write_holding_gate(fs, ino, data, size, off, &waited);
+}
+
+IoSpan span_of(const WriteCall& call) {
+  // Writeback of the kernel's own pages is not ordered (request_marks.h):
+  // a store into those pages would wait for the kernel that waits for us.
+  return IoSpan{call.marks.from_page_cache ? 0 : call.marks.unique, call.offset, call.offset + call.size};
+}
+
 }  // namespace
+
+bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
+  // The rare cases, and the gate's other holders, are the blocking path's.
+  if (fs.read_only || call.marks.kill_suidgid || call.size == 0) return false;
+  // A member with latency made the last try wait: hand the next ones on
+  // (one in kPartialWritesHandedOnAfterWait + 1 tries again, as the
+  // volume's members do not change but its load does).
+  for (uint32_t n = fs.partial_writes_to_hand_on.load(std::memory_order_relaxed); n != 0;) {
+    if (fs.partial_writes_to_hand_on.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) return false;
+  }
+  const IoSpan span = span_of(call);
+  if (!fs.gates.try_lock_exclusive(call.ino)) return false;
+  // That answer stores into the page cache, which may wait for the kernel.
+  if (fs.gates.page_cache_holds(call.ino, span)) {
+    fs.gates.unlock_exclusive(call.ino);
+    return false;
+  }
+  bool waited = false;
+  int rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, &waited);
+  fs.gates.unlock_exclusive(call.ino);
+  if (waited) fs.partial_writes_to_hand_on.store(kPartialWritesHandedOnAfterWait, std::memory_order_relaxed);
+  hand_on_staged(fs);  // if it failed before its own IO handed the batch on
+  if (rc != 0) {
+    call.reply.error(-rc);
+  } else {
+    call.reply.written(call.size);
+  }
+  return true;
+}
 
 void serve_write(FsContext& fs, const WriteCall& call) {
   // Here, not in the libfuse table: the rings' own WRITEs never pass it.
@@ -202,9 +249,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
     return;
   }
   const uint64_t off = call.offset;
-  // Writeback of the kernel's own pages is not ordered (request_marks.h):
-  // a store into those pages would wait for the kernel that waits for us.
-  const IoSpan span{call.marks.from_page_cache ? 0 : call.marks.unique, off, off + call.size};
+  const IoSpan span = span_of(call);
   if (off % kBlock == 0 && call.size % kBlock == 0 && write_aligned(fs, call, span)) return;
   bool cached = false;
   int rc = write_exclusive(fs, call.ino, call.data, call.size, off, span, &cached);
@@ -220,5 +265,8 @@ void serve_write(FsContext& fs, const WriteCall& call) {
 
 // A ring's own READ and WRITE (transport.h).
 void FsContext::run_write(const WriteCall& call) { serve_write(*this, call); }
+bool FsContext::try_run_write_without_waiting(const WriteCall& call) {
+  return try_serve_write_without_waiting(*this, call);
+}
 
 }  // namespace peregrine::fs

@@ -127,6 +127,14 @@ void IoGates::lock_exclusive(uint64_t ino) {
   g.exclusive = true;
 }
 
+bool IoGates::try_lock_exclusive(uint64_t ino) {
+  Gate& g = gate(ino);
+  MutexLock lock(g.mu);
+  if (g.exclusive || g.shared != 0 || g.exclusive_waiting != 0) return false;
+  g.exclusive = true;
+  return true;
+}
+
 void IoGates::unlock_exclusive(uint64_t ino) {
   Gate& g = gate(ino);
   MutexLock lock(g.mu);

@@ -5,7 +5,8 @@
 // And the kernel's order (IoSpan): a read waits for an older overlapping
 // write inside, not for a newer one or one elsewhere; a write of bytes a
 // page-cache fill read recently is refused shared entry and told so, one
-// whose bytes only read(2) touched is not.
+// whose bytes only read(2) touched is not. A try at exclusive entry enters
+// only a free gate.
 #include "peregrine/fs/io_gates.h"
 
 #include <gtest/gtest.h>
@@ -30,6 +31,37 @@ TEST(IoGatesTest, EnteringWithoutWaitingRunsNoHook) {
   gates.unlock_shared(2);
   gates.unlock_exclusive(1);
   EXPECT_EQ(hooks.load(), 0);
+}
+
+// A ring thread's partial write (fs_write.cpp) enters only a free gate and
+// never waits: not past a shared holder or an exclusive one, and then it
+// keeps others out like lock_exclusive.
+TEST(IoGatesTest, TryExclusiveEntersOnlyAFreeGateAndNeverWaits) {
+  std::atomic<int> hooks{0};
+  IoGates gates([&] { ++hooks; });
+  gates.lock_shared(1);
+  EXPECT_FALSE(gates.try_lock_exclusive(1));
+  gates.unlock_shared(1);
+  gates.lock_exclusive(1);
+  EXPECT_FALSE(gates.try_lock_exclusive(1));
+  gates.unlock_exclusive(1);
+  ASSERT_TRUE(gates.try_lock_exclusive(1));
+  EXPECT_FALSE(gates.try_lock_exclusive(1));
+  EXPECT_TRUE(gates.try_lock_exclusive(2));  // another stripe
+  gates.unlock_exclusive(2);
+  std::atomic<bool> entered{false};
+  std::thread reader([&] {
+    gates.lock_shared(1);
+    entered = true;
+    gates.unlock_shared(1);
+  });
+  // The reader waits (its hook runs) until the partial write leaves.
+  while (hooks.load() == 0) std::this_thread::yield();
+  EXPECT_FALSE(entered.load());
+  gates.unlock_exclusive(1);
+  reader.join();
+  EXPECT_TRUE(entered.load());
+  EXPECT_EQ(hooks.load(), 1);
 }
 
 // A partial write whose own staged write still holds the gate shared: the

@@ -36,6 +36,17 @@ class EngineVolumeIo final : public VolumeIo {
   uint64_t size() const override { return pool_.engine().map().volume_size(); }
   int read(uint64_t offset, std::span<std::byte> out) override;
   int write(uint64_t offset, std::span<const std::byte> data) override;
+  // The same, but IO that a member finishes within an inline dispatch
+  // (memory-backed members copy inline) is reaped by the calling thread,
+  // with no drive thread woken to hand it back: a read-modify-write of a
+  // small append costs two IOs, and each hand-off costs two context
+  // switches. Other finished IO of that drive completes here too, so only
+  // for a caller that holds no lock an IO callback takes and waits for
+  // nothing a callback must do (Submitter::Completions::here). *waited
+  // (if given) is set when the IO was not finished inline and the caller
+  // waited for a member or a drive thread.
+  int read_here(uint64_t offset, std::span<std::byte> out, bool* waited = nullptr);
+  int write_here(uint64_t offset, std::span<const std::byte> data, bool* waited = nullptr);
   int flush() override;
   // Discards on every member the range touches; the first error, or 0.
   int discard(uint64_t offset, uint64_t length) override;
@@ -45,7 +56,8 @@ class EngineVolumeIo final : public VolumeIo {
   struct Counters {
     std::atomic<uint64_t> discards{0}, bytes{0}, errors{0};
   };
-  int run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len);
+  int run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len,
+          Submitter::Completions where = Submitter::Completions::on_drive_thread, bool* waited = nullptr);
   SubmitterPool& pool_;
   const std::vector<MemberFile>* members_;
   std::unique_ptr<Counters[]> counters_;  // one per member

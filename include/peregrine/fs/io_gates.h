@@ -62,6 +62,9 @@ class IoGates {
   void lock_shared(uint64_t ino);
   void unlock_shared(uint64_t ino);
   void lock_exclusive(uint64_t ino);
+  // Enters exclusive and returns true only if that needs no waiting (no
+  // holder, no other writer waiting for exclusive entry); else false.
+  bool try_lock_exclusive(uint64_t ino);
   void unlock_exclusive(uint64_t ino);
 
   // A read enters shared after every older write of its bytes that

@@ -88,6 +88,10 @@ class TransportHost {
   // it runs calls overrides both.
   virtual void run_read(const ReadCall& call) { call.reply.error(ENOSYS); }
   virtual void run_write(const WriteCall& call) { call.reply.error(ENOSYS); }
+  // A WRITE that is not whole blocks: run_write's rules, but the host may
+  // decline (false, having done nothing) where serving it would wait; the
+  // transport then hands it to a thread that may block.
+  virtual bool try_run_write_without_waiting(const WriteCall&) { return false; }
 
   Transport* transport = nullptr;  // set before the session serves
 

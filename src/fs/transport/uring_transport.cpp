@@ -205,8 +205,6 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
   // libfuse 3.14 would trust the size too, and write whatever the payload
   // held before.
   if (w.size > payload_sz) return refuse_malformed(in, reply);
-  // A blocking-op thread's (may_block()).
-  if (!whole_blocks(w.offset, w.size)) return false;
   const WriteCall call{.ino = in.nodeid,
                        .offset = w.offset,
                        .data = reinterpret_cast<const char*>(ring.payload_of(entry)),
@@ -214,6 +212,9 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                        .marks = marks,
                        .caller = Caller{in.uid, in.gid, in.pid},
                        .reply = reply};
+  // Read-modify-write: here only if that waits for nothing, else a
+  // blocking-op thread's (may_block()).
+  if (!whole_blocks(w.offset, w.size)) return host_.try_run_write_without_waiting(call);
   host_.set_may_stay_staged(true);
   host_.run_write(call);
   host_.set_may_stay_staged(false);
