@@ -199,8 +199,8 @@ IoSpan span_of(const WriteCall& call) {
 }  // namespace
 
 bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
-  // The rare cases, and the gate's other holders, are the blocking path's.
-  if (fs.read_only || call.marks.kill_suidgid || call.size == 0) return false;
+  // The rare cases are the blocking path's.
+  if (fs.read_only || call.size == 0) return false;
   // A member with latency made the last try wait: hand the next ones on
   // (one in kPartialWritesHandedOnAfterWait + 1 tries again, as the
   // volume's members do not change but its load does).
@@ -215,7 +215,10 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
     return false;
   }
   bool waited = false;
-  int rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, &waited);
+  // Every write by a caller without CAP_FSETID carries the mark: as in
+  // serve_write, the file's suid/sgid go first.
+  int rc = call.marks.kill_suidgid ? drop_suidgid_for_write(call.caller, fs, call.ino) : 0;
+  if (rc == 0) rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, &waited);
   fs.gates.unlock_exclusive(call.ino);
   if (waited) fs.partial_writes_to_hand_on.store(kPartialWritesHandedOnAfterWait, std::memory_order_relaxed);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on

@@ -1,7 +1,9 @@
 #include "peregrine/fs/volume_runtime.h"
 
 #include <sys/file.h>
+#include <sys/sysinfo.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +88,13 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   }
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
   EngineConfig ec = config::engine_config(settings, n);
+  // Threads that keep a submitter may borrow a second one for blocking IO
+  // (EngineVolumeIo): each ring thread (one per possible CPU) for a
+  // partial write, each FUSE worker or blocking-op thread for its own;
+  // the journal committer and the main thread borrow one. A thread that
+  // finds every slot taken fails its IO with EAGAIN.
+  const uint32_t possible_cpus = static_cast<uint32_t>(std::max(1, get_nprocs_conf()));
+  ec.max_submitters = std::max(ec.max_submitters, 2 * possible_cpus + 4 * settings.fuse.workers + 8);
   ec.on_io_error = std::move(on_io_error);
   // A FUSE worker blocked on the drives must not keep others from reading
   // requests meanwhile (a stat need not wait for a write flood to drain).

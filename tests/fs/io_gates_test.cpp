@@ -56,12 +56,34 @@ TEST(IoGatesTest, TryExclusiveEntersOnlyAFreeGateAndNeverWaits) {
     gates.unlock_shared(1);
   });
   // The reader waits (its hook runs) until the partial write leaves.
-  while (hooks.load() == 0) std::this_thread::yield();
+  while (hooks.load() == 0 && !entered.load()) std::this_thread::yield();
   EXPECT_FALSE(entered.load());
   gates.unlock_exclusive(1);
   reader.join();
   EXPECT_TRUE(entered.load());
   EXPECT_EQ(hooks.load(), 1);
+}
+
+// Truncate waiting for exclusive entry behind a reader is not overtaken by
+// a partial write's try, which would starve it.
+TEST(IoGatesTest, TryExclusiveDoesNotOvertakeAWaitingExclusiveEntry) {
+  std::atomic<int> hooks{0};
+  IoGates gates([&] { ++hooks; });
+  gates.lock_shared(1);
+  std::atomic<bool> truncate_entered{false};
+  std::thread truncate([&] {
+    gates.lock_exclusive(1);
+    truncate_entered = true;
+    gates.unlock_exclusive(1);
+  });
+  while (hooks.load() == 0 && !truncate_entered.load()) std::this_thread::yield();
+  ASSERT_FALSE(truncate_entered.load());
+  // The hook runs before the wait; the waiter is counted before the hook
+  // runs, so the try cannot come in between.
+  EXPECT_FALSE(gates.try_lock_exclusive(1));
+  gates.unlock_shared(1);
+  truncate.join();
+  EXPECT_TRUE(truncate_entered.load());
 }
 
 // A partial write whose own staged write still holds the gate shared: the

@@ -1,7 +1,9 @@
 // Writes of less than a block (fs_write.cpp): read-modify-write of the
 // edge blocks under the file's exclusive gate. Several O_APPEND writers on
 // one file and on files of their own keep every record, in each writer's
-// order; an unaligned overwrite keeps the bytes around it; and on the
+// order (on /tmp members and on memory members, whose IO the submitting
+// thread reaps itself); an unaligned overwrite keeps the bytes around it;
+// and on the
 // io-uring transport with memory-backed members a ring thread serves the
 // appends itself (try_serve_write_without_waiting) instead of handing each
 // to a blocking-op thread, with the same bytes on the volume.
@@ -45,9 +47,10 @@ bool append_records(const std::string& path, uint32_t writer, uint32_t count) {
   return true;
 }
 
-using SmallWritesTest = MountedTest;
-
-TEST_F(SmallWritesTest, SeveralAppendersKeepEveryRecordInTheirOrder) {
+// Three writers append to one file and each to one of its own under `dir`:
+// every record is there once, each writer's in its order.
+void several_appenders_keep_every_record(const std::string& dir) {
+  auto at = [&](const std::string& name) { return dir + "/" + name; };
   constexpr uint32_t kWriters = 3;
   constexpr uint32_t kRecords = 3000;  // 12000 bytes each: the appends cross blocks
   std::vector<std::thread> threads;
@@ -76,6 +79,12 @@ TEST_F(SmallWritesTest, SeveralAppendersKeepEveryRecordInTheirOrder) {
   }
 }
 
+using SmallWritesTest = MountedTest;
+
+TEST_F(SmallWritesTest, SeveralAppendersKeepEveryRecordInTheirOrder) {
+  several_appenders_keep_every_record(volume_->mountpoint());
+}
+
 TEST_F(SmallWritesTest, UnalignedOverwriteKeepsTheBytesAroundIt) {
   std::string data = pattern(3 * 4096, 7);
   ASSERT_TRUE(write_file(at("f"), data));
@@ -93,15 +102,15 @@ TEST_F(SmallWritesTest, UnalignedOverwriteKeepsTheBytesAroundIt) {
 json transport_of(const std::string& mountpoint) {
   std::string buf(1 << 20, '\0');
   ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
-  if (n <= 0) return json();
+  if (n <= 0) return json::object({{"error", std::string("no statistics: ") + std::strerror(errno)}});
   return json::parse(buf.substr(0, static_cast<size_t>(n))).at("transport");
 }
 
-// Members in /dev/shm: the engine finishes their IO inside the dispatch.
+// Members in /dev/shm: the engine finishes their IO inside the dispatch,
+// and the thread that submitted it reaps it.
 class MemoryMembersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
     std::string why = mount_skip_reason();
     if (!why.empty()) GTEST_SKIP() << why;
     struct statfs sfs;
@@ -129,18 +138,26 @@ class MemoryMembersTest : public ::testing::Test {
   Volume volume_;
 };
 
+TEST_F(MemoryMembersTest, SeveralAppendersKeepEveryRecordInTheirOrder) {
+  several_appenders_keep_every_record(volume_.mountpoint());
+}
+
 TEST_F(MemoryMembersTest, SmallAppendsAreServedOnTheRings) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
   constexpr uint32_t kRecords = 4000;
   const json before = transport_of(volume_.mountpoint());
+  ASSERT_TRUE(before.contains("name")) << before.dump();
   ASSERT_EQ(before.at("name").get<std::string>(), "io-uring") << before.dump();
   ASSERT_TRUE(append_records(volume_.at("log"), 1, kRecords)) << std::strerror(errno);
   const json after = transport_of(volume_.mountpoint());
+  ASSERT_TRUE(after.contains("ring_data_requests")) << after.dump();
   // A try that waited after all (a drive busy with a metadata commit at
-  // that moment) hands the next 256 to blocking-op threads; more than half
-  // of the appends are left for the rings unless that happens over and over.
+  // that moment) hands the next 256 to blocking-op threads; a quarter of
+  // the appends are left for the rings unless that happens over and over
+  // (without the ring path none are).
   const uint64_t on_rings =
       after.at("ring_data_requests").get<uint64_t>() - before.at("ring_data_requests").get<uint64_t>();
-  EXPECT_GT(on_rings, kRecords / 2) << after.dump();
+  EXPECT_GE(on_rings, kRecords / 4) << after.dump();
   std::vector<uint32_t> records = records_of(volume_.at("log"));
   ASSERT_EQ(records.size(), kRecords);
   for (uint32_t i = 0; i < kRecords; ++i) ASSERT_EQ(records[i], 1u << 24 | i) << "record " << i;
