@@ -8,6 +8,11 @@
 namespace peregrine::fs {
 namespace {
 
+// A caller that reaps its own IO has nothing else to do until it is done:
+// it waits for a member with latency by polling (engine.inline_poll_us)
+// rather than sleeping until a drive thread wakes it.
+bool never_stop(const void*) { return false; }
+
 struct Wait {
   std::atomic<int> done{0};
   int result = 0;
@@ -41,6 +46,7 @@ int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len, 
   Wait w;
   r.on_complete = &Wait::complete;
   r.context = &w;
+  if (where == Submitter::Completions::here) sub->set_poll_stop(&never_stop, nullptr);
   int rc = sub->add(r);
   sub->unplug(where);
   pool_.release(sub);
