@@ -483,6 +483,24 @@ std::vector<Option> build_options() {
           .load = [](const Settings& s) { return choice_name(s.fuse.cache, PEREGRINE_CHOICES_CACHE); },
       },
       {
+          .key = "fuse.tail_blocks",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{1024},
+          .unit = "blocks",
+          .min = 0,
+          .max = 1048576,
+          .doc = "fuse.cache = direct: how many files may have their partial last 4 KiB block kept "
+                 "in memory, so that a small write inside it (a log written a line at a time) "
+                 "patches memory instead of reading and writing the block on the members. The "
+                 "block is written back before the metadata that counts its bytes is committed "
+                 "(every commit interval, and at fsync), so a crash never leaves a size that "
+                 "covers bytes that were not written; reads see it at once. A block left alone "
+                 "for two commit intervals is dropped. 0: every such write does read-modify-write "
+                 "on the members.",
+          .store = [](Settings& s, const Value& v) { s.fuse.tail_blocks = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.tail_blocks}); },
+      },
+      {
           .key = "fuse.allow_other",
           .kind = Kind::kBool,
           .default_value = false,

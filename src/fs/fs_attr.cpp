@@ -113,7 +113,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   in.valid |= meta::SetAttrIn::kSize;
   in.size = static_cast<uint64_t>(attr->st_size);
   ExclusiveGate gate(fs.gates, ino);
-  int rc = fs.meta.setattr(ino, in, &out);
+  int rc = fs.tails.write_back_and_drop(ino, fs.sync_io);  // its block may be freed or zeroed
+  if (rc == 0) rc = fs.meta.setattr(ino, in, &out);
   if (rc == 0) rc = zero_block_tail(fs, ino, in.size);
   if (rc == 0) rc = fs.meta.getattr(ino, &out);
   reply_attr_or_error(req, rc, out);

@@ -95,6 +95,15 @@ int drop_suidgid_for_write(const Caller& c, FsContext& fs, uint64_t ino) {
   return rc;
 }
 
+int FsContext::write_back_tails() {
+  return tails.write_back_all(sync_io, [this](uint64_t ino, uint64_t file_off, uint64_t vol_off) {
+    std::vector<meta::Segment> segs;
+    if (meta.map_read(ino, file_off, TailBlocks::kBlock, &segs) != 0 || segs.empty()) return false;
+    const meta::Segment& s = segs.front();
+    return s.kind == meta::Segment::kData && s.file_off == file_off && s.vol_off == vol_off;
+  });
+}
+
 void attributes_changed(FsContext& fs, uint64_t ino) {
   // A negative offset: attributes only, so no writeback of dirty pages
   // that would need this daemon to serve them first.

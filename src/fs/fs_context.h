@@ -26,6 +26,7 @@
 #include "peregrine/util/clock.h"
 #include "data_calls.h"
 #include "page_cache_stores.h"
+#include "tail_blocks.h"
 #include "transport/fuse_wire.h"
 #include "transport/transport.h"
 
@@ -45,8 +46,11 @@ struct FsContext final : TransportHost {
           ReadTurn::leave_held_turn();
         }),
         settings(s),
+        tails(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.tail_blocks : 0),
         member_names(std::move(names)),
-        preferred_io_bytes(io_size) {}
+        preferred_io_bytes(io_size) {
+    if (tails.enabled()) meta.set_before_persist([this] { return write_back_tails(); });
+  }
 
   meta::Metadata& meta;
   SubmitterPool& pool;
@@ -56,6 +60,10 @@ struct FsContext final : TransportHost {
   IoGates gates;
   ReadTurn read_turn;  // which classic worker reads /dev/fuse (batching reader)
   const config::Settings settings;
+  // Partial last blocks of files written a little at a time (tail_blocks.h).
+  TailBlocks tails;
+  // Metadata's before-persist hook: every dirty tail written back.
+  int write_back_tails();
   const std::vector<std::string> member_names;
   // st_blksize of every file: see preferred_io_size().
   const uint32_t preferred_io_bytes;

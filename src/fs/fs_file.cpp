@@ -39,7 +39,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (kill_suidgid) in.clear_mode = suidgid_to_drop(caller_of(req), a, true);
     if (in.valid != 0 || in.clear_mode != 0) {
       ExclusiveGate gate(fs.gates, ino);
-      rc = fs.meta.setattr(ino, in, &a);
+      if (in.valid != 0) rc = fs.tails.write_back_and_drop(ino, fs.sync_io);  // its block goes
+      if (rc == 0) rc = fs.meta.setattr(ino, in, &a);
     }
     if (rc == 0 && in.clear_mode != 0) attributes_changed(fs, ino);
   }
@@ -75,7 +76,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
-  // Writes are answered only once on the drives: nothing is buffered here.
+  // Writes are answered once on the drives, or in a tail block that reads
+  // see and the next commit writes back (tail_blocks.h): nothing to do.
   fuse_reply_err(req, 0);
 }
 
@@ -89,7 +91,8 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   // would make the journal flush for us), then make the metadata durable
   // up to this file's last change.
   FsContext& fs = context(req);
-  int rc = fs.sync_io.flush();
+  int rc = fs.tails.write_back(ino, fs.sync_io);
+  if (rc == 0) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.fsync(ino);
   fuse_reply_err(req, -rc);
 }

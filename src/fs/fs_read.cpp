@@ -1,7 +1,8 @@
 // read: map the file range to volume extents, send one engine request per
 // extent, and answer FUSE from the drive thread that completes the last
-// one. Holes and unwritten extents are zeros, never volume bytes. Both
-// transports call serve_read() (data_calls.h).
+// one. Holes and unwritten extents are zeros, never volume bytes. A file's
+// tail block kept in memory (tail_blocks.h) is laid over what the members
+// return. Both transports call serve_read() (data_calls.h).
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -27,6 +28,12 @@ struct ReadOp {
                               // buffer, or the transport's reply area
   uint64_t reply_offset = 0;  // where the caller's bytes start in data
   uint64_t reply_length = 0;
+  uint64_t data_start = 0;  // the file offset of data[0]
+  // The file's tail block (tail_blocks.h) when it lies in the range: newer
+  // than the members' copy, laid over it before the reply.
+  static constexpr uint64_t kNoTail = UINT64_MAX;
+  uint64_t tail_off = kNoTail;
+  std::unique_ptr<std::byte[]> tail;  // kBlock bytes, made on first use
   RequestSlots reqs;
   std::atomic<uint32_t> pending{0};
   std::atomic<int> error{0};
@@ -36,6 +43,9 @@ OpPool<ReadOp> g_read_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
 void finish(ReadOp* op) {
   int err = op->error.load();
+  if (err == 0 && op->tail_off != ReadOp::kNoTail) {
+    std::memcpy(op->data + (op->tail_off - op->data_start), op->tail.get(), kBlock);
+  }
   if (err != 0) {
     op->reply.error(-err);
   } else {
@@ -104,6 +114,12 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   op->ino = ino;
   op->reply_offset = off - astart;
   op->reply_length = end - off;
+  op->data_start = astart;
+  op->tail_off = ReadOp::kNoTail;
+  if (!fs.tails.empty()) {
+    if (op->tail == nullptr) op->tail = std::make_unique<std::byte[]>(kBlock);
+    if (!fs.tails.copy_if_inside(ino, astart, aend, &op->tail_off, op->tail.get())) op->tail_off = ReadOp::kNoTail;
+  }
   // The guard count (+1) keeps the op alive until every request is added.
   op->pending.store(static_cast<uint32_t>(data_segments) + 1);
   Submitter* sub = fs.pool.for_this_thread();

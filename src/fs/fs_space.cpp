@@ -36,7 +36,8 @@ void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off_in, off_t 
   uint64_t off = static_cast<uint64_t>(off_in);
   uint64_t len = static_cast<uint64_t>(len_in);
   ExclusiveGate gate(fs.gates, ino);
-  int rc = fs.meta.fallocate(ino, mode, off, len);
+  int rc = fs.tails.write_back_and_drop(ino, fs.sync_io);  // its block may be punched or zeroed
+  if (rc == 0) rc = fs.meta.fallocate(ino, mode, off, len);
   if (rc == 0 && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))) {
     // The metadata layer frees whole blocks only; zero the partial blocks
     // at the edges here.

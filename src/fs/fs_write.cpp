@@ -91,13 +91,20 @@ void on_extent_written(Request& r, int result) {
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 
-// Returns false, having done nothing, if the page cache may hold the bytes.
+// Returns false, having done nothing, if the page cache may hold the bytes
+// or the file's tail block (tail_blocks.h) is among them.
 bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   const uint64_t ino = call.ino;
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
   const char* data = call.data;
   if (!fs.gates.lock_shared_write(ino, span)) return false;
+  // Over the file's tail block: the exclusive path writes the tail back
+  // first, so that no later write-back puts its older bytes over these.
+  if (fs.tails.overlaps(ino, off, off + size)) {
+    fs.gates.unlock_shared_write(ino, span);
+    return false;
+  }
   // On io-uring the data stays in the ring entry until the reply, page
   // aligned: the members write it from there, with no copy and no buffer
   // (a 1 MiB write's copy was the ring thread's largest cost, and the
@@ -146,6 +153,21 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   return true;
 }
 
+// The tail's write-back in write_holding_gate, completing as its other IO
+// does.
+class ReapingHereIo final : public VolumeIo {
+ public:
+  ReapingHereIo(EngineVolumeIo& io, bool* waited) : io_(io), waited_(waited) {}
+  uint64_t size() const override { return io_.size(); }
+  int read(uint64_t offset, std::span<std::byte> out) override { return io_.read_here(offset, out, waited_); }
+  int write(uint64_t offset, std::span<const std::byte> data) override { return io_.write_here(offset, data, waited_); }
+  int flush() override { return io_.flush(); }
+
+ private:
+  EngineVolumeIo& io_;
+  bool* waited_;
+};
+
 // Partial blocks, with the file's gate held exclusively: read the blocks
 // that hold data, patch, write back. The member IO completes on this
 // thread where the member finishes it inline (a small append's two IOs
@@ -156,6 +178,18 @@ int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t s
   if (rc != 0) return rc;
   uint64_t astart = off / kBlock * kBlock;
   uint64_t aend = (off + size + kBlock - 1) / kBlock * kBlock;
+  // Inside the file's tail block: patched in memory, before the size
+  // change is journaled; the members get it before that commits
+  // (tail_blocks.h). The block is written already: nothing to mark.
+  if (aend - astart == kBlock && ranges.size() == 1 && ranges[0].written &&
+      fs.tails.absorb(ino, off, ranges[0].vol_off, reinterpret_cast<const std::byte*>(data), size)) {
+    return fs.meta.complete_write(ino, ranges, off + size);
+  }
+  // Any other write of the file writes its tail back first: that block
+  // may be an edge block here, and a file keeps one tail.
+  ReapingHereIo here(fs.sync_io, waited);
+  rc = fs.tails.write_back_and_drop(ino, here);
+  if (rc != 0) return rc;
   DataBuffer buf(aend - astart);
   // The edge blocks: their bytes outside [off, off + size) come from the
   // volume if the block holds written data, and are zeros otherwise.
@@ -176,8 +210,19 @@ int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t s
     if (rc != 0) return rc;
   }
   rc = fs.meta.complete_write(ino, ranges, off + size);
-  if (rc == 0) blocks_changed(fs, ino, ranges);
-  return rc;
+  if (rc != 0) return rc;
+  blocks_changed(fs, ino, ranges);
+  // A partial last block, now on the members and marked written: the next
+  // small write of the file (an append) patches it in memory.
+  const uint64_t last = aend - kBlock;
+  if ((off + size) % kBlock != 0 && fs.tails.enabled()) {
+    for (const meta::WriteRange& w : ranges) {
+      if (last >= w.file_off && last < w.file_off + w.len) {
+        fs.tails.keep(ino, last, w.vol_off + (last - w.file_off), buf.data() + (last - astart));
+      }
+    }
+  }
+  return 0;
 }
 
 // Partial blocks (or bytes the page cache may hold), on a thread that may

@@ -99,6 +99,9 @@ std::string stats_json(FsContext& fs) {
   out << ",\"discard\":{\"online\":" << (ds.online ? "true" : "false") << ",\"online_bytes\":" << ds.online_bytes
       << ",\"fstrim_runs\":" << ds.fstrim_runs << ",\"fstrim_bytes\":" << ds.fstrim_bytes
       << ",\"pending_bytes\":" << ds.pending_bytes << ",\"errors\":" << ds.errors << "}";
+  const TailBlocks::Counts tc = fs.tails.counts();
+  out << ",\"tail_blocks\":{\"live\":" << tc.live << ",\"absorbed\":" << tc.absorbed
+      << ",\"written_back\":" << tc.written_back << "}";
   if (fs.transport != nullptr) {
     TransportStatus t = fs.transport->status();
     out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";

@@ -249,7 +249,8 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     if (ckpt) {
       rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
     } else if (count > 0) {
-      rc = write_batch(at, first, count, payload, salt, data);
+      if (before_batch_hook_) rc = before_batch_hook_();
+      if (rc == 0) rc = write_batch(at, first, count, payload, salt, data);
     }
     lk.lock();
     committing_ = false;

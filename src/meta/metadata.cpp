@@ -245,6 +245,9 @@ int Metadata::do_checkpoint() {
     h.next_ino = model_.next_ino;
     h.inode_count = model_.inodes.size();
   }
+  if (before_persist_) {
+    if (int rc = before_persist_(); rc != 0) return rc;
+  }
   h.seq = ckpt_seq_ + 1;
   h.journal_salt = covered.salt = std::random_device{}();
   h.data_offset = geo_.data_offset;
@@ -258,6 +261,11 @@ int Metadata::do_checkpoint() {
   ckpt_seq_ = h.seq;
   journal_->checkpoint_done(covered);
   return 0;
+}
+
+void Metadata::set_before_persist(std::function<int()> fn) {
+  before_persist_ = fn;
+  journal_->set_before_batch_hook(std::move(fn));
 }
 
 MetaSpace Metadata::space() const {

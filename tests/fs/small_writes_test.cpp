@@ -1,5 +1,9 @@
 // Writes of less than a block (fs_write.cpp): read-modify-write of the
-// edge blocks under the file's exclusive gate. Several O_APPEND writers on
+// edge blocks under the file's exclusive gate, or a patch of the file's
+// tail block kept in memory (tail_blocks.h): reads see it at once, every
+// other change of those bytes gives what ext4 gives, an unlinked file's
+// tail never lands on another file, and what a commit covered survives
+// kill -9 with nothing but the end lost. Several O_APPEND writers on
 // one file and on files of their own keep every record, in each writer's
 // order (on /tmp members and on memory members, whose IO the submitting
 // thread reaps itself); an unaligned overwrite keeps the bytes around it;
@@ -8,12 +12,14 @@
 // appends itself (try_serve_write_without_waiting) instead of handing each
 // to a blocking-op thread, with the same bytes on the volume.
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <linux/magic.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -98,12 +104,150 @@ TEST_F(SmallWritesTest, UnalignedOverwriteKeepsTheBytesAroundIt) {
   EXPECT_TRUE(read_file(at("f")) == data);
 }
 
-// The transport's counters from the statistics document.
-json transport_of(const std::string& mountpoint) {
+// A section of the statistics document.
+json stats_section(const std::string& mountpoint, const char* section) {
   std::string buf(1 << 20, '\0');
   ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
   if (n <= 0) return json::object({{"error", std::string("no statistics: ") + std::strerror(errno)}});
-  return json::parse(buf.substr(0, static_cast<size_t>(n))).at("transport");
+  return json::parse(buf.substr(0, static_cast<size_t>(n))).at(section);
+}
+json transport_of(const std::string& mountpoint) { return stats_section(mountpoint, "transport"); }
+uint64_t tails_absorbed(const std::string& mountpoint) {
+  json t = stats_section(mountpoint, "tail_blocks");
+  return t.contains("absorbed") ? t.at("absorbed").get<uint64_t>() : 0;
+}
+
+// The file's tail block (fuse.tail_blocks, src/fs/tail_blocks.h): small
+// writes inside a file's partial last block patch it in memory, reads see
+// them at once, whole and in part.
+TEST_F(SmallWritesTest, AppendsPatchTheTailBlockAndReadsSeeThemAtOnce) {
+  constexpr uint32_t kRecords = 3000;
+  const uint64_t before = tails_absorbed(volume_->mountpoint());
+  ASSERT_TRUE(append_records(at("log"), 1, kRecords));
+  // 12000 bytes: three blocks begin with a read-modify-write, the other
+  // appends land in the tail (unless a commit interval dropped it idle).
+  EXPECT_GE(tails_absorbed(volume_->mountpoint()) - before, kRecords / 2);
+  std::vector<uint32_t> records = records_of(at("log"));
+  ASSERT_EQ(records.size(), kRecords);
+  for (uint32_t i = 0; i < kRecords; ++i) ASSERT_EQ(records[i], 1u << 24 | i) << "record " << i;
+  Fd fd(::open(at("log").c_str(), O_RDONLY));
+  ASSERT_TRUE(fd.ok());
+  uint32_t last[10];
+  ASSERT_EQ(::pread(fd.get(), last, sizeof last, (kRecords - 10) * 4), static_cast<ssize_t>(sizeof last));
+  for (uint32_t i = 0; i < 10; ++i) EXPECT_EQ(last[i], 1u << 24 | (kRecords - 10 + i));
+}
+
+// Every operation that changes a file's bytes other than a write inside
+// its tail block, run on a file whose tail is dirty, gives what ext4 gives
+// (the same calls on a file in /tmp, compared after each step).
+TEST_F(SmallWritesTest, TruncateFallocateAndOverwritesOfATailBlockMatchExt4) {
+  TempDir ext4("peregrine-small-writes-ref");
+  struct Step {
+    const char* what;
+    std::function<bool(int fd)> run;
+  };
+  // pwrite on an O_APPEND descriptor appends on Linux: seek instead.
+  auto appends = [](int fd, int n, char c) {
+    if (::lseek(fd, 0, SEEK_END) < 0) return false;
+    for (int i = 0; i < n; ++i) {
+      if (::write(fd, &c, 1) != 1) return false;
+    }
+    return true;
+  };
+  const std::string block = pattern(4096, 5);
+  const std::vector<Step> steps = {
+      {"appends to 5000 bytes", [&](int fd) { return appends(fd, 5000, 'a'); }},
+      {"truncate into the tail block", [](int fd) { return ::ftruncate(fd, 4100) == 0; }},
+      {"appends after truncate", [&](int fd) { return appends(fd, 100, 'b'); }},
+      {"whole-block write over the tail block", [&](int fd) { return write_at(fd, block, 4096); }},
+      {"appends after it", [&](int fd) { return appends(fd, 7, 'c'); }},
+      {"punch the tail block",
+       [](int fd) { return ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 8192, 4096) == 0; }},
+      {"appends after the punch", [&](int fd) { return appends(fd, 3, 'd'); }},
+      {"unaligned overwrite across the tail's start", [](int fd) { return write_at(fd, "XYZ", 8190) == true; }},
+      {"zero range inside the tail block",
+       [](int fd) { return ::fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 8195, 2) == 0; }},
+      {"truncate up", [](int fd) { return ::ftruncate(fd, 20000) == 0; }},
+      {"appends after truncate up", [&](int fd) { return appends(fd, 11, 'e'); }},
+  };
+  Fd ours(::open(at("f").c_str(), O_RDWR | O_CREAT, 0644));
+  Fd ref(::open((ext4.path() + "/f").c_str(), O_RDWR | O_CREAT, 0644));
+  ASSERT_TRUE(ours.ok() && ref.ok()) << std::strerror(errno);
+  for (const Step& step : steps) {
+    ASSERT_TRUE(step.run(ref.get())) << step.what << " on ext4: " << std::strerror(errno);
+    ASSERT_TRUE(step.run(ours.get())) << step.what << ": " << std::strerror(errno);
+    const std::string want = read_file(ext4.path() + "/f"), got = read_file(at("f"));
+    ASSERT_EQ(got.size(), want.size()) << "after " << step.what;
+    ASSERT_TRUE(got == want) << "after " << step.what;
+  }
+}
+
+// Commits every change so far: syncfs(2) does not reach a FUSE daemon, an
+// fsync commits the journal up to that file's last change (and so every
+// change before it), and a change of a file of its own is the last one.
+bool commit_everything(const std::string& dir) {
+  static int n = 0;
+  const std::string marker = dir + "/.commit" + std::to_string(n++);
+  Fd fd(::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  return fd.ok() && ::write(fd.get(), "x", 1) == 1 && ::fsync(fd.get()) == 0;
+}
+
+// A file unlinked with its tail dirty: its blocks are freed, and once the
+// allocator hands them out again the tail must not be written over them.
+TEST_F(SmallWritesTest, AnUnlinkedFilesTailNeverLandsOnAnotherFile) {
+  for (int f = 0; f < 8; ++f) {
+    const std::string name = at("gone" + std::to_string(f));
+    ASSERT_TRUE(write_file(name, std::string(4000, 'x')));
+    ASSERT_TRUE(append_records(name, 9, 20));  // dirty tail
+    ASSERT_EQ(::unlink(name.c_str()), 0);
+  }
+  ASSERT_TRUE(commit_everything(volume_->mountpoint()));
+  // New files over the freed blocks, committed twice more (each commit
+  // writes the tails back that still belong to their files).
+  std::vector<std::string> data;
+  for (int f = 0; f < 8; ++f) {
+    data.push_back(pattern(64 << 10, 40 + f));
+    ASSERT_TRUE(write_file(at("new" + std::to_string(f)), data.back()));
+  }
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(commit_everything(volume_->mountpoint()));
+  ASSERT_EQ(volume_->unmount(), 0);
+  ASSERT_EQ(volume_->mount().code, 0);
+  for (int f = 0; f < 8; ++f) EXPECT_TRUE(read_file(at("new" + std::to_string(f))) == data[f]) << "new" << f;
+}
+
+// The tail is written back before a commit covers its bytes: what an fsync
+// or another file's commit covered survives kill -9, and what was appended after is
+// lost from the end, never replaced by zeros inside the file.
+TEST_F(SmallWritesTest, CommittedAppendsSurviveKill9AndTheRestIsLostFromTheEnd) {
+  Fd fd(::open(at("log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644));
+  ASSERT_TRUE(fd.ok());
+  uint32_t next = 0;
+  auto append = [&](uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i, ++next) {
+      if (::write(fd.get(), &next, 4) != 4) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(append(1500));
+  ASSERT_EQ(::fsync(fd.get()), 0);
+  ASSERT_TRUE(append(1500));
+  ASSERT_TRUE(commit_everything(volume_->mountpoint()));  // the tail's size included
+  const uint32_t committed = next;
+  // Within the same block (12000 to 12080 of 12288): no read-modify-write
+  // of a new block writes the tail back on the way.
+  ASSERT_TRUE(append(20));
+  fd = Fd(-1);
+  volume_->kill9();
+  ASSERT_EQ(volume_->mount().code, 0);
+  std::string got = read_file(at("log"));
+  ASSERT_EQ(got.size() % 4, 0u);
+  ASSERT_GE(got.size() / 4, committed) << "committed appends lost";
+  ASSERT_LE(got.size() / 4, next);
+  for (uint32_t i = 0; i < got.size() / 4; ++i) {
+    uint32_t v;
+    std::memcpy(&v, got.data() + i * 4, 4);
+    ASSERT_EQ(v, i) << "record " << i << " of " << got.size() / 4 << " (committed: " << committed << ")";
+  }
 }
 
 // Members in /dev/shm: the engine finishes their IO inside the dispatch,

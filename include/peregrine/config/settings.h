@@ -81,6 +81,7 @@ struct FuseSettings {
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
   uint32_t max_request_bytes;                    // power of two
   CacheMode cache;
+  uint32_t tail_blocks;  // fuse.cache=direct: files' partial last blocks kept in memory (fs/tail_blocks.h)
   bool allow_other;
   bool acl;  // POSIX ACLs (FUSE_POSIX_ACL), as ext4's acl mount option
   AtimeMode atime;

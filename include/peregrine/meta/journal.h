@@ -112,6 +112,10 @@ class Journal {
   // Called once, without the journal mutex, when a batch or checkpoint
   // write fails and the journal stops accepting commits.
   void set_failure_hook(std::function<void(int err, bool checkpoint)> fn) { failure_hook_ = std::move(fn); }
+  // Called on the commit leader, without the journal mutex, after a batch's
+  // records are taken and before they are written; an error fails the
+  // commit as a write error would. Metadata::set_before_persist.
+  void set_before_batch_hook(std::function<int()> fn) { before_batch_hook_ = std::move(fn); }
   void start_background(uint32_t interval_ms);
   void stop_background();
 
@@ -150,6 +154,7 @@ class Journal {
   CheckpointFn checkpoint_fn_;
   std::function<void(uint64_t)> durable_hook_;
   std::function<void(int, bool)> failure_hook_;
+  std::function<int()> before_batch_hook_;
 
   mutable Mutex mu_;
   std::condition_variable cv_;     // commit finished

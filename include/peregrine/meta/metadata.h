@@ -40,6 +40,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -294,6 +295,15 @@ class Metadata {
   int fsync(Ino ino);
   int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
+  // Set once, before the first change: runs whenever metadata is about to
+  // be persisted (a journal batch, a checkpoint), after the state it
+  // persists was taken and before it is written, on the thread that
+  // commits (the background committer, an fsync caller, unmount), with no
+  // metadata lock held. It may take the namespace lock shared and do
+  // member IO, never commit. Data the daemon keeps in memory (fs
+  // TailBlocks) is written there, so that no durable size covers bytes
+  // that are not durable. An error fails the commit as a write error does.
+  void set_before_persist(std::function<int()> fn);
 
   // ---- discard ----
   // FITRIM: discards the free space within [start, start + len) of the data
@@ -384,6 +394,7 @@ class Metadata {
   size_t times_unlogged_compact_at_ GUARDED_BY(ns_mu_) = 4096;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
+  std::function<int()> before_persist_;   // set before the first change
   std::unique_ptr<Discarder> discarder_;  // read-write mounts only
   uint64_t ckpt_seq_ = 0;                 // commit leader only
   MountReport report_;
