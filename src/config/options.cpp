@@ -490,13 +490,14 @@ std::vector<Option> build_options() {
           .min = 0,
           .max = 1048576,
           .doc = "fuse.cache = direct: how many files may have their partial last 4 KiB block kept "
-                 "in memory, so that a small write inside it (a log written a line at a time) "
-                 "patches memory instead of reading and writing the block on the members. The "
-                 "block is written back before the metadata that counts its bytes is committed "
-                 "(every commit interval, and at fsync), so a crash never leaves a size that "
-                 "covers bytes that were not written; reads see it at once. A block left alone "
-                 "for two commit intervals is dropped. 0: every such write does read-modify-write "
-                 "on the members.",
+                 "in memory (about 4.2 KiB each), so that a small write that grows the file inside "
+                 "that block (a log written a line at a time) patches memory instead of reading "
+                 "and writing the block on the members. The block is written back before the "
+                 "metadata that counts its bytes is committed (every commit interval, and at any "
+                 "fsync), so a crash loses the last appends from the end of the file and never "
+                 "leaves a size that covers bytes that were not written; reads see it at once. A "
+                 "block left alone for two commits is dropped. 0: every such write does "
+                 "read-modify-write on the members.",
           .store = [](Settings& s, const Value& v) { s.fuse.tail_blocks = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.tail_blocks}); },
       },

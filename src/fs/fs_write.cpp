@@ -174,21 +174,24 @@ class ReapingHereIo final : public VolumeIo {
 // would otherwise cost four context switches); *waited: some of it did not.
 int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, bool* waited) {
   std::vector<meta::WriteRange> ranges;
-  int rc = fs.meta.prepare_write(ino, off, size, &ranges);
+  uint64_t size_before = 0;
+  int rc = fs.meta.prepare_write(ino, off, size, &ranges, nullptr, &size_before);
   if (rc != 0) return rc;
   uint64_t astart = off / kBlock * kBlock;
   uint64_t aend = (off + size + kBlock - 1) / kBlock * kBlock;
-  // Inside the file's tail block: patched in memory, before the size
-  // change is journaled; the members get it before that commits
-  // (tail_blocks.h). The block is written already: nothing to mark.
-  if (aend - astart == kBlock && ranges.size() == 1 && ranges[0].written &&
+  // Inside the file's tail block and growing the file: patched in memory
+  // before the new size is journaled, and that record makes the next
+  // commit write the block back first (tail_blocks.h). Only growing
+  // writes: a rewrite within the size journals nothing (its times are
+  // deferred), and nothing would make a commit come for it.
+  if (aend - astart == kBlock && off + size > size_before && ranges.size() == 1 && ranges[0].written &&
       fs.tails.absorb(ino, off, ranges[0].vol_off, reinterpret_cast<const std::byte*>(data), size)) {
     return fs.meta.complete_write(ino, ranges, off + size);
   }
   // Any other write of the file writes its tail back first: that block
   // may be an edge block here, and a file keeps one tail.
   ReapingHereIo here(fs.sync_io, waited);
-  rc = fs.tails.write_back_and_drop(ino, here);
+  rc = fs.tails.write_back_and_drop(ino, here, waited);
   if (rc != 0) return rc;
   DataBuffer buf(aend - astart);
   // The edge blocks: their bytes outside [off, off + size) come from the

@@ -1,5 +1,7 @@
 #include "tail_blocks.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <utility>
@@ -61,14 +63,20 @@ void TailBlocks::drop(uint64_t ino, const TailPtr& t) {
 
 int TailBlocks::write_back_locked(Tail& t, VolumeIo& io, bool* wrote) {
   uint64_t version;
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte, Free> snapshot;
   {
     MutexLock lock(t.bytes_mu);
     // Dropped: its block may no longer be its file's.
     if (t.dropped || t.version == t.written_version) return 0;
-    std::memcpy(t.snapshot, t.bytes, kBlock);
+    snapshot.reset(static_cast<std::byte*>(std::aligned_alloc(kBlock, kBlock)));
+    if (snapshot == nullptr) return -ENOMEM;
+    std::memcpy(snapshot.get(), t.bytes, kBlock);
     version = t.version;
   }
-  if (int rc = io.write(t.vol_off, std::span<const std::byte>(t.snapshot, kBlock)); rc != 0) return rc;
+  if (int rc = io.write(t.vol_off, std::span<const std::byte>(snapshot.get(), kBlock)); rc != 0) return rc;
   {
     MutexLock lock(t.bytes_mu);
     t.written_version = version;
@@ -78,12 +86,16 @@ int TailBlocks::write_back_locked(Tail& t, VolumeIo& io, bool* wrote) {
   return 0;
 }
 
-int TailBlocks::write_back_and_drop(uint64_t ino, VolumeIo& io, bool* wrote) {
+int TailBlocks::write_back_and_drop(uint64_t ino, VolumeIo& io, bool* waited) {
   if (empty()) return 0;
   TailPtr t = find(ino);
   if (t == nullptr) return 0;
-  MutexLock lock(t->write_back_mu);
-  if (int rc = write_back_locked(*t, io, wrote); rc != 0) return rc;
+  if (!t->write_back_mu.try_lock()) {
+    if (waited != nullptr) *waited = true;  // a commit is writing it back
+    t->write_back_mu.lock();
+  }
+  MutexLock lock(t->write_back_mu, std::adopt_lock);
+  if (int rc = write_back_locked(*t, io, nullptr); rc != 0) return rc;
   drop(ino, t);
   return 0;
 }

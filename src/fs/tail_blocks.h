@@ -9,11 +9,15 @@
 // - A tail is made only from a block just written through to the members
 //   (keep()), so its block is allocated and marked written, and what the
 //   members hold of it is the file as of some earlier write.
-// - A write inside the tail patches it (absorb()) before its size change
-//   reaches the metadata layer. Before metadata is persisted, the commit
-//   leader writes every dirty tail back (write_back_all(), registered with
-//   Metadata::set_before_persist): the durable size never covers bytes
-//   that are not durable. fsync writes its file's tail back first.
+// - A write inside the tail that grows the file patches it (absorb())
+//   before its size change reaches the metadata layer; that record is
+//   what brings a commit (a rewrite within the size journals nothing, so
+//   fs_write.cpp writes those through). Before metadata is persisted, the
+//   commit leader writes every dirty tail back (write_back_all(),
+//   registered with Metadata::set_before_persist), and the batch flushes
+//   the members before its records (a grown size is data-first): the
+//   durable size never covers bytes that are not durable. fsync writes its
+//   file's tail back first.
 // - Every other operation on the file's bytes sees it: reads lay it over
 //   what the members return (copy_if_inside()); writes that are not inside
 //   it, block-aligned writes over it, truncate and fallocate write it back
@@ -21,8 +25,12 @@
 // - A tail whose block no longer belongs to its file (unlinked, truncated)
 //   is dropped by the next write_back_all() unwritten, before the commit
 //   that lets the allocator hand the block out again.
-// - At most `max_blocks` tails live; one left alone for two write-back
-//   passes (two commit intervals) is dropped.
+// - At most `max_blocks` tails live (about 4.2 KiB each); one left alone
+//   for two write-back passes (two commits: the interval, or any fsync)
+//   is dropped.
+// - A write-back that fails fails the commit that ran it: the volume goes
+//   read-only (the member's error is logged with its name), as for a
+//   journal write error, rather than commit a size over lost bytes.
 //
 // Thread rules: thread-safe. The file's gate (io_gates.h) orders what
 // touches one file's tail: absorb, keep and write_back_and_drop need it
@@ -65,9 +73,10 @@ class TailBlocks {
   // max_blocks tails live. REQUIRES: ino's gate exclusively, no tail of ino.
   void keep(uint64_t ino, uint64_t file_off, uint64_t vol_off, const std::byte* block);
   // Writes ino's tail back if it is dirty, then drops it. On a write error
-  // the tail stays (dirty) and the error is returned. *wrote: member IO
-  // was done. REQUIRES: ino's gate exclusively.
-  int write_back_and_drop(uint64_t ino, VolumeIo& io, bool* wrote = nullptr);
+  // the tail stays (dirty) and the error is returned. *waited (if given)
+  // is set when it waited for another thread's write-back of that tail.
+  // REQUIRES: ino's gate exclusively.
+  int write_back_and_drop(uint64_t ino, VolumeIo& io, bool* waited = nullptr);
   // Writes ino's tail back if it is dirty (fsync), keeping it.
   int write_back(uint64_t ino, VolumeIo& io);
 
@@ -95,17 +104,18 @@ class TailBlocks {
   Counts counts() const;
 
  private:
+  // About 4.2 KiB: the write-back copies the bytes to an aligned buffer
+  // of its own (O_DIRECT), so that the tail needs no page alignment.
   struct Tail {
     Mutex write_back_mu;  // one write-back at a time, so they land in order
     mutable Mutex bytes_mu;
     uint64_t file_off = 0;  // set before the tail is shared
     uint64_t vol_off = 0;
-    alignas(kBlock) std::byte bytes[kBlock] GUARDED_BY(bytes_mu);
-    alignas(kBlock) std::byte snapshot[kBlock] GUARDED_BY(write_back_mu);  // what a write-back sends
-    uint64_t version GUARDED_BY(bytes_mu) = 0;                             // absorbs so far
-    uint64_t written_version GUARDED_BY(bytes_mu) = 0;                     // the version on the members
-    uint32_t idle_passes GUARDED_BY(bytes_mu) = 0;                         // write-back passes without an absorb
-    bool dropped GUARDED_BY(bytes_mu) = false;                             // out of the map: absorb must not patch it
+    uint64_t version GUARDED_BY(bytes_mu) = 0;          // absorbs so far
+    uint64_t written_version GUARDED_BY(bytes_mu) = 0;  // the version on the members
+    uint32_t idle_passes GUARDED_BY(bytes_mu) = 0;      // write-back passes without an absorb
+    bool dropped GUARDED_BY(bytes_mu) = false;          // out of the map: absorb must not patch it
+    std::byte bytes[kBlock] GUARDED_BY(bytes_mu);
   };
   using TailPtr = std::shared_ptr<Tail>;
 

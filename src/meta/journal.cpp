@@ -202,10 +202,25 @@ void Journal::background_loop(uint32_t interval_ms) {
   }
 }
 
-uint64_t Journal::append(const Txn& txn) {
+void Journal::set_before_persist(std::function<int()> fn) {
+  MutexLock lk(mu_);
+  before_persist_ = std::move(fn);
+}
+
+int Journal::run_before_persist() {
+  std::function<int()> hook;
+  {
+    MutexLock lk(mu_);
+    hook = before_persist_;
+  }
+  return hook ? hook() : 0;
+}
+
+uint64_t Journal::append(const Txn& txn, bool data_first) {
   MutexLock lk(mu_);
   encode_txn(txn, &pending_);
   ++pending_count_;
+  if (data_first) pending_data_ = true;
   for (const Delta& d : txn) {
     if (d.type == DeltaType::kExtentWritten || (d.type == DeltaType::kExtentMap && d.written)) pending_data_ = true;
   }
@@ -249,7 +264,7 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     if (ckpt) {
       rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
     } else if (count > 0) {
-      if (before_batch_hook_) rc = before_batch_hook_();
+      rc = run_before_persist();
       if (rc == 0) rc = write_batch(at, first, count, payload, salt, data);
     }
     lk.lock();

@@ -209,12 +209,12 @@ std::string Metadata::last_error() const {
   return last_error_;
 }
 
-int Metadata::commit_txn(Txn&& txn) {
+int Metadata::commit_txn(Txn&& txn, bool data_first) {
   if (opt_.read_only) return -EROFS;
   if (int err = journal_->error(); err != 0) return -EROFS;  // read-only since a metadata write failed
   std::vector<VolRange> freed;
   if (int rc = model_.apply(txn, &freed); rc != 0) return -EIO;  // a bug: the op built a bad txn
-  const uint64_t lsn = journal_->append(txn);
+  const uint64_t lsn = journal_->append(txn, data_first);
   for (const Delta& d : txn) {
     if (Inode* in = model_.find(d.ino)) {
       in->last_lsn = lsn;
@@ -245,9 +245,7 @@ int Metadata::do_checkpoint() {
     h.next_ino = model_.next_ino;
     h.inode_count = model_.inodes.size();
   }
-  if (before_persist_) {
-    if (int rc = before_persist_(); rc != 0) return rc;
-  }
+  if (int rc = journal_->run_before_persist(); rc != 0) return rc;
   h.seq = ckpt_seq_ + 1;
   h.journal_salt = covered.salt = std::random_device{}();
   h.data_offset = geo_.data_offset;
@@ -263,10 +261,7 @@ int Metadata::do_checkpoint() {
   return 0;
 }
 
-void Metadata::set_before_persist(std::function<int()> fn) {
-  before_persist_ = fn;
-  journal_->set_before_batch_hook(std::move(fn));
-}
+void Metadata::set_before_persist(std::function<int()> fn) { journal_->set_before_persist(std::move(fn)); }
 
 MetaSpace Metadata::space() const {
   ReaderLock lk(ns_mu_);

@@ -150,7 +150,8 @@ int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be)
   return 0;
 }
 
-int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done) {
+int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done,
+                            uint64_t* size_before) {
   if (rewrite_done) *rewrite_done = false;
   if (opt_.read_only) return -EROFS;
   if (len == 0) return 0;
@@ -161,6 +162,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
     WriterLock lk(ns_mu_);
     Inode* in = model_.find(ino);
     if (int rc = check_regular(in); rc != 0) return rc;
+    if (size_before != nullptr) *size_before = in->attr.size;
     TxnBuilder b;
     int rc = allocate_holes(b, in, bs, be);
     if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
@@ -280,10 +282,14 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
   // the volume already; when even that does not fit, the range stays
   // unwritten (reads as zeros) and the write fails.
   if (!b.txn.empty() && !space_locked().fits_at_all(extent_growth(b.txn, nullptr))) return -ENOSPC;
+  // A size grown over bytes a write just put on the volume: those bytes
+  // reach the media before the record does (a rewrite of a written block
+  // sets no written state that would make the batch flush first).
+  const bool grows = new_size > in->attr.size;
   InodeAttr& a = b.attr(in);
   a.size = std::max(a.size, std::min(new_size, kMaxFileSize));
   if (!opt_.kernel_stamps_writes) a.mtime_ns = a.ctime_ns = t;
-  return commit_txn(b.finish());
+  return commit_txn(b.finish(), grows);
 }
 
 int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {

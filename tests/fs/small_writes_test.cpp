@@ -117,6 +117,16 @@ uint64_t tails_absorbed(const std::string& mountpoint) {
   return t.contains("absorbed") ? t.at("absorbed").get<uint64_t>() : 0;
 }
 
+// Commits every change so far: syncfs(2) does not reach a FUSE daemon, an
+// fsync commits the journal up to that file's last change (and so every
+// change before it), and a change of a file of its own is the last one.
+bool commit_everything(const std::string& dir) {
+  static int n = 0;
+  const std::string marker = dir + "/.commit" + std::to_string(n++);
+  Fd fd(::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  return fd.ok() && ::write(fd.get(), "x", 1) == 1 && ::fsync(fd.get()) == 0;
+}
+
 // The file's tail block (fuse.tail_blocks, src/fs/tail_blocks.h): small
 // writes inside a file's partial last block patch it in memory, reads see
 // them at once, whole and in part.
@@ -144,7 +154,7 @@ TEST_F(SmallWritesTest, TruncateFallocateAndOverwritesOfATailBlockMatchExt4) {
   TempDir ext4("peregrine-small-writes-ref");
   struct Step {
     const char* what;
-    std::function<bool(int fd)> run;
+    std::function<bool(int fd, const std::string& path)> run;
   };
   // pwrite on an O_APPEND descriptor appends on Linux: seek instead.
   auto appends = [](int fd, int n, char c) {
@@ -156,40 +166,58 @@ TEST_F(SmallWritesTest, TruncateFallocateAndOverwritesOfATailBlockMatchExt4) {
   };
   const std::string block = pattern(4096, 5);
   const std::vector<Step> steps = {
-      {"appends to 5000 bytes", [&](int fd) { return appends(fd, 5000, 'a'); }},
-      {"truncate into the tail block", [](int fd) { return ::ftruncate(fd, 4100) == 0; }},
-      {"appends after truncate", [&](int fd) { return appends(fd, 100, 'b'); }},
-      {"whole-block write over the tail block", [&](int fd) { return write_at(fd, block, 4096); }},
-      {"appends after it", [&](int fd) { return appends(fd, 7, 'c'); }},
+      {"appends to 5000 bytes", [&](int fd, const std::string&) { return appends(fd, 5000, 'a'); }},
+      {"truncate into the tail block", [](int fd, const std::string&) { return ::ftruncate(fd, 4100) == 0; }},
+      {"appends after truncate", [&](int fd, const std::string&) { return appends(fd, 100, 'b'); }},
+      {"whole-block write over the tail block", [&](int fd, const std::string&) { return write_at(fd, block, 4096); }},
+      {"appends after it", [&](int fd, const std::string&) { return appends(fd, 7, 'c'); }},
       {"punch the tail block",
-       [](int fd) { return ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 8192, 4096) == 0; }},
-      {"appends after the punch", [&](int fd) { return appends(fd, 3, 'd'); }},
-      {"unaligned overwrite across the tail's start", [](int fd) { return write_at(fd, "XYZ", 8190) == true; }},
+       [](int fd, const std::string&) {
+         return ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 8192, 4096) == 0;
+       }},
+      {"appends after the punch", [&](int fd, const std::string&) { return appends(fd, 3, 'd'); }},
+      {"unaligned overwrite across the tail's start",
+       [](int fd, const std::string&) { return write_at(fd, "XYZ", 8190) == true; }},
       {"zero range inside the tail block",
-       [](int fd) { return ::fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 8195, 2) == 0; }},
-      {"truncate up", [](int fd) { return ::ftruncate(fd, 20000) == 0; }},
-      {"appends after truncate up", [&](int fd) { return appends(fd, 11, 'e'); }},
+       [](int fd, const std::string&) {
+         return ::fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 8195, 2) == 0;
+       }},
+      {"truncate up", [](int fd, const std::string&) { return ::ftruncate(fd, 20000) == 0; }},
+      {"appends after truncate up", [&](int fd, const std::string&) { return appends(fd, 11, 'e'); }},
+      {"open with O_TRUNC",
+       [](int, const std::string& path) { return Fd(::open(path.c_str(), O_WRONLY | O_TRUNC)).ok(); }},
+      {"appends after O_TRUNC", [&](int fd, const std::string&) { return appends(fd, 9, 'f'); }},
   };
+  const uint64_t absorbed_before = tails_absorbed(volume_->mountpoint());
   Fd ours(::open(at("f").c_str(), O_RDWR | O_CREAT, 0644));
   Fd ref(::open((ext4.path() + "/f").c_str(), O_RDWR | O_CREAT, 0644));
   ASSERT_TRUE(ours.ok() && ref.ok()) << std::strerror(errno);
   for (const Step& step : steps) {
-    ASSERT_TRUE(step.run(ref.get())) << step.what << " on ext4: " << std::strerror(errno);
-    ASSERT_TRUE(step.run(ours.get())) << step.what << ": " << std::strerror(errno);
+    ASSERT_TRUE(step.run(ref.get(), ext4.path() + "/f")) << step.what << " on ext4: " << std::strerror(errno);
+    ASSERT_TRUE(step.run(ours.get(), at("f"))) << step.what << ": " << std::strerror(errno);
     const std::string want = read_file(ext4.path() + "/f"), got = read_file(at("f"));
     ASSERT_EQ(got.size(), want.size()) << "after " << step.what;
     ASSERT_TRUE(got == want) << "after " << step.what;
   }
+  EXPECT_GT(tails_absorbed(volume_->mountpoint()), absorbed_before) << "no step met a dirty tail";
 }
 
-// Commits every change so far: syncfs(2) does not reach a FUSE daemon, an
-// fsync commits the journal up to that file's last change (and so every
-// change before it), and a change of a file of its own is the last one.
-bool commit_everything(const std::string& dir) {
-  static int n = 0;
-  const std::string marker = dir + "/.commit" + std::to_string(n++);
-  Fd fd(::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  return fd.ok() && ::write(fd.get(), "x", 1) == 1 && ::fsync(fd.get()) == 0;
+// A rewrite inside the tail block that does not grow the file journals
+// nothing, so no commit would come to write it back: it goes to the
+// members at once, and survives kill -9 with no commit after it.
+TEST_F(SmallWritesTest, RewriteInsideTheTailBlockIsNotLeftInMemory) {
+  ASSERT_TRUE(append_records(at("log"), 1, 100));
+  ASSERT_TRUE(commit_everything(volume_->mountpoint()));
+  {
+    Fd fd(::open(at("log").c_str(), O_WRONLY));
+    ASSERT_TRUE(fd.ok());
+    ASSERT_TRUE(write_at(fd.get(), "ZZZZ", 8));
+  }
+  volume_->kill9();
+  ASSERT_EQ(volume_->mount().code, 0);
+  std::string got = read_file(at("log"));
+  ASSERT_EQ(got.size(), 400u);
+  EXPECT_EQ(got.substr(8, 4), "ZZZZ");
 }
 
 // A file unlinked with its tail dirty: its blocks are freed, and once the

@@ -238,3 +238,41 @@ TEST_F(DeferredTimes, UnmountKeepsTheNewestTimes) {
 
 }  // namespace
 }  // namespace peregrine::meta
+
+namespace peregrine::meta {
+namespace {
+
+// Metadata::set_before_persist: the FUSE layer's data kept in memory
+// (fs/tail_blocks.h) is written from this hook, so it must run before each
+// journal batch is written and inside each checkpoint, and its error must
+// stop the commit rather than let the metadata run ahead of the data.
+TEST(BeforePersist, RunsBeforeEachBatchAndCheckpointAndItsErrorFailsTheCommit) {
+  const Geometry g = test::small_geometry();
+  auto io = test::new_volume(g);
+  auto md = test::mount_ok(*io, g, test::test_options());
+  ASSERT_NE(md, nullptr);
+  int calls = 0, fail_with = 0;
+  uint64_t batches_at_call = 0;
+  md->set_before_persist([&] {
+    ++calls;
+    batches_at_call = md->journal_batches();
+    return fail_with;
+  });
+  InodeAttr f;
+  ASSERT_EQ(md->create(kRootIno, "f", 0644, Cred{}, &f), 0);
+  ASSERT_EQ(md->fsync(f.ino), 0);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(md->journal_batches(), batches_at_call + 1) << "the hook ran after the batch was written";
+  ASSERT_EQ(md->fsync(f.ino), 0);
+  EXPECT_EQ(calls, 1) << "nothing to commit, nothing to persist";
+  ASSERT_EQ(md->checkpoint(), 0);
+  EXPECT_EQ(calls, 2) << "a checkpoint persists the model: the hook must run";
+  fail_with = -EIO;
+  InodeAttr h;
+  ASSERT_EQ(md->create(kRootIno, "h", 0644, Cred{}, &h), 0);
+  EXPECT_EQ(md->fsync(h.ino), -EIO);
+  EXPECT_TRUE(md->write_failed());
+}
+
+}  // namespace
+}  // namespace peregrine::meta

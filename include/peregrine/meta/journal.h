@@ -112,14 +112,18 @@ class Journal {
   // Called once, without the journal mutex, when a batch or checkpoint
   // write fails and the journal stops accepting commits.
   void set_failure_hook(std::function<void(int err, bool checkpoint)> fn) { failure_hook_ = std::move(fn); }
-  // Called on the commit leader, without the journal mutex, after a batch's
-  // records are taken and before they are written; an error fails the
-  // commit as a write error would. Metadata::set_before_persist.
-  void set_before_batch_hook(std::function<int()> fn) { before_batch_hook_ = std::move(fn); }
+  // Metadata::set_before_persist: run_before_persist() calls it on the
+  // commit leader, without the journal mutex, after a batch's records were
+  // taken and before they are written (and from the checkpoint function);
+  // an error fails the commit as a write error would. Any time, any thread.
+  void set_before_persist(std::function<int()> fn) EXCLUDES(mu_);
+  int run_before_persist() EXCLUDES(mu_);
   void start_background(uint32_t interval_ms);
   void stop_background();
 
-  uint64_t append(const Txn& txn);
+  // data_first: the record counts bytes of data writes (a size grown by a
+  // write), which the batch flushes to the media before it is written.
+  uint64_t append(const Txn& txn, bool data_first = false);
   // Blocks until lsn <= target is durable. 0, or -errno once the journal has
   // failed (every later commit fails too: the volume needs a remount).
   int commit(uint64_t target);
@@ -154,7 +158,7 @@ class Journal {
   CheckpointFn checkpoint_fn_;
   std::function<void(uint64_t)> durable_hook_;
   std::function<void(int, bool)> failure_hook_;
-  std::function<int()> before_batch_hook_;
+  std::function<int()> before_persist_ GUARDED_BY(mu_);
 
   mutable Mutex mu_;
   std::condition_variable cv_;     // commit finished

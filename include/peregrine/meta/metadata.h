@@ -274,7 +274,9 @@ class Metadata {
   // before a write's data) and *rewrite_done says so; it needs no
   // complete_write, provided the caller keeps the file's extents and size
   // from shrinking until its data is written (the fs layer's IO gate).
-  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done = nullptr);
+  // *size_before (if given): the file's size before this write.
+  int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done = nullptr,
+                    uint64_t* size_before = nullptr);
   // After the data writes of `ranges` completed: marks them written (only
   // where the file still maps them to the same volume bytes), raises the
   // size to new_size if larger, updates mtime/ctime. Called from IO
@@ -295,7 +297,7 @@ class Metadata {
   int fsync(Ino ino);
   int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
-  // Set once, before the first change: runs whenever metadata is about to
+  // Sets (any time, any thread) what runs whenever metadata is about to
   // be persisted (a journal batch, a checkpoint), after the state it
   // persists was taken and before it is written, on the thread that
   // commits (the background committer, an fsync caller, unmount), with no
@@ -352,7 +354,8 @@ class Metadata {
     return MetaSpace{layout_.max_body(), model_.body_bytes, model_.inodes.size()};
   }
   // Applies and journals a transaction.
-  int commit_txn(Txn&& txn) REQUIRES(ns_mu_);
+  // data_first: Journal::append's.
+  int commit_txn(Txn&& txn, bool data_first = false) REQUIRES(ns_mu_);
   // Journals the deferred timestamps of `in` (or of every such inode).
   int log_deferred_times(Inode* in) REQUIRES(ns_mu_);
   // A rewrite of written blocks inside the file: sets mtime/ctime to `t`
@@ -394,7 +397,6 @@ class Metadata {
   size_t times_unlogged_compact_at_ GUARDED_BY(ns_mu_) = 4096;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Journal> journal_;
-  std::function<int()> before_persist_;   // set before the first change
   std::unique_ptr<Discarder> discarder_;  // read-write mounts only
   uint64_t ckpt_seq_ = 0;                 // commit leader only
   MountReport report_;
