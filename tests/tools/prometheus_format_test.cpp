@@ -347,6 +347,20 @@ TEST(PrometheusText, DiscardCountersWhenTheDaemonHasThem) {
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
 }
 
+// Kept last blocks (fuse.tail_blocks), from a daemon that counts them.
+TEST(PrometheusText, TailBlockCountersWhenTheDaemonHasThem) {
+  json doc = json::parse(kOneDrive);
+  EXPECT_EQ(prometheus_text(doc, "/mnt/pg", "old").find("tail_block"), std::string::npos);
+  doc["tail_blocks"] = {{"live", 2}, {"absorbed", 3000}, {"written_back", 7}};
+  const std::string text = prometheus_text(doc, "/mnt/pg", "old");
+  const std::string vol = R"({volume="data",mountpoint="/mnt/pg"})";
+  for (const std::string& line : std::vector<std::string>{
+           "# TYPE peregrine_tail_blocks gauge", "peregrine_tail_blocks" + vol + " 2",
+           "# TYPE peregrine_tail_block_writes_total counter", "peregrine_tail_block_writes_total" + vol + " 3000",
+           "peregrine_tail_block_write_backs_total" + vol + " 7"})
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
+}
+
 TEST(PrometheusText, MissingFieldThrows) {
   json doc = json::parse(kOneDrive);
   doc["drives"][0].erase("errors");

@@ -195,6 +195,19 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
     out.sample("peregrine_volume_discard_pending_bytes", base, d.at("pending_bytes").get<uint64_t>());
   }
 
+  if (doc.contains("tail_blocks")) {
+    const json& t = doc["tail_blocks"];
+    out.family("peregrine_tail_blocks", "gauge",
+               "Files whose partial last block the daemon keeps in memory now (fuse.tail_blocks).");
+    out.sample("peregrine_tail_blocks", base, t.at("live").get<uint64_t>());
+    out.family("peregrine_tail_block_writes_total", "counter",
+               "Small writes that patched a kept last block instead of reading and writing it on the members.");
+    out.sample("peregrine_tail_block_writes_total", base, t.at("absorbed").get<uint64_t>());
+    out.family("peregrine_tail_block_write_backs_total", "counter",
+               "Kept last blocks written back to the members (before a commit, at fsync, or for another write).");
+    out.sample("peregrine_tail_block_write_backs_total", base, t.at("written_back").get<uint64_t>());
+  }
+
   if (doc.contains("transport")) {
     const json& t = doc["transport"];
     const json& rings = t.at("ring_requests");
