@@ -288,7 +288,7 @@ class MemoryMembersTest : public ::testing::Test {
     struct statfs sfs;
     if (::statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) GTEST_SKIP() << "/dev/shm is not tmpfs";
     char tmpl[] = "/dev/shm/peregrine-small-writes-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr) << std::strerror(errno);
+    if (::mkdtemp(tmpl) == nullptr) GTEST_SKIP() << "no room in /dev/shm: " << std::strerror(errno);
     shm_ = tmpl;
     for (int i = 0; i < 4; ++i) members_.push_back(shm_ + "/m" + std::to_string(i));
     std::vector<std::string> argv = {peregrine_bin(), "mkfs", "--size", "64M"};
