@@ -193,7 +193,10 @@ TEST_F(SmallWritesTest, TruncateFallocateAndOverwritesOfATailBlockMatchExt4) {
   Fd ref(::open((ext4.path() + "/f").c_str(), O_RDWR | O_CREAT, 0644));
   ASSERT_TRUE(ours.ok() && ref.ok()) << std::strerror(errno);
   for (const Step& step : steps) {
-    ASSERT_TRUE(step.run(ref.get(), ext4.path() + "/f")) << step.what << " on ext4: " << std::strerror(errno);
+    if (!step.run(ref.get(), ext4.path() + "/f")) {
+      if (errno == EOPNOTSUPP) GTEST_SKIP() << "the reference filesystem under /tmp cannot: " << step.what;
+      FAIL() << step.what << " on the reference: " << std::strerror(errno);
+    }
     ASSERT_TRUE(step.run(ours.get(), at("f"))) << step.what << ": " << std::strerror(errno);
     const std::string want = read_file(ext4.path() + "/f"), got = read_file(at("f"));
     ASSERT_EQ(got.size(), want.size()) << "after " << step.what;
