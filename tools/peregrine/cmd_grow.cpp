@@ -88,7 +88,7 @@ int grow_mounted(const std::string& arg, const MountEntry& m) {
   int fd = ::open(m.mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    if (e == ENOTCONN)
+    if (dead_mount_errno(e))
       std::fprintf(stderr, "peregrine grow: %s\n", dead_mount_advice(m.mountpoint).c_str());
     else
       std::fprintf(stderr, "peregrine grow: %s: %s\n", arg.c_str(), std::strerror(e));

@@ -110,7 +110,7 @@ Expected<MountEntry> peregrine_mount(const std::string& arg) {
   struct stat st;
   if (::stat(arg.c_str(), &st) != 0) {
     int e = errno;
-    if (e == ENOTCONN) return Status::error(e, dead_mount_advice(arg));
+    if (dead_mount_errno(e)) return Status::error(e, dead_mount_advice(arg));
     return Status::error(e, arg + ": " + std::strerror(e));
   }
   char* resolved = ::realpath(arg.c_str(), nullptr);
@@ -144,7 +144,7 @@ Expected<std::string> read_xattr(const std::string& root) {
     if (e == ENODATA || e == ENOTSUP)
       return Status::error(e, root + ": the daemon publishes no statistics (" + kXattr + " " + std::strerror(e) +
                                   "); is it an older peregrine?");
-    if (e == ENOTCONN) return Status::error(e, dead_mount_advice(root));
+    if (dead_mount_errno(e)) return Status::error(e, dead_mount_advice(root));
     return Status::error(e, root + ": cannot read " + kXattr + ": " + std::strerror(e));
   }
   return Status::error(ERANGE, root + ": " + kXattr + " keeps growing; giving up");

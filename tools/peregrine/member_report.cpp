@@ -30,7 +30,7 @@ MountState mount_state(const MemberExamination& e) {
   const bool this_volume = m && (m->source == mount_source_of(*e.superblock) || !m->source.starts_with("peregrine:"));
   if (m && m->fstype == "fuse.peregrine" && this_volume) {
     struct stat st {};
-    if (::stat(r.mountpoint.c_str(), &st) != 0 && errno == ENOTCONN)
+    if (::stat(r.mountpoint.c_str(), &st) != 0 && dead_mount_errno(errno))
       return {"dirty", "its daemon died while mounted " + utc_time(r.mount_time) + ": " +
                            dead_mount_advice(r.mountpoint) + " (the next mount replays the journal)"};
     return {"mounted", "mounted at " + r.mountpoint + " since " + utc_time(r.mount_time) + " (in use now)"};

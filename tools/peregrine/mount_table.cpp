@@ -68,7 +68,9 @@ Status check_mountpoint(const std::string& mountpoint, bool force) {
   struct stat st {};
   if (::stat(mountpoint.c_str(), &st) != 0) {
     int e = errno;
-    if (e == ENOTCONN) return Status::error(e, "mountpoint " + dead_mount_advice(mountpoint) + ", then mount again");
+    if (dead_mount_errno(e)) {
+      return Status::error(ENOTCONN, "mountpoint " + dead_mount_advice(mountpoint) + ", then mount again");
+    }
     return Status::error(e, "mountpoint " + mountpoint + ": " + std::strerror(e));
   }
   if (!S_ISDIR(st.st_mode)) return Status::error(ENOTDIR, "mountpoint " + mountpoint + ": not a directory");

@@ -4,6 +4,7 @@
 // /proc/self/mountinfo on each call. Main thread only.
 #pragma once
 
+#include <cerrno>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,11 @@ std::optional<MountEntry> mount_at(const std::string& dir);
 // (transport endpoint is not connected); clear it with 'umount /mnt/pg' or
 // 'fusermount3 -u /mnt/pg'".
 std::string dead_mount_advice(const std::string& path);
+// Whether errno `e` from a path under a FUSE mount says its daemon is gone:
+// ENOTCONN, or ECONNABORTED for a request the kernel was holding when it
+// aborted the connection (with FUSE over io_uring the abort comes when the
+// dead daemon's rings are torn down, a moment after it exited).
+inline bool dead_mount_errno(int e) { return e == ENOTCONN || e == ECONNABORTED; }
 
 // Checks that `mountpoint` (absolute) can take a new peregrine mount: it
 // exists and is a directory, it is not a dead mount (dead_mount_advice), and
