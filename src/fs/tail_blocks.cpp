@@ -10,6 +10,7 @@
 namespace peregrine::fs {
 
 TailBlocks::TailPtr TailBlocks::find(uint64_t ino) const {
+  if (bucket(ino).load(std::memory_order_acquire) == 0) return nullptr;
   MutexLock lock(map_mu_);
   auto it = tails_.find(ino);
   return it == tails_.end() ? nullptr : it->second;
@@ -46,6 +47,7 @@ void TailBlocks::keep(uint64_t ino, uint64_t file_off, uint64_t vol_off, const s
     it->second = std::move(t);  // one a write-back pass dropped and has yet to erase
   } else {
     tails_.emplace(ino, std::move(t));
+    bucket(ino).fetch_add(1, std::memory_order_release);
   }
   live_.store(tails_.size(), std::memory_order_release);
 }
@@ -57,7 +59,10 @@ void TailBlocks::drop(uint64_t ino, const TailPtr& t) {
   }
   MutexLock lock(map_mu_);
   auto it = tails_.find(ino);
-  if (it != tails_.end() && it->second == t) tails_.erase(it);
+  if (it != tails_.end() && it->second == t) {
+    tails_.erase(it);
+    bucket(ino).fetch_sub(1, std::memory_order_release);
+  }
   live_.store(tails_.size(), std::memory_order_release);
 }
 

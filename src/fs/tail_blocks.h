@@ -127,6 +127,14 @@ class TailBlocks {
 
   const size_t max_blocks_;
   std::atomic<size_t> live_{0};
+  // Tails per inode-number bucket, changed under map_mu_ with the map: a
+  // read or write of a file without a tail answers "none" from its bucket
+  // alone, without the map's lock (one live log must not put a lock on
+  // every other file's IO). Exact for a caller holding the file's gate, as
+  // empty() is.
+  static constexpr size_t kBuckets = 1024;
+  mutable std::atomic<uint32_t> in_bucket_[kBuckets] = {};
+  std::atomic<uint32_t>& bucket(uint64_t ino) const { return in_bucket_[ino % kBuckets]; }
   std::atomic<uint64_t> absorbed_{0};
   std::atomic<uint64_t> written_back_{0};
   mutable Mutex map_mu_;

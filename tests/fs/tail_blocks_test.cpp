@@ -4,7 +4,7 @@
 // file without writing them, and drops clean ones after two idle passes; a
 // failed write-back keeps the bytes for the next pass. And under
 // concurrency (TSan): a writer patching while passes write back loses no
-// byte.
+// byte. Files sharing the lock-free filter's bucket keep their own tails.
 #include "tail_blocks.h"
 
 #include <gtest/gtest.h>
@@ -131,6 +131,26 @@ TEST(TailBlocksTest, AtMostMaxBlocksLiveAndZeroKeepsNone) {
   none.keep(1, 0, kBlock, a.data());
   EXPECT_FALSE(none.enabled());
   EXPECT_TRUE(none.empty());
+}
+
+// Files whose inode numbers share the lock-free "no tail here" filter: each
+// keeps its own tail, and dropping one leaves the other found.
+TEST(TailBlocksTest, FilesSharingAFilterBucketKeepTheirOwnTails) {
+  meta::MemoryVolumeIo io(64 * kBlock);
+  TailBlocks tails(8);
+  std::vector<std::byte> a = block_of('a'), b = block_of('b');
+  const uint64_t other = kIno + 1024 * 1024;  // the same bucket for any power-of-two count up to 1 Mi
+  EXPECT_FALSE(tails.overlaps(other, 0, UINT64_MAX));
+  tails.keep(kIno, kFileOff, kVolOff, a.data());
+  EXPECT_FALSE(tails.overlaps(other, 0, UINT64_MAX)) << "a tail found for the other file of the bucket";
+  tails.keep(other, 0, 2 * kBlock, b.data());
+  ASSERT_EQ(tails.write_back_and_drop(kIno, io), 0);
+  std::vector<std::byte> got(kBlock);
+  uint64_t at = 1;
+  ASSERT_TRUE(tails.copy_if_inside(other, 0, kBlock, &at, got.data()));
+  EXPECT_EQ(at, 0u);
+  EXPECT_EQ(got, b);
+  EXPECT_FALSE(tails.overlaps(kIno, 0, UINT64_MAX));
 }
 
 // Writes fail until told otherwise.
