@@ -499,12 +499,13 @@ void wait_members_released(const std::vector<std::string>& members) {
   ::sigaction(SIGALRM, &old, nullptr);
 }
 
-void Volume::kill9() {
+void Volume::kill9(const std::function<void()>& before_detach) {
   ASSERT_TRUE(mounted());
   ASSERT_EQ(::kill(pid_, SIGKILL), 0);
   int status = wait_exit(pid_);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
   pid_ = 0;
+  if (before_detach) before_detach();
   RunResult r = run({"fusermount3", "-u", "-z", mnt_});
   EXPECT_EQ(r.code, 0) << r.describe();
   wait_members_released();

@@ -217,9 +217,12 @@ class Volume {
   // umount + wait for the daemon; returns its wait status (0 = exit 0).
   // Then waits for the member locks to be released (wait_members_released).
   int unmount();
-  // kill -9 the daemon, reap it, lazily detach the dead mount, wait for the
-  // member locks.
-  void kill9();
+  // kill -9 the daemon, reap it, run `before_detach`, lazily detach the
+  // dead mount, wait for the member locks. A process still using the mount
+  // must be ended in `before_detach`: once detached, the mount point's path
+  // is the bare directory beneath, on another filesystem, where its next
+  // open and fsync succeed.
+  void kill9(const std::function<void()>& before_detach = {});
   // Blocks (flock LOCK_EX, a real wait on the kernel) until no process holds
   // a member's lock. Needed after the daemon exited: its io_uring rings are
   // torn down by the kernel asynchronously and keep the member files (and
