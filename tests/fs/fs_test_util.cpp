@@ -39,10 +39,14 @@ const std::string kTestTransport = [] {
   const char* t = std::getenv("PEREGRINE_TEST_TRANSPORT");
   std::string transport = t != nullptr ? t : "";
   if (transport == "classic") {
-    char path[] = "/tmp/peregrine-uring-off-XXXXXX";
+    static char path[] = "/tmp/peregrine-uring-off-XXXXXX";
     int fd = ::mkstemp(path);
     if (fd >= 0 && ::write(fd, "N\n", 2) == 2) ::setenv("PEREGRINE_FUSE_URING_PARAM", path, 1);
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0) {
+      ::close(fd);
+      // Every test binary run makes one; without this /tmp kept thousands.
+      std::atexit([] { ::unlink(path); });
+    }
   }
   return transport;
 }();
