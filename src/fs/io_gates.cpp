@@ -38,7 +38,7 @@ void IoGates::unlock_shared(uint64_t ino) {
   if (--g.shared == 0 && g.exclusive_waiting != 0) g.cv.notify_all();
 }
 
-void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache) {
+void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache, uint64_t* generation) {
   Gate& g = gate(ino);
   MutexLock lock(g.mu);
   auto older_write_inside = [&] {
@@ -61,6 +61,7 @@ void IoGates::lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page
   });
   if (counted) --g.order_waiting;
   ++g.shared;
+  if (generation != nullptr) *generation = generation_of(g);
   if (read.unique == 0 || !fills_page_cache) return;
   Seen& slot = g.reads[g.next_read];
   g.forgotten_unique = std::max(g.forgotten_unique, slot.span.unique);
@@ -90,6 +91,8 @@ bool IoGates::lock_shared_write(uint64_t ino, const IoSpan& write) {
   });
   if (filled_recently(g, ino, write)) return false;
   ++g.shared;
+  ++g.shared_writers;
+  ++g.write_generation;
   if (write.unique != 0) g.writes.push_back(Seen{ino, write});
   return true;
 }
@@ -106,7 +109,14 @@ void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
     }
   }
   --g.shared;
+  --g.shared_writers;
   if ((g.shared == 0 && g.exclusive_waiting != 0) || g.order_waiting != 0) g.cv.notify_all();
+}
+
+uint64_t IoGates::write_generation(uint64_t ino) {
+  Gate& g = gate(ino);
+  MutexLock lock(g.mu);
+  return generation_of(g);
 }
 
 bool IoGates::page_cache_holds(uint64_t ino, const IoSpan& write) {
@@ -125,6 +135,7 @@ void IoGates::lock_exclusive(uint64_t ino) {
   });
   --g.exclusive_waiting;
   g.exclusive = true;
+  ++g.write_generation;
 }
 
 bool IoGates::try_lock_exclusive(uint64_t ino) {
@@ -132,6 +143,7 @@ bool IoGates::try_lock_exclusive(uint64_t ino) {
   MutexLock lock(g.mu);
   if (g.exclusive || g.shared != 0 || g.exclusive_waiting != 0) return false;
   g.exclusive = true;
+  ++g.write_generation;
   return true;
 }
 

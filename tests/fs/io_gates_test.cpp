@@ -6,7 +6,8 @@
 // write inside, not for a newer one or one elsewhere; a write of bytes a
 // page-cache fill read recently is refused shared entry and told so, one
 // whose bytes only read(2) touched is not. A try at exclusive entry enters
-// only a free gate.
+// only a free gate. Every writer's entry makes the write generation new,
+// and a read that enters beside a writer is given none.
 #include "peregrine/fs/io_gates.h"
 
 #include <gtest/gtest.h>
@@ -195,6 +196,49 @@ TEST(IoGatesTest, WriteOlderThanAForgottenFillIsToldThePageCacheMayHoldIt) {
   }
   EXPECT_TRUE(gates.page_cache_holds(8, IoSpan{150, 0, 4096}));
   EXPECT_FALSE(gates.page_cache_holds(8, IoSpan{400, 0, 4096}));
+}
+
+// The generation read_blocks.h keeps blocks under: new at every writer's
+// entry (aligned write, exclusive, a successful try), unchanged by reads,
+// and none (0) while a writer is inside.
+TEST(IoGatesTest, EveryWritersEntryMakesANewWriteGeneration) {
+  IoGates gates;
+  const uint64_t g0 = gates.write_generation(3);
+  ASSERT_NE(g0, 0u);
+  uint64_t seen = 0;
+  gates.lock_shared_read(3, IoSpan{10, 0, 100}, false, &seen);
+  EXPECT_EQ(seen, g0);
+  gates.unlock_shared(3);
+  gates.lock_shared(3);
+  gates.unlock_shared(3);
+  EXPECT_EQ(gates.write_generation(3), g0) << "reads changed it";
+
+  ASSERT_TRUE(gates.lock_shared_write(3, IoSpan{11, 0, 4096}));
+  EXPECT_EQ(gates.write_generation(3), 0u) << "a writer is inside";
+  gates.lock_shared_read(3, IoSpan{12, 8192, 8200}, false, &seen);
+  EXPECT_EQ(seen, 0u) << "a read beside a writer was given a generation";
+  gates.unlock_shared(3);
+  gates.unlock_shared_write(3, IoSpan{11, 0, 4096});
+  const uint64_t g1 = gates.write_generation(3);
+  EXPECT_NE(g1, 0u);
+  EXPECT_NE(g1, g0);
+
+  gates.lock_exclusive(3);
+  EXPECT_EQ(gates.write_generation(3), 0u);
+  gates.unlock_exclusive(3);
+  const uint64_t g2 = gates.write_generation(3);
+  EXPECT_NE(g2, g1);
+  EXPECT_NE(g2, g0);
+
+  ASSERT_TRUE(gates.try_lock_exclusive(3));
+  gates.unlock_exclusive(3);
+  const uint64_t g3 = gates.write_generation(3);
+  EXPECT_NE(g3, g2);
+  // A write with no unique (the kernel's own page writeback) counts too.
+  ASSERT_TRUE(gates.lock_shared_write(3, IoSpan{0, 0, 4096}));
+  EXPECT_EQ(gates.write_generation(3), 0u);
+  gates.unlock_shared_write(3, IoSpan{0, 0, 4096});
+  EXPECT_NE(gates.write_generation(3), g3);
 }
 
 }  // namespace

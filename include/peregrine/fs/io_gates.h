@@ -25,6 +25,11 @@
 // costs a store, never a lost write. read(2) in direct mode fills no page
 // and is not remembered.
 //
+// Each gate counts its writers' entries (write_generation): a read that
+// entered with no writer inside, and finds the count unchanged once it has
+// its bytes, read what the file holds now, and a copy of them stays good
+// for as long as the count does (read_blocks.h).
+//
 // A thread that must wait first runs the before_wait hook, without any gate
 // held: a FUSE worker may still hold staged IO of its own that holds a gate
 // shared (fuse.batch_requests), and must hand it on or wait on itself.
@@ -69,7 +74,13 @@ class IoGates {
 
   // A read enters shared after every older write of its bytes that
   // entered with lock_shared_write has left; leave with unlock_shared.
-  void lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache);
+  // *generation (if given): the gate's write generation, or 0 when a
+  // writer is inside.
+  void lock_shared_read(uint64_t ino, const IoSpan& read, bool fills_page_cache, uint64_t* generation = nullptr);
+  // The gate's write generation now, or 0 when a writer is inside. Every
+  // entry by a writer (lock_shared_write, lock_exclusive,
+  // try_lock_exclusive) makes it new; it is never 0.
+  uint64_t write_generation(uint64_t ino);
   // A block-aligned write enters shared and returns true, unless the page
   // cache may hold its bytes (page_cache_holds): then it enters nothing and
   // returns false, for the caller to take the exclusive path. Leave with
@@ -100,7 +111,12 @@ class IoGates {
     uint32_t next_read GUARDED_BY(mu) = 0;
     uint32_t reads_kept GUARDED_BY(mu) = 0;        // filled slots of reads: none unless something mapped
     uint64_t forgotten_unique GUARDED_BY(mu) = 0;  // newest unique the ring dropped
+    uint64_t write_generation GUARDED_BY(mu) = 1;  // writers' entries + 1
+    uint32_t shared_writers GUARDED_BY(mu) = 0;    // lock_shared_write holders
   };
+  static uint64_t generation_of(const Gate& g) REQUIRES(g.mu) {
+    return g.exclusive || g.shared_writers != 0 ? 0 : g.write_generation;
+  }
   Gate& gate(uint64_t ino) { return gates_[ino % kStripes]; }
   // Returns once may_enter() (called with g.mu held) is true.
   template <typename MayEnter>
