@@ -502,6 +502,22 @@ std::vector<Option> build_options() {
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.tail_blocks}); },
       },
       {
+          .key = "fuse.read_blocks",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{256},
+          .unit = "blocks",
+          .min = 0,
+          .max = 1048576,
+          .doc = "fuse.cache = direct: how many 4 KiB blocks that reads smaller than a block came "
+                 "from are kept in memory (about 4.1 KiB each), so that the next small read of "
+                 "the same block (a program reading 512 bytes or a line at a time) is answered "
+                 "without reading the members again. A block is used only while no write, "
+                 "truncate or fallocate has touched its file (or a file sharing its lock stripe) "
+                 "since it was read. 0: every read goes to the members.",
+          .store = [](Settings& s, const Value& v) { s.fuse.read_blocks = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.read_blocks}); },
+      },
+      {
           .key = "fuse.allow_other",
           .kind = Kind::kBool,
           .default_value = false,

@@ -26,6 +26,7 @@
 #include "peregrine/util/clock.h"
 #include "data_calls.h"
 #include "page_cache_stores.h"
+#include "read_blocks.h"
 #include "tail_blocks.h"
 #include "transport/fuse_wire.h"
 #include "transport/transport.h"
@@ -47,6 +48,7 @@ struct FsContext final : TransportHost {
         }),
         settings(s),
         tails(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.tail_blocks : 0),
+        read_blocks(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.read_blocks : 0),
         member_names(std::move(names)),
         preferred_io_bytes(io_size) {
     if (tails.enabled()) meta.set_before_persist([this] { return write_back_tails(); });
@@ -62,6 +64,8 @@ struct FsContext final : TransportHost {
   const config::Settings settings;
   // Partial last blocks of files written a little at a time (tail_blocks.h).
   TailBlocks tails;
+  // Blocks that reads smaller than a block came from (read_blocks.h).
+  ReadBlocks read_blocks;
   // Metadata's before-persist hook: every dirty tail written back.
   int write_back_tails();
   const std::vector<std::string> member_names;

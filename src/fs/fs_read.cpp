@@ -2,7 +2,9 @@
 // extent, and answer FUSE from the drive thread that completes the last
 // one. Holes and unwritten extents are zeros, never volume bytes. A file's
 // tail block kept in memory (tail_blocks.h) is laid over what the members
-// return. Both transports call serve_read() (data_calls.h).
+// return. A read inside one block is answered from that block when it is
+// kept (read_blocks.h), and keeps it otherwise. Both transports call
+// serve_read() (data_calls.h).
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -34,6 +36,10 @@ struct ReadOp {
   static constexpr uint64_t kNoTail = UINT64_MAX;
   uint64_t tail_off = kNoTail;
   std::unique_ptr<std::byte[]> tail;  // kBlock bytes, made on first use
+  // A read inside one block, entered under this write generation (0: not
+  // to be kept), of the block at keep_vol_off: kept once read.
+  uint64_t keep_generation = 0;
+  uint64_t keep_vol_off = 0;
   RequestSlots reqs;
   std::atomic<uint32_t> pending{0};
   std::atomic<int> error{0};
@@ -41,10 +47,22 @@ struct ReadOp {
 
 OpPool<ReadOp> g_read_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
+// Where a kept block's bytes are copied for a transport without a reply
+// area of its own (classic: the reply is written from here).
+std::byte* read_block_scratch() {
+  thread_local std::unique_ptr<std::byte[]> scratch = std::make_unique<std::byte[]>(kBlock);
+  return scratch.get();
+}
+
 void finish(ReadOp* op) {
   int err = op->error.load();
   if (err == 0 && op->tail_off != ReadOp::kNoTail) {
     std::memcpy(op->data + (op->tail_off - op->data_start), op->tail.get(), kBlock);
+  }
+  // Only if no writer entered the gate while the members were read: the
+  // bytes are then the file's as of now.
+  if (err == 0 && op->keep_generation != 0 && op->fs->gates.write_generation(op->ino) == op->keep_generation) {
+    op->fs->read_blocks.keep(op->ino, op->data_start, op->keep_vol_off, op->keep_generation, op->data);
   }
   if (err != 0) {
     op->reply.error(-err);
@@ -72,7 +90,9 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   const uint64_t ino = call.ino;
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
-  fs.gates.lock_shared_read(ino, IoSpan{call.marks.unique, off, off + size}, call.marks.fills_page_cache);
+  uint64_t generation = 0;
+  fs.gates.lock_shared_read(ino, IoSpan{call.marks.unique, off, off + size}, call.marks.fills_page_cache,
+                            fs.read_blocks.enabled() && size < kBlock ? &generation : nullptr);
   // Reused per thread so that a read allocates nothing once warm.
   thread_local std::vector<meta::Segment> segs;
   segs.clear();
@@ -94,6 +114,23 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   uint64_t end = segs.back().file_off + segs.back().len;
   uint64_t astart = off / kBlock * kBlock;
   uint64_t aend = (end + kBlock - 1) / kBlock * kBlock;
+  // Less than a block of written data, inside one block: from memory if
+  // that block is kept. (A whole-block read, the usual random read, would
+  // only pay a copy to keep what it rarely reads again.)
+  uint64_t keep_vol_off = 0;
+  if (generation != 0 && size < kBlock && aend - astart == kBlock && segs.size() == 1 &&
+      segs[0].kind == meta::Segment::kData) {
+    keep_vol_off = segs[0].vol_off - (segs[0].file_off - astart);
+    std::byte* out = call.reply_area_size >= kBlock ? call.reply_area : read_block_scratch();
+    if (fs.read_blocks.copy(ino, astart, keep_vol_off, generation, off - astart, end - off, out)) {
+      fs.gates.unlock_shared(ino);
+      hand_on_staged(fs);  // this request staged nothing to join the batch
+      call.reply.bytes(out, end - off);
+      return;
+    }
+  } else {
+    generation = 0;
+  }
   size_t data_segments = 0;
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
   fs.data_op_started();
@@ -116,6 +153,8 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   op->reply_length = end - off;
   op->data_start = astart;
   op->tail_off = ReadOp::kNoTail;
+  op->keep_generation = generation;
+  op->keep_vol_off = keep_vol_off;
   if (!fs.tails.empty()) {
     if (op->tail == nullptr) op->tail = std::make_unique<std::byte[]>(kBlock);
     if (!fs.tails.copy_if_inside(ino, astart, aend, &op->tail_off, op->tail.get())) op->tail_off = ReadOp::kNoTail;

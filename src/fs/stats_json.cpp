@@ -102,6 +102,8 @@ std::string stats_json(FsContext& fs) {
   const TailBlocks::Counts tc = fs.tails.counts();
   out << ",\"tail_blocks\":{\"live\":" << tc.live << ",\"absorbed\":" << tc.absorbed
       << ",\"written_back\":" << tc.written_back << "}";
+  const ReadBlocks::Counts rc = fs.read_blocks.counts();
+  out << ",\"read_blocks\":{\"hits\":" << rc.hits << ",\"kept\":" << rc.kept << "}";
   if (fs.transport != nullptr) {
     TransportStatus t = fs.transport->status();
     out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";

@@ -361,6 +361,19 @@ TEST(PrometheusText, TailBlockCountersWhenTheDaemonHasThem) {
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
 }
 
+// Blocks of small reads kept in memory (fuse.read_blocks), likewise.
+TEST(PrometheusText, ReadBlockCountersWhenTheDaemonHasThem) {
+  json doc = json::parse(kOneDrive);
+  EXPECT_EQ(prometheus_text(doc, "/mnt/pg", "old").find("read_block"), std::string::npos);
+  doc["read_blocks"] = {{"hits", 12000}, {"kept", 300}};
+  const std::string text = prometheus_text(doc, "/mnt/pg", "old");
+  const std::string vol = R"({volume="data",mountpoint="/mnt/pg"})";
+  for (const std::string& line : std::vector<std::string>{
+           "# TYPE peregrine_read_block_hits_total counter", "peregrine_read_block_hits_total" + vol + " 12000",
+           "# TYPE peregrine_read_blocks_kept_total counter", "peregrine_read_blocks_kept_total" + vol + " 300"})
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
+}
+
 TEST(PrometheusText, MissingFieldThrows) {
   json doc = json::parse(kOneDrive);
   doc["drives"][0].erase("errors");

@@ -208,6 +208,15 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
     out.sample("peregrine_tail_block_write_backs_total", base, t.at("written_back").get<uint64_t>());
   }
 
+  if (doc.contains("read_blocks")) {
+    const json& r = doc["read_blocks"];
+    out.family("peregrine_read_block_hits_total", "counter",
+               "Reads smaller than a block answered from a block kept in memory (fuse.read_blocks).");
+    out.sample("peregrine_read_block_hits_total", base, r.at("hits").get<uint64_t>());
+    out.family("peregrine_read_blocks_kept_total", "counter", "Blocks of small reads kept in memory.");
+    out.sample("peregrine_read_blocks_kept_total", base, r.at("kept").get<uint64_t>());
+  }
+
   if (doc.contains("transport")) {
     const json& t = doc["transport"];
     const json& rings = t.at("ring_requests");

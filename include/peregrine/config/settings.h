@@ -82,6 +82,7 @@ struct FuseSettings {
   uint32_t max_request_bytes;                    // power of two
   CacheMode cache;
   uint32_t tail_blocks;  // fuse.cache=direct: files' partial last blocks kept in memory (fs/tail_blocks.h)
+  uint32_t read_blocks;  // fuse.cache=direct: blocks of small reads kept in memory (fs/read_blocks.h)
   bool allow_other;
   bool acl;  // POSIX ACLs (FUSE_POSIX_ACL), as ext4's acl mount option
   AtimeMode atime;
