@@ -507,7 +507,7 @@ std::vector<Option> build_options() {
           .default_value = int64_t{256},
           .unit = "blocks",
           .min = 0,
-          .max = 1048576,
+          .max = 65536,
           .doc = "fuse.cache = direct: how many 4 KiB blocks that reads smaller than a block came "
                  "from are kept in memory (about 4.1 KiB each), so that the next small read of "
                  "the same block (a program reading 512 bytes or a line at a time) is answered "

@@ -17,6 +17,11 @@
 // that shares its gate, makes it useless. The kept bytes are the reply's:
 // a tail block (tail_blocks.h) already laid over them.
 //
+// The generation belongs to the gate's stripe (inode % 256), so while any
+// file of the stripe is being written, its blocks are neither kept nor
+// used. A kept block answers even after its member has failed (the bytes
+// are the file's), where a member read would fail.
+//
 // Slots are direct-mapped by (inode, block): a newer block takes the slot;
 // `slots` of them, about 4.1 KiB each, live for the mount.
 //

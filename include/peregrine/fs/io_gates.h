@@ -64,6 +64,8 @@ class IoGates {
  public:
   explicit IoGates(std::function<void()> before_wait = {}) : before_wait_(std::move(before_wait)) {}
 
+  // For readers only: a writer must enter with lock_shared_write or
+  // exclusively, which makes the write generation new.
   void lock_shared(uint64_t ino);
   void unlock_shared(uint64_t ino);
   void lock_exclusive(uint64_t ino);
