@@ -74,7 +74,8 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
                unsigned int flags) {
-  fuse_reply_err(req, -context(req).meta.rename(parent, name, newparent, newname, flags));
+  // RENAME_WHITEOUT's whiteout is the caller's, as a mknod would make it.
+  fuse_reply_err(req, -context(req).meta.rename(parent, name, newparent, newname, flags, caller(req)));
 }
 
 }  // namespace

@@ -295,10 +295,11 @@ bool Metadata::is_ancestor(Ino maybe_ancestor, Ino ino) const {
   }
 }
 
-int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags) {
+int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags,
+                     const Cred& cred) {
   if (opt_.read_only) return -EROFS;
-  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return -EINVAL;
-  if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE)) return -EINVAL;
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) return -EINVAL;
+  if ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT))) return -EINVAL;
   if (name.size() > kNameMax) return -ENAMETOOLONG;
   if (int rc = check_name(newname); rc != 0) return rc;
   if (name.empty() || name == "." || name == "..") return -EINVAL;
@@ -316,9 +317,10 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
   Inode* s = model_.find(src.ino);
   Inode* d = has_dst ? model_.find(dst.ino) : nullptr;
   if (!s || (has_dst && !d)) return -EIO;
-  // Only a move to a new, longer name grows the checkpoint.
-  if (!has_dst && newname.size() > name.size() && !space_locked().fits_new(newname.size() - name.size()))
-    return -ENOSPC;
+  // Only a move to a new, longer name, or a whiteout, grows the checkpoint.
+  const uint64_t growth = (!has_dst && newname.size() > name.size() ? newname.size() - name.size() : 0) +
+                          ((flags & RENAME_WHITEOUT) ? body_size::inode_base(false, 0) : 0);
+  if (growth > 0 && !space_locked().fits_new(growth)) return -ENOSPC;
   const int64_t t = now();
   TxnBuilder b;
   if (flags & RENAME_EXCHANGE) {
@@ -357,8 +359,26 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
       // happen (ancestors are never empty of us).
     }
     if (s->is_dir() && !has_dst && np->attr.nlink >= kLinkMax && parent != newparent) return -EMLINK;
-    b.del_dirent(parent, name);
     b.put_dirent(newparent, src.ino, np->dir->next_cookie(), newname);
+    if (flags & RENAME_WHITEOUT) {
+      // overlayfs' upper layer: the old name becomes a whiteout, a 0:0
+      // character device with no permissions, in the same transaction (as
+      // ext4_whiteout_for_rename; the kernel checked CAP_MKNOD). It takes
+      // the moved entry's cookie, which the new name does not use.
+      InodeAttr w;
+      w.ino = model_.next_ino;
+      w.generation = 1;
+      w.mode = S_IFCHR;
+      w.uid = cred.uid;
+      w.gid = (p->attr.mode & S_ISGID) ? p->attr.gid : cred.gid;
+      w.nlink = 1;
+      w.rdev = 0;
+      w.atime_ns = w.mtime_ns = w.ctime_ns = t;
+      b.add(inode_put(w, {}));
+      b.put_dirent(parent, w.ino, src.cookie, name);
+    } else {
+      b.del_dirent(parent, name);
+    }
     if (has_dst) {
       drop_link(b, d);
       if (d->is_dir()) --b.attr(np).nlink;  // its ".." is gone

@@ -108,6 +108,8 @@ std::vector<Step> script() {
     return m.setattr(x.a, in, &a);
   });
   mk("exchange d/c /s", [](Metadata& m, Ctx& x) { return m.rename(x.d, "c", kRootIno, "s", RENAME_EXCHANGE); });
+  mk("rename /s -> /sw leaving a whiteout",
+     [c](Metadata& m, Ctx&) { return m.rename(kRootIno, "s", kRootIno, "sw", RENAME_WHITEOUT, c); });
   durable("checkpoint", [](Metadata& m, Ctx&) { return m.checkpoint(); });
   mk("fallocate a", [](Metadata& m, Ctx& x) { return m.fallocate(x.a, FALLOC_FL_KEEP_SIZE, 64 * 1024, 64 * 1024); });
   mk("rmdir d/e", [](Metadata& m, Ctx& x) { return m.rmdir(x.d, "e"); });

@@ -181,6 +181,36 @@ TEST_F(NamespaceTest, RenameNoreplaceAndExchange) {
   ASSERT_EQ(md->rename(d, "b", kRootIno, "new", RENAME_NOREPLACE), 0);
 }
 
+// RENAME_WHITEOUT (overlayfs' upper layer): the old name becomes a 0:0
+// character device with mode 0, owned by the caller (the group of a setgid
+// parent), and the renamed inode is at the new name; not with EXCHANGE.
+TEST_F(NamespaceTest, RenameWhiteoutLeavesACharacterDeviceZeroZeroAtTheOldName) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 02777);
+  Ino f = mk(d, "f");
+  mk(d, "g");
+  EXPECT_EQ(md->rename(d, "f", d, "g", RENAME_WHITEOUT | RENAME_EXCHANGE), -EINVAL);
+  EXPECT_EQ(md->rename(d, "f", d, "g", RENAME_WHITEOUT | RENAME_NOREPLACE), -EEXIST);
+  const Cred who{1000, 100};
+  ASSERT_EQ(md->rename(d, "f", d, "h", RENAME_WHITEOUT | RENAME_NOREPLACE, who), 0);
+  InodeAttr x;
+  ASSERT_EQ(md->lookup(d, "h", &x), 0);
+  EXPECT_EQ(x.ino, f);
+  InodeAttr w;
+  ASSERT_EQ(md->lookup(d, "f", &w), 0);
+  EXPECT_NE(w.ino, f);
+  EXPECT_EQ(w.mode, static_cast<uint32_t>(S_IFCHR));
+  EXPECT_EQ(w.rdev, 0u);
+  EXPECT_EQ(w.nlink, 1u);
+  EXPECT_EQ(w.uid, 1000u);
+  EXPECT_EQ(w.gid, attr(d).gid) << "a setgid parent's group";
+  // Over an existing target: the target goes, the whiteout comes.
+  ASSERT_EQ(md->rename(d, "h", d, "g", RENAME_WHITEOUT, who), 0);
+  ASSERT_EQ(md->lookup(d, "h", &w), 0);
+  EXPECT_EQ(w.mode, static_cast<uint32_t>(S_IFCHR));
+  ASSERT_EQ(md->lookup(d, "g", &x), 0);
+  EXPECT_EQ(x.ino, f);
+}
+
 TEST_F(NamespaceTest, RenameOfTwoLinksToSameInodeDoesNothing) {
   Ino f = mk(kRootIno, "f");
   InodeAttr a;

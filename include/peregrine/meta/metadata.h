@@ -208,8 +208,12 @@ class Metadata {
   // RENAME_EXCHANGE (ENOENT if it does not); both: EINVAL. POSIX rules:
   // a dir may replace only an empty dir (ENOTEMPTY / ENOTDIR), a non-dir
   // only a non-dir (EISDIR); moving a dir into its own subtree is EINVAL;
-  // two links to the same inode: nothing happens, 0.
-  int rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags);
+  // two links to the same inode: nothing happens, 0. RENAME_WHITEOUT
+  // (with or without NOREPLACE) leaves a whiteout at the old name: a 0:0
+  // character device, mode 0, owned by `cred` (the group of a setgid
+  // parent), in the same transaction.
+  int rename(Ino parent, std::string_view name, Ino newparent, std::string_view newname, uint32_t flags,
+             const Cred& cred = Cred{});
   // chmod/chown/truncate/utimens. ctime becomes now (or in.ctime_ns with
   // kCtime). kSize on a directory: EISDIR; on other non-regular: EINVAL.
   // Truncating frees the blocks past the new size (whole blocks). A chmod
