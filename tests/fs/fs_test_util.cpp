@@ -303,6 +303,30 @@ bool write_file(const std::string& path, const std::string& data, mode_t mode) {
   return fd.ok() && write_at(fd.get(), data, 0);
 }
 
+std::string run_beside_reference(const std::vector<FileStep>& steps, const std::string& path,
+                                 const std::string& ref_path, const std::function<void(const FileStep&)>& compare) {
+  Fd ours(::open(path.c_str(), O_RDWR | O_CREAT, 0644));
+  Fd ref(::open(ref_path.c_str(), O_RDWR | O_CREAT, 0644));
+  if (!ours.ok() || !ref.ok()) {
+    ADD_FAILURE() << "open " << path << " and " << ref_path << ": " << std::strerror(errno);
+    return "";
+  }
+  for (const FileStep& step : steps) {
+    if (!step.run(ref.get(), ref_path)) {
+      if (errno == EOPNOTSUPP) return std::string("the reference filesystem under /tmp cannot: ") + step.what;
+      ADD_FAILURE() << step.what << " on the reference: " << std::strerror(errno);
+      return "";
+    }
+    if (!step.run(ours.get(), path)) {
+      ADD_FAILURE() << step.what << ": " << std::strerror(errno);
+      return "";
+    }
+    compare(step);
+    if (::testing::Test::HasFailure()) return "";
+  }
+  return "";
+}
+
 uint64_t hash_file(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY));
   uint64_t h = 14695981039346656037ULL;

@@ -157,6 +157,21 @@ std::vector<uint64_t> hash_files(const std::vector<std::string>& paths);
 void expect_refused(const RunResult& r, const std::string& thing, const std::vector<std::string>& files,
                     const std::vector<uint64_t>& before);
 
+// One change of a file, made through an open descriptor of it (or its
+// path), for running the same changes on a reference filesystem and on
+// the volume.
+struct FileStep {
+  const char* what;
+  std::function<bool(int fd, const std::string& path)> run;
+};
+// Opens (creating) `ref_path`, on the reference filesystem (ext4 under
+// /tmp), and `path`; runs each step on the reference, then on the volume,
+// then `compare(step)`. Stops at the first failure (a test failure is
+// added). Returns why the test should be skipped if the reference cannot
+// make a step (EOPNOTSUPP), else "".
+std::string run_beside_reference(const std::vector<FileStep>& steps, const std::string& path,
+                                 const std::string& ref_path, const std::function<void(const FileStep&)>& compare);
+
 // One entry of a directory tree, for comparing two trees (side by side, or
 // before and after a remount).
 struct TreeEntry {

@@ -65,12 +65,8 @@ TEST_F(SmallReadsTest, SmallReadsOfABlockComeFromMemoryWithTheFilesBytes) {
 // after it, small reads give what ext4 gives for the same calls.
 TEST_F(SmallReadsTest, EveryChangeBetweenSmallReadsIsSeenAsOnExt4) {
   TempDir ext4("peregrine-small-reads-ref");
-  struct Step {
-    const char* what;
-    std::function<bool(int fd, const std::string& path)> run;
-  };
   const std::string block = pattern(kBlock, 9);
-  const std::vector<Step> steps = {
+  const std::vector<FileStep> steps = {
       {"write 5 blocks and a bit",
        [](int fd, const std::string&) { return write_at(fd, pattern(5 * kBlock + 300, 1), 0); }},
       {"aligned overwrite of block 1", [&](int fd, const std::string&) { return write_at(fd, block, kBlock); }},
@@ -117,15 +113,7 @@ TEST_F(SmallReadsTest, EveryChangeBetweenSmallReadsIsSeenAsOnExt4) {
        }},
   };
   const uint64_t before = read_block_hits(volume_->mountpoint());
-  Fd ours(::open(at("f").c_str(), O_RDWR | O_CREAT, 0644));
-  Fd ref(::open((ext4.path() + "/f").c_str(), O_RDWR | O_CREAT, 0644));
-  ASSERT_TRUE(ours.ok() && ref.ok()) << std::strerror(errno);
-  for (const Step& step : steps) {
-    if (!step.run(ref.get(), ext4.path() + "/f")) {
-      if (errno == EOPNOTSUPP) GTEST_SKIP() << "the reference filesystem under /tmp cannot: " << step.what;
-      FAIL() << step.what << " on the reference: " << std::strerror(errno);
-    }
-    ASSERT_TRUE(step.run(ours.get(), at("f"))) << step.what << ": " << std::strerror(errno);
+  const std::string skip = run_beside_reference(steps, at("f"), ext4.path() + "/f", [&](const FileStep& step) {
     const std::string want = read_file(ext4.path() + "/f");
     // Twice: the first pass may keep blocks, the second reads them.
     for (int pass = 0; pass < 2; ++pass) {
@@ -133,7 +121,9 @@ TEST_F(SmallReadsTest, EveryChangeBetweenSmallReadsIsSeenAsOnExt4) {
       ASSERT_EQ(got.size(), want.size()) << "after " << step.what << ", pass " << pass;
       ASSERT_TRUE(got == want) << "after " << step.what << ", pass " << pass;
     }
-  }
+  });
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  if (HasFailure()) return;
   EXPECT_GT(read_block_hits(volume_->mountpoint()), before) << "no read was answered from memory";
 }
 
