@@ -40,6 +40,18 @@ NewInodeAccess new_inode_access(const Inode& parent, uint32_t mode, const Cred& 
   return out;
 }
 
+// A new inode's number, owner and times; the group of a setgid parent.
+InodeAttr fresh_attr(Ino ino, uint32_t mode, const Inode& parent, const Cred& cred, int64_t t) {
+  InodeAttr a;
+  a.ino = ino;
+  a.generation = 1;
+  a.mode = mode;
+  a.uid = cred.uid;
+  a.gid = (parent.attr.mode & S_ISGID) ? parent.attr.gid : cred.gid;
+  a.atime_ns = a.mtime_ns = a.ctime_ns = t;
+  return a;
+}
+
 int check_name(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos)
@@ -111,20 +123,11 @@ int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint
   if (!space_locked().fits_new(growth)) return -ENOSPC;
   if (is_dir && p->attr.nlink >= kLinkMax) return -EMLINK;
   const int64_t t = now();
-  InodeAttr a;
-  a.ino = model_.next_ino;
-  a.generation = 1;
-  a.mode = access.mode;
-  a.uid = cred.uid;
-  a.gid = cred.gid;
-  if (p->attr.mode & S_ISGID) {
-    a.gid = p->attr.gid;
-    if (is_dir) a.mode |= S_ISGID;
-  }
+  InodeAttr a = fresh_attr(model_.next_ino, access.mode, *p, cred, t);
+  if ((p->attr.mode & S_ISGID) && is_dir) a.mode |= S_ISGID;
   a.nlink = unnamed ? 0 : is_dir ? 2 : 1;
   a.rdev = rdev;
   a.size = S_ISLNK(mode) ? target.size() : 0;
-  a.atime_ns = a.mtime_ns = a.ctime_ns = t;
   TxnBuilder b;
   b.add(inode_put(a, target));
   for (auto& [k, v] : access.xattrs) b.add(xattr_put(a.ino, k, std::move(v)));
@@ -317,9 +320,14 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
   Inode* s = model_.find(src.ino);
   Inode* d = has_dst ? model_.find(dst.ino) : nullptr;
   if (!s || (has_dst && !d)) return -EIO;
-  // Only a move to a new, longer name, or a whiteout, grows the checkpoint.
-  const uint64_t growth = (!has_dst && newname.size() > name.size() ? newname.size() - name.size() : 0) +
-                          ((flags & RENAME_WHITEOUT) ? body_size::inode_base(false, 0) : 0);
+  // Only a move to a new, longer name grows the checkpoint; with a
+  // whiteout the old entry stays (for it), so a new name is a whole entry.
+  uint64_t growth = 0;
+  if (flags & RENAME_WHITEOUT) {
+    growth = body_size::inode_base(false, 0) + (has_dst ? 0 : body_size::dirent(newname.size()));
+  } else if (!has_dst && newname.size() > name.size()) {
+    growth = newname.size() - name.size();
+  }
   if (growth > 0 && !space_locked().fits_new(growth)) return -ENOSPC;
   const int64_t t = now();
   TxnBuilder b;
@@ -365,15 +373,8 @@ int Metadata::rename(Ino parent, std::string_view name, Ino newparent, std::stri
       // character device with no permissions, in the same transaction (as
       // ext4_whiteout_for_rename; the kernel checked CAP_MKNOD). It takes
       // the moved entry's cookie, which the new name does not use.
-      InodeAttr w;
-      w.ino = model_.next_ino;
-      w.generation = 1;
-      w.mode = S_IFCHR;
-      w.uid = cred.uid;
-      w.gid = (p->attr.mode & S_ISGID) ? p->attr.gid : cred.gid;
+      InodeAttr w = fresh_attr(model_.next_ino, S_IFCHR, *p, cred, t);
       w.nlink = 1;
-      w.rdev = 0;
-      w.atime_ns = w.mtime_ns = w.ctime_ns = t;
       b.add(inode_put(w, {}));
       b.put_dirent(parent, w.ino, src.cookie, name);
     } else {
