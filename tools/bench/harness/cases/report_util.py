@@ -6,7 +6,7 @@ from .base import fmt, limit, md_table, ratio, value  # noqa: F401 (re-exported)
 
 
 def _metric(w):
-    return "mib_s" if w.bs not in ("4k",) else "iops"
+    return "iops" if w.bs in ("512", "4k") else "mib_s"
 
 
 # Peer rows that serve a file from one member only (they cannot stripe):
