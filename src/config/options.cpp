@@ -395,6 +395,23 @@ std::vector<Option> build_options() {
           .load = [](const Settings& s) { return Value(s.fuse.pin_rings); },
       },
       {
+          .key = "fuse.ring_yields",
+          .kind = Kind::kBool,
+          .default_value = true,
+          .doc = "io_uring transport: a ring thread on its queue's CPU that answered a lone request "
+                 "itself lowers itself to SCHED_IDLE while it sends the reply, and back before it "
+                 "waits for the next request, so that the scheduler wakes the application on this "
+                 "CPU, which then runs at once, instead of on another CPU that may be halted (on a "
+                 "virtual machine, each such wake-up costs 10 us or more, and a program making one "
+                 "small request after another then moves from CPU to CPU with every reply). Only "
+                 "while the volume's drive threads have no IO outstanding, which could otherwise "
+                 "take the CPU from the ring thread meanwhile. Measured on 2 vCPUs, tmpfs members, "
+                 "one process reading 512 bytes at a time: 32K reads/s without, 200K with "
+                 "(docs/transport.md). false: the ring thread keeps its scheduling policy.",
+          .store = [](Settings& s, const Value& v) { s.fuse.ring_yields = flag(v); },
+          .load = [](const Settings& s) { return Value(s.fuse.ring_yields); },
+      },
+      {
           .key = "fuse.batch_requests",
           .kind = Kind::kBool,
           .default_value = true,

@@ -94,8 +94,12 @@ struct FsContext final : TransportHost {
   // TransportHost: the batching request reader for libfuse's workers, and
   // staging on the io-uring transport's ring threads.
   Limits transport_limits() const override {
-    return Limits{settings.fuse.workers, settings.fuse.ring_depth, settings.fuse.max_request_bytes,
-                  settings.fuse.pin_rings, uint64_t{settings.fuse.ring_memory_mib} << 20};
+    return Limits{settings.fuse.workers,
+                  settings.fuse.ring_depth,
+                  settings.fuse.max_request_bytes,
+                  settings.fuse.pin_rings,
+                  uint64_t{settings.fuse.ring_memory_mib} << 20,
+                  settings.fuse.ring_yields};
   }
   // The filesystem, not the kernel, removes suid/sgid on write, truncate,
   // O_TRUNC and chown: the kernel does not for direct writes, and only the
@@ -107,6 +111,7 @@ struct FsContext final : TransportHost {
   void set_may_stay_staged(bool may) override;
   void unplug_this_thread() override { pool.unplug_this_thread(); }
   void unplug_between_requests() override { pool.unplug_this_thread(Submitter::Completions::here); }
+  bool background_idle() const override { return pool.engine().outstanding() == 0; }
   void poll_completions_here(bool (*more_work)(const void*), const void* ring) override {
     if (Submitter* sub = pool.for_this_thread(); sub != nullptr) sub->set_poll_stop(more_work, ring);
   }

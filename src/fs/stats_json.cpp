@@ -111,7 +111,8 @@ std::string stats_json(FsContext& fs) {
     out << "],\"dev_fuse_requests\":" << t.dev_fuse_requests;
     if (!t.ring_requests.empty()) {
       out << ",\"ring_entries\":" << t.ring_entries << ",\"ring_request_bytes\":" << t.ring_request_bytes
-          << ",\"ring_data_requests\":" << t.ring_data_requests;
+          << ",\"ring_data_requests\":" << t.ring_data_requests
+          << ",\"ring_yielded_replies\":" << t.ring_yielded_replies;
     }
     out << "}";
   }

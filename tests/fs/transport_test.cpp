@@ -3,12 +3,14 @@
 // request but INIT, FORGET, INTERRUPT and DESTROY comes over /dev/fuse);
 // `auto` on a kernel without FUSE over io_uring falls back to classic,
 // says why in the log and serves data; `io-uring` there refuses to mount.
-// A ring thread answering one request at a time moves to its queue's CPU.
+// A ring thread answering one request at a time moves to its queue's CPU,
+// and sends such lone replies at SCHED_IDLE (fuse.ring_yields).
 // On members with latency, a lone read or write is reaped by the thread it
 // arrived on (engine.inline_poll_us), on either transport.
 // The kernel's answer is stood in for by PEREGRINE_FUSE_URING_PARAM, a file
 // the daemon reads instead of the fuse module's enable_uring parameter.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -147,6 +149,58 @@ TEST_F(TransportTest, RingAnsweringOneRequestAtATimeMovesToItsQueuesCpu) {
     if (allowed == std::to_string(q)) pinned.push_back("pg-ring" + std::to_string(q));
   }
   EXPECT_FALSE(pinned.empty()) << "no ring thread runs on its queue's CPU alone";
+}
+
+// The scheduling policy (sched(7)) of every ring thread of `pid`, by name.
+std::vector<std::pair<std::string, int>> ring_policies(pid_t pid) {
+  std::vector<std::pair<std::string, int>> out;
+  std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(task_dir)) {
+    std::string comm = read_file(task.path() / "comm");
+    if (comm.rfind("pg-ring", 0) != 0) continue;
+    pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    out.emplace_back(comm.substr(0, comm.size() - 1), sched_getscheduler(tid));
+  }
+  return out;
+}
+
+// 512-byte reads of a file, start to end, one after the other, checked
+// against what was written: the lone requests fuse.ring_yields is for.
+void small_reads_of(const std::string& path) {
+  const std::string data = pattern(64 * 4096, 7);
+  ASSERT_TRUE(write_file(path, data));
+  Fd fd(::open(path.c_str(), O_RDONLY));
+  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+  char buf[512];
+  for (size_t off = 0; off < data.size(); off += sizeof buf) {
+    ASSERT_EQ(::pread(fd.get(), buf, sizeof buf, static_cast<off_t>(off)), 512) << std::strerror(errno);
+    ASSERT_EQ(std::string(buf, sizeof buf), data.substr(off, sizeof buf)) << "at " << off;
+  }
+}
+
+// fuse.ring_yields (default on): a ring thread answering lone requests on
+// its queue's CPU sends those replies at SCHED_IDLE (transport/
+// reply_yield.h), and is back at its own policy before it waits again:
+// no ring thread is ever found at SCHED_IDLE between requests.
+TEST_F(TransportTest, LoneRepliesAreSentAtIdleAndRingThreadsKeepTheirPolicy) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
+  if (::geteuid() != 0) GTEST_SKIP() << "the daemon may not come back from SCHED_IDLE without CAP_SYS_NICE";
+  const uint64_t before = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>();
+  small_reads_of(at("f"));
+  const uint64_t after = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>();
+  EXPECT_GT(after, before) << "no lone reply was sent at SCHED_IDLE in 512 small reads";
+  auto policies = ring_policies(volume_->daemon_pid());
+  ASSERT_FALSE(policies.empty());
+  for (const auto& [name, policy] : policies) EXPECT_EQ(policy, SCHED_OTHER) << name;
+}
+
+TEST_F(TransportTest, RingYieldsOffKeepsEveryReplyAtTheThreadsPolicy) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
+  ASSERT_EQ(volume_->unmount(), 0);
+  RunResult r = volume_->mount({"-o", "fuse.ring_yields=false"});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  small_reads_of(at("f"));
+  EXPECT_EQ(transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>(), 0u);
 }
 
 // A fresh volume, mounted in the foreground with `transport` on a kernel

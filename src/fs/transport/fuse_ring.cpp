@@ -369,6 +369,7 @@ void FuseRing::run() {
   // still tried, and letting go is not (it would fail on an empty set).
   if (pthread_getaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_) != 0) CPU_ZERO(&unpinned_cpus_);
   if (shape_.placement == Shape::Placement::pinned) pin_to_queue_cpu(true);
+  yield_.start_on_this_thread(shape_.yields);
   std::string name = "pg-ring" + std::to_string(shape_.qid);
   pthread_setname_np(pthread_self(), name.c_str());
   tls_ring_thread = this;
@@ -400,8 +401,15 @@ void FuseRing::run() {
       RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_);
       if (change != RingPlacement::Change::none) pin_to_queue_cpu(change == RingPlacement::Change::pin);
     }
+    // One request, answered here, on the CPU its caller sent it from: the
+    // caller is waiting for this reply alone (reply_yield.h).
+    const bool lone_reply_here = round_requests_ == 1 && round_answered_ == 1;
     round_requests_ = 0;
     round_answered_ = 0;
+    if (lone_reply_here && yield_.usable() && sched_getcpu() == shape_.qid && owner_.background_idle()) {
+      yield_.submit_idle([](void* ring) { io_uring_submit(static_cast<io_uring*>(ring)); }, &ring_);
+      yielded_.store(yielded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     rc = io_uring_submit_and_wait(&ring_, 1);
     remote_->awake();
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "commit_stack.h"
+#include "reply_yield.h"
 #include "fuse_wire.h"
 #include "ring_placement.h"
 #include "transport.h"
@@ -69,6 +70,9 @@ class FuseRing {
     // On the ring thread, once its entries are registered, before it
     // serves: it may wait for member IO here while has_work() is false.
     virtual void ring_thread_started(FuseRing&) {}
+    // Whether no other thread of the daemon may want the ring thread's CPU
+    // (reply_yield.h). Any thread; a snapshot.
+    virtual bool background_idle() const { return true; }
 
    protected:
     ~Owner() = default;
@@ -82,6 +86,9 @@ class FuseRing {
     // CPU qid only while its requests come one at a time (ring_placement.h).
     enum class Placement { pinned, adaptive };
     Placement placement = Placement::adaptive;
+    // fuse.ring_yields, where ReplyYield::permitted(): a lone reply made on
+    // the queue's CPU is sent at SCHED_IDLE (reply_yield.h).
+    bool yields = false;
   };
 
   FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);
@@ -139,6 +146,7 @@ class FuseRing {
   uint32_t entries() const { return shape_.entries; }
   uint64_t requests_served() const { return served_.load(std::memory_order_relaxed); }
   uint64_t data_requests_run() const { return data_run_.load(std::memory_order_relaxed); }
+  uint64_t yielded_replies() const { return yielded_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr uint64_t kWakeTag = UINT64_MAX;
@@ -186,6 +194,7 @@ class FuseRing {
   std::vector<uint32_t> local_commits_;
   bool logged_error_ = false;
   RingPlacement placement_;
+  ReplyYield yield_;
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
   cpu_set_t unpinned_cpus_{};    // the thread's CPUs as started (cpusets, taskset)
@@ -202,6 +211,7 @@ class FuseRing {
   std::promise<int> registered_;
   std::atomic<uint64_t> served_{0};
   std::atomic<uint64_t> data_run_{0};  // of them, run_data_request() took
+  std::atomic<uint64_t> yielded_{0};   // replies sent at SCHED_IDLE (reply_yield.h)
   std::atomic<bool> logged_bad_reply_{false};
   std::thread thread_;
 };

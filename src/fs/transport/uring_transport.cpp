@@ -76,6 +76,12 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
   shape.entries = plan_.entries;
   shape.payload_bytes = plan_.payload_bytes;
   shape.placement = limits.pin_rings ? FuseRing::Shape::Placement::pinned : FuseRing::Shape::Placement::adaptive;
+  shape.yields = limits.ring_yields && ReplyYield::permitted();
+  if (limits.ring_yields && !shape.yields) {
+    log_(LOG_INFO,
+         "FUSE rings: fuse.ring_yields is on, but this process may not leave SCHED_IDLE once in it "
+         "(no CAP_SYS_NICE, RLIMIT_NICE too low): ring threads keep their scheduling policy");
+  }
   for (int q = 0; q < cpus; ++q) {
     shape.qid = static_cast<uint16_t>(q);
     rings_.push_back(std::make_unique<FuseRing>(*this, fuse_session_fd(se_), shape, log_));
@@ -268,6 +274,7 @@ TransportStatus UringTransport::status() const {
   s.ring_entries = plan_.entries;
   s.ring_request_bytes = plan_.payload_bytes;
   for (const auto& ring : rings_) s.ring_data_requests += ring->data_requests_run();
+  for (const auto& ring : rings_) s.ring_yielded_replies += ring->yielded_replies();
   return s;
 }
 
