@@ -99,7 +99,7 @@ struct FsContext final : TransportHost {
                   settings.fuse.max_request_bytes,
                   settings.fuse.pin_rings,
                   uint64_t{settings.fuse.ring_memory_mib} << 20,
-                  settings.fuse.ring_yields};
+                  settings.fuse.ring_yield_ns};
   }
   // The filesystem, not the kernel, removes suid/sgid on write, truncate,
   // O_TRUNC and chown: the kernel does not for direct writes, and only the

@@ -112,7 +112,7 @@ std::string stats_json(FsContext& fs) {
     if (!t.ring_requests.empty()) {
       out << ",\"ring_entries\":" << t.ring_entries << ",\"ring_request_bytes\":" << t.ring_request_bytes
           << ",\"ring_data_requests\":" << t.ring_data_requests
-          << ",\"ring_yielded_replies\":" << t.ring_yielded_replies;
+          << ",\"ring_yielded_replies\":" << t.ring_yielded_replies << ",\"ring_yield_stalls\":" << t.ring_yield_stalls;
     }
     out << "}";
   }

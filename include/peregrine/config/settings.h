@@ -75,7 +75,7 @@ struct FuseSettings {
   uint32_t ring_depth;       // io_uring transport: entries (requests in flight) per kernel queue
   uint32_t ring_memory_mib;  // io_uring transport: budget of every ring's entries together
   bool pin_rings;            // io_uring transport: pin each ring thread to its queue's CPU
-  bool ring_yields;          // io_uring transport: SCHED_IDLE while committing a lone reply
+  uint32_t ring_yield_ns;    // io_uring transport: SCHED_IDLE while committing a reply this quick
   bool batch_requests;       // keep data IO staged across requests (docs/design.md section 2.5)
   bool one_reader;           // classic: one worker at a time sleeps in read() (ReadTurn)
   uint32_t max_background;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "fuse_wire.h"
+#include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
 namespace {
@@ -364,12 +365,33 @@ void FuseRing::pin_to_queue_cpu(bool pin) {
   pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
 }
 
+void FuseRing::yield_reply() {
+  ReplyYield::Outcome outcome =
+      yield_.submit_idle([](void* ring) { io_uring_submit(static_cast<io_uring*>(ring)); }, &ring_);
+  if (outcome == ReplyYield::Outcome::not_lowered) return;
+  yielded_.store(yielded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (outcome == ReplyYield::Outcome::stalled) {
+    yield_stalls_.store(yield_stalls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (!logged_yield_stall_) {
+      logged_yield_stall_ = true;
+      log_(LOG_NOTICE, "FUSE ring " + std::to_string(shape_.qid) +
+                           ": a reply sent at SCHED_IDLE waited over 1 ms for its CPU; this ring sends "
+                           "lone replies at its own policy for a while after each such wait, longer "
+                           "if they recur (said once; counted in ring_yield_stalls)");
+    }
+  } else if (outcome == ReplyYield::Outcome::stuck) {
+    log_(LOG_ERR, "FUSE ring " + std::to_string(shape_.qid) +
+                      ": cannot put the thread's scheduling policy back after SCHED_IDLE; fuse.ring_yield_ns "
+                      "is off for this ring, which stays at SCHED_IDLE");
+  }
+}
+
 void FuseRing::run() {
   // Unknown (more CPUs than a cpu_set_t holds): empty, so that pinning is
   // still tried, and letting go is not (it would fail on an empty set).
   if (pthread_getaffinity_np(pthread_self(), sizeof unpinned_cpus_, &unpinned_cpus_) != 0) CPU_ZERO(&unpinned_cpus_);
   if (shape_.placement == Shape::Placement::pinned) pin_to_queue_cpu(true);
-  yield_.start_on_this_thread(shape_.yields);
+  yield_.start_on_this_thread(shape_.yield_ns != 0);
   std::string name = "pg-ring" + std::to_string(shape_.qid);
   pthread_setname_np(pthread_self(), name.c_str());
   tls_ring_thread = this;
@@ -401,16 +423,20 @@ void FuseRing::run() {
       RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_);
       if (change != RingPlacement::Change::none) pin_to_queue_cpu(change == RingPlacement::Change::pin);
     }
-    // One request, answered here, on the CPU its caller sent it from: the
-    // caller is waiting for this reply alone (reply_yield.h).
+    // One request, answered here soon after the wake-up, on the CPU its
+    // caller sent it from: the caller is waiting for this reply alone, and
+    // its next request costs less on this CPU than a halted CPU's wake-up
+    // (reply_yield.h).
     const bool lone_reply_here = round_requests_ == 1 && round_answered_ == 1;
     round_requests_ = 0;
     round_answered_ = 0;
-    if (lone_reply_here && yield_.usable() && sched_getcpu() == shape_.qid && owner_.background_idle()) {
-      yield_.submit_idle([](void* ring) { io_uring_submit(static_cast<io_uring*>(ring)); }, &ring_);
-      yielded_.store(yielded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    const uint64_t now = monotonic_ns();
+    if (lone_reply_here && now - woke_ns_ <= shape_.yield_ns && yield_.usable(now) && sched_getcpu() == shape_.qid &&
+        owner_.background_idle()) {
+      yield_reply();
     }
     rc = io_uring_submit_and_wait(&ring_, 1);
+    woke_ns_ = monotonic_ns();
     remote_->awake();
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
       // Nothing this thread can do would make the next call succeed.

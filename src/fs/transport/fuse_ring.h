@@ -17,7 +17,8 @@
 // Loop: run every request the completion queue has ready (each may stage
 // IO); when none is left, hand the staged IO to the drive threads (one
 // batch for everything that arrived together), then submit every commit
-// and wait, in one io_uring_enter.
+// and wait, in one io_uring_enter (a lone reply made here is submitted
+// first, at SCHED_IDLE: reply_yield.h).
 //
 // Thread rules: start(), quiesce() and stop() from the daemon's main thread.
 // The ring thread alone touches the io_uring and runs requests. reply() is
@@ -43,8 +44,8 @@
 #include <vector>
 
 #include "commit_stack.h"
-#include "reply_yield.h"
 #include "fuse_wire.h"
+#include "reply_yield.h"
 #include "ring_placement.h"
 #include "transport.h"
 
@@ -86,9 +87,10 @@ class FuseRing {
     // CPU qid only while its requests come one at a time (ring_placement.h).
     enum class Placement { pinned, adaptive };
     Placement placement = Placement::adaptive;
-    // fuse.ring_yields, where ReplyYield::permitted(): a lone reply made on
-    // the queue's CPU is sent at SCHED_IDLE (reply_yield.h).
-    bool yields = false;
+    // fuse.ring_yield_ns where ReplyYield::permitted(), else 0: a lone
+    // reply made on the queue's CPU within this long of the thread's
+    // wake-up is sent at SCHED_IDLE (reply_yield.h).
+    uint32_t yield_ns = 0;
   };
 
   FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);
@@ -147,6 +149,7 @@ class FuseRing {
   uint64_t requests_served() const { return served_.load(std::memory_order_relaxed); }
   uint64_t data_requests_run() const { return data_run_.load(std::memory_order_relaxed); }
   uint64_t yielded_replies() const { return yielded_.load(std::memory_order_relaxed); }
+  uint64_t yield_stalls() const { return yield_stalls_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr uint64_t kWakeTag = UINT64_MAX;
@@ -172,6 +175,8 @@ class FuseRing {
   // then the commit (on this thread's list, or handed to the ring thread).
   void commit_reply(uint32_t e, int32_t error, size_t payload_bytes);
   void pin_to_queue_cpu(bool pin);
+  // Submits the commits with the thread at SCHED_IDLE (reply_yield.h).
+  void yield_reply();
 
   Owner& owner_;
   const int fuse_fd_;
@@ -195,6 +200,8 @@ class FuseRing {
   bool logged_error_ = false;
   RingPlacement placement_;
   ReplyYield yield_;
+  bool logged_yield_stall_ = false;
+  uint64_t woke_ns_ = 0;         // when the thread last came back from waiting
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
   cpu_set_t unpinned_cpus_{};    // the thread's CPUs as started (cpusets, taskset)
@@ -210,8 +217,9 @@ class FuseRing {
   std::promise<void> go_;
   std::promise<int> registered_;
   std::atomic<uint64_t> served_{0};
-  std::atomic<uint64_t> data_run_{0};  // of them, run_data_request() took
-  std::atomic<uint64_t> yielded_{0};   // replies sent at SCHED_IDLE (reply_yield.h)
+  std::atomic<uint64_t> data_run_{0};      // of them, run_data_request() took
+  std::atomic<uint64_t> yielded_{0};       // replies sent at SCHED_IDLE (reply_yield.h)
+  std::atomic<uint64_t> yield_stalls_{0};  // of them, ones that waited over kStallNs
   std::atomic<bool> logged_bad_reply_{false};
   std::thread thread_;
 };

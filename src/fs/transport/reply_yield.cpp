@@ -1,8 +1,11 @@
 #include "reply_yield.h"
 
-#include <pthread.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <thread>
+
+#include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
 
@@ -24,23 +27,28 @@ bool ReplyYield::permitted() {
   return ok;
 }
 
-void ReplyYield::start_on_this_thread(bool enabled) {
-  usable_ = false;
-  if (!enabled) return;
-  policy_ = sched_getscheduler(0);
-  if (policy_ != SCHED_OTHER && policy_ != SCHED_BATCH) return;
-  if (sched_getparam(0, &param_) != 0) return;
-  usable_ = true;
-}
-
-void ReplyYield::submit_idle(void (*submit)(void*), void* ctx) {
-  sched_param idle{};
-  if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0) {
+ReplyYield::Outcome ReplyYield::submit_idle(void (*submit)(void*), void* ctx) {
+  // Read each time: an administrator may have changed it (chrt).
+  const int policy = sched_getscheduler(0);
+  sched_param none{};  // SCHED_OTHER and SCHED_BATCH take priority 0; nice is kept
+  if ((policy != SCHED_OTHER && policy != SCHED_BATCH) || sched_setscheduler(0, SCHED_IDLE, &none) != 0) {
     submit(ctx);
-    return;
+    return Outcome::not_lowered;
   }
+  const uint64_t start = monotonic_ns();
   submit(ctx);
-  if (sched_setscheduler(0, policy_, &param_) != 0) usable_ = false;
+  if (sched_setscheduler(0, policy, &none) != 0) {
+    enabled_ = false;
+    return Outcome::stuck;
+  }
+  const uint64_t end = monotonic_ns();
+  if (end - start > kStallNs) {
+    backed_off_until_ns_ = end + back_off_ns_;
+    back_off_ns_ = std::min(2 * back_off_ns_, kMaxBackOffNs);
+    return Outcome::stalled;
+  }
+  back_off_ns_ = std::max(back_off_ns_ / 2, kMinBackOffNs);
+  return Outcome::lowered;
 }
 
 }  // namespace peregrine::fs

@@ -1,5 +1,5 @@
 // ReplyYield: a ring thread sends a lone reply at SCHED_IDLE
-// (fuse.ring_yields), so that the application it wakes runs on this CPU.
+// (fuse.ring_yield_ns), so that the application it wakes runs on this CPU.
 //
 // Why: a program making one small request after another sleeps in the
 // kernel while the ring thread, beside it on its CPU, answers. The reply
@@ -10,45 +10,77 @@
 // only SCHED_IDLE threads counts as idle to the scheduler, which then
 // wakes the program here, where it preempts the ring thread at once.
 // Measured on 2 vCPUs, tmpfs members, 512-byte reads from one process:
-// 32K reads/s without, 200K with (docs/transport.md).
+// 33K reads/s without, 157-176K with (docs/performance-history.md).
 //
-// The policy is lowered only around the submission of the reply and put
-// back before the thread waits for the next request, so the ring thread
-// never sleeps, or competes for long, at SCHED_IDLE; the caller does it
-// only while no other thread of the daemon wants the CPU (no member IO
-// outstanding). Leaving SCHED_IDLE needs CAP_SYS_NICE or a high enough
-// RLIMIT_NICE: permitted() finds out on a throwaway thread, so that a
-// daemon that could not come back never tries.
+// The cost: once preempted, the ring thread waits at SCHED_IDLE until its
+// CPU has nothing else of its scheduling group to run (threads of other
+// sessions or cgroups compete with the group as a whole, so they do not
+// starve it): normally the program, which soon sends its next request and
+// sleeps. The policy is put back before the thread waits for the next
+// request, so it never sleeps lowered, and the caller yields only while no
+// member IO is outstanding (no drive thread about to want the CPU), and
+// only for a reply made within fuse.ring_yield_ns of the thread's wake-up
+// (default 1.5 us): the
+// program and the ring thread then share one CPU, one after the other,
+// which costs less than a halted CPU's wake-up only while the ring
+// thread's part is that short. Longer ones (a 4 KiB read out of tmpfs
+// members, 3-5 us) measured faster with the two on different CPUs: 4 KiB
+// reads at QD 1 95-99K/s with no yielding, 88-91K/s yielding every lone
+// reply, 105K/s with this bound. A
+// window that still lasted longer than kStallNs (the CPU was busy with
+// something else, or the woken program ran that long) turns yielding off
+// for a while: kMinBackOffNs after a lone stall, twice as long after each
+// stall that follows the end of a back-off, up to kMaxBackOffNs, so that
+// a CPU that keeps the thread waiting soon sees it lowered rarely; each
+// window that does not stall halves the next back-off again.
+//
+// Leaving SCHED_IDLE needs CAP_SYS_NICE or a high enough RLIMIT_NICE:
+// permitted() finds out on a throwaway thread, so that a daemon that could
+// not come back never tries. A thread found at a policy other than
+// SCHED_OTHER or SCHED_BATCH (real-time, or set by an administrator) is
+// never lowered.
 //
 // Thread rules: permitted() from any thread. A ReplyYield belongs to the
 // ring thread that called start_on_this_thread(); only it calls
 // submit_idle().
 #pragma once
 
-#include <sched.h>
+#include <cstdint>
 
 namespace peregrine::fs {
 
 class ReplyYield {
  public:
+  static constexpr uint64_t kStallNs = 1'000'000;
+  static constexpr uint64_t kMinBackOffNs = 10'000'000;
+  static constexpr uint64_t kMaxBackOffNs = 10'000'000'000;
+
   // Whether this process may lower a thread to SCHED_IDLE and raise it
   // back to its policy. Tries once, on a thread made for the purpose.
   static bool permitted();
 
-  // On the ring thread: remembers its policy. A real-time thread is never
-  // lowered (usable() stays false).
-  void start_on_this_thread(bool enabled);
-  bool usable() const { return usable_; }
+  void start_on_this_thread(bool enabled) { enabled_ = enabled; }
+  // Whether submit_idle() would lower the thread now.
+  bool usable(uint64_t now_ns) const { return enabled_ && now_ns >= backed_off_until_ns_; }
+  // How long the next stall turns yielding off.
+  uint64_t back_off_ns() const { return back_off_ns_; }
 
-  // Runs `submit(ctx)` at SCHED_IDLE, then puts the policy back. If it
-  // cannot be put back (never expected after permitted()), usable()
-  // becomes false, and the thread stays at the lower policy.
-  void submit_idle(void (*submit)(void*), void* ctx);
+  enum class Outcome {
+    lowered,      // submitted at SCHED_IDLE, policy back
+    not_lowered,  // submitted at the thread's own policy (a real-time one,
+                  // or the kernel refused)
+    stalled,      // lowered, and the window outlasted kStallNs: backing off
+                  // (back_off_ns() long)
+    stuck,        // the policy could not be put back: disabled for good
+  };
+  // Runs `submit(ctx)`, at SCHED_IDLE if the thread's policy is SCHED_OTHER
+  // or SCHED_BATCH, then puts that policy back.
+  Outcome submit_idle(void (*submit)(void*), void* ctx);
 
  private:
-  bool usable_ = false;
-  int policy_ = SCHED_OTHER;
-  sched_param param_{};
+  bool enabled_ = false;
+  uint64_t backed_off_until_ns_ = 0;
+  uint64_t back_off_ns_ = kMinBackOffNs;  // the next stall's
 };
 
 }  // namespace peregrine::fs

@@ -58,7 +58,7 @@ class TransportHost {
     size_t max_request_bytes = 1u << 20;               // max_write / max_read
     bool pin_rings = false;                            // pin each ring thread to its queue's CPU
     uint64_t ring_memory_bytes = uint64_t{512} << 20;  // every ring's entries together (ring_budget.h)
-    bool ring_yields = true;                           // SCHED_IDLE while committing a lone reply
+    uint32_t ring_yield_ns = 1500;                     // SCHED_IDLE while committing a reply this quick
   };
   virtual Limits transport_limits() const = 0;
   // INIT flags (fuse_wire.h) the filesystem serves that libfuse 3.14
@@ -82,7 +82,7 @@ class TransportHost {
   // finished at once (Submitter::Completions::here).
   virtual void unplug_between_requests() {}
   // Whether no thread of the host may want this CPU while a ring thread
-  // sends a reply at SCHED_IDLE (fuse.ring_yields): for the daemon, no
+  // sends a reply at SCHED_IDLE (fuse.ring_yield_ns): for the daemon, no
   // member IO outstanding (drive threads asleep). Any thread; a snapshot.
   virtual bool background_idle() const { return true; }
   // Whether the host serves READ and WRITE as calls (run_read/run_write);
@@ -139,8 +139,10 @@ struct TransportStatus {
   // io-uring: READs and WRITEs the rings decoded and handed to the host
   // themselves (the rest of ring_requests went through libfuse).
   uint64_t ring_data_requests = 0;
-  // io-uring: lone replies sent at SCHED_IDLE (fuse.ring_yields).
+  // io-uring: lone replies sent at SCHED_IDLE (fuse.ring_yield_ns), and
+  // those that waited over a millisecond for the CPU (reply_yield.h).
   uint64_t ring_yielded_replies = 0;
+  uint64_t ring_yield_stalls = 0;
 };
 
 class Transport {

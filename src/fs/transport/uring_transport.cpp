@@ -76,10 +76,10 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
   shape.entries = plan_.entries;
   shape.payload_bytes = plan_.payload_bytes;
   shape.placement = limits.pin_rings ? FuseRing::Shape::Placement::pinned : FuseRing::Shape::Placement::adaptive;
-  shape.yields = limits.ring_yields && ReplyYield::permitted();
-  if (limits.ring_yields && !shape.yields) {
+  shape.yield_ns = limits.ring_yield_ns != 0 && ReplyYield::permitted() ? limits.ring_yield_ns : 0;
+  if (limits.ring_yield_ns != 0 && shape.yield_ns == 0) {
     log_(LOG_INFO,
-         "FUSE rings: fuse.ring_yields is on, but this process may not leave SCHED_IDLE once in it "
+         "FUSE rings: fuse.ring_yield_ns is set, but this process may not leave SCHED_IDLE once in it "
          "(no CAP_SYS_NICE, RLIMIT_NICE too low): ring threads keep their scheduling policy");
   }
   for (int q = 0; q < cpus; ++q) {
@@ -275,6 +275,7 @@ TransportStatus UringTransport::status() const {
   s.ring_request_bytes = plan_.payload_bytes;
   for (const auto& ring : rings_) s.ring_data_requests += ring->data_requests_run();
   for (const auto& ring : rings_) s.ring_yielded_replies += ring->yielded_replies();
+  for (const auto& ring : rings_) s.ring_yield_stalls += ring->yield_stalls();
   return s;
 }
 
