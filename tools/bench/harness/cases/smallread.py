@@ -10,7 +10,7 @@ fuse.cache=writeback (the kernel's page cache answers), the peers, and I:
 the same loop on one member file through the machine's page cache."""
 from ..fio import Workload
 from . import common, report_util
-from .base import Case, cells, run_matrix
+from .base import Case, run_matrix
 
 
 def workloads(ctx):
