@@ -115,8 +115,9 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   uint64_t astart = off / kBlock * kBlock;
   uint64_t aend = (end + kBlock - 1) / kBlock * kBlock;
   // Less than a block (only those were given a generation) of written
-  // data, inside one block: from memory if that block is kept. (A whole-block read, the usual random read, would
-  // only pay a copy to keep what it rarely reads again.)
+  // data, inside one block: from memory if that block is kept. (A
+  // whole-block read, the usual random read, would only pay a copy to keep
+  // what it rarely reads again.)
   uint64_t keep_vol_off = 0;
   if (generation != 0 && aend - astart == kBlock && segs.size() == 1 && segs[0].kind == meta::Segment::kData) {
     keep_vol_off = segs[0].vol_off - (segs[0].file_off - astart);
