@@ -430,13 +430,15 @@ void FuseRing::run() {
     const bool lone_reply_here = round_requests_ == 1 && round_answered_ == 1;
     round_requests_ = 0;
     round_answered_ = 0;
-    const uint64_t now = monotonic_ns();
-    if (lone_reply_here && now - woke_ns_ <= shape_.yield_ns && yield_.usable(now) && sched_getcpu() == shape_.qid &&
-        owner_.background_idle()) {
-      yield_reply();
+    if (lone_reply_here && shape_.yield_ns != 0) {
+      const uint64_t now = monotonic_ns();
+      if (now - woke_ns_ <= shape_.yield_ns && yield_.usable(now) && sched_getcpu() == shape_.qid &&
+          owner_.background_idle()) {
+        yield_reply();
+      }
     }
     rc = io_uring_submit_and_wait(&ring_, 1);
-    woke_ns_ = monotonic_ns();
+    if (shape_.yield_ns != 0) woke_ns_ = monotonic_ns();
     remote_->awake();
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
       // Nothing this thread can do would make the next call succeed.
