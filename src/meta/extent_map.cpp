@@ -7,25 +7,7 @@
 namespace peregrine::meta {
 
 void ExtentMap::lookup(uint64_t off, uint64_t len, std::vector<MapPiece>* out) const {
-  const uint64_t end = off + len;
-  uint64_t pos = off;
-  auto it = map_.upper_bound(off);
-  if (it != map_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first + prev->second.len > off) it = prev;
-  }
-  for (; it != map_.end() && it->first < end; ++it) {
-    const uint64_t s = it->first;
-    const uint64_t e = s + it->second.len;
-    if (s > pos) {
-      out->push_back({pos, s - pos, false, 0, false});
-      pos = s;
-    }
-    const uint64_t piece_end = std::min(e, end);
-    out->push_back({pos, piece_end - pos, true, it->second.vol_off + (pos - s), it->second.written});
-    pos = piece_end;
-  }
-  if (pos < end) out->push_back({pos, end - pos, false, 0, false});
+  for_each_piece(off, len, [out](const MapPiece& p) { out->push_back(p); });
 }
 
 void ExtentMap::split_at(uint64_t off) {

@@ -99,9 +99,7 @@ int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>
   if (atime_due_out != nullptr) *atime_due_out = atime_due(*in);
   if (off >= in->attr.size || len == 0) return 0;
   const uint64_t end = std::min(in->attr.size, off + std::min(len, kMaxFileSize));
-  std::vector<MapPiece> pieces;
-  in->extents.lookup(off, end - off, &pieces);
-  for (const MapPiece& p : pieces) {
+  in->extents.for_each_piece(off, end - off, [out](const MapPiece& p) {
     Segment s{p.file_off, 0, p.len, Segment::kZero};
     if (p.mapped && p.written) {
       s.kind = Segment::kData;
@@ -112,7 +110,7 @@ int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>
     } else {
       out->push_back(s);
     }
-  }
+  });
   return 0;
 }
 
@@ -188,13 +186,11 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
       }
       if (int crc = commit_txn(b.finish()); crc != 0) return crc;
     }
-    std::vector<MapPiece> pieces;
-    in->extents.lookup(bs, be - bs, &pieces);
     bool rewrite = off + len <= in->attr.size;
-    for (const MapPiece& p : pieces) {
+    in->extents.for_each_piece(bs, be - bs, [&](const MapPiece& p) {
       out->push_back({p.file_off, p.vol_off, p.len, p.written});
       rewrite = rewrite && p.written;
-    }
+    });
     // Its completion would change nothing but the times: set them now, and
     // the IO completion threads need not take ns_mu_ for it (they contended
     // for it on every 4 KiB rewrite).

@@ -8,8 +8,10 @@
 // guarded by whatever guards the Model (Metadata's namespace lock).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -45,6 +47,11 @@ class ExtentMap {
 
   // Pieces covering exactly [off, off + len), holes included, in order.
   void lookup(uint64_t off, uint64_t len, std::vector<MapPiece>* out) const;
+  // The same pieces, handed to `visit` one by one: the read and write
+  // paths look up every request, and a vector for its one piece was a
+  // heap allocation per request.
+  template <typename Visit>
+  void for_each_piece(uint64_t off, uint64_t len, Visit&& visit) const;
   // Maps [file_off, file_off + len) to vol_off.., replacing any mapping
   // there (the replaced volume ranges are appended to *replaced if given).
   void insert(uint64_t file_off, uint64_t vol_off, uint64_t len, bool written,
@@ -75,5 +82,28 @@ class ExtentMap {
   Map map_;
   uint64_t allocated_ = 0;
 };
+
+template <typename Visit>
+void ExtentMap::for_each_piece(uint64_t off, uint64_t len, Visit&& visit) const {
+  const uint64_t end = off + len;
+  uint64_t pos = off;
+  auto it = map_.upper_bound(off);
+  if (it != map_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second.len > off) it = prev;
+  }
+  for (; it != map_.end() && it->first < end; ++it) {
+    const uint64_t s = it->first;
+    const uint64_t e = s + it->second.len;
+    if (s > pos) {
+      visit(MapPiece{pos, s - pos, false, 0, false});
+      pos = s;
+    }
+    const uint64_t piece_end = std::min(e, end);
+    visit(MapPiece{pos, piece_end - pos, true, it->second.vol_off + (pos - s), it->second.written});
+    pos = piece_end;
+  }
+  if (pos < end) visit(MapPiece{pos, end - pos, false, 0, false});
+}
 
 }  // namespace peregrine::meta
