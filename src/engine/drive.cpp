@@ -122,7 +122,8 @@ void Drive::complete_inline() {
   const bool was_ready = device_->has_ready();
   // Only what finished inside start(): the kernel's completion queue (IO,
   // wake-ups) stays the drive thread's, which may be waiting on it now.
-  size_t done = reap_and_complete(true);
+  uint64_t now = 0;
+  size_t done = reap_and_complete(true, &now);
   // Still on the device after the reap (a shaped member holds it until the
   // modelled completion time, and only the drive thread arms that timer):
   // wake the drive thread after all. A member that completes through the
@@ -134,7 +135,7 @@ void Drive::complete_inline() {
   if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
   // At most every kPublishIntervalNs: a reader of stats() publishes what
   // is newer itself.
-  publish_stats(false);
+  publish_stats(false, now);
 }
 
 bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) {
@@ -144,13 +145,14 @@ bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const v
     // these itself; spinning on the lock would only delay that round.
     if (dispatch_mutex_.try_lock()) {
       MutexLock lock(dispatch_mutex_, std::adopt_lock);
-      if (size_t n = reap_and_complete(false); n != 0) {
+      uint64_t now = 0;
+      if (size_t n = reap_and_complete(false, &now); n != 0) {
         counters_.polled += n;
         dirty_ = true;
         device_->submit();  // a short transfer complete() sent again
         release_pressure();
         if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-        publish_stats(false);
+        publish_stats(false, now);
       }
       if (in_flight_ios_ == 0) return true;
     }
@@ -213,11 +215,12 @@ void Drive::run_round() {
   reap_and_complete();
   size_t drained = drain_inboxes();
   if (drained > 0) merge_into_backlog(incoming_.data(), drained);
-  dispatch_backlog(monotonic_ns());
+  const uint64_t now = monotonic_ns();
+  dispatch_backlog(now);
   device_->submit();
   release_pressure();
   if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-  publish_stats(false);
+  publish_stats(false, now);
 }
 
 bool Drive::may_sleep(uint64_t& deadline_ns) {
@@ -225,13 +228,13 @@ bool Drive::may_sleep(uint64_t& deadline_ns) {
   // The thread set its sleeping flag before this: a push after this check
   // sees it and wakes the thread; one before it moved the epoch.
   if (inbox_epoch_.load() != round_epoch_ || !device_->prepare_sleep(deadline_ns)) return false;
-  publish_stats(false);
+  publish_stats(false, monotonic_ns());
   return true;
 }
 
 void Drive::publish_final() {
   MutexLock lock(dispatch_mutex_);
-  publish_stats(true);
+  publish_stats(true, monotonic_ns());
 }
 
 bool Drive::finished() const { return stopping_.load() && outstanding_.load() == 0 && inboxes_empty(); }
@@ -347,12 +350,13 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
   device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt});
 }
 
-size_t Drive::reap_and_complete(bool finished_inline_only) {
+size_t Drive::reap_and_complete(bool finished_inline_only, uint64_t* now_out) {
   size_t total = 0;
   for (;;) {
     size_t n = finished_inline_only ? device_->reap_finished_inline(completions_) : device_->reap(completions_);
     if (n == 0) break;
     uint64_t now = monotonic_ns();
+    if (now_out != nullptr) *now_out = now;
     for (size_t i = 0; i < n; ++i) complete(completions_[i], now);
     total += n;
   }
@@ -484,9 +488,8 @@ void Drive::release_pressure() {
   pressure_cv_.notify_all();
 }
 
-void Drive::publish_stats(bool force) {
+void Drive::publish_stats(bool force, uint64_t now) {
   if (!dirty_) return;
-  uint64_t now = monotonic_ns();
   if (!force && now - last_publish_ns_ < kPublishIntervalNs) return;
   last_publish_ns_ = now;
   dirty_ = false;
@@ -503,7 +506,7 @@ DriveStats Drive::stats() {
   // even of a drive whose thread sleeps while submitters serve it inline.
   {
     MutexLock lock(dispatch_mutex_);
-    publish_stats(true);
+    publish_stats(true, monotonic_ns());
   }
   DriveStats s;
   {

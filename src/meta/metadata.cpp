@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <random>
 
 #include "peregrine/meta/checkpoint.h"
@@ -18,12 +19,23 @@ int64_t realtime_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+int64_t realtime_coarse_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
 }  // namespace
 
 Metadata::Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout)
     : io_(io), geo_(g), data_size_(g.data_size), opt_(std::move(opt)), layout_(layout) {
-  if (!opt_.clock) opt_.clock = realtime_ns;
+  if (!opt_.clock) {
+    opt_.clock = realtime_ns;
+    default_clock_ = true;
+  }
 }
+
+int64_t Metadata::coarse_now() const { return default_clock_ ? realtime_coarse_ns() : opt_.clock(); }
 
 Metadata::~Metadata() {
   discarder_.reset();

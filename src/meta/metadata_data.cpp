@@ -62,8 +62,9 @@ bool Metadata::atime_due(const Inode& in) const {
     }
     case AtimeRule::kRelatime:
       // Once the atime is past mtime and ctime (the usual case), each read
-      // costs a clock read (vDSO), no lock beyond map_read's shared one.
-      return a.atime_ns <= a.mtime_ns || a.atime_ns <= a.ctime_ns || now() - a.atime_ns >= kDay;
+      // costs a coarse clock read (vDSO), no lock beyond map_read's shared
+      // one.
+      return a.atime_ns <= a.mtime_ns || a.atime_ns <= a.ctime_ns || coarse_now() - a.atime_ns >= kDay;
   }
   return false;
 }

@@ -351,6 +351,10 @@ class Metadata {
   Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout);
 
   int64_t now() const { return opt_.clock(); }
+  // For decisions a few milliseconds cannot change (relatime's day): the
+  // kernel's coarse clock, a vDSO read without the TSC, unless a test
+  // installed its own clock.
+  int64_t coarse_now() const;
   // The metadata area's use, from the Model's exact checkpoint body size.
   // Operations check it (space.h) before they apply a change that grows the
   // body, so no checkpoint ever outgrows its slot.
@@ -391,6 +395,7 @@ class Metadata {
   const Geometry geo_;  // as mounted; data_size_ holds the data area's size since
   std::atomic<uint64_t> data_size_;
   Options opt_;
+  bool default_clock_ = false;  // opt_.clock is the system's real-time clock
   const MetaLayout layout_;
 
   mutable SharedMutex ns_mu_;
