@@ -126,8 +126,8 @@ class Drive {
   void complete(const DeviceCompletion& c, uint64_t now) REQUIRES(dispatch_mutex_);
   void finish_chain(SubIo* head, int error) REQUIRES(dispatch_mutex_);
   void retry_unmerged(SubIo* head) REQUIRES(dispatch_mutex_);
-  // `now`: a monotonic_ns() the caller read this round (one clock read
-  // fewer per inline IO).
+  // `now`: a monotonic_ns() the caller read while holding dispatch_mutex_
+  // (so never older than last_publish_ns_), often the reap's own.
   void publish_stats(bool force, uint64_t now) REQUIRES(dispatch_mutex_) EXCLUDES(stats_mutex_);
   bool inboxes_empty() const;
   void release_pressure() EXCLUDES(pressure_mutex_);

@@ -23,6 +23,7 @@
 #include "member_errors.h"
 #include "online_grow.h"
 #include "peregrine/fs/stats_log.h"
+#include "peregrine/util/clock.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "request_staging.h"
 #include "test_faults.h"
@@ -138,13 +139,6 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->max_readahead = f.max_request_bytes;
   conn->max_background = f.max_background;
   conn->congestion_threshold = f.effective_congestion_threshold();
-}
-
-// CLOCK_REALTIME_COARSE, the clock the kernel's current_time() reads.
-int64_t realtime_coarse_ns() {
-  timespec ts;
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 // The source df and findmnt show for the mount, as a libfuse fsname=

@@ -6,10 +6,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <ctime>
 #include <random>
 
 #include "peregrine/meta/checkpoint.h"
+#include "peregrine/util/clock.h"
 #include "txn_builder.h"
 
 namespace peregrine::meta {
@@ -19,20 +19,11 @@ int64_t realtime_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-int64_t realtime_coarse_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 }  // namespace
 
 Metadata::Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout)
-    : io_(io), geo_(g), data_size_(g.data_size), opt_(std::move(opt)), layout_(layout) {
-  if (!opt_.clock) {
-    opt_.clock = realtime_ns;
-    default_clock_ = true;
-  }
+    : io_(io), geo_(g), data_size_(g.data_size), opt_(std::move(opt)), default_clock_(!opt_.clock), layout_(layout) {
+  if (default_clock_) opt_.clock = realtime_ns;
 }
 
 int64_t Metadata::coarse_now() const { return default_clock_ ? realtime_coarse_ns() : opt_.clock(); }

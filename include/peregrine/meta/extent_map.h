@@ -49,7 +49,7 @@ class ExtentMap {
   void lookup(uint64_t off, uint64_t len, std::vector<MapPiece>* out) const;
   // The same pieces, handed to `visit` one by one: the read and write
   // paths look up every request, and a vector for its one piece was a
-  // heap allocation per request.
+  // heap allocation per request. `visit` must not change this map.
   template <typename Visit>
   void for_each_piece(uint64_t off, uint64_t len, Visit&& visit) const;
   // Maps [file_off, file_off + len) to vol_off.., replacing any mapping

@@ -352,8 +352,8 @@ class Metadata {
 
   int64_t now() const { return opt_.clock(); }
   // For decisions a few milliseconds cannot change (relatime's day): the
-  // kernel's coarse clock, a vDSO read without the TSC, unless a test
-  // installed its own clock.
+  // kernel's coarse clock when Options supplied no clock, else that clock
+  // (a test's, or the daemon's coarse one with fuse.cache=writeback).
   int64_t coarse_now() const;
   // The metadata area's use, from the Model's exact checkpoint body size.
   // Operations check it (space.h) before they apply a change that grows the
@@ -395,7 +395,7 @@ class Metadata {
   const Geometry geo_;  // as mounted; data_size_ holds the data area's size since
   std::atomic<uint64_t> data_size_;
   Options opt_;
-  bool default_clock_ = false;  // opt_.clock is the system's real-time clock
+  const bool default_clock_;  // Options had no clock: opt_.clock is realtime_ns
   const MetaLayout layout_;
 
   mutable SharedMutex ns_mu_;
