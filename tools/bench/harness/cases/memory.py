@@ -64,10 +64,12 @@ def report(ctx):
                 secs = ctx.seconds()
                 gib = m.get("mib_s", 0) * secs / 1024
                 rows.append([rec_case, cfg, w, fmt(m.get("cpu_us_per_io"), 2),
+                             f"{fmt(m.get('user_us_per_io'), 2)} / {fmt(m.get('sys_us_per_io'), 2)}",
                              fmt(m.get("daemon_cpu_s", 0) / gib if gib else None, 2)])
     if rows:
         out.append("\nDaemon CPU: seconds per million IOs (= us per IO) and seconds per GiB moved:\n")
-        out.append(md_table(["case", "config", "workload", "CPU s / M IOs", "CPU s / GiB"], rows))
+        out.append(md_table(["case", "config", "workload", "CPU s / M IOs", "of it user / system", "CPU s / GiB"],
+                            rows))
     return "\n".join(out)
 
 

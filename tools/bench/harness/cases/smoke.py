@@ -3,8 +3,8 @@ record and is torn down: the CI check of the harness itself (no numbers
 are judged). Not part of a default run."""
 from ..fio import Workload
 from ..media import Media, Shape
-from . import common
-from .base import Case, cells, md_table, run_matrix, value
+from . import common, report_util
+from .base import Case, cells, run_matrix
 
 
 def workloads(ctx):
@@ -33,8 +33,7 @@ def run(ctx):
 
 def report(ctx):
     c = cells(ctx.records, "smoke")
-    rows = [[cfg] + [f"{value(c, cfg, w.name) or 0:.0f}" for w in workloads(ctx)] for cfg in c]
-    return md_table(["config"] + [w.name for w in workloads(ctx)], rows) + "\n" + "\n".join(
+    return report_util.fio_table(c, workloads(ctx), ctx) + "\n" + "\n".join(
         f"- {n}" for n in ctx.notes.get("smoke", []))
 
 
