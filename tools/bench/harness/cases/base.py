@@ -142,8 +142,24 @@ def cells(records, case):
                 else:
                     m[k] = statistics.median(vals)
                     m[k + "_rounds"] = vals
+            _split_of_median_cpu(m)
             out.setdefault(config, {})[wname] = m
     return out
+
+
+def _split_of_median_cpu(m):
+    """User and system CPU per IO of the round(s) whose total is the
+    median, so that the two shown add up to the total shown beside them
+    (medians taken apart need not)."""
+    rounds = list(zip(m.get("cpu_us_per_io_rounds", []), m.get("user_us_per_io_rounds", []),
+                      m.get("sys_us_per_io_rounds", [])))
+    if not rounds or len(rounds) != len(m["cpu_us_per_io_rounds"]):
+        return
+    rounds.sort()
+    mid = len(rounds) // 2
+    middle = rounds[mid:mid + 1] if len(rounds) % 2 else rounds[mid - 1:mid + 1]
+    m["user_us_per_io"] = statistics.mean(r[1] for r in middle)
+    m["sys_us_per_io"] = statistics.mean(r[2] for r in middle)
 
 
 def value(cells_, config, workload, metric="iops"):
