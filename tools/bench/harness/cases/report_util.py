@@ -38,10 +38,12 @@ def fio_table(c, workloads, ctx, title="IOPS (MiB/s for large blocks), median ov
                          for cfg in c if any(value(c, cfg, w.name) is not None for w in workloads)]))
     split = [[label(cfg)] + [f"{fmt(value(c, cfg, w.name, 'user_us_per_io'), 2)} + "
                              f"{fmt(value(c, cfg, w.name, 'sys_us_per_io'), 2)}" for w in workloads]
-             for cfg in c if any(value(c, cfg, w.name, 'cpu_us_per_io') for w in workloads)]
+             for cfg in c if any(value(c, cfg, w.name, 'cpu_us_per_io') and
+                                 value(c, cfg, w.name, 'user_us_per_io') is not None for w in workloads)]
     if split:
         # The kernel's share (system) is much the same for every FUSE daemon
         # doing the same copies; the daemon's own code shows in user time.
+        # Runs recorded before the split have no user figure: no table.
         out.append("\ndaemon CPU per IO (us), user + system:\n")
         out.append(md_table(["config"] + names, split))
     rss = [[label(cfg), fmt(value(c, cfg, "daemon", "peak_rss_kib") / 1024, 1)] for cfg in c
