@@ -189,6 +189,13 @@ std::optional<std::string> LineReader::next(int guard_s) {
   }
 }
 
+bool LineReader::wait_for(const std::string& text) {
+  while (auto line = next()) {
+    if (line->find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 bool mount_foreground(Volume& v, const std::vector<std::string>& options, LineReader* lines,
                       const std::vector<std::string>& extra_env) {
   int err_pipe[2];
@@ -202,10 +209,7 @@ bool mount_foreground(Volume& v, const std::vector<std::string>& options, LineRe
   lines->reset(err_pipe[0]);
   if (pid == 0) return false;
   v.adopt(pid);
-  while (auto line = lines->next()) {
-    if (line->find("mounted " + std::to_string(v.members().size()) + " members") != std::string::npos) return true;
-  }
-  return false;
+  return lines->wait_for("mounted " + std::to_string(v.members().size()) + " members");
 }
 
 int wait_exit(pid_t pid, int guard_seconds) {

@@ -82,6 +82,8 @@ class LineReader {
   void reset(int fd);
   // The next line, or nullopt at end of file or after `guard_s` seconds.
   std::optional<std::string> next(int guard_s = 60);
+  // Reads lines until one contains `text`: false at end of file or on the guard.
+  bool wait_for(const std::string& text);
   const std::string& seen() const { return seen_; }  // every line returned so far
 
  private:

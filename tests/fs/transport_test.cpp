@@ -314,6 +314,9 @@ TEST_F(RingBudgetTest, SmallBudgetServesBigRequestsSplitOnSmallerEntries) {
   ASSERT_TRUE(mount_foreground(
       volume_, {"-o", "fuse.transport=io-uring,fuse.ring_memory_mib=" + std::to_string(budget_mib)}, &lines_))
       << lines_.seen();
+  // "mounted" is logged when the kernel mounts, before INIT is answered
+  // and the rings register; until then the stats say classic.
+  ASSERT_TRUE(lines_.wait_for("FUSE transport: io-uring")) << lines_.seen();
   json before = transport_of(volume_.mountpoint());
   ASSERT_EQ(before.at("name").get<std::string>(), "io-uring") << before.dump();
   const uint64_t entries = before.at("ring_entries").get<uint64_t>();
