@@ -331,6 +331,7 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
   t.offset = head->member_offset;
   t.remaining = head->chain_bytes;
   t.dispatch_ns = now;
+  t.flush_covers = writes_done_.load(std::memory_order_relaxed);
   t.iov_first = 0;
   t.iovcnt = 0;
   for (SubIo* s = head; s != nullptr; s = s->next) {
@@ -395,6 +396,12 @@ void Drive::complete(const DeviceCompletion& c, uint64_t now) {
     }
   }
   counters_.device_latency.record(now - t.dispatch_ns);
+  // Counted before the requests complete, so that a flush their owner sends
+  // next sees this drive needs one. A failed write counts too: what it
+  // left on the drive is as volatile as a good one's.
+  if (t.op == IoOp::write) writes_done_.fetch_add(1, std::memory_order_release);
+  if (t.op == IoOp::flush && error == 0 && t.flush_covers > flushed_through_.load(std::memory_order_relaxed))
+    flushed_through_.store(t.flush_covers, std::memory_order_release);
   SubIo* head = t.head;
   t.head = nullptr;
   --in_flight_ios_;

@@ -54,6 +54,13 @@ class Drive {
 
   uint32_t index() const { return index_; }
   uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
+  // Whether a write completed on this drive since the start of its last
+  // successful flush: a flush of the volume goes only to such drives (an
+  // fsync of a file on one drive, or a journal commit, flushes no other).
+  // Any thread.
+  bool needs_flush() const {
+    return writes_done_.load(std::memory_order_acquire) != flushed_through_.load(std::memory_order_acquire);
+  }
 
   // Ties the drive to the thread that will serve it; before any IO.
   Status attach(DriveThreadSleep& sleep);
@@ -109,6 +116,7 @@ class Drive {
     uint64_t offset = 0;     // member offset of the next byte to transfer
     uint64_t remaining = 0;  // bytes still to transfer
     uint64_t dispatch_ns = 0;
+    uint64_t flush_covers = 0;  // a flush: writes_done_ when it was started
     uint32_t iov_first = 0;  // first iovec not yet fully transferred
     uint32_t iovcnt = 0;
     std::vector<iovec> iov;
@@ -145,6 +153,11 @@ class Drive {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> queued_{0};       // sub-IOs in inboxes or backlog
   std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device
+  // Writes completed by the device, and how many of them the last
+  // successful flush covered (needs_flush). Written under dispatch_mutex_,
+  // read by any thread.
+  std::atomic<uint64_t> writes_done_{0};
+  std::atomic<uint64_t> flushed_through_{0};
   std::atomic<uint64_t> pressure_waits_{0};
   std::atomic<uint32_t> pressure_waiters_{0};
   Mutex pressure_mutex_;  // guards nothing: pressure_cv_'s mutex (the state is atomic)

@@ -10,9 +10,9 @@ PerVolumeScheduler::PerVolumeScheduler(const EngineConfig& config, const StripeM
   for (auto& tags : plug_tags_) tags.reserve(config.high_watermark);
 }
 
-void PerVolumeScheduler::add(Request& r) {
+void PerVolumeScheduler::add(Request& r, const std::vector<uint32_t>& flush_targets) {
   if (r.op == IoOp::flush) {
-    for (uint32_t d = 0; d < drives_.size(); ++d) stage(r, d, 0, nullptr, 0);
+    for (uint32_t d : flush_targets) stage(r, d, 0, nullptr, 0);
     return;
   }
   map_.split(r.offset, r.length, [&](const StripePiece& p) {

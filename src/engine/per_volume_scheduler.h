@@ -36,9 +36,10 @@ class PerVolumeScheduler {
   PerVolumeScheduler(const PerVolumeScheduler&) = delete;
   PerVolumeScheduler& operator=(const PerVolumeScheduler&) = delete;
 
-  // Stages a request that Submitter::add has checked and counted. May
-  // unplug, and may block for a tag or for SubIos.
-  void add(Request& r);
+  // Stages a request that Submitter::add has checked and counted (a flush
+  // goes to flush_targets only). May unplug, and may block for a tag or for
+  // SubIos.
+  void add(Request& r, const std::vector<uint32_t>& flush_targets);
   // Dispatches every tag staged, round-robin over the drives.
   void unplug();
 

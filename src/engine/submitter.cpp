@@ -47,10 +47,24 @@ int Submitter::add(Request& r) {
   }
   r.error.store(0, std::memory_order_relaxed);
   r.arrival_ns = monotonic_ns();
-  r.pending.store(r.op == IoOp::flush ? drives : static_cast<uint32_t>(map.piece_count(r.offset, r.length)),
-                  std::memory_order_relaxed);
+  if (r.op == IoOp::flush) {
+    // Only the drives that completed a write since their last flush: the
+    // others hold nothing a flush would make durable.
+    // Chosen once: a write completing meanwhile must not change the count.
+    flush_targets_.clear();
+    for (uint32_t d = 0; d < drives; ++d) {
+      if (engine_.drives_[d]->needs_flush()) flush_targets_.push_back(d);
+    }
+    if (flush_targets_.empty()) {
+      r.on_complete(r, 0);
+      return 0;
+    }
+    r.pending.store(static_cast<uint32_t>(flush_targets_.size()), std::memory_order_relaxed);
+  } else {
+    r.pending.store(static_cast<uint32_t>(map.piece_count(r.offset, r.length)), std::memory_order_relaxed);
+  }
   if (per_volume_) {
-    per_volume_->add(r);
+    per_volume_->add(r, flush_targets_);
     return 0;
   }
   const std::function<void()>& before_block = engine_.config_.before_submitter_blocks;
@@ -63,7 +77,7 @@ int Submitter::add(Request& r) {
     ++slot_.batch;
   };
   if (r.op == IoOp::flush) {
-    for (uint32_t d = 0; d < drives; ++d) stage(d, 0, nullptr, 0);
+    for (uint32_t d : flush_targets_) stage(d, 0, nullptr, 0);
   } else {
     map.split(r.offset, r.length, [&](const StripePiece& p) {
       stage(p.member, p.member_offset, r.buffer + (p.volume_offset - r.offset), static_cast<uint32_t>(p.length));

@@ -5,6 +5,7 @@
 // ring polled by a kernel thread (SQPOLL) and through a one-entry SQ that
 // must be submitted piecewise; and with one drive thread serving all four
 // drives, and with a thread for each.
+#include <cstring>
 #include <random>
 
 #include "engine_fixture.h"
@@ -157,23 +158,53 @@ TEST_F(EngineFixture, RejectsMisalignedAndOutOfRangeRequests) {
   EXPECT_EQ((*sub)->add(r), -EINVAL);
 }
 
-TEST_F(EngineFixture, FlushReachesEveryDrive) {
+// Flushes, and one stripe unit (4 KiB, stripe unit 4096) written to each
+// listed drive of a volume so striped.
+class FlushFixture : public EngineFixture {
+ protected:
+  void write_units_to(std::initializer_list<uint32_t> drives) {
+    AlignedBuffer b(4096);
+    std::memset(b.data(), 0x5a, 4096);
+    for (uint32_t d : drives) ASSERT_EQ(io(IoOp::write, uint64_t{d} * 4096, b), 0) << "drive " << d;
+  }
+  int flush() {
+    AlignedBuffer none(0);
+    return io(IoOp::flush, 0, none);
+  }
+};
+
+TEST_F(FlushFixture, FlushReachesEveryDriveWrittenSinceItsLastFlush) {
   make_members(3, 1 << 20);
   start(EngineConfig{}, 4096, specs());
-  AlignedBuffer b(0);
-  Request r;
-  r.op = IoOp::flush;
-  Waiter w;
-  w.arm(r);
-  auto sub = engine_->open_submitter();
-  ASSERT_EQ((*sub)->submit(r), 0);
-  w.wait();
-  EXPECT_EQ(w.result.load(), 0);
+  write_units_to({0, 1, 2});
+  EXPECT_EQ(flush(), 0);
   for (uint32_t d = 0; d < 3; ++d) {
     // The stats snapshot is published when the drive goes idle; the flush
     // completed, so each drive has counted it.
     DriveStats s = wait_stats(d, [](const DriveStats& s) { return s.flushes >= 1 && s.in_flight == 0; });
     EXPECT_EQ(s.flushes, 1u) << "drive " << d;
+  }
+}
+
+// An fsync of a file that lives on one drive, or a journal commit, must not
+// make every drive of the volume empty its write cache.
+TEST_F(FlushFixture, FlushReachesOnlyTheDrivesWrittenSinceTheLastFlush) {
+  make_members(4, 1 << 20);
+  start(EngineConfig{}, 4096, specs());
+  write_units_to({0, 1, 2, 3});
+  ASSERT_EQ(flush(), 0);
+  write_units_to({2});
+  ASSERT_EQ(flush(), 0);
+  // Nothing written since: a flush completes without reaching any drive.
+  ASSERT_EQ(flush(), 0);
+  // A read is no reason to flush either.
+  AlignedBuffer b(4096);
+  ASSERT_EQ(io(IoOp::read, 4096, b), 0);
+  ASSERT_EQ(flush(), 0);
+  for (uint32_t d = 0; d < 4; ++d) {
+    const uint64_t want = d == 2 ? 2 : 1;
+    DriveStats s = wait_stats(d, [&](const DriveStats& s) { return s.flushes >= want && s.in_flight == 0; });
+    EXPECT_EQ(s.flushes, want) << "drive " << d;
   }
 }
 
