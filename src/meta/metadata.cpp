@@ -289,7 +289,7 @@ int Metadata::log_all_deferred_times() {
   return 0;
 }
 
-int Metadata::fsync(Ino ino) {
+int Metadata::fsync(Ino ino, bool data_only) {
   if (opt_.read_only) return 0;     // nothing can be pending
   if (write_failed()) return -EIO;  // what was not durable when the journal failed never will be
   uint64_t lsn;
@@ -298,7 +298,7 @@ int Metadata::fsync(Ino ino) {
     ReaderLock lk(ns_mu_);
     const Inode* in = model_.find(ino);
     lsn = in ? in->last_lsn : journal_->last_lsn();
-    deferred = in != nullptr && in->times_unlogged;
+    deferred = !data_only && in != nullptr && in->times_unlogged;
   }
   if (deferred) {
     WriterLock lk(ns_mu_);

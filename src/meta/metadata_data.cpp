@@ -150,7 +150,8 @@ int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be)
 }
 
 int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done,
-                            uint64_t* size_before) {
+                            uint64_t* size_before, bool kernel_stamped) {
+  const bool stamps = !(opt_.kernel_stamps_writes && kernel_stamped);
   if (rewrite_done) *rewrite_done = false;
   if (opt_.read_only) return -EROFS;
   if (len == 0) return 0;
@@ -196,7 +197,7 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
     // the IO completion threads need not take ns_mu_ for it (they contended
     // for it on every 4 KiB rewrite).
     if (rewrite_done && rewrite) {
-      if (!opt_.kernel_stamps_writes) {
+      if (stamps) {
         if (int trc = touch_rewrite_times(in, now()); trc != 0) return trc;
       }
       *rewrite_done = true;
@@ -249,8 +250,9 @@ int Metadata::touch_rewrite_times(Inode* in, int64_t t) {
   return commit_txn(b.finish());
 }
 
-int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size) {
+int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size, bool kernel_stamped) {
   if (opt_.read_only) return -EROFS;
+  const bool stamps = !(opt_.kernel_stamps_writes && kernel_stamped);
   WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
@@ -274,7 +276,7 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
   }
   const int64_t t = now();
   // A rewrite of written blocks within the file changes only mtime/ctime.
-  if (b.txn.empty() && new_size <= in->attr.size && (opt_.kernel_stamps_writes || defer_rewrite_times(in, t))) return 0;
+  if (b.txn.empty() && new_size <= in->attr.size && (!stamps || defer_rewrite_times(in, t))) return 0;
   // Marking part of an unwritten extent written can split it. The data is on
   // the volume already; when even that does not fit, the range stays
   // unwritten (reads as zeros) and the write fails.
@@ -285,7 +287,7 @@ int Metadata::complete_write(Ino ino, std::span<const WriteRange> ranges, uint64
   const bool grows = new_size > in->attr.size;
   InodeAttr& a = b.attr(in);
   a.size = std::max(a.size, std::min(new_size, kMaxFileSize));
-  if (!opt_.kernel_stamps_writes) a.mtime_ns = a.ctime_ns = t;
+  if (stamps) a.mtime_ns = a.ctime_ns = t;
   return commit_txn(b.finish(), grows);
 }
 

@@ -279,13 +279,17 @@ class Metadata {
   // complete_write, provided the caller keeps the file's extents and size
   // from shrinking until its data is written (the fs layer's IO gate).
   // *size_before (if given): the file's size before this write.
+  // `kernel_stamped`: the kernel set this write's times itself, so they are
+  // left alone when Options::kernel_stamps_writes says the mount lets it
+  // (page-cache writebacks); false for a direct write, whose times the
+  // daemon sets (the kernel stamps nothing for FOPEN_DIRECT_IO writes).
   int prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done = nullptr,
-                    uint64_t* size_before = nullptr);
+                    uint64_t* size_before = nullptr, bool kernel_stamped = true);
   // After the data writes of `ranges` completed: marks them written (only
   // where the file still maps them to the same volume bytes), raises the
-  // size to new_size if larger, updates mtime/ctime. Called from IO
-  // completion threads.
-  int complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size);
+  // size to new_size if larger, updates mtime/ctime (kernel_stamped: as for
+  // prepare_write). Called from IO completion threads.
+  int complete_write(Ino ino, std::span<const WriteRange> ranges, uint64_t new_size, bool kernel_stamped = true);
   // mode: 0 or FALLOC_FL_KEEP_SIZE (allocate unwritten), FALLOC_FL_PUNCH_HOLE
   // | FALLOC_FL_KEEP_SIZE, FALLOC_FL_ZERO_RANGE [| KEEP_SIZE]. Others:
   // EOPNOTSUPP. Punch/zero act on whole blocks inside the range.
@@ -297,8 +301,11 @@ class Metadata {
   // ---- durability ----
   // Waits until the journal is durable up to this inode's last change (and
   // so every earlier change of any inode). Call after the file's data
-  // writes completed (and their complete_write).
-  int fsync(Ino ino);
+  // writes completed (and their complete_write). `data_only` (fdatasync):
+  // rewrite times still held in memory stay there, so an fdatasync after
+  // an overwrite in place commits nothing when the file's size and extents
+  // are durable already (as ext4's fdatasync skips a times-only change).
+  int fsync(Ino ino, bool data_only = false);
   int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
   // Sets (any time, any thread) what runs whenever metadata is about to
