@@ -226,6 +226,49 @@ TEST_F(DeferredTimes, RewriteTimedAtPrepareIsLostByACrashWithoutFsync) {
   EXPECT_EQ(after_crash().mtime_ns, logged_mtime_);
 }
 
+// fdatasync: what reading the data needs (sizes, extents) is made durable,
+// times alone are not (ext4's fdatasync skips a times-only change too).
+TEST_F(DeferredTimes, FdatasyncLeavesTheTimesOfARewriteForTheNextCommit) {
+  ASSERT_EQ(md_->fsync(ino_, /*data_only=*/true), 0);
+  InodeAttr a = after_crash();
+  EXPECT_EQ(a.mtime_ns, logged_mtime_);
+  EXPECT_EQ(a.size, 2 * B);
+}
+
+TEST_F(DeferredTimes, FdatasyncMakesAGrowthDurable) {
+  write_file(*md_, *io_, ino_, 2 * B, B);  // allocates and grows: journaled
+  ASSERT_EQ(md_->fsync(ino_, /*data_only=*/true), 0);
+  EXPECT_EQ(after_crash().size, 3 * B);
+}
+
+// With the kernel's writeback cache the kernel stamps the times of cached
+// writes (kernel_stamps_writes); a direct write's times are the daemon's.
+TEST(KernelStampedWrites, OnlyPageCacheWritebacksLeaveTheTimesAlone) {
+  const Geometry g = small_geometry();
+  auto io = new_volume(g);
+  Options o = opts();
+  o.kernel_stamps_writes = true;
+  auto md = mount_ok(*io, g, o);
+  ASSERT_NE(md, nullptr);
+  InodeAttr a;
+  ASSERT_EQ(md->create(kRootIno, "f", 0644, Cred{}, &a), 0);
+  const int64_t created = a.mtime_ns;
+  for (bool kernel_stamped : {true, false}) {
+    std::vector<WriteRange> w;
+    ASSERT_EQ(md->prepare_write(a.ino, 0, B, &w, nullptr, nullptr, kernel_stamped), 0);
+    ASSERT_EQ(md->complete_write(a.ino, w, B, kernel_stamped), 0);
+    InodeAttr now;
+    ASSERT_EQ(md->getattr(a.ino, &now), 0);
+    if (kernel_stamped) {
+      EXPECT_EQ(now.mtime_ns, created) << "a page-cache writeback stamped the times";
+    } else {
+      EXPECT_GE(now.mtime_ns, created);
+      EXPECT_EQ(now.ctime_ns, now.mtime_ns);
+      EXPECT_NE(now.mtime_ns, created) << "a direct write left the times alone";
+    }
+  }
+}
+
 TEST_F(DeferredTimes, UnmountKeepsTheNewestTimes) {
   ASSERT_TRUE(md_->unmount());
   md_.reset();
