@@ -129,12 +129,17 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // for its successor, FUSE_HANDLE_KILLPRIV_V2, whose marks say when the
   // caller lacks CAP_FSETID (fs_context.h, suidgid_to_drop).
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
-  // With the page cache in use, an asynchronous direct write completes
-  // without the kernel dropping the cached pages it overwrote, so buffered
-  // readers see stale data (xfstests generic/451; libfuse asks for async
-  // direct IO by default). Synchronous direct IO in this mode is correct,
-  // at the price of one direct request in flight per thread.
-  if (f.cache == config::CacheMode::kWriteback) conn->want &= ~FUSE_CAP_ASYNC_DIO;
+  // With the page cache in use the kernel's own times and sizes are the
+  // ones that count (the daemon's copy of a file's mtime lags until the
+  // kernel sends it), so a refresh of the attributes must not drop the
+  // cached data as libfuse's default AUTO_INVAL_DATA would on an mtime it
+  // takes for another writer's: the daemon is the only writer, and says so
+  // itself when cached data goes stale (EXPLICIT_INVAL_DATA). Without this a
+  // file read twice is read from the members twice.
+  if (f.cache == config::CacheMode::kWriteback) {
+    conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+    if ((conn->capable & FUSE_CAP_EXPLICIT_INVAL_DATA) != 0) conn->want |= FUSE_CAP_EXPLICIT_INVAL_DATA;
+  }
   conn->max_write = f.max_request_bytes;
   conn->max_readahead = f.max_request_bytes;
   conn->max_background = f.max_background;

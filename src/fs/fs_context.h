@@ -71,8 +71,12 @@ struct FsContext final : TransportHost {
   const std::vector<std::string> member_names;
   // st_blksize of every file: see preferred_io_size().
   const uint32_t preferred_io_bytes;
-  double entry_timeout = 1.0;
-  double attr_timeout = 1.0;
+  // How long the kernel keeps names, attributes and absent names (the
+  // fuse.*_timeout_s options): the daemon is the volume's only writer and
+  // every change passes through the kernel, so they can be long.
+  const double entry_timeout = settings.fuse.entry_timeout_s;
+  const double attr_timeout = settings.fuse.attr_timeout_s;
+  const double negative_timeout = settings.fuse.negative_timeout_s;
   const uint64_t mount_time_ns = monotonic_ns();
   // The session's own /dev/fuse descriptor, set before the workers start.
   // Workers read cloned descriptors; one reading this one means cloning

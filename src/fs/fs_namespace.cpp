@@ -23,6 +23,15 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   } else {
     rc = meta.lookup(parent, name, &a);
   }
+  const FsContext& fs = context(req);
+  if (rc == -ENOENT && fs.negative_timeout > 0) {
+    // An entry with inode 0: the kernel keeps the name's absence for that
+    // long, until a create, mknod, link or rename through it makes it.
+    fuse_entry_param e{};
+    e.entry_timeout = fs.negative_timeout;
+    fuse_reply_entry(req, &e);
+    return;
+  }
   reply_entry_or_error(req, rc, a);
 }
 

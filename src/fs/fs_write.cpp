@@ -39,6 +39,7 @@ struct WriteOp {
   uint64_t new_end = 0;
   IoSpan span;                // as the kernel sent it, for the gate
   bool rewrite_done = false;  // prepare_write set the times: nothing to complete
+  bool kernel_stamped = true;  // a page-cache writeback: the kernel set the times
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
   RequestSlots reqs;
@@ -69,7 +70,7 @@ void finish(WriteOp* op) {
   int err = op->error.load();
   // Only completed writes are marked written: a failed one stays unwritten
   // and reads as zeros, never as stale volume bytes.
-  if (err == 0 && !op->rewrite_done) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end);
+  if (err == 0 && !op->rewrite_done) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end, op->kernel_stamped);
   if (err == 0) blocks_changed(*op->fs, op->ino, op->ranges);
   if (err != 0) {
     op->reply.error(-err);
@@ -115,7 +116,8 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   op->span = span;
   // The shared gate, held until finish(), keeps truncate and hole punching
   // away, as prepare_write's rewrite_done asks.
-  int rc = fs.meta.prepare_write(ino, off, size, &op->ranges, &op->rewrite_done);
+  op->kernel_stamped = call.marks.from_page_cache;
+  int rc = fs.meta.prepare_write(ino, off, size, &op->ranges, &op->rewrite_done, nullptr, op->kernel_stamped);
   if (rc != 0) {
     fs.gates.unlock_shared_write(ino, span);
     g_write_ops.put(op);
@@ -172,10 +174,12 @@ class ReapingHereIo final : public VolumeIo {
 // that hold data, patch, write back. The member IO completes on this
 // thread where the member finishes it inline (a small append's two IOs
 // would otherwise cost four context switches); *waited: some of it did not.
-int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, bool* waited) {
+// kernel_stamped: a page-cache writeback, whose times the kernel set.
+int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, bool kernel_stamped,
+                       bool* waited) {
   std::vector<meta::WriteRange> ranges;
   uint64_t size_before = 0;
-  int rc = fs.meta.prepare_write(ino, off, size, &ranges, nullptr, &size_before);
+  int rc = fs.meta.prepare_write(ino, off, size, &ranges, nullptr, &size_before, kernel_stamped);
   if (rc != 0) return rc;
   uint64_t astart = off / kBlock * kBlock;
   uint64_t aend = (off + size + kBlock - 1) / kBlock * kBlock;
@@ -186,7 +190,7 @@ int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t s
   // deferred), and nothing would make a commit come for it.
   if (aend - astart == kBlock && off + size > size_before && ranges.size() == 1 && ranges[0].written &&
       fs.tails.absorb(ino, off, ranges[0].vol_off, reinterpret_cast<const std::byte*>(data), size)) {
-    return fs.meta.complete_write(ino, ranges, off + size);
+    return fs.meta.complete_write(ino, ranges, off + size, kernel_stamped);
   }
   // Any other write of the file writes its tail back first: that block
   // may be an edge block here, and a file keeps one tail.
@@ -212,7 +216,7 @@ int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t s
         fs.sync_io.write_here(w.vol_off, std::span<const std::byte>(buf.data() + (w.file_off - astart), w.len), waited);
     if (rc != 0) return rc;
   }
-  rc = fs.meta.complete_write(ino, ranges, off + size);
+  rc = fs.meta.complete_write(ino, ranges, off + size, kernel_stamped);
   if (rc != 0) return rc;
   blocks_changed(fs, ino, ranges);
   // A partial last block, now on the members and marked written: the next
@@ -230,12 +234,11 @@ int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t s
 
 // Partial blocks (or bytes the page cache may hold), on a thread that may
 // wait. *cached: the page cache may hold the bytes.
-int write_exclusive(FsContext& fs, uint64_t ino, const char* data, uint64_t size, uint64_t off, const IoSpan& span,
-                    bool* cached) {
-  ExclusiveGate gate(fs.gates, ino);
-  *cached = fs.gates.page_cache_holds(ino, span);
+int write_exclusive(FsContext& fs, const WriteCall& call, const IoSpan& span, bool* cached) {
+  ExclusiveGate gate(fs.gates, call.ino);
+  *cached = fs.gates.page_cache_holds(call.ino, span);
   bool waited = false;
-  return write_holding_gate(fs, ino, data, size, off, &waited);
+  return write_holding_gate(fs, call.ino, call.data, call.size, call.offset, call.marks.from_page_cache, &waited);
 }
 
 IoSpan span_of(const WriteCall& call) {
@@ -266,7 +269,8 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
   // Every write by a caller without CAP_FSETID carries the mark: as in
   // serve_write, the file's suid/sgid go first.
   int rc = call.marks.kill_suidgid ? drop_suidgid_for_write(call.caller, fs, call.ino) : 0;
-  if (rc == 0) rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, &waited);
+  if (rc == 0)
+    rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, call.marks.from_page_cache, &waited);
   fs.gates.unlock_exclusive(call.ino);
   if (waited) fs.partial_writes_to_hand_on.store(kPartialWritesHandedOnAfterWait, std::memory_order_relaxed);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
@@ -303,7 +307,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   const IoSpan span = span_of(call);
   if (off % kBlock == 0 && call.size % kBlock == 0 && write_aligned(fs, call, span)) return;
   bool cached = false;
-  int rc = write_exclusive(fs, call.ino, call.data, call.size, off, span, &cached);
+  int rc = write_exclusive(fs, call, span, &cached);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
     call.reply.error(-rc);

@@ -33,7 +33,10 @@ TEST(ConfigDefaults, MatchTheDocumentedValues) {
   EXPECT_EQ(s.fuse.max_background, 256u);
   EXPECT_EQ(s.fuse.effective_congestion_threshold(), 192u);
   EXPECT_EQ(s.fuse.max_request_bytes, 1u << 20);
-  EXPECT_EQ(s.fuse.cache, CacheMode::kDirect);
+  EXPECT_EQ(s.fuse.cache, CacheMode::kWriteback);
+  EXPECT_EQ(s.fuse.attr_timeout_s, 3600u);
+  EXPECT_EQ(s.fuse.entry_timeout_s, 3600u);
+  EXPECT_EQ(s.fuse.negative_timeout_s, 3600u);
   EXPECT_FALSE(s.fuse.allow_other);
   EXPECT_TRUE(s.stats.enabled);
   EXPECT_EQ(s.log.level, LogLevel::kInfo);

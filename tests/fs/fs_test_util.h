@@ -274,6 +274,14 @@ class MountedTest : public ::testing::Test {
   std::optional<Volume> volume_;
 };
 
+// MountedTest on a mount with fuse.cache = direct, for the features of that
+// mode (tail blocks, small-read blocks, every write reaching the daemon):
+// the default mount caches buffered IO in the kernel's page cache.
+class DirectMountedTest : public MountedTest {
+ protected:
+  std::vector<std::string> mount_options() override { return {"-o", "fuse.cache=direct"}; }
+};
+
 // gtest fixture: a fresh 4-member volume, made but not mounted, for tests
 // that mount it their own way.
 class FreshVolumeTest : public ::testing::Test {

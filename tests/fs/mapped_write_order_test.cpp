@@ -1,5 +1,5 @@
 // write(2) and a shared mapping of the same pages at once, under the
-// default fuse.cache = direct: the pattern of xfstests generic/346
+// fuse.cache = direct: the pattern of xfstests generic/346
 // (holetest). One thread writes a marker into every page with pwrite(2),
 // which goes straight to the daemon; the other stores its own marker into
 // every page through the mapping, which works on the kernel's page cache.
@@ -86,7 +86,7 @@ std::string round(const std::string& file, Sizing sizing, uint64_t tag) {
   return why;
 }
 
-using MappedWriteOrderTest = MountedTest;
+using MappedWriteOrderTest = DirectMountedTest;
 
 TEST_F(MappedWriteOrderTest, WritesAndMappingStoresToTheSamePagesAtOnceKeepBoth) {
   TempDir ext4;

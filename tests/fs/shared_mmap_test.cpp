@@ -1,4 +1,4 @@
-// Shared writable mmap under the default fuse.cache = direct (files opened
+// Shared writable mmap under fuse.cache = direct (files opened
 // FOPEN_DIRECT_IO): the kernel allows it only when the daemon negotiates
 // FUSE_DIRECT_IO_ALLOW_MMAP, which libfuse 3.14 cannot ask for; the
 // transport adds it to INIT's reply. Before that, mmap failed with ENODEV
@@ -16,7 +16,7 @@
 namespace peregrine::fstest {
 namespace {
 
-using SharedMmapTest = MountedTest;
+using SharedMmapTest = DirectMountedTest;
 
 TEST_F(SharedMmapTest, WritesThroughTheMapReadBackAndSurviveRemount) {
   // Three whole blocks and a partial one: the last page is written back

@@ -49,7 +49,7 @@ std::string read_in_chunks(const std::string& path, size_t chunk) {
   return out;
 }
 
-using SmallReadsTest = MountedTest;
+using SmallReadsTest = DirectMountedTest;  // read blocks: a direct-mode feature
 
 TEST_F(SmallReadsTest, SmallReadsOfABlockComeFromMemoryWithTheFilesBytes) {
   const std::string data = pattern(16 * kBlock + 123, 3);

@@ -85,7 +85,7 @@ void several_appenders_keep_every_record(const std::string& dir) {
   }
 }
 
-using SmallWritesTest = MountedTest;
+using SmallWritesTest = DirectMountedTest;  // tail blocks: a direct-mode feature
 
 TEST_F(SmallWritesTest, SeveralAppendersKeepEveryRecordInTheirOrder) {
   several_appenders_keep_every_record(volume_->mountpoint());
@@ -288,7 +288,8 @@ class MemoryMembersTest : public ::testing::Test {
     argv.insert(argv.end(), members_.begin(), members_.end());
     RunResult made = run(argv);
     ASSERT_EQ(made.code, 0) << made.describe();
-    RunResult mounted = volume_.mount({}, members_);
+    // Every small append reaches the daemon in fuse.cache = direct.
+    RunResult mounted = volume_.mount({"-o", "fuse.cache=direct"}, members_);
     ASSERT_EQ(mounted.code, 0) << mounted.describe();
   }
   void TearDown() override {

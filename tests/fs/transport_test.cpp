@@ -218,7 +218,9 @@ TEST_F(TransportTest, LoneRepliesAreSentAtIdleAndRingThreadsSleepAtTheirPolicy) 
   if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
   if (!may_leave_sched_idle()) GTEST_SKIP() << "no CAP_SYS_NICE: the daemon never lowers a thread";
   ASSERT_EQ(volume_->unmount(), 0);
-  RunResult r = volume_->mount({"-o", "fuse.ring_yield_ns=1000000"});
+  // Small reads that reach the daemon: fuse.cache = direct (the default
+  // mount answers them from the page cache).
+  RunResult r = volume_->mount({"-o", "fuse.ring_yield_ns=1000000,fuse.cache=direct"});
   ASSERT_EQ(r.code, 0) << r.describe();
   const uint64_t before = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>();
   small_reads_of(at("f"));

@@ -1,0 +1,213 @@
+// The default mount (fuse.cache = writeback) serves both kinds of program,
+// as ext4 does: buffered IO goes through the kernel's page cache (a file
+// read twice is read from the members once, across opens), while an
+// O_DIRECT open still reaches the daemon with every read and write, and the
+// two kinds of open see each other's bytes on one file. Names the kernel
+// remembers as absent appear as soon as they are made. The member IO is
+// counted from the daemon's own statistics (user.peregrine.stats).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fs_test_util.h"
+#include "peregrine/util/aligned_buffer.h"
+
+namespace peregrine::fstest {
+namespace {
+
+using json = nlohmann::json;
+
+struct MemberBytes {
+  uint64_t read = 0;
+  uint64_t written = 0;
+};
+
+// What the drives have read and written, summed over the members.
+MemberBytes member_bytes(const std::string& mountpoint) {
+  std::string buf(1 << 20, '\0');
+  ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
+  EXPECT_GT(n, 0) << std::strerror(errno);
+  MemberBytes b;
+  if (n <= 0) return b;
+  json doc = json::parse(buf.substr(0, static_cast<size_t>(n)));
+  for (const json& d : doc.at("drives")) {
+    b.read += d.at("bytes_read").get<uint64_t>();
+    b.written += d.at("bytes_written").get<uint64_t>();
+  }
+  return b;
+}
+
+// The drives publish their counters when they go idle: polls until `done`
+// holds of them (the IO it waits for has completed, so it will).
+template <typename Pred>
+MemberBytes wait_member_bytes(const std::string& mountpoint, Pred done) {
+  MemberBytes b = member_bytes(mountpoint);
+  for (int i = 0; i < 100000 && !done(b); ++i) b = member_bytes(mountpoint);
+  return b;
+}
+
+std::string random_bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+std::string read_file(const std::string& path, int flags = 0) {
+  Fd fd(::open(path.c_str(), O_RDONLY | flags));
+  EXPECT_GE(fd.get(), 0) << path << ": " << std::strerror(errno);
+  std::string out;
+  AlignedBuffer buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    EXPECT_GE(n, 0) << std::strerror(errno);
+    if (n <= 0) break;
+    out.append(reinterpret_cast<const char*>(buf.data()), static_cast<size_t>(n));
+  }
+  return out;
+}
+
+class PageCacheTest : public MountedTest {};
+
+TEST_F(PageCacheTest, AFileReadTwiceIsReadFromTheMembersOnce) {
+  constexpr size_t kSize = 8u << 20;
+  const std::string data = random_bytes(kSize, 1);
+  ASSERT_TRUE(write_file(at("f"), data));
+  // A cold page cache: the next mount's kernel has nothing of the file.
+  ASSERT_EQ(volume_->unmount(), 0);
+  ASSERT_EQ(volume_->mount().code, 0);
+  const MemberBytes before = member_bytes(volume_->mountpoint());
+  EXPECT_EQ(read_file(at("f")), data);
+  const MemberBytes first =
+      wait_member_bytes(volume_->mountpoint(), [&](const MemberBytes& b) { return b.read - before.read >= kSize; });
+  EXPECT_GE(first.read - before.read, kSize);
+  // Another open of the unchanged file: from the page cache.
+  EXPECT_EQ(read_file(at("f")), data);
+  const MemberBytes second = member_bytes(volume_->mountpoint());
+  EXPECT_LT(second.read - before.read, 2 * kSize) << "the second read went to the members";
+  EXPECT_EQ(second.read, first.read);
+}
+
+TEST_F(PageCacheTest, AnODirectOpenReachesTheMembersWithEveryWrite) {
+  constexpr size_t kSize = 1u << 20;
+  const std::string data = random_bytes(kSize, 2);
+  const MemberBytes before = member_bytes(volume_->mountpoint());
+  {
+    Fd fd(::open(at("d").c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0644));
+    ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+    AlignedBuffer buf(kSize);
+    std::memcpy(buf.data(), data.data(), kSize);
+    ASSERT_EQ(::pwrite(fd.get(), buf.data(), kSize, 0), static_cast<ssize_t>(kSize)) << std::strerror(errno);
+    // Before any fsync or close: the bytes are on the members already.
+    const MemberBytes after = wait_member_bytes(
+        volume_->mountpoint(), [&](const MemberBytes& b) { return b.written - before.written >= kSize; });
+    EXPECT_GE(after.written - before.written, kSize);
+  }
+  // A buffered open of the same file sees them.
+  EXPECT_EQ(read_file(at("d")), data);
+}
+
+TEST_F(PageCacheTest, ODirectAndBufferedOpensOfOneFileSeeEachOthersBytes) {
+  constexpr size_t kSize = 256u << 10;
+  const std::string first = random_bytes(kSize, 3);
+  ASSERT_TRUE(write_file(at("mixed"), first));
+  Fd cached(::open(at("mixed").c_str(), O_RDWR));
+  ASSERT_GE(cached.get(), 0) << std::strerror(errno);
+  Fd direct(::open(at("mixed").c_str(), O_RDWR | O_DIRECT));
+  ASSERT_GE(direct.get(), 0) << std::strerror(errno);
+  // The page cache holds the file now.
+  std::string got(kSize, '\0');
+  ASSERT_EQ(::pread(cached.get(), got.data(), kSize, 0), static_cast<ssize_t>(kSize));
+  ASSERT_EQ(got, first);
+
+  // A direct write over cached pages: the buffered reader sees it at once.
+  AlignedBuffer block(64 << 10);
+  const std::string second = random_bytes(block.size(), 4);
+  std::memcpy(block.data(), second.data(), block.size());
+  ASSERT_EQ(::pwrite(direct.get(), block.data(), block.size(), 64 << 10), static_cast<ssize_t>(block.size()));
+  std::string expect = first;
+  expect.replace(64 << 10, second.size(), second);
+  ASSERT_EQ(::pread(cached.get(), got.data(), kSize, 0), static_cast<ssize_t>(kSize));
+  EXPECT_TRUE(got == expect) << "a buffered read after a direct write saw the old bytes";
+
+  // A buffered write, still dirty in the page cache: a direct read sees it.
+  const std::string third = random_bytes(block.size(), 5);
+  ASSERT_EQ(::pwrite(cached.get(), third.data(), third.size(), 128 << 10), static_cast<ssize_t>(third.size()));
+  expect.replace(128 << 10, third.size(), third);
+  AlignedBuffer whole(kSize);
+  ASSERT_EQ(::pread(direct.get(), whole.data(), kSize, 0), static_cast<ssize_t>(kSize)) << std::strerror(errno);
+  EXPECT_TRUE(std::memcmp(whole.data(), expect.data(), kSize) == 0)
+      << "a direct read after a buffered write saw the old bytes";
+}
+
+// The kernel keeps a name's absence (fuse.negative_timeout_s): every way of
+// making the name must replace that at once, as on ext4.
+TEST_F(PageCacheTest, ANameRememberedAsAbsentAppearsWhenItIsMade) {
+  struct stat st;
+  auto absent = [&](const std::string& p) { return ::stat(p.c_str(), &st) != 0 && errno == ENOENT; };
+  ASSERT_TRUE(absent(at("n1")));
+  ASSERT_TRUE(write_file(at("n1"), "one"));
+  EXPECT_EQ(read_file(at("n1")), "one");
+
+  ASSERT_TRUE(absent(at("n2")));
+  ASSERT_EQ(::mkdir(at("n2").c_str(), 0755), 0);
+  ASSERT_EQ(::stat(at("n2").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+
+  ASSERT_TRUE(absent(at("n3")));
+  ASSERT_EQ(::link(at("n1").c_str(), at("n3").c_str()), 0);
+  EXPECT_EQ(read_file(at("n3")), "one");
+
+  ASSERT_TRUE(absent(at("n4")));
+  ASSERT_EQ(::symlink("n1", at("n4").c_str()), 0);
+  EXPECT_EQ(read_file(at("n4")), "one");
+
+  ASSERT_TRUE(write_file(at("src"), "two"));
+  ASSERT_TRUE(absent(at("n5")));
+  ASSERT_EQ(::rename(at("src").c_str(), at("n5").c_str()), 0);
+  EXPECT_EQ(read_file(at("n5")), "two");
+  EXPECT_TRUE(absent(at("src")));
+
+  // And gone again once removed.
+  ASSERT_EQ(::unlink(at("n5").c_str()), 0);
+  EXPECT_TRUE(absent(at("n5")));
+  ASSERT_TRUE(write_file(at("n5"), "three"));
+  EXPECT_EQ(read_file(at("n5")), "three");
+}
+
+// What a stat shows of a file written through the page cache: its size and
+// blocks at once, as ext4 (attributes kept by the kernel for an hour must
+// still be right).
+TEST_F(PageCacheTest, AttributesFollowEveryChange) {
+  const std::string data = random_bytes(100000, 6);
+  ASSERT_TRUE(write_file(at("a"), data));
+  struct stat st;
+  ASSERT_EQ(::stat(at("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 100000);
+  EXPECT_GE(st.st_blocks * 512, 100000);
+  ASSERT_EQ(::chmod(at("a").c_str(), 0600), 0);
+  ASSERT_EQ(::stat(at("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(::truncate(at("a").c_str(), 10), 0);
+  ASSERT_EQ(::stat(at("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 10);
+  EXPECT_EQ(read_file(at("a")), data.substr(0, 10));
+  ASSERT_EQ(::link(at("a").c_str(), at("a2").c_str()), 0);
+  ASSERT_EQ(::stat(at("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 2u);
+  ASSERT_EQ(::unlink(at("a2").c_str()), 0);
+  ASSERT_EQ(::stat(at("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
+}
+
+}  // namespace
+}  // namespace peregrine::fstest
