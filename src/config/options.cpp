@@ -548,6 +548,24 @@ std::vector<Option> build_options() {
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.read_blocks}); },
       },
       {
+          .key = "fuse.write_behind_mib",
+          .kind = Kind::kInteger,
+          .default_value = int64_t{64},
+          .unit = "MiB",
+          .min = 0,
+          .max = 4096,
+          .doc = "fuse.cache = writeback: how many MiB of the page cache's block-aligned writebacks "
+                 "the daemon may answer before the members have them (it keeps its own copy until "
+                 "they do), so that closing a file, which writes its dirty pages back and waits, "
+                 "does not wait for the drives (unpacking a tree of small files). Extents are "
+                 "marked written only once their bytes are on the members, so a crash shows zeros "
+                 "where such a write did not land, never stale bytes; fsync waits for the file's "
+                 "answered writes and reports their errors, as ext4 reports a failed writeback. "
+                 "0: every write is answered once on the members.",
+          .store = [](Settings& s, const Value& v) { s.fuse.write_behind_mib = u32(v); },
+          .load = [](const Settings& s) { return Value(int64_t{s.fuse.write_behind_mib}); },
+      },
+      {
           .key = "fuse.attr_timeout_s",
           .kind = Kind::kInteger,
           .default_value = int64_t{3600},

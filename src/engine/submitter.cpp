@@ -47,6 +47,7 @@ int Submitter::add(Request& r) {
   }
   r.error.store(0, std::memory_order_relaxed);
   r.arrival_ns = monotonic_ns();
+  awaited_staged_ = awaited_staged_ || r.awaited;
   if (r.op == IoOp::flush) {
     // Only the drives that completed a write since their last flush: the
     // others hold nothing a flush would make durable.
@@ -148,7 +149,11 @@ void Submitter::unplug(Completions where) {
   for (size_t i = 0; i < slot_.served_inline.size(); ++i) engine_.drives_[slot_.served_inline[i]]->complete_inline();
   // Only for a lone request: with other IO in flight, its replies are
   // near and the CPU this thread would spin on serves them.
-  if (poll_stop_ != nullptr && c.inline_poll_ns != 0 && volume_was_idle && !slot_.served_inline.empty()) {
+  // And only if someone waits for it (Request::awaited).
+  const bool awaited = awaited_staged_;
+  awaited_staged_ = false;
+  if (poll_stop_ != nullptr && c.inline_poll_ns != 0 && volume_was_idle && awaited &&
+      !slot_.served_inline.empty()) {
     const uint64_t deadline = monotonic_ns() + c.inline_poll_ns;
     for (size_t i = 0; i < slot_.served_inline.size(); ++i) {
       if (!engine_.drives_[slot_.served_inline[i]]->poll_inline(deadline, poll_stop_, poll_stop_ctx_)) break;

@@ -127,6 +127,15 @@ void FsContext::run_store(PageCacheStores::Job& job) {
   data_op_finished();
 }
 
+void patch_size(const FsContext& fs, uint64_t ino, struct stat* st) {
+  // Writes answered before their IO raise the size only once on the
+  // members (complete_write); a kernel that forgot the file meanwhile must
+  // still see the size its writes gave it.
+  if (!fs.write_behind.enabled() || !S_ISREG(st->st_mode)) return;
+  const uint64_t end = fs.write_behind.pending_end(ino);
+  if (end > static_cast<uint64_t>(st->st_size)) st->st_size = static_cast<off_t>(end);
+}
+
 fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   fuse_entry_param e{};
   e.ino = a.ino;
@@ -135,6 +144,7 @@ fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   // file handle's ".." reaches it).
   e.generation = a.ino == FUSE_ROOT_ID ? 0 : a.generation;
   fill_stat(a, fs.preferred_io_bytes, &e.attr);
+  patch_size(fs, a.ino, &e.attr);
   e.attr_timeout = fs.attr_timeout;
   e.entry_timeout = fs.entry_timeout;
   return e;

@@ -28,6 +28,7 @@
 #include "page_cache_stores.h"
 #include "read_blocks.h"
 #include "tail_blocks.h"
+#include "write_behind.h"
 #include "transport/fuse_wire.h"
 #include "transport/transport.h"
 
@@ -49,6 +50,11 @@ struct FsContext final : TransportHost {
         settings(s),
         tails(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.tail_blocks : 0),
         read_blocks(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.read_blocks : 0),
+        write_behind(s.fuse.cache == config::CacheMode::kWriteback ? uint64_t{s.fuse.write_behind_mib} << 20 : 0,
+                     [&p] {
+                       p.unplug_this_thread();
+                       ReadTurn::leave_held_turn();
+                     }),
         member_names(std::move(names)),
         preferred_io_bytes(io_size) {
     if (tails.enabled()) meta.set_before_persist([this] { return write_back_tails(); });
@@ -68,6 +74,8 @@ struct FsContext final : TransportHost {
   ReadBlocks read_blocks;
   // Metadata's before-persist hook: every dirty tail written back.
   int write_back_tails();
+  // Page-cache writebacks answered before their member IO completed.
+  WriteBehind write_behind;
   const std::vector<std::string> member_names;
   // st_blksize of every file: see preferred_io_size().
   const uint32_t preferred_io_bytes;
@@ -169,6 +177,8 @@ inline meta::Cred caller(fuse_req_t req) {
 uint32_t preferred_io_size(uint64_t stripe_unit, uint32_t members, uint32_t max_request_bytes);
 
 void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st);
+// The size a file will have once its answered writes land (write_behind.h).
+void patch_size(const FsContext& fs, uint64_t ino, struct stat* st);
 
 // Who sent `req`.
 Caller caller_of(fuse_req_t req);

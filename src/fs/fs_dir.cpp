@@ -147,7 +147,12 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  fuse_reply_err(req, -context(req).meta.fsync(ino));
+  FsContext& fs = context(req);
+  // The commit covers every change before it (the journal is ordered),
+  // including the extents of writebacks answered before their IO: wait
+  // for those to be marked written first (`sync DIR` relies on it).
+  fs.write_behind.wait_all();
+  fuse_reply_err(req, -fs.meta.fsync(ino));
 }
 
 }  // namespace

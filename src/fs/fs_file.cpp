@@ -90,7 +90,11 @@ void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  fuse_reply_err(req, -context(req).meta.release(ino));
+  FsContext& fs = context(req);
+  // The last release of an unlinked file frees its blocks: not under an
+  // answered write still in flight.
+  fs.write_behind.wait_file(ino, false);
+  fuse_reply_err(req, -fs.meta.release(ino));
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
@@ -99,7 +103,10 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
   // would make the journal flush for us), then make the metadata durable
   // up to this file's last change (fdatasync: leaving out times alone).
   FsContext& fs = context(req);
-  int rc = fs.tails.write_back(ino, fs.sync_io);
+  // The file's writebacks answered before their IO (write_behind.h) first:
+  // their bytes, and the error any of them met.
+  int rc = fs.write_behind.wait_file(ino, true);
+  if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
   if (rc == 0) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0);
   fuse_reply_err(req, -rc);

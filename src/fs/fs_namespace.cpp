@@ -73,8 +73,18 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   reply_entry_or_error(req, rc, a);
 }
 
+// A name about to go may be a file's last, and a file with no name and no
+// open handle is freed at once: not under an answered write of its bytes
+// still in flight (write_behind.h).
+void wait_for_writes_behind(FsContext& fs, fuse_ino_t parent, const char* name) {
+  meta::InodeAttr a;
+  if (fs.write_behind.enabled() && fs.meta.lookup(parent, name, &a) == 0) fs.write_behind.wait_file(a.ino, false);
+}
+
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  fuse_reply_err(req, -context(req).meta.unlink(parent, name));
+  FsContext& fs = context(req);
+  wait_for_writes_behind(fs, parent, name);
+  fuse_reply_err(req, -fs.meta.unlink(parent, name));
 }
 
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -83,8 +93,10 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
                unsigned int flags) {
+  FsContext& fs = context(req);
+  wait_for_writes_behind(fs, newparent, newname);  // the file a rename replaces
   // RENAME_WHITEOUT's whiteout is the caller's, as a mknod would make it.
-  fuse_reply_err(req, -context(req).meta.rename(parent, name, newparent, newname, flags, caller(req)));
+  fuse_reply_err(req, -fs.meta.rename(parent, name, newparent, newname, flags, caller(req)));
 }
 
 }  // namespace

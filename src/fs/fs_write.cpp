@@ -40,6 +40,7 @@ struct WriteOp {
   IoSpan span;                // as the kernel sent it, for the gate
   bool rewrite_done = false;  // prepare_write set the times: nothing to complete
   bool kernel_stamped = true;  // a page-cache writeback: the kernel set the times
+  bool answered = false;       // answered before its IO (write_behind.h)
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
   RequestSlots reqs;
@@ -70,15 +71,23 @@ void finish(WriteOp* op) {
   int err = op->error.load();
   // Only completed writes are marked written: a failed one stays unwritten
   // and reads as zeros, never as stale volume bytes.
-  if (err == 0 && !op->rewrite_done) err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end, op->kernel_stamped);
+  if (err == 0 && !op->rewrite_done)
+    err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end, op->kernel_stamped);
   if (err == 0) blocks_changed(*op->fs, op->ino, op->ranges);
-  if (err != 0) {
-    op->reply.error(-err);
-  } else {
-    op->reply.written(static_cast<uint32_t>(op->size));
-  }
   FsContext* fs = op->fs;
-  fs->gates.unlock_shared_write(op->ino, op->span);
+  if (op->answered) {
+    // Answered long ago: its error waits for the file's next fsync. The
+    // gate is left last, so that a truncate never overtakes the record.
+    fs->write_behind.done(op->ino, op->span.start, op->span.end, err);
+    fs->gates.unlock_shared_write(op->ino, IoGates::answered(op->span));
+  } else {
+    if (err != 0) {
+      op->reply.error(-err);
+    } else {
+      op->reply.written(static_cast<uint32_t>(op->size));
+    }
+    fs->gates.unlock_shared_write(op->ino, op->span);
+  }
   g_write_ops.put(op);
   fs->data_op_finished();
 }
@@ -106,11 +115,25 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
     fs.gates.unlock_shared_write(ino, span);
     return false;
   }
+  // A page-cache writeback answered now, before its IO (write_behind.h).
+  // Any write over bytes an answered write still carries takes the
+  // exclusive path, which waits for it: two writes of one block in flight
+  // at once could land in either order.
+  bool answered = false;
+  if (fs.write_behind.enabled()) {
+    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + size);
+    if (!answered && fs.write_behind.overlaps(ino, off, off + size)) {
+      fs.gates.unlock_shared_write(ino, span);
+      return false;
+    }
+  }
   // On io-uring the data stays in the ring entry until the reply, page
   // aligned: the members write it from there, with no copy and no buffer
   // (a 1 MiB write's copy was the ring thread's largest cost, and the
-  // buffers doubled a write flood's memory).
-  const bool in_place = call.marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
+  // buffers doubled a write flood's memory). An answered write keeps a
+  // copy of its own.
+  const bool in_place =
+      !answered && call.marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
   WriteOp* op = g_write_ops.get(in_place ? 0 : size);
   op->ranges.clear();
   op->span = span;
@@ -119,6 +142,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   op->kernel_stamped = call.marks.from_page_cache;
   int rc = fs.meta.prepare_write(ino, off, size, &op->ranges, &op->rewrite_done, nullptr, op->kernel_stamped);
   if (rc != 0) {
+    if (answered) fs.write_behind.withdraw(ino, off, off + size);
     fs.gates.unlock_shared_write(ino, span);
     g_write_ops.put(op);
     hand_on_staged(fs);  // this request staged nothing to join the batch
@@ -136,6 +160,13 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   op->new_end = off + size;
   std::byte* source = in_place ? reinterpret_cast<std::byte*>(const_cast<char*>(data)) : op->buffer.data();
   if (!in_place) std::memcpy(source, data, size);
+  op->answered = answered;
+  if (answered) {
+    // Reads of these bytes wait for the IO from now on; then the kernel
+    // may have its page back.
+    fs.gates.mark_answered(ino, span);
+    call.reply.written(static_cast<uint32_t>(size));
+  }
   op->pending.store(static_cast<uint32_t>(op->ranges.size()) + 1);
   Submitter* sub = fs.pool.for_this_thread();
   for (size_t i = 0; i < op->ranges.size(); ++i) {
@@ -147,6 +178,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
     r.buffer = source + (w.file_off - off);  // only read: the engine writes it out
     r.on_complete = &on_extent_written;
     r.context = op;
+    r.awaited = !answered;  // nobody waits: not worth polling for
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_written(r, src);
   }

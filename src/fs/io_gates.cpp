@@ -101,8 +101,9 @@ void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
   Gate& g = gate(ino);
   MutexLock lock(g.mu);
   if (write.unique != 0) {
-    auto it = std::find_if(g.writes.begin(), g.writes.end(),
-                           [&](const Seen& w) { return w.ino == ino && w.span.unique == write.unique; });
+    auto it = std::find_if(g.writes.begin(), g.writes.end(), [&](const Seen& w) {
+      return w.ino == ino && w.span.unique == write.unique && w.span.start == write.start && w.span.end == write.end;
+    });
     if (it != g.writes.end()) {
       *it = g.writes.back();
       g.writes.pop_back();
@@ -111,6 +112,12 @@ void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
   --g.shared;
   --g.shared_writers;
   if ((g.shared == 0 && g.exclusive_waiting != 0) || g.order_waiting != 0) g.cv.notify_all();
+}
+
+void IoGates::mark_answered(uint64_t ino, const IoSpan& write) {
+  Gate& g = gate(ino);
+  MutexLock lock(g.mu);
+  g.writes.push_back(Seen{ino, answered(write)});
 }
 
 uint64_t IoGates::write_generation(uint64_t ino) {

@@ -104,6 +104,9 @@ std::string stats_json(FsContext& fs) {
       << ",\"written_back\":" << tc.written_back << "}";
   const ReadBlocks::Counts rc = fs.read_blocks.counts();
   out << ",\"read_blocks\":{\"hits\":" << rc.hits << ",\"kept\":" << rc.kept << "}";
+  const WriteBehind::Counts wb = fs.write_behind.counts();
+  out << ",\"write_behind\":{\"answered\":" << wb.answered << ",\"pending_bytes\":" << wb.pending_bytes
+      << ",\"errors\":" << wb.errors << ",\"waits\":" << wb.waits << "}";
   if (fs.transport != nullptr) {
     TransportStatus t = fs.transport->status();
     out << ",\"transport\":{\"name\":" << quoted(t.name) << ",\"ring_requests\":[";

@@ -40,14 +40,31 @@ TEST_F(SmallFilesSpreadTest, EachMemberGetsItsShareOfSmallFiles) {
     // write request, under a 128 KiB stripe unit.
     ASSERT_TRUE(write_file(at("f" + std::to_string(i)), pattern(8192, i))) << i << ": " << std::strerror(errno);
   }
-  const std::vector<uint64_t> after = subios_per_drive(volume_->mountpoint());
+  // The default mount answers a close's writebacks before the members have
+  // them (write-behind): an fsync of the directory waits for them all, and
+  // the drives publish their counts once idle.
+  {
+    Fd dir(::open(volume_->mountpoint().c_str(), O_RDONLY | O_DIRECTORY));
+    ASSERT_EQ(::fsync(dir.get()), 0) << std::strerror(errno);
+  }
+  auto total = [&](const std::vector<uint64_t>& v) {
+    uint64_t t = 0;
+    for (size_t m = 0; m < v.size() && m < before.size(); ++m) t += v[m] - before[m];
+    return t;
+  };
+  std::vector<uint64_t> after = subios_per_drive(volume_->mountpoint());
+  for (int i = 0; i < 100000 && total(after) < kFiles; ++i) after = subios_per_drive(volume_->mountpoint());
   ASSERT_EQ(after.size(), 4u);
   std::string counts;
   for (size_t m = 0; m < 4; ++m) counts += " " + std::to_string(after[m] - before[m]);
-  // kFiles / 4 data writes each, plus some journal writes (a commit a
-  // second, on whichever member holds that part of the ring).
+  // About kFiles / 4 data writes each, plus some journal writes (a commit
+  // a second, on whichever member holds that part of the ring). Not
+  // exactly a quarter: a file's unused window goes back at its RELEASE,
+  // which the kernel sends after close(2) returns, and with its writebacks
+  // answered early (write-behind) the next file may be placed before that
+  // (measured 58 64 42 42 and 59 46 45 56); all on one member was the bug.
   for (size_t m = 0; m < 4; ++m) {
-    EXPECT_GE(after[m] - before[m], kFiles / 4u) << "member " << m << "; sub-IOs per member:" << counts;
+    EXPECT_GE(after[m] - before[m], kFiles / 8u) << "member " << m << "; sub-IOs per member:" << counts;
     EXPECT_LE(after[m] - before[m], kFiles / 4u * 2) << "member " << m << "; sub-IOs per member:" << counts;
   }
   for (int i = 0; i < kFiles; i += 37) EXPECT_EQ(read_file(at("f" + std::to_string(i))), pattern(8192, i)) << i;

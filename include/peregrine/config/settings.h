@@ -84,6 +84,7 @@ struct FuseSettings {
   CacheMode cache;
   uint32_t tail_blocks;  // fuse.cache=direct: files' partial last blocks kept in memory (fs/tail_blocks.h)
   uint32_t read_blocks;  // fuse.cache=direct: blocks of small reads kept in memory (fs/read_blocks.h)
+  uint32_t write_behind_mib;    // writeback cache: writebacks answered before the members have them
   uint32_t attr_timeout_s;      // how long the kernel keeps attributes without asking again
   uint32_t entry_timeout_s;     // ... a name's inode
   uint32_t negative_timeout_s;  // ... that a name does not exist (0: not at all)

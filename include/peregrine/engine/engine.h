@@ -142,6 +142,7 @@ class Submitter {
   SubmitterSlot& slot_;
   std::unique_ptr<PerVolumeScheduler> per_volume_;  // Scheduler::per_volume only
   std::vector<uint32_t> flush_targets_;              // add(): the drives a flush goes to
+  bool awaited_staged_ = false;                      // a request staged since unplug is awaited
   bool (*poll_stop_)(const void*) = nullptr;
   const void* poll_stop_ctx_ = nullptr;
 };

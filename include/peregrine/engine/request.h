@@ -25,6 +25,10 @@ struct Request {
   std::byte* buffer = nullptr;
   void (*on_complete)(Request& request, int result) = nullptr;
   void* context = nullptr;  // the caller's, untouched by the engine
+  // Someone waits for the completion: a submitting thread that served the
+  // request inline may poll for it (engine.inline_poll_us). false: a write
+  // already answered, whose thread has other requests to serve.
+  bool awaited = true;
 
   // Engine-private state: the caller does not read or write these.
   std::atomic<uint32_t> pending{0};

@@ -89,12 +89,20 @@ class IoGates {
   // unlock_shared_write.
   bool lock_shared_write(uint64_t ino, const IoSpan& write);
   void unlock_shared_write(uint64_t ino, const IoSpan& write);
+  // A write inside (lock_shared_write) that was answered before its IO
+  // completed (write_behind.h): every read of its bytes, whatever its age,
+  // waits until it leaves. It then leaves with unlock_shared_write of
+  // answered(write).
+  void mark_answered(uint64_t ino, const IoSpan& write);
+  static IoSpan answered(const IoSpan& write) { return IoSpan{kAnsweredUnique, write.start, write.end}; }
   // Whether a page-cache fill of bytes of `write` entered recently (or may
   // have, newer than the write: the ring forgot it). For a writer that
   // holds the gate exclusively, when every such fill has answered.
   bool page_cache_holds(uint64_t ino, const IoSpan& write);
 
  private:
+  // Older than every request the kernel numbers (its uniques are larger).
+  static constexpr uint64_t kAnsweredUnique = 1;
   static constexpr int kStripes = 256;
   static constexpr int kRecentReads = 64;
   struct Seen {

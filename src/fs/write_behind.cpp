@@ -1,0 +1,111 @@
+#include "write_behind.h"
+
+#include <algorithm>
+
+namespace peregrine::fs {
+namespace {
+
+bool overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return a < d && c < b; }
+
+}  // namespace
+
+template <typename Done>
+void WriteBehind::wait(MutexLock& lock, Done done) {
+  if (done()) return;
+  ++counts_.waits;
+  if (before_wait_) {
+    // Unlocked: handing staged IO on can block at a drive's pressure point
+    // until a drive thread completes IO, and completing IO calls done().
+    mu_.unlock();
+    before_wait_();
+    mu_.lock();
+  }
+  lock.wait(cv_, done);
+}
+
+bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end) {
+  MutexLock lock(mu_);
+  if (pending_bytes_ + (end - start) > budget_) return false;
+  File& f = files_[ino];
+  for (const Range& r : f.pending) {
+    if (overlap(r.start, r.end, start, end)) return false;
+  }
+  f.pending.push_back(Range{start, end});
+  pending_bytes_ += end - start;
+  ++counts_.answered;
+  return true;
+}
+
+void WriteBehind::withdraw(uint64_t ino, uint64_t start, uint64_t end) {
+  done(ino, start, end, 0);
+  MutexLock lock(mu_);
+  --counts_.answered;
+}
+
+bool WriteBehind::overlaps(uint64_t ino, uint64_t start, uint64_t end) {
+  MutexLock lock(mu_);
+  if (pending_bytes_ == 0) return false;
+  auto it = files_.find(ino);
+  if (it == files_.end()) return false;
+  return std::any_of(it->second.pending.begin(), it->second.pending.end(),
+                     [&](const Range& r) { return overlap(r.start, r.end, start, end); });
+}
+
+void WriteBehind::done(uint64_t ino, uint64_t start, uint64_t end, int err) {
+  MutexLock lock(mu_);
+  File& f = files_[ino];
+  auto it = std::find_if(f.pending.begin(), f.pending.end(),
+                         [&](const Range& r) { return r.start == start && r.end == end; });
+  if (it != f.pending.end()) {
+    *it = f.pending.back();
+    f.pending.pop_back();
+  }
+  pending_bytes_ -= end - start;
+  if (err != 0) {
+    ++counts_.errors;
+    if (f.error == 0) f.error = err;
+  }
+  if (f.pending.empty() && f.error == 0) files_.erase(ino);
+  cv_.notify_all();
+}
+
+int WriteBehind::wait_file(uint64_t ino, bool take_error) {
+  MutexLock lock(mu_);
+  wait(lock, [&] {
+    mu_.assert_held();  // wait() calls it with mu_ held
+    auto it = files_.find(ino);
+    return it == files_.end() || it->second.pending.empty();
+  });
+  auto it = files_.find(ino);
+  if (it == files_.end()) return 0;
+  const int err = it->second.error;
+  if (take_error) files_.erase(it);
+  return err;
+}
+
+void WriteBehind::wait_all() {
+  MutexLock lock(mu_);
+  wait(lock, [&] {
+    mu_.assert_held();  // wait() calls it with mu_ held
+    return pending_bytes_ == 0;
+  });
+}
+
+uint64_t WriteBehind::pending_end(uint64_t ino) const {
+  MutexLock lock(mu_);
+  if (pending_bytes_ == 0) return 0;
+  auto it = files_.find(ino);
+  if (it == files_.end()) return 0;
+  uint64_t end = 0;
+  for (const Range& r : it->second.pending) end = std::max(end, r.end);
+  return end;
+}
+
+WriteBehind::Counts WriteBehind::counts() {
+  MutexLock lock(mu_);
+  Counts c = counts_;
+  c.pending_bytes = pending_bytes_;
+  return c;
+}
+
+}  // namespace peregrine::fs

@@ -1,0 +1,93 @@
+// WriteBehind: page-cache writebacks answered before their member IO
+// completes, so that closing a file (the kernel writes a file's dirty pages
+// back and waits for the replies) and the kernel's background writeback do
+// not wait for the drives. Only block-aligned writebacks of the writeback
+// cache, while their bytes fit the budget (fuse.write_behind_mib); the
+// daemon keeps its copy of the bytes until the members have them.
+//
+// What keeps it safe:
+// - Extents are marked written only when the members have the bytes
+//   (complete_write after the IO), so a crash shows zeros where an answered
+//   write did not land, never stale bytes; the file's size grows then too.
+// - The write holds its file's IO gate shared until it completes, and is
+//   registered there as older than any read (IoGates::mark_answered): a
+//   read of its bytes waits for it, truncate and hole punching wait.
+// - Another write overlapping it takes the exclusive path (overlaps()).
+// - fsync waits for the file's answered writes and reports their first
+//   error (wait_file), as ext4 reports a failed writeback at fsync; the
+//   release of a file and any unlink or rename that may free one wait
+//   first, so no block is freed under IO.
+// - Stat replies show the size the answered writes give (pending_end), in
+//   case the kernel forgot the file meanwhile.
+//
+// Thread rules: thread-safe. admit() and done() are called by the writer
+// and by the drive thread that completes the IO; the waits run on FUSE
+// threads and call before_wait (hand on staged IO) first.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
+
+namespace peregrine::fs {
+
+class WriteBehind {
+ public:
+  WriteBehind(uint64_t budget_bytes, std::function<void()> before_wait)
+      : budget_(budget_bytes), before_wait_(std::move(before_wait)) {}
+
+  bool enabled() const { return budget_ != 0; }
+  // Takes [start, end) of `ino` to be answered now: false when it overlaps
+  // one still in flight or the budget is spent.
+  bool admit(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
+  // Whether an answered write of `ino` overlapping [start, end) is in flight.
+  bool overlaps(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
+  // An admitted write that sent no IO after all (its prepare failed, and
+  // that error was its answer).
+  void withdraw(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
+  // The member IO of an admitted write finished with err (0 or -errno).
+  void done(uint64_t ino, uint64_t start, uint64_t end, int err) EXCLUDES(mu_);
+  // Waits for every answered write of `ino`; returns the first error one of
+  // them met since the last call that took it (take_error: and forgets
+  // it, as fsync reports a writeback error once), else 0.
+  int wait_file(uint64_t ino, bool take_error) EXCLUDES(mu_);
+  // Waits for every answered write of every file.
+  void wait_all() EXCLUDES(mu_);
+  // The end of the file's furthest answered write still in flight, else 0.
+  uint64_t pending_end(uint64_t ino) const EXCLUDES(mu_);
+
+  struct Counts {
+    uint64_t answered = 0;       // writes answered before their IO completed
+    uint64_t pending_bytes = 0;  // their bytes still in flight
+    uint64_t errors = 0;         // of them, failed on the members
+    uint64_t waits = 0;          // fsyncs, releases, unlinks that waited
+  };
+  Counts counts() EXCLUDES(mu_);
+
+ private:
+  struct Range {
+    uint64_t start, end;
+  };
+  struct File {
+    std::vector<Range> pending;
+    int error = 0;
+  };
+  // Waits, with mu_ held on entry and return, until done() holds.
+  template <typename Done>
+  void wait(MutexLock& lock, Done done) REQUIRES(mu_);
+
+  const uint64_t budget_;
+  const std::function<void()> before_wait_;
+  mutable Mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<uint64_t, File> files_ GUARDED_BY(mu_);
+  uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  Counts counts_ GUARDED_BY(mu_);
+};
+
+}  // namespace peregrine::fs
