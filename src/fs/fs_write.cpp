@@ -41,6 +41,7 @@ struct WriteOp {
   bool rewrite_done = false;  // prepare_write set the times: nothing to complete
   bool kernel_stamped = true;  // a page-cache writeback: the kernel set the times
   bool answered = false;       // answered before its IO (write_behind.h)
+  uint64_t blocks_end = 0;     // the block after the last it writes
   DataBuffer buffer;
   std::vector<meta::WriteRange> ranges;
   RequestSlots reqs;
@@ -78,7 +79,7 @@ void finish(WriteOp* op) {
   if (op->answered) {
     // Answered long ago: its error waits for the file's next fsync. The
     // gate is left last, so that a truncate never overtakes the record.
-    fs->write_behind.done(op->ino, op->span.start, op->span.end, err);
+    fs->write_behind.done(op->ino, op->span.start, op->blocks_end, err);
     fs->gates.unlock_shared_write(op->ino, IoGates::answered(op->span));
   } else {
     if (err != 0) {
@@ -102,16 +103,20 @@ void on_extent_written(Request& r, int result) {
 }
 
 // Returns false, having done nothing, if the page cache may hold the bytes
-// or the file's tail block (tail_blocks.h) is among them.
+// or the file's tail block (tail_blocks.h) is among them. The write starts
+// on a block; it ends on one, or at the end of the file (a page-cache
+// writeback, which the kernel cuts at its size): then the rest of its last
+// block is beyond the end of the file, zeros, and written as such.
 bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   const uint64_t ino = call.ino;
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
+  const uint64_t len = (size + kBlock - 1) / kBlock * kBlock;
   const char* data = call.data;
   if (!fs.gates.lock_shared_write(ino, span)) return false;
   // Over the file's tail block: the exclusive path writes the tail back
   // first, so that no later write-back puts its older bytes over these.
-  if (fs.tails.overlaps(ino, off, off + size)) {
+  if (fs.tails.overlaps(ino, off, off + len)) {
     fs.gates.unlock_shared_write(ino, span);
     return false;
   }
@@ -121,8 +126,8 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   // at once could land in either order.
   bool answered = false;
   if (fs.write_behind.enabled()) {
-    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + size);
-    if (!answered && fs.write_behind.overlaps(ino, off, off + size)) {
+    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + len);
+    if (!answered && fs.write_behind.overlaps(ino, off, off + len)) {
       fs.gates.unlock_shared_write(ino, span);
       return false;
     }
@@ -133,16 +138,16 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   // buffers doubled a write flood's memory). An answered write keeps a
   // copy of its own.
   const bool in_place =
-      !answered && call.marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
-  WriteOp* op = g_write_ops.get(in_place ? 0 : size);
+      !answered && len == size && call.marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
+  WriteOp* op = g_write_ops.get(in_place ? 0 : len);
   op->ranges.clear();
   op->span = span;
   // The shared gate, held until finish(), keeps truncate and hole punching
   // away, as prepare_write's rewrite_done asks.
   op->kernel_stamped = call.marks.from_page_cache;
-  int rc = fs.meta.prepare_write(ino, off, size, &op->ranges, &op->rewrite_done, nullptr, op->kernel_stamped);
+  int rc = fs.meta.prepare_write(ino, off, len, &op->ranges, &op->rewrite_done, nullptr, op->kernel_stamped);
   if (rc != 0) {
-    if (answered) fs.write_behind.withdraw(ino, off, off + size);
+    if (answered) fs.write_behind.withdraw(ino, off, off + len);
     fs.gates.unlock_shared_write(ino, span);
     g_write_ops.put(op);
     hand_on_staged(fs);  // this request staged nothing to join the batch
@@ -150,7 +155,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
     return true;
   }
   fs.data_op_started();
-  if (!in_place) op->buffer.ensure(size);
+  if (!in_place) op->buffer.ensure(len);
   op->reqs.ensure(op->ranges.size());
   op->error.store(0);
   op->reply = call.reply;
@@ -158,8 +163,12 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   op->ino = ino;
   op->size = size;
   op->new_end = off + size;
+  op->blocks_end = off + len;
   std::byte* source = in_place ? reinterpret_cast<std::byte*>(const_cast<char*>(data)) : op->buffer.data();
-  if (!in_place) std::memcpy(source, data, size);
+  if (!in_place) {
+    std::memcpy(source, data, size);
+    std::memset(source + size, 0, len - size);
+  }
   op->answered = answered;
   if (answered) {
     // Reads of these bytes wait for the IO from now on; then the kernel
@@ -337,7 +346,10 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   }
   const uint64_t off = call.offset;
   const IoSpan span = span_of(call);
-  if (off % kBlock == 0 && call.size % kBlock == 0 && write_aligned(fs, call, span)) return;
+  // A page-cache writeback ends on a block or at the file's end (the
+  // kernel's size, which cuts its last page): either way aligned.
+  const bool ends_aligned = call.size % kBlock == 0 || call.marks.from_page_cache;
+  if (off % kBlock == 0 && ends_aligned && write_aligned(fs, call, span)) return;
   bool cached = false;
   int rc = write_exclusive(fs, call, span, &cached);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
