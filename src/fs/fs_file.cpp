@@ -1,4 +1,4 @@
-// Open files: open, create (also O_TMPFILE), flush, release, fsync. The
+// Open files: open, create (also O_TMPFILE), release, fsync. The
 // page-cache policy is chosen here, per open: `direct` sends every read and
 // write to the daemon; `writeback` (the default) lets the kernel cache,
 // except for an O_DIRECT open, whose IO bypasses the cache (FOPEN_DIRECT_IO)
@@ -83,17 +83,14 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (fuse_reply_create(req, &e, fi) != 0) fs.meta.release(a.ino);
 }
 
-void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
-  // Writes are answered once on the drives, or in a tail block that reads
-  // see and the next commit writes back (tail_blocks.h): nothing to do.
-  fuse_reply_err(req, 0);
-}
-
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   FsContext& fs = context(req);
   // The last release of an unlinked file frees its blocks: not under an
-  // answered write still in flight.
-  fs.write_behind.wait_file(ino, false);
+  // answered write still in flight. A file with a name keeps them, and its
+  // release need not wait (a worker waiting here serves nothing else).
+  meta::InodeAttr a;
+  if (fs.write_behind.enabled() && (fs.meta.getattr(ino, &a) != 0 || a.nlink == 0))
+    fs.write_behind.wait_file(ino, false);
   fuse_reply_err(req, -fs.meta.release(ino));
 }
 
@@ -117,7 +114,11 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
 void add_file_ops(fuse_lowlevel_ops& ops) {
   ops.open = op_open;
   ops.create = op_create;
-  ops.flush = op_flush;
+  // No flush: writes are answered once on the drives, in a tail block that
+  // reads see and the next commit writes back (tail_blocks.h), or held by
+  // write-behind until fsync; and POSIX locks are the kernel's. Left out,
+  // libfuse answers the first FLUSH with ENOSYS and the kernel sends no
+  // more: one round trip less for every close(2).
   ops.release = op_release;
   ops.fsync = op_fsync;
 }
