@@ -53,6 +53,7 @@ inline constexpr uint32_t kOpenParallelDirectWrites = 1u << 6;
 // CAP_FSETID: remove suid/sgid as the VFS would".
 inline constexpr uint32_t kWriteCache = 1u << 0;         // WriteIn.write_flags: page-cache writeback
 inline constexpr uint32_t kWriteKillSuidgid = 1u << 2;   // WriteIn.write_flags
+inline constexpr uint32_t kFattrSize = 1u << 3;          // SetattrIn.valid: a truncate
 inline constexpr uint32_t kFattrKillSuidgid = 1u << 11;  // SetattrIn.valid (truncate)
 inline constexpr uint32_t kOpenKillSuidgid = 1u << 0;    // OpenIn / CreateIn .open_flags (O_TRUNC)
 

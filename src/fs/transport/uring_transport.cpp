@@ -19,10 +19,17 @@ bool whole_blocks(uint64_t offset, uint32_t size) { return offset % 4096 == 0 &&
 
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
-// partial blocks (fs_write.cpp), copies and FITRIM.
+// partial blocks (fs_write.cpp), copies and FITRIM. A SETATTR waits only
+// when it truncates (the file's gate, its tail block): chown, chmod and
+// utimes, three of an unpacked file's five requests, run where they arrive.
 bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
   switch (in.opcode) {
-    case wire::kOpSetattr:
+    case wire::kOpSetattr: {
+      wire::SetattrInValid s;
+      if (buf.size < sizeof in + sizeof s) return true;
+      std::memcpy(&s, static_cast<const char*>(buf.mem) + sizeof in, sizeof s);
+      return (s.valid & wire::kFattrSize) != 0;
+    }
     case wire::kOpFsync:
     case wire::kOpFsyncdir:
     case wire::kOpFallocate:
