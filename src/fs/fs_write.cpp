@@ -74,7 +74,11 @@ void finish(WriteOp* op) {
   // and reads as zeros, never as stale volume bytes.
   if (err == 0 && !op->rewrite_done)
     err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end, op->kernel_stamped);
-  if (err == 0) blocks_changed(*op->fs, op->ino, op->ranges);
+  // Not for a write answered long ago: its blocks were allocated before
+  // its answer, which the kernel's attributes already count once it asks
+  // again (it drops st_blocks at close), and a notification from here could
+  // meet an unmount that holds the kernel's superblock lock.
+  if (err == 0 && !op->answered) blocks_changed(*op->fs, op->ino, op->ranges);
   FsContext* fs = op->fs;
   if (op->answered) {
     // Answered long ago: its error waits for the file's next fsync. The
