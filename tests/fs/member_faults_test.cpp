@@ -94,8 +94,9 @@ class MemberFaultsTest : public ::testing::Test {
       if (ready(s)) return s;
       ::usleep(10000);
     }
-    ADD_FAILURE() << "the statistics never showed the expected state";
-    return stats();
+    json s = stats();
+    ADD_FAILURE() << "the statistics never showed the expected state: " << s["drives"].dump();
+    return s;
   }
   RunResult fsck_n() {
     std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
