@@ -17,6 +17,13 @@ namespace {
 // read-modify-write of its edge blocks, which waits for member IO.
 bool whole_blocks(uint64_t offset, uint32_t size) { return offset % 4096 == 0 && size % 4096 == 0; }
 
+// Whether a WRITE takes the aligned path (fs_write.cpp): whole blocks, or a
+// page-cache writeback, which starts on a block and ends on one or at the
+// end of the file (nearly every small file's writeback is of that kind).
+bool aligned_write(const wire::WriteIn& w) {
+  return whole_blocks(w.offset, w.size) || ((w.write_flags & wire::kWriteCache) != 0 && w.offset % 4096 == 0);
+}
+
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
 // partial blocks (fs_write.cpp), copies and FITRIM. A SETATTR waits only
@@ -37,14 +44,10 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
     case wire::kOpIoctl:  // FITRIM waits for the journal and member discards
       return true;
     case wire::kOpWrite: {
-      // fuse_write_in: fh, offset (8 bytes at 8), size (4 bytes at 16).
-      uint64_t offset = 0;
-      uint32_t size = 0;
-      const char* arg = static_cast<const char*>(buf.mem) + sizeof in;
-      if (buf.size < sizeof in + 20) return true;
-      std::memcpy(&offset, arg + 8, sizeof offset);
-      std::memcpy(&size, arg + 16, sizeof size);
-      return !whole_blocks(offset, size);
+      wire::WriteIn w;
+      if (buf.size < sizeof in + sizeof w) return true;
+      std::memcpy(&w, static_cast<const char*>(buf.mem) + sizeof in, sizeof w);
+      return !aligned_write(w);
     }
     default: return false;
   }
@@ -227,7 +230,7 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                        .reply = reply};
   // Read-modify-write: here only if that waits for nothing, else a
   // blocking-op thread's (may_block()).
-  if (!whole_blocks(w.offset, w.size)) return host_.try_run_write_without_waiting(call);
+  if (!aligned_write(w)) return host_.try_run_write_without_waiting(call);
   host_.set_may_stay_staged(true);
   host_.run_write(call);
   host_.set_may_stay_staged(false);
