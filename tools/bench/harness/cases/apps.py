@@ -1,7 +1,7 @@
 """Ordinary programs on the machine's disk, as a new user tries a volume:
 unpack a source tree (tar x, then an fsync of the tree's top so the members
 hold it), walk it (find, du, ls -lR), read every file (tar c) once and then
-twice, grep -r, an sqlite database (commits in WAL mode with
+twice, grep -r, git (clone of this repository, status, log -p), an sqlite database (commits in WAL mode with
 synchronous=FULL, then a bulk insert and full scans), cp of a large file
 and rm -rf. peregrine at its default (fuse.cache=writeback) and with
 fuse.cache=direct, mergerfs and an ext4 (native) directory on the same
@@ -19,7 +19,9 @@ from .. import systems
 from . import common
 from .base import Case, Config, cells, fmt, md_table, ratio, run_rounds, value
 
-STEPS = ("unpack", "walk", "read", "read_twice", "grep", "sqlite_commits", "sqlite_bulk", "cp", "rm")
+STEPS = ("unpack", "walk", "read", "read_twice", "grep", "git", "sqlite_commits", "sqlite_bulk", "cp", "rm")
+# The repository the benchmark runs from, cloned by the git step.
+_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 _SOURCES = ("/usr/include",)
 
 
@@ -125,6 +127,11 @@ def run(ctx):
                                           _sh("sh", "-c", "tar cf - . | cat >/dev/null", cwd=d)))
         t["grep"] = _timed(lambda: subprocess.run(["grep", "-r", "-c", "peregrine-no-such-word", d],
                                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # git: clone this repository (no hardlinks: a real copy), then status
+        # and the whole history with its patches.
+        t["git"] = _timed(lambda: (_sh("git", "clone", "-q", "--no-hardlinks", _REPO, os.path.join(d, "repo")),
+                                   _sh("git", "-C", os.path.join(d, "repo"), "status"),
+                                   _sh("sh", "-c", "git -C repo log -p | cat >/dev/null", cwd=d)))
         t["sqlite_commits"] = _timed(lambda: _sqlite_commits(os.path.join(d, "c.db"), commits))
         t["sqlite_bulk"] = _timed(lambda: _sqlite_bulk(os.path.join(d, "b.db"), rows))
         t["cp"] = _timed(lambda: (_sh("cp", src_big, os.path.join(d, "big")), _fsync_path(os.path.join(d, "big"))))
