@@ -131,8 +131,12 @@ void patch_size(const FsContext& fs, uint64_t ino, struct stat* st) {
   // Writes answered before their IO raise the size only once on the
   // members (complete_write); a kernel that forgot the file meanwhile must
   // still see the size its writes gave it.
+  // The size is read again after the pending writes: one that completed
+  // since the caller's read is then in one or the other.
   if (!fs.write_behind.enabled() || !S_ISREG(st->st_mode)) return;
-  const uint64_t end = fs.write_behind.pending_end(ino);
+  uint64_t end = fs.write_behind.pending_end(ino);
+  meta::InodeAttr now;
+  if (fs.meta.getattr(ino, &now) == 0) end = std::max(end, now.size);
   if (end > static_cast<uint64_t>(st->st_size)) st->st_size = static_cast<off_t>(end);
 }
 

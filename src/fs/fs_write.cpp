@@ -74,9 +74,8 @@ void finish(WriteOp* op) {
   // and reads as zeros, never as stale volume bytes.
   if (err == 0 && !op->rewrite_done)
     err = op->fs->meta.complete_write(op->ino, op->ranges, op->new_end, op->kernel_stamped);
-  // Not for a write answered long ago: its blocks were allocated before
-  // its answer, which the kernel's attributes already count once it asks
-  // again (it drops st_blocks at close), and a notification from here could
+  // Not for a write answered long ago: it told the kernel at its answer
+  // (its blocks were allocated then), and a notification from here could
   // meet an unmount that holds the kernel's superblock lock.
   if (err == 0 && !op->answered) blocks_changed(*op->fs, op->ino, op->ranges);
   FsContext* fs = op->fs;
@@ -130,7 +129,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   // at once could land in either order.
   bool answered = false;
   if (fs.write_behind.enabled()) {
-    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + len);
+    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + len, off + size);
     if (!answered && fs.write_behind.overlaps(ino, off, off + len)) {
       fs.gates.unlock_shared_write(ino, span);
       return false;
@@ -176,8 +175,11 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
   op->answered = answered;
   if (answered) {
     // Reads of these bytes wait for the IO from now on; then the kernel
-    // may have its page back.
+    // may have its page back. Its blocks are allocated already and
+    // st_blocks counts them: the kernel hears so now, while the request is
+    // its (not from the completion, which may meet an unmount).
     fs.gates.mark_answered(ino, span);
+    blocks_changed(fs, ino, op->ranges);
     call.reply.written(static_cast<uint32_t>(size));
   }
   op->pending.store(static_cast<uint32_t>(op->ranges.size()) + 1);
@@ -294,6 +296,20 @@ IoSpan span_of(const WriteCall& call) {
 
 }  // namespace
 
+bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
+  if (fs.read_only || call.size == 0 || call.offset % kBlock != 0 || !call.marks.from_page_cache) return false;
+  // As in serve_write: the file's suid/sgid first (a metadata change, no
+  // IO; done again, harmlessly, if the aligned path declines).
+  if (call.marks.kill_suidgid) {
+    if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
+      hand_on_staged(fs);
+      call.reply.error(-rc);
+      return true;
+    }
+  }
+  return write_aligned(fs, call, span_of(call));
+}
+
 bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
   // The rare cases are the blocking path's.
   if (fs.read_only || call.size == 0) return false;
@@ -368,6 +384,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
 
 // A ring's own READ and WRITE (transport.h).
 void FsContext::run_write(const WriteCall& call) { serve_write(*this, call); }
+bool FsContext::try_run_page_cache_write(const WriteCall& call) { return try_serve_page_cache_write(*this, call); }
 bool FsContext::try_run_write_without_waiting(const WriteCall& call) {
   return try_serve_write_without_waiting(*this, call);
 }

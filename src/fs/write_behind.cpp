@@ -23,14 +23,15 @@ void WriteBehind::wait(MutexLock& lock, Done done) {
   lock.wait(cv_, done);
 }
 
-bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end) {
+bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end) {
   MutexLock lock(mu_);
   if (pending_bytes_ + (end - start) > budget_) return false;
   File& f = files_[ino];
   for (const Range& r : f.pending) {
     if (overlap(r.start, r.end, start, end)) return false;
   }
-  f.pending.push_back(Range{start, end});
+  f.pending.push_back(Range{start, end, data_end, ++last_seq_});
+  pending_seqs_.insert(last_seq_);
   pending_bytes_ += end - start;
   ++counts_.answered;
   return true;
@@ -57,6 +58,7 @@ void WriteBehind::done(uint64_t ino, uint64_t start, uint64_t end, int err) {
   auto it = std::find_if(f.pending.begin(), f.pending.end(),
                          [&](const Range& r) { return r.start == start && r.end == end; });
   if (it != f.pending.end()) {
+    pending_seqs_.erase(it->seq);
     *it = f.pending.back();
     f.pending.pop_back();
   }
@@ -71,23 +73,30 @@ void WriteBehind::done(uint64_t ino, uint64_t start, uint64_t end, int err) {
 
 int WriteBehind::wait_file(uint64_t ino, bool take_error) {
   MutexLock lock(mu_);
+  const uint64_t target = last_seq_;
   wait(lock, [&] {
     mu_.assert_held();  // wait() calls it with mu_ held
     auto it = files_.find(ino);
-    return it == files_.end() || it->second.pending.empty();
+    return it == files_.end() || std::none_of(it->second.pending.begin(), it->second.pending.end(),
+                                              [&](const Range& r) { return r.seq <= target; });
   });
   auto it = files_.find(ino);
   if (it == files_.end()) return 0;
   const int err = it->second.error;
-  if (take_error) files_.erase(it);
+  if (take_error) {
+    it->second.error = 0;
+    // Writes admitted since the call stay tracked.
+    if (it->second.pending.empty()) files_.erase(it);
+  }
   return err;
 }
 
 void WriteBehind::wait_all() {
   MutexLock lock(mu_);
+  const uint64_t target = last_seq_;
   wait(lock, [&] {
     mu_.assert_held();  // wait() calls it with mu_ held
-    return pending_bytes_ == 0;
+    return pending_seqs_.empty() || *pending_seqs_.begin() > target;
   });
 }
 
@@ -97,7 +106,7 @@ uint64_t WriteBehind::pending_end(uint64_t ino) const {
   auto it = files_.find(ino);
   if (it == files_.end()) return 0;
   uint64_t end = 0;
-  for (const Range& r : it->second.pending) end = std::max(end, r.end);
+  for (const Range& r : it->second.pending) end = std::max(end, r.data_end);
   return end;
 }
 

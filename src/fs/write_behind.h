@@ -28,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -42,9 +43,11 @@ class WriteBehind {
       : budget_(budget_bytes), before_wait_(std::move(before_wait)) {}
 
   bool enabled() const { return budget_ != 0; }
-  // Takes [start, end) of `ino` to be answered now: false when it overlaps
-  // one still in flight or the budget is spent.
-  bool admit(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
+  // Takes the blocks [start, end) of `ino` to be answered now, of which the
+  // file's bytes end at data_end (a writeback cut at the end of the file
+  // fills its last block with zeros): false when they overlap a write
+  // still in flight or the budget is spent.
+  bool admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end) EXCLUDES(mu_);
   // Whether an answered write of `ino` overlapping [start, end) is in flight.
   bool overlaps(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
   // An admitted write that sent no IO after all (its prepare failed, and
@@ -52,13 +55,15 @@ class WriteBehind {
   void withdraw(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
   // The member IO of an admitted write finished with err (0 or -errno).
   void done(uint64_t ino, uint64_t start, uint64_t end, int err) EXCLUDES(mu_);
-  // Waits for every answered write of `ino`; returns the first error one of
-  // them met since the last call that took it (take_error: and forgets
-  // it, as fsync reports a writeback error once), else 0.
+  // Waits for the answered writes of `ino` admitted before the call (not for
+  // those a busy writer keeps adding); returns the first error one of them
+  // met since the last call that took it (take_error: and forgets it, as
+  // fsync reports a writeback error once), else 0.
   int wait_file(uint64_t ino, bool take_error) EXCLUDES(mu_);
-  // Waits for every answered write of every file.
+  // Waits for every answered write admitted before the call.
   void wait_all() EXCLUDES(mu_);
-  // The end of the file's furthest answered write still in flight, else 0.
+  // The end of the file's bytes its furthest answered write in flight
+  // carries, else 0.
   uint64_t pending_end(uint64_t ino) const EXCLUDES(mu_);
 
   struct Counts {
@@ -71,7 +76,9 @@ class WriteBehind {
 
  private:
   struct Range {
-    uint64_t start, end;
+    uint64_t start, end;  // blocks
+    uint64_t data_end;
+    uint64_t seq;  // admission order
   };
   struct File {
     std::vector<Range> pending;
@@ -86,6 +93,8 @@ class WriteBehind {
   mutable Mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<uint64_t, File> files_ GUARDED_BY(mu_);
+  std::set<uint64_t> pending_seqs_ GUARDED_BY(mu_);  // of every write in flight
+  uint64_t last_seq_ GUARDED_BY(mu_) = 0;
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   Counts counts_ GUARDED_BY(mu_);
 };

@@ -34,6 +34,15 @@ uint64_t allocated_bytes(const std::vector<std::string>& files) {
   return total;
 }
 
+// The default mount answers a close's writebacks before the members have
+// them (write-behind): an fsync of the mount's root waits for every one
+// answered so far, so that the member files show what was written.
+void writes_landed(const std::string& mnt) {
+  Fd root(::open(mnt.c_str(), O_RDONLY | O_DIRECTORY));
+  ASSERT_TRUE(root.ok()) << mnt << ": " << std::strerror(errno);
+  ASSERT_EQ(::fsync(root.get()), 0) << std::strerror(errno);
+}
+
 struct Trim {
   Outcome result;
   fstrim_range range{};
@@ -68,6 +77,7 @@ TEST_F(TrimTest, FstrimGivesDeletedSpaceBackToMemberFilesAndKeepsTheRest) {
   const std::string keep = pattern(8 * kMiB + 12345, 1);
   ASSERT_TRUE(write_file(at("keep"), keep));
   ASSERT_TRUE(write_file(at("big"), pattern(96 * kMiB, 2)));
+  writes_landed(volume_->mountpoint());
   const uint64_t before = allocated_bytes(volume_->members());
   ASSERT_GE(before, 104 * kMiB);
   ASSERT_EQ(::unlink(at("big").c_str()), 0);
@@ -102,6 +112,7 @@ TEST_F(TrimTest, UtilLinuxFstrimWorksOnTheMountPoint) {
     GTEST_SKIP() << "no fstrim (util-linux) here";
   ASSERT_TRUE(write_file(at("big"), pattern(40 * kMiB, 4)));
   ASSERT_EQ(::unlink(at("big").c_str()), 0);
+  writes_landed(volume_->mountpoint());
   const uint64_t before = allocated_bytes(volume_->members());
   RunResult r = run({"fstrim", "-v", volume_->mountpoint()});
   ASSERT_EQ(r.code, 0) << r.describe();
@@ -166,6 +177,7 @@ TEST_F(OnlineDiscardTest, FreedSpaceIsDiscardedWithoutFstrim) {
   const std::string keep = pattern(8 * kMiB + 1, 6);
   ASSERT_TRUE(write_file(at("keep"), keep));
   ASSERT_TRUE(write_file(at("big"), pattern(96 * kMiB, 7)));
+  writes_landed(volume_->mountpoint());
   const uint64_t before = allocated_bytes(volume_->members());
   EXPECT_TRUE(stats_of(volume_->mountpoint()).at("discard").at("online").get<bool>());
   ASSERT_EQ(::unlink(at("big").c_str()), 0);
@@ -227,6 +239,7 @@ TEST_F(LoopDeviceTrimTest, FstrimDiscardsOnBlockDevices) {
   const std::string keep = pattern(4 * kMiB + 7, 8);
   ASSERT_TRUE(write_file(volume_->at("keep"), keep));
   ASSERT_TRUE(write_file(volume_->at("big"), pattern(96 * kMiB, 9)));
+  writes_landed(volume_->mountpoint());
   const uint64_t before = allocated_bytes(backing_);
   ASSERT_EQ(::unlink(volume_->at("big").c_str()), 0);
   Trim t = fitrim(volume_->mountpoint());

@@ -97,6 +97,10 @@ class TransportHost {
   // decline (false, having done nothing) where serving it would wait; the
   // transport then hands it to a thread that may block.
   virtual bool try_run_write_without_waiting(const WriteCall&) { return false; }
+  // A page-cache writeback (whole blocks, or cut at the end of the file):
+  // served on the aligned path, or declined (false, having done nothing)
+  // where that path would hand it to one that waits for other IO.
+  virtual bool try_run_page_cache_write(const WriteCall&) { return false; }
 
   Transport* transport = nullptr;  // set before the session serves
 

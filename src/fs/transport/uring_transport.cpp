@@ -17,12 +17,7 @@ namespace {
 // read-modify-write of its edge blocks, which waits for member IO.
 bool whole_blocks(uint64_t offset, uint32_t size) { return offset % 4096 == 0 && size % 4096 == 0; }
 
-// Whether a WRITE takes the aligned path (fs_write.cpp): whole blocks, or a
-// page-cache writeback, which starts on a block and ends on one or at the
-// end of the file (nearly every small file's writeback is of that kind).
-bool aligned_write(const wire::WriteIn& w) {
-  return whole_blocks(w.offset, w.size) || ((w.write_flags & wire::kWriteCache) != 0 && w.offset % 4096 == 0);
-}
+bool page_cache_write(const wire::WriteIn& w) { return (w.write_flags & wire::kWriteCache) != 0; }
 
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
@@ -47,7 +42,9 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
       wire::WriteIn w;
       if (buf.size < sizeof in + sizeof w) return true;
       std::memcpy(&w, static_cast<const char*>(buf.mem) + sizeof in, sizeof w);
-      return !aligned_write(w);
+      // A page-cache writeback comes here only when the ring's aligned try
+      // declined it (run_data_request): its other path waits.
+      return !whole_blocks(w.offset, w.size) || page_cache_write(w);
     }
     default: return false;
   }
@@ -228,9 +225,17 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                        .marks = marks,
                        .caller = Caller{in.uid, in.gid, in.pid},
                        .reply = reply};
+  // A page-cache writeback (nearly every small file's is cut at the end of
+  // the file): the aligned path, written behind, or a blocking-op thread's.
+  if (page_cache_write(w)) {
+    host_.set_may_stay_staged(true);
+    const bool served = host_.try_run_page_cache_write(call);
+    host_.set_may_stay_staged(false);
+    return served;
+  }
   // Read-modify-write: here only if that waits for nothing, else a
   // blocking-op thread's (may_block()).
-  if (!aligned_write(w)) return host_.try_run_write_without_waiting(call);
+  if (!whole_blocks(w.offset, w.size)) return host_.try_run_write_without_waiting(call);
   host_.set_may_stay_staged(true);
   host_.run_write(call);
   host_.set_may_stay_staged(false);
