@@ -197,7 +197,19 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_written(r, src);
   }
-  if (sub != nullptr) end_request_staging(fs, *sub);
+  // An answered write's IO is handed on at once, never left staged for
+  // the next request: the kernel, already answered, may end the session
+  // first (SIGTERM right after a close), and a libfuse worker that sees
+  // that after this request leaves without reading again, its staged IO
+  // never sent and the daemon waiting for it at unmount (seen once:
+  // MemberLocksTest, data ops stuck at 4 with every drive idle).
+  if (sub != nullptr) {
+    if (answered) {
+      sub->unplug(Submitter::Completions::here);
+    } else {
+      end_request_staging(fs, *sub);
+    }
+  }
   if (op->pending.fetch_sub(1) == 1) finish(op);
   return true;
 }
