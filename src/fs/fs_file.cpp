@@ -89,7 +89,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   // answered write still in flight. A file with a name keeps them, and its
   // release need not wait (a worker waiting here serves nothing else).
   meta::InodeAttr a;
-  if (fs.write_behind.enabled() && (fs.meta.getattr(ino, &a) != 0 || a.nlink == 0))
+  if (!fs.write_behind.idle() && (fs.meta.getattr(ino, &a) != 0 || a.nlink == 0))
     fs.write_behind.wait_file(ino, false);
   fuse_reply_err(req, -fs.meta.release(ino));
 }

@@ -78,7 +78,7 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
 // still in flight (write_behind.h).
 void wait_for_writes_behind(FsContext& fs, fuse_ino_t parent, const char* name) {
   meta::InodeAttr a;
-  if (fs.write_behind.enabled() && fs.meta.lookup(parent, name, &a) == 0) fs.write_behind.wait_file(a.ino, false);
+  if (!fs.write_behind.idle() && fs.meta.lookup(parent, name, &a) == 0) fs.write_behind.wait_file(a.ino, false);
 }
 
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {

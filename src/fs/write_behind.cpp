@@ -33,6 +33,7 @@ bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t dat
   f.pending.push_back(Range{start, end, data_end, ++last_seq_});
   pending_seqs_.insert(last_seq_);
   pending_bytes_ += end - start;
+  in_flight_.fetch_add(1, std::memory_order_release);
   ++counts_.answered;
   return true;
 }
@@ -44,8 +45,8 @@ void WriteBehind::withdraw(uint64_t ino, uint64_t start, uint64_t end) {
 }
 
 bool WriteBehind::overlaps(uint64_t ino, uint64_t start, uint64_t end) {
+  if (idle()) return false;  // every O_DIRECT write asks: no lock then
   MutexLock lock(mu_);
-  if (pending_bytes_ == 0) return false;
   auto it = files_.find(ino);
   if (it == files_.end()) return false;
   return std::any_of(it->second.pending.begin(), it->second.pending.end(),
@@ -61,6 +62,7 @@ void WriteBehind::done(uint64_t ino, uint64_t start, uint64_t end, int err) {
     pending_seqs_.erase(it->seq);
     *it = f.pending.back();
     f.pending.pop_back();
+    in_flight_.fetch_sub(1, std::memory_order_release);
   }
   pending_bytes_ -= end - start;
   if (err != 0) {
@@ -101,8 +103,8 @@ void WriteBehind::wait_all() {
 }
 
 uint64_t WriteBehind::pending_end(uint64_t ino) const {
+  if (idle()) return 0;
   MutexLock lock(mu_);
-  if (pending_bytes_ == 0) return 0;
   auto it = files_.find(ino);
   if (it == files_.end()) return 0;
   uint64_t end = 0;

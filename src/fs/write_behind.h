@@ -25,6 +25,7 @@
 // threads and call before_wait (hand on staged IO) first.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -43,6 +44,10 @@ class WriteBehind {
       : budget_(budget_bytes), before_wait_(std::move(before_wait)) {}
 
   bool enabled() const { return budget_ != 0; }
+  // No answered write in flight: the checks of every other write, stat
+  // and unlink skip the lock (a snapshot; a write admitted after it is
+  // after the caller's call too).
+  bool idle() const { return in_flight_.load(std::memory_order_acquire) == 0; }
   // Takes the blocks [start, end) of `ino` to be answered now, of which the
   // file's bytes end at data_end (a writeback cut at the end of the file
   // fills its last block with zeros): false when they overlap a write
@@ -96,6 +101,7 @@ class WriteBehind {
   std::set<uint64_t> pending_seqs_ GUARDED_BY(mu_);  // of every write in flight
   uint64_t last_seq_ GUARDED_BY(mu_) = 0;
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  std::atomic<uint64_t> in_flight_{0};  // writes admitted and not done; written under mu_
   Counts counts_ GUARDED_BY(mu_);
 };
 
