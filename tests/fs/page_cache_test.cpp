@@ -31,14 +31,19 @@ struct MemberBytes {
   uint64_t written = 0;
 };
 
-// What the drives have read and written, summed over the members.
-MemberBytes member_bytes(const std::string& mountpoint) {
+// The daemon's statistics document.
+json stats(const std::string& mountpoint) {
   std::string buf(1 << 20, '\0');
   ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
   EXPECT_GT(n, 0) << std::strerror(errno);
+  return json::parse(buf.substr(0, n > 0 ? static_cast<size_t>(n) : 0), nullptr, false);
+}
+
+// What the drives have read and written, summed over the members.
+MemberBytes member_bytes(const std::string& mountpoint) {
   MemberBytes b;
-  if (n <= 0) return b;
-  json doc = json::parse(buf.substr(0, static_cast<size_t>(n)));
+  json doc = stats(mountpoint);
+  if (!doc.is_object()) return b;
   for (const json& d : doc.at("drives")) {
     b.read += d.at("bytes_read").get<uint64_t>();
     b.written += d.at("bytes_written").get<uint64_t>();
@@ -210,11 +215,8 @@ TEST_F(PageCacheTest, AttributesFollowEveryChange) {
 }
 
 uint64_t write_behind_answered(const std::string& mountpoint) {
-  std::string buf(1 << 20, '\0');
-  ssize_t n = ::getxattr(mountpoint.c_str(), "user.peregrine.stats", buf.data(), buf.size());
-  if (n <= 0) return 0;
-  json doc = json::parse(buf.substr(0, static_cast<size_t>(n)));
-  return doc.at("write_behind").at("answered").get<uint64_t>();
+  json doc = stats(mountpoint);
+  return doc.is_object() ? doc.at("write_behind").at("answered").get<uint64_t>() : 0;
 }
 
 // Closing a file writes its dirty pages back; the daemon answers those
