@@ -146,13 +146,21 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_err(req, -context(req).meta.release(ino));
 }
 
-void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
   FsContext& fs = context(req);
-  // The commit covers every change before it (the journal is ordered),
-  // including the extents of writebacks answered before their IO: wait
-  // for those to be marked written first (`sync DIR` relies on it).
+  // `sync DIR` (coreutils fsyncs a path it is given) and `peregrine sync`
+  // (syncfs, then an fsync of the mount root) come here: the kernel sends
+  // no SYNCFS to a /dev/fuse daemon, so this is the volume's sync. Every
+  // change so far becomes durable, not only the directory's: a commit
+  // carries only what is pending when it starts, and a directory whose
+  // own last change is durable would commit nothing. So: the writebacks
+  // answered before their IO (their extents are marked written once they
+  // land), the drives' caches, then the whole journal with every file's
+  // deferred times.
   fs.write_behind.wait_all();
-  fuse_reply_err(req, -fs.meta.fsync(ino));
+  int rc = fs.sync_io.flush();
+  if (rc == 0) rc = fs.meta.sync();
+  fuse_reply_err(req, -rc);
 }
 
 }  // namespace
