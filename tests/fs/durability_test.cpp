@@ -87,6 +87,62 @@ TEST_P(DurabilityTest, FsyncedDataSurvivesKill9AndNothingStaleAppears) {
   expect_fsck_clean(*volume_);
 }
 
+// `peregrine sync` makes durable what neither an fsync of the root nor
+// sync(1) would: changes of files the root's last change does not cover
+// (the root's own changes were durable already, so an fsync of it alone
+// committed nothing), bytes still in the page cache, a small append the
+// daemon keeps as a tail block, and times.
+TEST_P(DurabilityTest, PeregrineSyncMakesEveryChangeDurable) {
+  ASSERT_EQ(::mkdir(at("d").c_str(), 0755), 0);
+  ASSERT_TRUE(write_file(at("grown"), pattern(100000, 31)));
+  ASSERT_TRUE(fsync_path(at("grown")));
+  ASSERT_TRUE(fsync_path(volume_->mountpoint()));
+
+  const std::string grown = pattern(100000, 31) + pattern(300000, 32);
+  const std::string fresh = pattern(70000, 33);
+  Fd open_writer(::open(at("grown").c_str(), O_WRONLY | O_APPEND));
+  ASSERT_TRUE(open_writer.ok());
+  ASSERT_TRUE(write_at(open_writer.get(), pattern(300000, 32), 100000));  // still open: nothing closed it
+  ASSERT_TRUE(write_file(at("d/fresh"), fresh));
+  ASSERT_TRUE(write_file(at("d/log"), "line 1\n"));
+  {
+    Fd log(::open(at("d/log").c_str(), O_WRONLY | O_APPEND));
+    ASSERT_TRUE(log.ok());
+    ASSERT_EQ(::write(log.get(), "line 2\n", 7), 7);
+  }
+  const timespec t[2] = {{1500000000, 0}, {1600000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, at("d/fresh").c_str(), t, 0), 0);
+
+  RunResult r = run({peregrine_bin(), "sync", at("d")});  // any path on the volume names it
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(r.out, "");
+  open_writer.reset();
+
+  volume_->kill9();
+  r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << "mount after kill -9: " << r.describe();
+  EXPECT_TRUE(read_file(at("grown")) == grown) << "the append to 'grown' was lost or changed";
+  EXPECT_TRUE(read_file(at("d/fresh")) == fresh) << "'d/fresh' was lost or changed";
+  EXPECT_EQ(read_file(at("d/log")), "line 1\nline 2\n");
+  struct stat st;
+  ASSERT_EQ(::stat(at("d/fresh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtim.tv_sec, 1600000000);
+  int status = volume_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  expect_fsck_clean(*volume_);
+}
+
+TEST_P(DurabilityTest, PeregrineSyncNamesAPathThatIsNoVolume) {
+  RunResult r = run({peregrine_bin(), "sync", "/proc", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_NE(r.err.find("/proc: not a peregrine mount"), std::string::npos) << r.err;
+  r = run({peregrine_bin(), "sync", "-v", volume_->mountpoint(), at(".")});
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(r.out, volume_->mountpoint() + ": durable\n");  // once per volume
+  r = run({peregrine_bin(), "sync"});
+  EXPECT_EQ(r.code, 2) << r.describe();
+}
+
 TEST_P(DurabilityTest, CleanUnmountAndRemountPreserveEverything) {
   ASSERT_EQ(::mkdir(at("d").c_str(), 0711), 0);
   ASSERT_EQ(::mkdir(at("d/e").c_str(), 0700), 0);

@@ -103,28 +103,6 @@ struct Snapshot {
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
 };
 
-// ---- finding the mount ------------------------------------------------------
-
-// The peregrine mount that holds `arg`, or why there is none.
-Expected<MountEntry> peregrine_mount(const std::string& arg) {
-  struct stat st;
-  if (::stat(arg.c_str(), &st) != 0) {
-    int e = errno;
-    if (dead_mount_errno(e)) return Status::error(e, dead_mount_advice(arg));
-    return Status::error(e, arg + ": " + std::strerror(e));
-  }
-  char* resolved = ::realpath(arg.c_str(), nullptr);
-  if (resolved == nullptr) return Status::error(errno, arg + ": " + std::strerror(errno));
-  std::string path = resolved;
-  std::free(resolved);
-  auto m = mount_of(path);
-  if (!m) return Status::error(EINVAL, arg + ": not a peregrine mount (no mount holds it)");
-  if (m->fstype != "fuse.peregrine")
-    return Status::error(EINVAL,
-                         arg + ": not a peregrine mount (it is on " + m->mountpoint + ", of type " + m->fstype + ")");
-  return *m;
-}
-
 // ---- reading and parsing the snapshot ----------------------------------------
 
 Expected<std::string> read_xattr(const std::string& root) {

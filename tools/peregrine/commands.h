@@ -14,6 +14,7 @@ int cmd_mount(int argc, char** argv);
 int cmd_mount_helper(int argc, char** argv);   // mount.peregrine, called by mount(8)
 int cmd_umount_helper(int argc, char** argv);  // umount.fuse.peregrine, called by umount(8)
 int cmd_stats(int argc, char** argv);
+int cmd_sync(int argc, char** argv);
 int cmd_config(int argc, char** argv);
 int cmd_replace(int argc, char** argv);
 int cmd_grow(int argc, char** argv);

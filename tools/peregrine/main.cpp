@@ -26,6 +26,7 @@ constexpr Entry kCommands[] = {
     {"fsck", peregrine::cli::cmd_fsck, "check (and repair) a volume"},
     {"mount", peregrine::cli::cmd_mount, "mount a volume as a filesystem"},
     {"stats", peregrine::cli::cmd_stats, "per-drive statistics of a mounted volume"},
+    {"sync", peregrine::cli::cmd_sync, "make everything written to a mounted volume durable now"},
     {"config", peregrine::cli::cmd_config, "validate and print the configuration"},
     {"replace", peregrine::cli::cmd_replace, "copy a member to a new drive or file, which takes its place"},
     {"grow", peregrine::cli::cmd_grow, "extend a volume over members that became larger"},

@@ -42,6 +42,24 @@ std::optional<MountEntry> mount_of(const std::string& path) {
   return best;
 }
 
+Expected<MountEntry> peregrine_mount(const std::string& arg) {
+  struct stat st;
+  if (::stat(arg.c_str(), &st) != 0) {
+    int e = errno;
+    if (dead_mount_errno(e)) return Status::error(e, dead_mount_advice(arg));
+    return Status::error(e, arg + ": " + std::strerror(e));
+  }
+  char* path = ::realpath(arg.c_str(), nullptr);
+  if (path == nullptr) return Status::error(errno, arg + ": " + std::strerror(errno));
+  auto m = mount_of(path);
+  std::free(path);
+  if (!m) return Status::error(EINVAL, arg + ": not a peregrine mount (no mount holds it)");
+  if (m->fstype != "fuse.peregrine")
+    return Status::error(EINVAL,
+                         arg + ": not a peregrine mount (it is on " + m->mountpoint + ", of type " + m->fstype + ")");
+  return *m;
+}
+
 std::optional<MountEntry> mount_at(const std::string& dir) {
   std::optional<MountEntry> last;
   for (MountEntry& e : read_mount_table())

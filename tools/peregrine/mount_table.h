@@ -25,6 +25,11 @@ struct MountEntry {
 // later mount over the same directory hides the earlier one).
 std::optional<MountEntry> mount_of(const std::string& path);
 
+// The peregrine mount that holds `arg` (any path on the volume, resolved
+// here), or why there is none: the path's own error, a dead mount
+// (dead_mount_advice), no mount, or a mount of another type.
+Expected<MountEntry> peregrine_mount(const std::string& arg);
+
 // The visible (last) mount whose mount point is exactly `dir` (absolute,
 // resolved), if any.
 std::optional<MountEntry> mount_at(const std::string& dir);
