@@ -43,7 +43,15 @@ void reply_times_of_gone_inode(fuse_req_t req, fuse_ino_t ino, const struct stat
   fuse_reply_attr(req, &st, 0.0);
 }
 
-void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // With a file handle: the kernel's write path refreshing size and mode
+  // (refused_writebacks.h).
+  if (fi != nullptr) {
+    if (int err = context(req).refused_writebacks.take(ino); err != 0) {
+      fuse_reply_err(req, err);
+      return;
+    }
+  }
   meta::InodeAttr a;
   int rc = context(req).meta.getattr(ino, &a);
   reply_attr_or_error(req, rc, a);

@@ -27,6 +27,7 @@
 #include "data_calls.h"
 #include "page_cache_stores.h"
 #include "read_blocks.h"
+#include "refused_writebacks.h"
 #include "tail_blocks.h"
 #include "write_behind.h"
 #include "transport/fuse_wire.h"
@@ -76,6 +77,8 @@ struct FsContext final : TransportHost {
   int write_back_tails();
   // Page-cache writebacks answered before their member IO completed.
   WriteBehind write_behind;
+  // Writebacks refused for want of space, told at the writer's next write.
+  RefusedWritebacks refused_writebacks;
   const std::vector<std::string> member_names;
   // st_blksize of every file: see preferred_io_size().
   const uint32_t preferred_io_bytes;

@@ -91,6 +91,9 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   meta::InodeAttr a;
   if (!fs.write_behind.idle() && (fs.meta.getattr(ino, &a) != 0 || a.nlink == 0))
     fs.write_behind.wait_file(ino, false);
+  // A refused writeback's error reached this handle's close (the kernel
+  // keeps it for the file); a later open must not meet it again.
+  fs.refused_writebacks.forget(ino);
   fuse_reply_err(req, -fs.meta.release(ino));
 }
 

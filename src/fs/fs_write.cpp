@@ -51,6 +51,18 @@ struct WriteOp {
 
 OpPool<WriteOp> g_write_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
+// Every WRITE refused with an error is answered here: a page-cache
+// writeback refused for want of space is also told to its writer at its
+// next write(2) (refused_writebacks.h); the kernel's attributes go stale
+// before the reply, so that write asks.
+void refuse(FsContext& fs, const WriteCall& call, int err) {
+  if (call.marks.from_page_cache && RefusedWritebacks::for_want_of_space(err)) {
+    fs.refused_writebacks.note(call.ino, err);
+    attributes_changed(fs, call.ino);
+  }
+  call.reply.error(err);
+}
+
 // After a write that mapped blocks the file did not hold written: with
 // fuse.cache=writeback the kernel keeps an open file's attributes and
 // takes nothing from a WRITE's reply, so the st_blocks it cached before
@@ -154,7 +166,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
     fs.gates.unlock_shared_write(ino, span);
     g_write_ops.put(op);
     hand_on_staged(fs);  // this request staged nothing to join the batch
-    call.reply.error(-rc);
+    refuse(fs, call, -rc);
     return true;
   }
   fs.data_op_started();
@@ -315,7 +327,7 @@ bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
   if (call.marks.kill_suidgid) {
     if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
       hand_on_staged(fs);
-      call.reply.error(-rc);
+      refuse(fs, call, -rc);
       return true;
     }
   }
@@ -348,7 +360,7 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
   if (waited) fs.partial_writes_to_hand_on.store(kPartialWritesHandedOnAfterWait, std::memory_order_relaxed);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
-    call.reply.error(-rc);
+    refuse(fs, call, -rc);
   } else {
     call.reply.written(call.size);
   }
@@ -367,7 +379,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   if (call.marks.kill_suidgid) {
     if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
       hand_on_staged(fs);
-      call.reply.error(-rc);
+      refuse(fs, call, -rc);
       return;
     }
   }
@@ -386,7 +398,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   int rc = write_exclusive(fs, call, span, &cached);
   hand_on_staged(fs);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
-    call.reply.error(-rc);
+    refuse(fs, call, -rc);
   } else if (cached) {
     fs.store_then_reply(call.reply, call.ino, off, call.data, call.size);
   } else {
