@@ -42,11 +42,18 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // libfuse asks for atomic_o_trunc: the open truncates, with no SETATTR
     // after it, and an opener without CAP_FSETID (the kernel's mark) takes
     // the suid/sgid bits as a truncate(2) would, also of an empty file.
+    // The size is read with the file's gate held exclusively: a writeback
+    // answered before its IO (write_behind.h) holds the gate shared and
+    // raises the size only when it lands, so a file whose first bytes are
+    // still in flight has size 0 until then, and a truncate that saw 0 and
+    // did nothing was undone by them (the kernel's later, shorter file then
+    // kept their tail: seen by the crash loop's content check).
+    ExclusiveGate gate(fs.gates, ino);
+    rc = fs.meta.getattr(ino, &a);
     meta::SetAttrIn in;
-    if (a.size != 0) in.valid = meta::SetAttrIn::kSize;
-    if (kill_suidgid) in.clear_mode = suidgid_to_drop(caller_of(req), a, true);
+    if (rc == 0 && a.size != 0) in.valid = meta::SetAttrIn::kSize;
+    if (rc == 0 && kill_suidgid) in.clear_mode = suidgid_to_drop(caller_of(req), a, true);
     if (in.valid != 0 || in.clear_mode != 0) {
-      ExclusiveGate gate(fs.gates, ino);
       if (in.valid != 0) rc = fs.tails.write_back_and_drop(ino, fs.sync_io);  // its block goes
       if (rc == 0) rc = fs.meta.setattr(ino, in, &a);
     }
