@@ -2,7 +2,8 @@
 // their io_uring ring, each drive its own: a ShapedDevice (an SSD with a
 // given latency, queue depth, IOPS and bandwidth), then a
 // FaultInjectingDevice (IOs that fail, come back short or stall), then a
-// test's own wrapper (e.g. one that holds completions). Chosen by whoever
+// VolatileCacheDevice (a drive's volatile write cache, for power cuts),
+// then a test's own wrapper (e.g. one that holds completions). Chosen by whoever
 // builds the engine (the fs volume runtime from its bench and test
 // environment variables, tests, benchmarks) and handed to Engine::create
 // through the DeviceFactory seam; the engine includes none of this.
@@ -19,6 +20,7 @@
 
 #include "peregrine/backend/faulty_device.h"
 #include "peregrine/backend/shaped_device.h"
+#include "peregrine/backend/volatile_cache_device.h"
 #include "peregrine/engine/device_factory.h"
 
 namespace peregrine {
@@ -27,6 +29,7 @@ namespace peregrine {
 struct DeviceLayers {
   std::optional<ShapeParams> shape;  // tests and benchmarks
   std::optional<FaultPlan> faults;   // tests
+  std::optional<PowerCutPlan> power_cut;  // tests
   // Tests: wraps the finished stack (e.g. to hold completions).
   std::function<std::unique_ptr<DeviceQueue>(std::unique_ptr<DeviceQueue>)> wrap;
 };
@@ -48,6 +51,11 @@ class LayeredDeviceFactory final : public DeviceFactory {
       device = std::move(*ring);
     }
     if (l.faults) device = std::make_unique<FaultInjectingDevice>(std::move(device), *l.faults);
+    if (l.power_cut) {
+      auto cached = VolatileCacheDevice::create(std::move(device), spec.fd, *l.power_cut);
+      if (!cached) return cached.status();
+      device = std::move(*cached);
+    }
     if (l.wrap) device = l.wrap(std::move(device));
     return device;
   }

@@ -83,7 +83,7 @@ std::unique_ptr<Engine> make_engine(const std::vector<MemberFile>& members, Sche
     d.fd = m.fd();
     d.queue_depth = qd;
     specs.push_back(std::move(d));
-    layers.push_back(DeviceLayers{.shape = shape, .faults = {}, .wrap = {}});
+    layers.push_back(DeviceLayers{.shape = shape, .faults = {}, .power_cut = {}, .wrap = {}});
   }
   EngineConfig c;
   c.scheduler = sched;
