@@ -218,6 +218,11 @@ void log_volume_warnings(const DaemonOptions& o, const VolumeRuntime& vr) {
   if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
   if (const char* faults = std::getenv(kTestFaultsEnv))
     log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
+  if (const char* cut = std::getenv(kTestPowerCutEnv))
+    log(LOG_WARNING, "TEST ONLY: members keep undo logs for power cuts (%s=%s)", kTestPowerCutEnv, cut);
+  if (!planted_bug().empty())
+    log(LOG_WARNING, "TEST ONLY: a bug planted for the power-cut harness (%s=%s)", kTestPlantEnv,
+        planted_bug().c_str());
 }
 
 meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_errors) {
@@ -226,6 +231,7 @@ meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_er
   m.skip_replay = o.norecovery;
   m.posix_acl = o.settings.fuse.acl;
   m.discard = o.settings.fuse.discard && !o.read_only;
+  m.plant_journal_without_data_flush = planted_bug() == kPlantJournalWithoutDataFlush;
   switch (o.settings.fuse.atime) {
     case config::AtimeMode::kRelatime: m.atime = meta::AtimeRule::kRelatime; break;
     case config::AtimeMode::kStrictatime: m.atime = meta::AtimeRule::kStrict; break;

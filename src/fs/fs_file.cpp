@@ -114,7 +114,7 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
   // their bytes, and the error any of them met.
   int rc = fs.write_behind.wait_file(ino, true);
   if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
-  if (rc == 0) rc = fs.sync_io.flush();
+  if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0);
   fuse_reply_err(req, -rc);
 }

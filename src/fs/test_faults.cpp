@@ -89,4 +89,19 @@ Expected<std::vector<std::pair<uint32_t, FaultRule>>> parse_test_faults(const st
   return out;
 }
 
+Expected<TestPowerCut> parse_test_power_cut(const std::string& spec) {
+  TestPowerCut out;
+  std::stringstream parts(spec);
+  std::string text;
+  std::getline(parts, out.dir, ',');
+  if (out.dir.empty() || out.dir[0] != '/')
+    return Status::error(EINVAL, std::string(kTestPowerCutEnv) + ": '" + spec + "': give an absolute directory first");
+  while (std::getline(parts, text, ',')) {
+    const std::string key = "kill_at_io=";
+    if (!text.starts_with(key) || !to_u64(text.substr(key.size()), &out.kill_at_io))
+      return Status::error(EINVAL, std::string(kTestPowerCutEnv) + ": '" + text + "': expected kill_at_io=N");
+  }
+  return out;
+}
+
 }  // namespace peregrine::fs

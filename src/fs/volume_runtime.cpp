@@ -86,6 +86,17 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
       layers[member].faults->rules.push_back(std::move(rule));
     }
   }
+  // Tests only: members with a volatile write cache, for power cuts.
+  if (const char* cut = std::getenv(kTestPowerCutEnv)) {
+    auto plan = parse_test_power_cut(cut);
+    if (!plan) return plan.status();
+    auto ios = std::make_shared<std::atomic<uint64_t>>(0);
+    for (uint32_t i = 0; i < n; ++i)
+      layers[i].power_cut = PowerCutPlan{power_cut_log(plan->dir, i), plan->kill_at_io, ios};
+  }
+  if (const std::string plant = planted_bug(); !plant.empty() && plant != kPlantJournalWithoutDataFlush)
+    return Status::error(EINVAL, std::string(kTestPlantEnv) + "=" + plant + ": no such planted bug (known: " +
+                                     kPlantJournalWithoutDataFlush + ")");
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
   EngineConfig ec = config::engine_config(settings, n);
   // Threads that keep a submitter may borrow a second one for blocking IO

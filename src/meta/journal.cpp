@@ -298,7 +298,7 @@ int Journal::write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const
   std::memcpy(buf.data(), bytes.data(), bytes.size());
   // Data writes that completed before their records were appended must be
   // durable before the records that mark them written.
-  if (data_first) {
+  if (data_first && !plant_missing_data_flush_) {
     if (int rc = io_.flush(); rc != 0) return rc;
   }
   if (int rc = io_.write(layout_.journal_off + pos % layout_.journal_size, buf.span()); rc != 0) return rc;

@@ -123,6 +123,7 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
 
   md->journal_ =
       std::make_unique<Journal>(io, *layout, start, md->opt_.checkpoint_percent, md->opt_.pending_commit_bytes);
+  if (md->opt_.plant_journal_without_data_flush) md->journal_->plant_missing_data_flush();
   Metadata* self = md.get();
   md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
   md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });

@@ -107,6 +107,9 @@ class Journal {
   // serialises the model, releases the lock, writes the checkpoint and
   // calls checkpoint_done(). Returns 0 or -errno.
   void set_checkpoint_fn(CheckpointFn fn) { checkpoint_fn_ = std::move(fn); }
+  // Tests of the power-cut harness only (Options::plant_journal_without_data_flush).
+  // Set once before use.
+  void plant_missing_data_flush() { plant_missing_data_flush_ = true; }
   // Called (under the journal mutex) whenever the durable lsn advances.
   void set_durable_hook(std::function<void(uint64_t)> fn) { durable_hook_ = std::move(fn); }
   // Called once, without the journal mutex, when a batch or checkpoint
@@ -167,6 +170,7 @@ class Journal {
   uint64_t in_write_bytes_ GUARDED_BY(mu_) = 0;  // of the batch being written (not yet in head)
   uint32_t pending_count_ GUARDED_BY(mu_) = 0;
   bool pending_data_ GUARDED_BY(mu_) = false;  // pending records mark data written
+  bool plant_missing_data_flush_ = false;       // fixed before use
   uint64_t pending_first_lsn_ GUARDED_BY(mu_) = 1;
   JournalPosition pos_ GUARDED_BY(mu_);
   uint64_t durable_lsn_ GUARDED_BY(mu_) = 0;

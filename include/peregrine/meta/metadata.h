@@ -306,6 +306,10 @@ class Metadata {
   // an overwrite in place commits nothing when the file's size and extents
   // are durable already (as ext4's fdatasync skips a times-only change).
   int fsync(Ino ino, bool data_only = false);
+  // Options::plant_journal_without_data_flush (tests of the power-cut
+  // harness only): the daemon's fsync leaves out its flush before the
+  // commit too.
+  bool planted_journal_without_data_flush() const { return opt_.plant_journal_without_data_flush; }
   int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
   // Sets (any time, any thread) what runs whenever metadata is about to

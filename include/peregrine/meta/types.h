@@ -82,6 +82,11 @@ struct Options {
   // Online discard (-o discard): space is discarded on the members once
   // the record that freed it is durable (discarder.h). Not in read_only.
   bool discard = false;
+  // Tests of the power-cut harness only (PEREGRINE_TEST_PLANT): commits
+  // (and the daemon's fsync before them) that write records marking data
+  // written without flushing that data first, a bug put in on purpose for
+  // the harness to catch.
+  bool plant_journal_without_data_flush = false;
   // Called once, on the thread whose metadata write failed, when the
   // journal or a checkpoint could not be written: from then on the volume
   // is read-only (changes fail with EROFS, fsync and sync with EIO).
