@@ -15,9 +15,17 @@
 // fstrim (FITRIM) on the mount point without pause: discards race every
 // delete, reuse and fsync, and may hit nothing recovery gives back.
 //
-// PEREGRINE_CRASH_ROUNDS (default 20) and PEREGRINE_CRASH_SEED (default:
-// from the clock; printed) make a longer run and a reproduction;
-// tools/crash-loop wraps both.
+// The power_cut runs cut power instead: the members keep undo logs
+// (PEREGRINE_TEST_POWER_CUT, backend/volatile_cache_device.h) and behave
+// like drives with a volatile write cache; the daemon dies as a seeded
+// member write or flush starts (inside a journal commit, a checkpoint, a data
+// write, the background commit: whatever issues it) or at the kill, and
+// before the next mount every write no flush covered is kept, lost or torn
+// at a 512-byte or 4 KiB boundary, from the seed. Both cache modes.
+//
+// PEREGRINE_CRASH_ROUNDS (default 20; power cuts: PEREGRINE_POWER_CUT_ROUNDS,
+// default 125) and PEREGRINE_CRASH_SEED (default: from the clock; printed)
+// make a longer run and a reproduction; tools/crash-loop wraps them.
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -27,6 +35,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -34,7 +43,10 @@
 #include <set>
 #include <sstream>
 
+#include <gtest/gtest-spi.h>
+
 #include "fs_test_util.h"
+#include "peregrine/backend/volatile_cache_device.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -61,6 +73,11 @@ std::string stream_bytes(uint64_t off, size_t len) {
   }
   return s;
 }
+
+// A churn file's bytes follow from its size, so whatever the churn left
+// (renamed, chmod'ed, cut short) checks: a file never shows zeros or
+// other bytes where its write did not put them.
+std::string churn_content(size_t size) { return pattern(size, mix(size ^ 0xC4C4)); }
 
 uint64_t env_u64(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
@@ -128,7 +145,7 @@ struct Writer {
       std::string f = d + "/f" + std::to_string(rng() % 16);
       switch (rng() % 5) {
         case 0:
-        case 1: write_file(p(f), pattern(rng() % 9000, rng())); break;
+        case 1: write_file(p(f), churn_content(rng() % 9000)); break;
         case 2:
           ::rename(p(f).c_str(), p("c/d" + std::to_string(rng() % 8) + "/g" + std::to_string(rng() % 16)).c_str());
           break;
@@ -218,6 +235,20 @@ void check_round(const Volume& v, const std::string& log_path, Expectation& e, c
       break;
     }
   }
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(v.at("c"), ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::string got = read_file(it->path());
+    const std::string want = churn_content(got.size());
+    size_t bad = 0;
+    while (bad < got.size() && got[bad] == want[bad]) ++bad;
+    EXPECT_EQ(bad, got.size()) << where << ": " << it->path().string() << " (" << got.size()
+                               << " bytes) holds bytes its write did not put there, from byte " << bad << " ("
+                               << (got.find_first_not_of('\0', bad) == std::string::npos ? "zeros to the end"
+                                                                                         : "not all zeros")
+                               << ")";
+  }
   // Bytes past the durable length that never made it (zeros) must not be
   // taken for durable ones by the next round: cut the file there.
   size_t good = app.size();
@@ -238,15 +269,48 @@ class CrashLoopTest : public ::testing::Test {
   void SetUp() override {
     if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   }
-  void crash_loop(const std::vector<std::string>& options, bool trimmer);
+  void crash_loop(const std::vector<std::string>& options, bool trimmer, bool power_cut = false);
+  // A failure so far, also one a test intercepts (the planted bug's).
+  bool failed() const { return HasFailure() || (intercepted_ != nullptr && intercepted_->size() > 0); }
+
+  const ::testing::TestPartResultArray* intercepted_ = nullptr;
 };
+
+// Mounts `v` with its members' undo logs in DIR/undo, the daemon to die as
+// the volume's kill_at_io-th member write or flush starts (0: only at the kill).
+RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& options, uint64_t kill_at_io) {
+  const std::string dir = v.dir() + "/undo";
+  ::mkdir(dir.c_str(), 0755);
+  std::string spec = dir + (kill_at_io ? ",kill_at_io=" + std::to_string(kill_at_io) : "");
+  ::setenv("PEREGRINE_TEST_POWER_CUT", spec.c_str(), 1);
+  RunResult r = v.mount(options);
+  ::unsetenv("PEREGRINE_TEST_POWER_CUT");
+  return r;
+}
+
+// The cut itself, member by member (the daemon is gone).
+PowerCutOutcome cut_power(const Volume& v, uint64_t seed) {
+  PowerCutOutcome total;
+  for (size_t i = 0; i < v.members().size(); ++i) {
+    const std::string log = v.dir() + "/undo/member-" + std::to_string(i) + ".undo";
+    auto out = apply_power_cut(v.members()[i], log, mix(seed + i));
+    EXPECT_TRUE(static_cast<bool>(out)) << out.status().message();
+    if (!out) continue;
+    total.pending += out->pending;
+    total.kept += out->kept;
+    total.lost += out->lost;
+    total.torn += out->torn;
+  }
+  return total;
+}
 
 // Runs the crash loop on a volume mounted with `options`. With `trimmer`,
 // a second child sends FITRIM to the mount point over and over while the
 // writer runs, until the kill ends both: discards then race the writer's
 // deletes, reuses and fsyncs at every kill point.
-void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool trimmer) {
-  const uint64_t rounds = env_u64("PEREGRINE_CRASH_ROUNDS", 20);
+void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool trimmer, bool power_cut) {
+  const uint64_t rounds =
+      power_cut ? env_u64("PEREGRINE_POWER_CUT_ROUNDS", 125) : env_u64("PEREGRINE_CRASH_ROUNDS", 20);
   const uint64_t seed =
       env_u64("PEREGRINE_CRASH_SEED",
               static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007);
@@ -257,10 +321,22 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
   RecordProperty("seed", std::to_string(seed));
   Volume v(4, "64M");
   ASSERT_EQ(v.mkfs().code, 0);
-  ASSERT_EQ(v.mount(options).code, 0);
+  // Where the next round's daemon dies by itself (power cuts): at one of
+  // the first member writes of the round's mount, or (one round in four)
+  // only at the kill.
+  auto kill_at_io = [&](uint64_t round) {
+    std::mt19937_64 r(mix(seed * 7919 + round));
+    return r() % 4 == 0 ? 0 : 1 + r() % 120;
+  };
+  auto mount_round = [&](uint64_t round) {
+    return power_cut ? mount_with_power_cut(v, options, kill_at_io(round)) : v.mount(options);
+  };
+  ASSERT_EQ(mount_round(0).code, 0);
   Expectation e;
+  PowerCutOutcome cuts;
+  uint64_t self_cut_rounds = 0;  // the daemon cut its own power at kill_at_io
   uint64_t next_version = 1;
-  for (uint64_t round = 0; round < rounds && !HasFailure(); ++round) {
+  for (uint64_t round = 0; round < rounds && !failed(); ++round) {
     const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round);
     std::mt19937_64 rng(mix(seed * 1000003 + round));
     const uint64_t kill_after = 1 + rng() % 40;  // durable acknowledgements before kill -9
@@ -301,7 +377,11 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
     uint64_t seen = 0;
     char c;
     while (seen < kill_after && ::read(ack_fd.get(), &c, 1) == 1) ++seen;
-    ASSERT_EQ(seen, kill_after) << where << ": the writer stopped early (see its exit status)";
+    // A daemon that cut its own power ended the writer early.
+    if (!power_cut) {
+      ASSERT_EQ(seen, kill_after) << where << ": the writer stopped early (see its exit status)";
+    }
+    if (seen < kill_after) ++self_cut_rounds;
     // The writer goes before the dead mount is detached: its churn ignores
     // errors and goes on, and after the detach its next append would create
     // append.log in the bare directory beneath, fsync it there and log it
@@ -318,6 +398,13 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
     });
     log.reset();
     next_version += 1000000;  // versions of the next writer never repeat this one's
+    if (power_cut) {
+      PowerCutOutcome o = cut_power(v, mix(seed ^ (round << 20)));
+      cuts.pending += o.pending;
+      cuts.kept += o.kept;
+      cuts.lost += o.lost;
+      cuts.torn += o.torn;
+    }
 
     RunResult m = v.mount(options);
     ASSERT_EQ(m.code, 0) << where << ": mount after kill -9: " << m.describe();
@@ -330,7 +417,17 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
     RunResult f = run(argv);
     v.wait_members_released();
     ASSERT_EQ(f.code, 0) << where << ": fsck -n after recovery: " << f.describe();
-    ASSERT_EQ(v.mount(options).code, 0) << where;
+    ASSERT_EQ(mount_round(round + 1).code, 0) << where;
+  }
+  if (power_cut) {
+    std::printf("power cuts: %llu (%llu at a member IO), member writes no flush covered: %llu (kept %llu, lost %llu, "
+                "torn %llu)\n",
+                static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(self_cut_rounds),
+                static_cast<unsigned long long>(cuts.pending),
+                static_cast<unsigned long long>(cuts.kept), static_cast<unsigned long long>(cuts.lost),
+                static_cast<unsigned long long>(cuts.torn));
+    // A harness that never loses anything tests nothing.
+    EXPECT_GT(cuts.lost + cuts.torn, 0u);
   }
   int st = v.unmount();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
@@ -342,6 +439,31 @@ TEST_F(CrashLoopTest, FsyncedStateSurvivesKill9AtRandomMoments) { crash_loop({},
 // ever hits a block that recovery gives back to a file (a free whose record
 // was not durable at the kill) or a block the writer reused.
 TEST_F(CrashLoopTest, WithOnlineDiscardAndFstrimFsyncedStateSurvives) { crash_loop({"-o", "discard"}, true); }
+
+// The harness catches a bug planted on purpose: commits that mark data
+// written before that data is flushed (PEREGRINE_TEST_PLANT). Rounds until
+// the first failure, at most PEREGRINE_POWER_CUT_ROUNDS.
+TEST_F(CrashLoopTest, power_cut_CatchesAJournalRecordWrittenBeforeItsDataIsFlushed) {
+  ::testing::TestPartResultArray caught;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &caught);
+    intercepted_ = &caught;
+    ::setenv("PEREGRINE_TEST_PLANT", "journal_without_data_flush", 1);
+    crash_loop({"-o", "fuse.cache=direct"}, false, true);
+    ::unsetenv("PEREGRINE_TEST_PLANT");
+    intercepted_ = nullptr;
+  }
+  ASSERT_GT(caught.size(), 0) << "the power cuts missed the planted bug";
+  std::printf("caught: %s\n", caught.GetTestPartResult(0).message());
+}
+
+// Power cuts (see the top): the page cache's mount, and fuse.cache=direct,
+// whose writes reach the members as the program makes them.
+TEST_F(CrashLoopTest, power_cut_FsyncedStateSurvivesInTheDefaultMount) { crash_loop({}, false, true); }
+TEST_F(CrashLoopTest, power_cut_FsyncedStateSurvivesWithoutThePageCache) {
+  crash_loop({"-o", "fuse.cache=direct"}, false, true);
+}
 
 }  // namespace
 }  // namespace peregrine::fstest
