@@ -21,6 +21,7 @@
 #include "peregrine/fs/engine_volume_io.h"
 #include "peregrine/fs/io_gates.h"
 #include "peregrine/fs/read_turn.h"
+#include "peregrine/fs/stats_xattr.h"
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
@@ -255,8 +256,6 @@ void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz,
 // is answered EROFS (read_only_ops.cpp). Main thread, before the session.
 void make_read_only(fuse_lowlevel_ops& ops);
 
-// The statistics document served as the root's user.peregrine.stats xattr.
-inline constexpr const char* kStatsXattr = "user.peregrine.stats";
 std::string stats_json(FsContext& fs);
 
 }  // namespace peregrine::fs

@@ -41,6 +41,7 @@
 #include "mount_table.h"
 #include "prometheus_format.h"
 #include "peregrine/engine/drive_stats.h"
+#include "peregrine/fs/stats_xattr.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::cli {
@@ -49,7 +50,7 @@ namespace {
 namespace po = boost::program_options;
 using nlohmann::json;
 
-constexpr const char* kXattr = "user.peregrine.stats";
+using fs::kStatsXattr;
 
 constexpr const char* kUsage =
     "usage: peregrine stats [--watch SECONDS] [--count N] [--json] MOUNTPOINT\n"
@@ -108,24 +109,24 @@ struct Snapshot {
 Expected<std::string> read_xattr(const std::string& root) {
   std::string buf(64 * 1024, '\0');
   for (int attempt = 0; attempt < 8; ++attempt) {
-    ssize_t n = ::getxattr(root.c_str(), kXattr, buf.data(), buf.size());
+    ssize_t n = ::getxattr(root.c_str(), kStatsXattr, buf.data(), buf.size());
     if (n >= 0) {
       buf.resize(static_cast<size_t>(n));
       return buf;
     }
     int e = errno;
     if (e == ERANGE) {  // the document grew: ask for its size and retry
-      ssize_t need = ::getxattr(root.c_str(), kXattr, nullptr, 0);
+      ssize_t need = ::getxattr(root.c_str(), kStatsXattr, nullptr, 0);
       buf.resize(need > 0 ? static_cast<size_t>(need) * 2 : buf.size() * 2);
       continue;
     }
     if (e == ENODATA || e == ENOTSUP)
-      return Status::error(e, root + ": the daemon publishes no statistics (" + kXattr + " " + std::strerror(e) +
+      return Status::error(e, root + ": the daemon publishes no statistics (" + kStatsXattr + " " + std::strerror(e) +
                                   "); is it an older peregrine?");
     if (dead_mount_errno(e)) return Status::error(e, dead_mount_advice(root));
-    return Status::error(e, root + ": cannot read " + kXattr + ": " + std::strerror(e));
+    return Status::error(e, root + ": cannot read " + kStatsXattr + ": " + std::strerror(e));
   }
-  return Status::error(ERANGE, root + ": " + kXattr + " keeps growing; giving up");
+  return Status::error(ERANGE, root + ": " + kStatsXattr + " keeps growing; giving up");
 }
 
 Histogram parse_histogram(const json& j) {
@@ -167,7 +168,7 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
     std::sort(s.drives.begin(), s.drives.end(), [](const Drive& a, const Drive& b) { return a.index < b.index; });
     return s;
   } catch (const std::exception& e) {
-    return Status::error(EBADMSG, root + ": bad statistics document in " + kXattr + ": " + e.what());
+    return Status::error(EBADMSG, root + ": bad statistics document in " + kStatsXattr + ": " + e.what());
   }
 }
 
@@ -439,7 +440,7 @@ Expected<std::string> prometheus_snapshot(const MountEntry& mount) {
   try {
     return prometheus_text(json::parse(*text), mount.mountpoint, fallback);
   } catch (const std::exception& e) {
-    return Status::error(EBADMSG, mount.mountpoint + ": bad statistics document in " + kXattr + ": " + e.what());
+    return Status::error(EBADMSG, mount.mountpoint + ": bad statistics document in " + kStatsXattr + ": " + e.what());
   }
 }
 

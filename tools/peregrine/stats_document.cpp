@@ -4,10 +4,11 @@
 
 #include <cerrno>
 
+#include "peregrine/fs/stats_xattr.h"
+
 namespace peregrine::cli {
-namespace {
-constexpr const char* kStatsXattr = "user.peregrine.stats";  // as src/fs/fs_context.h
-}  // namespace
+
+using fs::kStatsXattr;
 
 std::optional<nlohmann::json> read_stats_document(const std::string& dir) {
   std::string value;
