@@ -157,8 +157,10 @@ void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
   // answered before their IO (their extents are marked written once they
   // land), the drives' caches, then the whole journal with every file's
   // deferred times.
-  fs.write_behind.wait_all();
-  int rc = fs.meta.planted_journal_without_data_flush() ? 0 : fs.sync_io.flush();
+  // An answered write that failed on the members since the last such
+  // sync is reported here once (its file's fsync reports it too).
+  int rc = fs.write_behind.wait_all();
+  if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.sync();
   fuse_reply_err(req, -rc);
 }

@@ -1,6 +1,7 @@
 #include "write_behind.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace peregrine::fs {
 namespace {
@@ -68,6 +69,7 @@ void WriteBehind::done(uint64_t ino, uint64_t start, uint64_t end, int err) {
   if (err != 0) {
     ++counts_.errors;
     if (f.error == 0) f.error = err;
+    if (volume_error_ == 0) volume_error_ = err;
   }
   if (f.pending.empty() && f.error == 0) files_.erase(ino);
   cv_.notify_all();
@@ -93,13 +95,14 @@ int WriteBehind::wait_file(uint64_t ino, bool take_error) {
   return err;
 }
 
-void WriteBehind::wait_all() {
+int WriteBehind::wait_all() {
   MutexLock lock(mu_);
   const uint64_t target = last_seq_;
   wait(lock, [&] {
     mu_.assert_held();  // wait() calls it with mu_ held
     return pending_seqs_.empty() || *pending_seqs_.begin() > target;
   });
+  return std::exchange(volume_error_, 0);
 }
 
 uint64_t WriteBehind::pending_end(uint64_t ino) const {

@@ -65,8 +65,11 @@ class WriteBehind {
   // met since the last call that took it (take_error: and forgets it, as
   // fsync reports a writeback error once), else 0.
   int wait_file(uint64_t ino, bool take_error) EXCLUDES(mu_);
-  // Waits for every answered write admitted before the call.
-  void wait_all() EXCLUDES(mu_);
+  // Waits for every answered write admitted before the call; returns the
+  // first error any answered write met since the last call (the volume's
+  // sync reports it once, as syncfs reports a writeback error; the file's
+  // own fsync still reports it too), else 0.
+  int wait_all() EXCLUDES(mu_);
   // The end of the file's bytes its furthest answered write in flight
   // carries, else 0.
   uint64_t pending_end(uint64_t ino) const EXCLUDES(mu_);
@@ -98,6 +101,7 @@ class WriteBehind {
   mutable Mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<uint64_t, File> files_ GUARDED_BY(mu_);
+  int volume_error_ GUARDED_BY(mu_) = 0;  // for wait_all()
   std::set<uint64_t> pending_seqs_ GUARDED_BY(mu_);  // of every write in flight
   uint64_t last_seq_ GUARDED_BY(mu_) = 0;
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;

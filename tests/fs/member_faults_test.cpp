@@ -211,6 +211,25 @@ TEST_F(MemberFaultsTest, BufferedWriteErrorComesWithFsyncOnTheDefaultMount) {
   EXPECT_EQ(f.code, 0) << f.describe();
 }
 
+// A writeback answered before its IO (write-behind) that then fails on a
+// member: the file was closed and nobody fsyncs it, so `peregrine sync`
+// (the volume's sync) must say so rather than call the volume durable;
+// once, as syncfs reports a writeback error.
+TEST_F(MemberFaultsTest, PeregrineSyncReportsAFailedWritebackNobodyFsyncs) {
+  const std::string on = arm("wb");
+  mount_with("member=3,action=eio,op=write,area=data,while=" + on, {}, "writeback");
+  touch(on);
+  ASSERT_TRUE(write_file(at("closed"), pattern(2 << 20, 62)));  // closed: its writeback answered early
+  RunResult r = run({peregrine_bin(), "sync", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
+  release(on);
+  r = run({peregrine_bin(), "sync", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 0) << "the error was reported again: " << r.describe();
+  int status = volume_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
 TEST_F(MemberFaultsTest, FailedMetadataWriteMakesTheVolumeReadOnly) {
   const std::string on = arm("meta");
   mount_with("member=1,action=eio,op=write,area=meta,while=" + on);
