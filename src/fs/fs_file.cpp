@@ -98,10 +98,14 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   meta::InodeAttr a;
   if (!fs.write_behind.idle() && (fs.meta.getattr(ino, &a) != 0 || a.nlink == 0))
     fs.write_behind.wait_file(ino, false);
-  // A refused writeback's error reached this handle's close (the kernel
-  // keeps it for the file); a later open must not meet it again.
-  fs.refused_writebacks.forget(ino);
-  fuse_reply_err(req, -fs.meta.release(ino));
+  // A refused writeback's error reached the closes (the kernel keeps it
+  // for the file); an open after the last of them must not meet it again.
+  // Not at any other close: a reader's would take it from a writer that
+  // still writes.
+  bool last = false;
+  const int rc = fs.meta.release(ino, &last);
+  if (last) fs.refused_writebacks.forget(ino);
+  fuse_reply_err(req, -rc);
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {

@@ -34,7 +34,7 @@ class RefusedWritebacks {
   void note(uint64_t ino, int err) EXCLUDES(mu_);
   // The refusal to report for `ino` (and forgets it), else 0.
   int take(uint64_t ino) EXCLUDES(mu_);
-  // A file that is gone has nobody left to tell.
+  // The file's last open closed: its closes reported the error.
   void forget(uint64_t ino) EXCLUDES(mu_);
 
  private:

@@ -583,12 +583,14 @@ int Metadata::open(Ino ino) {
   return 0;
 }
 
-int Metadata::release(Ino ino) {
+int Metadata::release(Ino ino, bool* last) {
+  if (last) *last = false;
   WriterLock lk(ns_mu_);
   Inode* in = model_.find(ino);
   if (!in) return -ENOENT;
   if (in->open_count > 0) --in->open_count;
   if (in->open_count > 0) return 0;
+  if (last) *last = true;
   alloc_->drop_reservation(ino);
   if (in->attr.nlink == 0 && ino != kRootIno) {
     Delta d;

@@ -254,7 +254,9 @@ class Metadata {
 
   // ---- open files ----
   int open(Ino ino);     // counts an open handle (a file's or a directory's)
-  int release(Ino ino);  // last release of an unlinked inode frees it
+  // Last release of an unlinked inode frees it. *last (if given): no open
+  // of the inode is left.
+  int release(Ino ino, bool* last = nullptr);
 
   // ---- data mapping (block granularity, 4096) ----
   // Where to read file bytes [off, off + len), clipped to the file size.
