@@ -203,7 +203,10 @@ Expected<PowerCutOutcome> apply_power_cut(const std::string& member_path, const 
   };
   for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
     const Write& w = it->second;
-    if (w.completion != 0 && w.completion <= durable_through) continue;
+    if (w.completion != 0 && w.completion <= durable_through) {
+      kept.emplace_back(w.offset, w.offset + w.old.size());  // durable: no older write's old bytes go over it
+      continue;
+    }
     ++out.pending;
     const uint64_t len = w.old.size();
     const uint64_t unit = (rng() & 1) ? 4096 : 512;
