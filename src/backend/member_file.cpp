@@ -13,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine {
 namespace {
 
@@ -105,34 +107,13 @@ MemberFile::~MemberFile() {
 }
 
 int MemberFile::pread_full(void* buf, uint64_t len, uint64_t offset) const {
-  auto* p = static_cast<char*>(buf);
-  while (len > 0) {
-    ssize_t n = ::pread(fd_, p, len, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) return -EIO;  // past the end of the member
-    p += n;
-    len -= static_cast<uint64_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return 0;
+  ssize_t n = peregrine::pread_upto(fd_, buf, len, offset);
+  if (n < 0) return static_cast<int>(n);
+  return static_cast<uint64_t>(n) == len ? 0 : -EIO;  // past the end of the member
 }
 
 int MemberFile::pwrite_full(const void* buf, uint64_t len, uint64_t offset) const {
-  auto* p = static_cast<const char*>(buf);
-  while (len > 0) {
-    ssize_t n = ::pwrite(fd_, p, len, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    p += n;
-    len -= static_cast<uint64_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return 0;
+  return peregrine::pwrite_full(fd_, buf, len, offset);
 }
 
 int MemberFile::sync() const { return ::fdatasync(fd_) == 0 ? 0 : -errno; }

@@ -10,52 +10,9 @@
 #include <map>
 #include <random>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine {
-namespace {
-
-bool write_all(int fd, const void* data, size_t n) {
-  const auto* p = static_cast<const std::byte*>(data);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool pread_all(int fd, void* data, size_t n, uint64_t off) {
-  auto* p = static_cast<std::byte*>(data);
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) {  // past the end of a file: reads as zeros
-      std::memset(p, 0, n);
-      return true;
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
-  return true;
-}
-
-bool pwrite_all(int fd, const void* data, size_t n, uint64_t off) {
-  const auto* p = static_cast<const std::byte*>(data);
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-    off += static_cast<uint64_t>(w);
-  }
-  return true;
-}
-
-}  // namespace
 
 Expected<std::unique_ptr<DeviceQueue>> VolatileCacheDevice::create(std::unique_ptr<DeviceQueue> inner,
                                                                    int member_fd, PowerCutPlan plan) {
@@ -85,7 +42,7 @@ VolatileCacheDevice::~VolatileCacheDevice() {
 void VolatileCacheDevice::append(const UndoRecord& r, const void* data) {
   // A log that cannot be written makes every later cut meaningless: stop
   // here rather than let a test pass on it.
-  if (!write_all(log_fd_, &r, sizeof r) || (data != nullptr && !write_all(log_fd_, data, r.length))) abort();
+  if (write_full(log_fd_, &r, sizeof r) != 0 || (data != nullptr && write_full(log_fd_, data, r.length) != 0)) abort();
 }
 
 void VolatileCacheDevice::start(const DeviceIo& io) {
@@ -93,7 +50,10 @@ void VolatileCacheDevice::start(const DeviceIo& io) {
     uint64_t len = 0;
     for (uint32_t i = 0; i < io.iovcnt; ++i) len += io.iov[i].iov_len;
     old_.resize(len);
-    if (!pread_all(read_fd_, old_.data(), len, io.offset)) abort();
+    // Past the end of the file reads as zeros.
+    const ssize_t got = pread_upto(read_fd_, old_.data(), len, io.offset);
+    if (got < 0) abort();
+    std::memset(old_.data() + got, 0, len - static_cast<uint64_t>(got));
     UndoRecord r;
     r.kind = UndoRecord::write;
     r.seq = next_seq_++;
@@ -198,7 +158,7 @@ Expected<PowerCutOutcome> apply_power_cut(const std::string& member_path, const 
       todo.swap(next);
     }
     for (const auto& [b, e] : todo)
-      if (!pwrite_all(fd, w.old.data() + (b - w.offset), e - b, b)) return false;
+      if (pwrite_full(fd, w.old.data() + (b - w.offset), e - b, b) != 0) return false;
     return true;
   };
   for (auto it = writes.rbegin(); it != writes.rend(); ++it) {
