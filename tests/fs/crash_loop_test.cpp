@@ -465,8 +465,12 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
                 static_cast<unsigned long long>(cuts.pending),
                 static_cast<unsigned long long>(cuts.kept), static_cast<unsigned long long>(cuts.lost),
                 static_cast<unsigned long long>(cuts.torn));
-    // A harness that never loses anything tests nothing.
-    EXPECT_GT(cuts.lost + cuts.torn, 0u);
+    // A harness that never loses anything tests nothing (asked of runs long
+    // enough to lose something: CI's 125 cuts lost or tore 40 to 70 writes;
+    // a short tools/crash-loop run may lose none).
+    if (cut_rounds >= 50) {
+      EXPECT_GT(cuts.lost + cuts.torn, 0u);
+    }
   }
   int st = v.unmount();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
