@@ -13,6 +13,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -39,12 +40,9 @@ constexpr const char* kUsage =
     "of it. Plain sync(1) and syncfs(2) do not reach a FUSE daemon.\n\n"
     "options";
 
-// One volume: syncfs for the page cache, then fsync of the root for the
-// daemon's part. Errors name the path and the step.
-Status sync_volume(const std::string& arg) {
-  auto mount = peregrine_mount(arg);
-  if (!mount) return mount.status();
-  const std::string& root = mount->mountpoint;
+// One volume, by its mount point: syncfs for the page cache, then fsync
+// of the root for the daemon's part. Errors name the path and the step.
+Status sync_volume(const std::string& root) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
@@ -60,7 +58,8 @@ Status sync_volume(const std::string& arg) {
   if (::fsync(fd) != 0) {
     int e = errno;
     std::string why = e == EIO ? " (a drive or the journal failed: see the daemon's log)" : "";
-    out = Status::error(e, root + ": making the volume durable failed: " + std::strerror(e) + why);
+    std::string msg = root + ": making the volume durable failed: " + std::strerror(e) + why;
+    out = out ? Status::error(e, msg) : Status::error(out.errnum(), out.message() + "; " + msg);
   }
   ::close(fd);
   return out;
@@ -98,9 +97,7 @@ int cmd_sync(int argc, char** argv) {
   for (const std::string& p : paths) {
     auto mount = peregrine_mount(p);
     if (mount) {
-      bool seen = false;
-      for (const std::string& d : done) seen = seen || d == mount->mountpoint;
-      if (seen) continue;
+      if (std::find(done.begin(), done.end(), mount->mountpoint) != done.end()) continue;
       done.push_back(mount->mountpoint);
     }
     Status st = mount ? sync_volume(mount->mountpoint) : mount.status();
