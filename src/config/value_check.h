@@ -1,6 +1,7 @@
 // Internal: turning a TOML node or a command-line word into a checked Value,
 // and wording refusals. Shared by load.cpp and overrides.cpp so the file and
 // -o get exactly the same validation.
+// Thread rules: pure functions; any thread.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // Chooses the CPU each drive is served on, and which drives share a drive
-// thread. Called once, by Engine::create, on the creating thread.
+// thread.
+// Thread rules: called once, by Engine::create, on the creating thread.
 #pragma once
 
 #include <cstdint>

@@ -2,9 +2,9 @@
 // and SubmitterSlot: the per-submitting-thread state that owns a pool of
 // them. Internal to the engine.
 //
-// Ownership: a SubIo is taken from its slot's pool by the submitting thread,
-// travels to the drive (SPSC inbox), is dispatched and completed by the
-// holder of that drive's dispatch lock, and is handed back by the drive
+// Thread rules: a SubIo is taken from its slot's pool by the submitting
+// thread, travels to the drive (SPSC inbox), is dispatched and completed by
+// the holder of that drive's dispatch lock, and is handed back by the drive
 // thread through the slot's per-drive return queue (SPSC again). So no
 // SubIo is ever touched by two threads at once, and none is heap-allocated
 // on the IO path.

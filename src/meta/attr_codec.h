@@ -1,5 +1,6 @@
 // Fixed 72-byte encoding of InodeAttr (without blocks), shared by journal
-// records and checkpoints. Pure functions.
+// records and checkpoints.
+// Thread rules: pure functions; any thread.
 #pragma once
 
 #include "codec.h"

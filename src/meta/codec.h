@@ -1,6 +1,7 @@
 // Little-endian byte writer/reader used by journal and checkpoint encoding
 // (the byte order itself: util/little_endian.h). The reader checks every
-// bound and latches failure. Single-thread values.
+// bound and latches failure.
+// Thread rules: single-thread values.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // changes are staged on copies (the Model is untouched until commit_txn
 // applies the finished transaction), then emitted in a fixed order:
 // structural deltas, staged attribute puts, orphan adds, inode deletes.
-// Used only under Metadata's exclusive namespace lock.
+// Thread rules: used only under Metadata's exclusive namespace lock.
 #pragma once
 
 #include <map>

@@ -7,7 +7,9 @@
 // about to let go; one whose mount is still there is serving.
 //
 // Reads /proc and the member's mount record; never touches a mount point
-// (its daemon may be stopped). Internal to peregrine_volume; any thread.
+// (its daemon may be stopped). Internal to peregrine_volume.
+//
+// Thread rules: any thread.
 #pragma once
 
 #include <sys/types.h>

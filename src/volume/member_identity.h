@@ -1,6 +1,7 @@
 // Tells whether two member paths name the same file or device, before any
 // of them is opened (a block device opened O_EXCL twice would only say
-// "busy", hiding the real mistake). Internal to peregrine_volume; any thread.
+// "busy", hiding the real mistake). Internal to peregrine_volume.
+// Thread rules: any thread.
 #pragma once
 
 #include <cstdint>

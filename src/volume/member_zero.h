@@ -1,7 +1,8 @@
 // Zeroing a byte range of a member, as mkfs and grow do: in place when the
 // storage can (a punched hole in a file, BLKZEROOUT on a device), else by
 // writing zeros. Setup-time, synchronous IO through MemberFile. Internal to
-// peregrine_volume; one thread per MemberFile at a time.
+// peregrine_volume.
+// Thread rules: one thread per MemberFile at a time.
 #pragma once
 
 #include <cstdint>

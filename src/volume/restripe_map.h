@@ -1,8 +1,8 @@
 // Where each stripe unit of the data area sits before and after a restripe
 // onto more members (`peregrine grow --add`), and how far the next window
 // of the move may reach without overwriting a unit that is not yet moved.
-// docs/format.md, section 5b. Internal to peregrine_volume; pure functions
-// on plain values, any thread.
+// docs/format.md, section 5b. Internal to peregrine_volume.
+// Thread rules: pure functions on plain values, any thread.
 #pragma once
 
 #include <algorithm>

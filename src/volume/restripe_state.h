@@ -1,6 +1,6 @@
 // The state of a restripe (`peregrine grow --add`) read back from the
 // superblock copies of all N + k members, to resume it: which phase it
-// stopped in and the cursor. Internal to peregrine_volume; one thread.
+// stopped in and the cursor. Internal to peregrine_volume.
 //
 // At every instant the copies are in one of three phases (docs/format.md,
 // section 5b): preparing (copies for N members without the record and
@@ -8,6 +8,8 @@
 // record; the cursors differ by at most one window, and the smallest is
 // safe to resume from), committing (copies for N + k members without the
 // record and copies with it whose cursor is at the end).
+//
+// Thread rules: one thread.
 #pragma once
 
 #include <string>

@@ -6,8 +6,9 @@
 // this one is written: its units are not yet moved, and a window only
 // overwrites units already moved, so the two never touch the same bytes. A unit that is a hole on its sparse file
 // member is not read; its target is zeroed in place (a punched hole, BLKZEROOUT). Units that stay where they are (row 0
-// of the old members) are not touched. Internal to peregrine_volume. read() of one buffer may run on another thread
-// than write() of the other; each blocks while its per-member threads run.
+// of the old members) are not touched. Internal to peregrine_volume.
+// Thread rules: read() of one buffer may run on another thread than write()
+// of the other; each blocks while its per-member threads run.
 #pragma once
 
 #include <cstdint>

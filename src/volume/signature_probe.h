@@ -1,6 +1,7 @@
 // Asks libblkid whether a member already holds a filesystem, a RAID or LVM
 // signature, or a partition table, so mkfs never destroys one by accident.
-// Internal to peregrine_volume. Any thread; each call opens its own probe.
+// Internal to peregrine_volume.
+// Thread rules: any thread; each call opens its own probe.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,8 @@
 // Replacing a file so that a reader sees the old content or the new, never
 // a part: node_exporter's textfile collector may read a metrics file at any
-// moment while `peregrine stats --output` rewrites it. Main thread only
-// (one writer per file; two writers of one file each leave a whole file).
+// moment while `peregrine stats --output` rewrites it.
+// Thread rules: main thread only (one writer per file; two writers of one
+// file each leave a whole file).
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // Command-line parsing shared by the subcommands that take options plus a
 // list of positional arguments (members, a mountpoint), and what they do to
-// a path argument before it goes further. Main thread only.
+// a path argument before it goes further.
+// Thread rules: main thread only.
 #pragma once
 
 #include <boost/program_options.hpp>

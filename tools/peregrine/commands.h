@@ -1,6 +1,7 @@
 // Subcommands of the `peregrine` multi-call binary. Each lives in its own
 // cmd_*.cpp, takes argv with argv[0] = the subcommand name, prints its own
-// errors and returns the process exit code. Called on the main thread.
+// errors and returns the process exit code.
+// Thread rules: called on the main thread.
 #pragma once
 
 namespace peregrine::cli {

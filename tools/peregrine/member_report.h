@@ -2,7 +2,8 @@
 // mount state (clean, mounted, dirty) read from the mount record and the
 // mount table, and the members of its volume as their JSON lists them (the
 // text table is describe_members, volume/describe.h, which `peregrine info`
-// prints too). Main thread only (reads the mount table).
+// prints too).
+// Thread rules: main thread only (reads the mount table).
 #pragma once
 
 #include <nlohmann/json.hpp>

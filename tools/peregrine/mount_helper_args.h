@@ -2,8 +2,8 @@
 // (mount.peregrine, umount.fuse.peregrine), read the same way for both:
 // -h/--help, -t TYPE (this helper's types only), -N refused (no mount
 // namespaces), single-letter flags that may be grouped (-fv), -o OPTIONS
-// where the helper takes options, and the positional arguments. Main
-// thread only.
+// where the helper takes options, and the positional arguments.
+// Thread rules: main thread only.
 #pragma once
 
 #include <cstdio>

@@ -1,7 +1,8 @@
 // The mount table as the commands need it: which mount holds a path, what
 // is mounted exactly at a directory, and the advice for a peregrine mount
 // whose daemon is gone ("Transport endpoint is not connected"). Read from
-// /proc/self/mountinfo on each call. Main thread only.
+// /proc/self/mountinfo on each call.
+// Thread rules: main thread only.
 #pragma once
 
 #include <cerrno>

@@ -5,8 +5,9 @@
 // --prometheus` prints it; docs/usage.md lists the metrics.
 //
 // Counters are totals since mount (Prometheus computes rates and handles
-// the reset at a remount); latencies are histograms in seconds. Pure
-// functions of their arguments: any thread.
+// the reset at a remount); latencies are histograms in seconds.
+//
+// Thread rules: pure functions of their arguments: any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -3,7 +3,8 @@
 // noexec, sync, dirsync) with mount(2) MS_REMOUNT, while the daemon keeps
 // serving. A daemon that writes nothing (mounted ro) cannot become
 // writable this way; the daemon's settings (fuse.*, the access-time rule)
-// are fixed at mount. Main thread of the helper.
+// are fixed at mount.
+// Thread rules: main thread of the helper.
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
 // The statistics document a peregrine daemon serves as the extended
 // attribute user.peregrine.stats of its mount root (src/fs/stats_json.cpp):
 // read once, for the helpers that need a fact of the running daemon (its
-// pid, whether it writes). Any thread.
+// pid, whether it writes).
+// Thread rules: any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -3,8 +3,10 @@
 // MemberFile owns the file descriptor and knows the facts the engine and
 // the volume format need: usable size, logical block size (the O_DIRECT
 // alignment), queue depth and NUMA node (read from sysfs for block devices).
-// Opening never writes. A MemberFile is immutable after open() and may be
-// read from any thread; the descriptor is used by one drive thread for IO.
+// Opening never writes.
+//
+// Thread rules: a MemberFile is immutable after open() and may be read from
+// any thread; the descriptor is used by one drive thread for IO.
 #pragma once
 
 #include <cstdint>

@@ -5,8 +5,8 @@
 // tables < the chosen volume's `options` < command-line -o. The same dotted
 // names ("engine.high_watermark_per_drive") are used at every level.
 //
-// Threads: loaded once on the main thread before anything is mounted, then
-// read-only; hand the daemon a const reference or a copy.
+// Thread rules: loaded once on the main thread before anything is mounted,
+// then read-only; hand the daemon a const reference or a copy.
 #pragma once
 
 #include <cstdint>

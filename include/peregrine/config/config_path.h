@@ -11,7 +11,8 @@
 // runs its mounts that way, so that the settings of the machine it runs on
 // cannot change them. An empty PEREGRINE_CONFIG counts as unset.
 //
-// Threads: main thread, at start-up (choose_config reads the environment).
+// Thread rules: main thread, at start-up (choose_config reads the
+// environment).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // CPU affinity as written in the config file: "auto", "none" or a Linux CPU
 // list such as "0,2-3" (the syntax of taskset -c and /sys/.../cpulist).
 //
-// Plain values; parse on the main thread, read anywhere.
+// Thread rules: plain values; parse on the main thread, read anywhere.
 #pragma once
 
 #include <string>

@@ -4,6 +4,9 @@
 // Header-only on purpose: peregrine_config stays below the engine in the
 // layer order (it links no engine code); the daemon, which links both,
 // calls this once on the main thread before creating the engine.
+//
+// Thread rules: called once, on the daemon's main thread, before the engine
+// is created.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 // low pressure point not below high). Every message names the file, the
 // line, the key, the value and what is allowed, ready to print as is.
 //
-// Threads: call on the main thread; the result is then read-only.
+// Thread rules: call on the main thread; the result is then read-only.
 #pragma once
 
 #include <string>

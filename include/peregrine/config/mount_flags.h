@@ -9,7 +9,7 @@
 // (allow_other), or accepted as meaningless here (fstab bookkeeping such as
 // nofail or x-systemd.*). Anything else is refused with a suggestion.
 //
-// Threads: plain values and pure functions; call from any thread.
+// Thread rules: plain values and pure functions; call from any thread.
 #pragma once
 
 #include <optional>

@@ -7,8 +7,8 @@
 // list of docs/configuration.md are all driven by this table (the last two
 // are generated from it and a unit test keeps the committed copies equal).
 //
-// Threads: the table is built on first use (a function-local static) and is
-// immutable afterwards; any thread may read it.
+// Thread rules: the table is built on first use (a function-local static)
+// and is immutable afterwards; any thread may read it.
 #pragma once
 
 #include <cstdint>

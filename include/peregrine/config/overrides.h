@@ -1,7 +1,7 @@
 // Command-line overrides (-o key=value) and volume selection, with exactly
 // the validation the config file gets.
 //
-// Threads: main thread only, before the Config is handed to the daemon.
+// Thread rules: main thread only, before the Config is handed to the daemon.
 #pragma once
 
 #include <string>

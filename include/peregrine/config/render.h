@@ -4,7 +4,7 @@
 // committed copies are compared with these functions by
 // tests/config/generated_files_test.cpp.
 //
-// Threads: pure functions of their arguments and the immutable table.
+// Thread rules: pure functions of their arguments and the immutable table.
 #pragma once
 
 #include <string>

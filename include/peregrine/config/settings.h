@@ -7,8 +7,8 @@
 // from it, so the code, the shipped conf file and docs/configuration.md
 // cannot disagree.
 //
-// Threads: built once on the main thread before anything is mounted, then
-// only read (copy it or share it const); nothing here synchronises.
+// Thread rules: built once on the main thread before anything is mounted,
+// then only read (copy it or share it const); nothing here synchronises.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // DriveStats: a consistent snapshot of one drive's counters, taken while
 // the engine runs (Engine::stats). Plain values; copy freely.
+// Thread rules: none; a snapshot belongs to the thread that took it.
 #pragma once
 
 #include <array>

@@ -1,6 +1,8 @@
 // EngineConfig: the engine's tunables, fixed when the engine is created.
 // Units: sub-IOs (one per member per stripe unit touched) unless named.
 // The config file layer maps peregrine.conf onto this struct.
+// Thread rules: plain values, fixed when the engine is created; the
+// callbacks run on the threads their comments name.
 #pragma once
 
 #include <cstdint>

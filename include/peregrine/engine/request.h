@@ -4,10 +4,11 @@
 // on_complete runs. The engine splits the request at stripe-unit
 // boundaries into sub-IOs, one per (member, stripe unit) piece, and calls
 // on_complete exactly once, when the last piece has finished, with 0 or the
-// first -errno any piece hit. on_complete runs on a drive thread; it must
-// be short and must not block (reply, signal, enqueue — nothing more).
+// first -errno any piece hit.
 //
-// A Request may be reused once on_complete has started.
+// Thread rules: on_complete runs on a drive thread; it must be short and
+// must not block (reply, signal, enqueue — nothing more). A Request may be
+// reused once on_complete has started.
 #pragma once
 
 #include <atomic>

@@ -2,7 +2,8 @@
 // stripe units; unit s lives on member s mod N at member offset
 // data_start + (s div N) * unit. Immutable except that grow() may raise
 // the end of the volume (peregrine grow on a mounted volume), which moves
-// no piece; callable from any thread.
+// no piece.
+// Thread rules: callable from any thread.
 #pragma once
 
 #include <atomic>

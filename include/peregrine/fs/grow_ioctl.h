@@ -6,7 +6,7 @@
 // else a positive errno with `message` saying why (nothing to grow, a
 // damaged superblock copy, ...). The ioctl call itself fails with ENOTTY
 // (a daemon without online grow), EPERM (not root) or EROFS (read-only).
-// Plain definitions, any thread.
+// Thread rules: plain definitions, any thread.
 #pragma once
 
 #include <linux/ioctl.h>

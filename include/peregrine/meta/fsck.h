@@ -11,8 +11,10 @@
 // overlaps an earlier one (by inode number) is unmapped, as are extents
 // outside the data area (those file ranges then read as zeros).
 //
-// Must run on an unmounted volume. Single-threaded; blocking VolumeIo.
+// Must run on an unmounted volume.
 // The lead wires `peregrine fsck` / fsck.peregrine to run_fsck().
+//
+// Thread rules: single-threaded; blocking VolumeIo.
 #pragma once
 
 #include <string>

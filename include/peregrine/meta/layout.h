@@ -9,6 +9,7 @@
 // starts with a 4 KiB header block followed by the checkpoint body, so the
 // largest checkpoint body is S - 4096 bytes (a checkpoint that would not fit
 // is refused with ENOSPC and a message). Pure values.
+// Thread rules: none; any thread.
 #pragma once
 
 #include <cstdint>

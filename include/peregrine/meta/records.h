@@ -6,8 +6,10 @@
 // record is atomic because the journal checksums whole batches of records.
 //
 // Byte layout of a record (little-endian) is in docs/metadata-format.md.
-// encode/decode are pure functions (any thread); decode refuses any
-// malformed or out-of-limit input and never reads out of bounds.
+// decode refuses any malformed or out-of-limit input and never reads out of
+// bounds.
+//
+// Thread rules: encode/decode are pure functions; any thread.
 #pragma once
 
 #include <cstdint>

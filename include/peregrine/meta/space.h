@@ -14,7 +14,7 @@
 //     the body would pass the slot itself, which the reserves make rare.
 // statfs and `peregrine info` report with the same rules.
 //
-// Pure values; no locking.
+// Thread rules: none; pure values, owned by whoever holds them.
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Plain value types shared by the metadata layer: the volume geometry the
 // layer is given, tuning options, inode attributes, caller credentials, and
-// the limits the layer enforces. No locking: these are values owned by
-// whoever holds them.
+// the limits the layer enforces.
+// Thread rules: none; these are values owned by whoever holds them.
 #pragma once
 
 #include <sys/types.h>

@@ -1,5 +1,5 @@
 // A heap buffer aligned for O_DIRECT (4 KiB by default), zero-filled.
-// Owned by one thread at a time; moving transfers ownership.
+// Thread rules: owned by one thread at a time; moving transfers ownership.
 #pragma once
 
 #include <cstddef>

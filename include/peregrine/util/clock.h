@@ -1,5 +1,6 @@
 // Clock reads in nanoseconds: monotonic (CLOCK_MONOTONIC, the clock
-// io_uring timeouts use) and coarse real time. Callable from any thread.
+// io_uring timeouts use) and coarse real time.
+// Thread rules: callable from any thread.
 #pragma once
 
 #include <time.h>

@@ -1,7 +1,7 @@
 // CRC32C (Castagnoli), the checksum of every on-disk structure: superblocks,
 // checkpoints, journal records. Backed by Intel ISA-L's crc32_iscsi, which
-// uses the SSE4.2 crc32 instruction where the CPU has it. Pure function,
-// callable from any thread.
+// uses the SSE4.2 crc32 instruction where the CPU has it.
+// Thread rules: pure function, callable from any thread.
 #pragma once
 
 #include <isa-l/crc.h>

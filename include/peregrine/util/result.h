@@ -2,8 +2,9 @@
 //
 // Functions that can fail on user input return Status (or Expected<T>); the
 // message names the thing and the problem ("member /dev/sdb: superblock
-// checksum mismatch"), so a tool can print it as is. Plain values, no
-// threads involved.
+// checksum mismatch"), so a tool can print it as is.
+//
+// Thread rules: plain values, no threads involved.
 #pragma once
 
 #include <string>

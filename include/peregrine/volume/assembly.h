@@ -7,8 +7,10 @@
 // form exactly one complete volume: same volume UUID, every index present
 // once, identical geometry, supported versions and features, each member
 // large enough. A torn or corrupt primary superblock falls back to the
-// backup and adds a warning. Call from one thread; the result is then owned
-// by its caller and the locks last as long as its MemberFiles.
+// backup and adds a warning.
+//
+// Thread rules: call from one thread; the result is then owned by its
+// caller and the locks last as long as its MemberFiles.
 #pragma once
 
 #include <string>

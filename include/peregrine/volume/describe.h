@@ -1,7 +1,7 @@
 // A volume as text for people: its geometry, as mkfs prints it after
 // creating a volume and `peregrine info` after assembling one, and its
-// member table, which `peregrine examine` prints too. Pure functions, any
-// thread.
+// member table, which `peregrine examine` prints too.
+// Thread rules: pure functions, any thread.
 #pragma once
 
 #include <cstdint>

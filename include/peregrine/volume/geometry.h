@@ -5,7 +5,9 @@
 // on member s mod N at member offset data_start + (s div N) * stripe_unit.
 // The engine keeps its own, faster map; this struct carries the values from
 // the superblock to it, and locate() is the reference definition the tests
-// and tools use. Plain value type, any thread.
+// and tools use.
+//
+// Thread rules: plain value type, any thread.
 #pragma once
 
 #include <cstdint>

@@ -14,8 +14,9 @@
 // so the new space is used only once every copy says so, and running
 // grow again finishes. grow_volume() is offline: a mounted volume's members
 // are locked by its daemon and refused; the daemon itself uses plan_grow()
-// and apply_grow() on the volume it holds. Called from one thread per
-// volume at a time.
+// and apply_grow() on the volume it holds.
+//
+// Thread rules: called from one thread per volume at a time.
 #pragma once
 
 #include <cstdint>

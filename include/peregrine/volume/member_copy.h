@@ -13,8 +13,8 @@
 // worker, and their memory copies slow each other. Nothing here syncs: the caller fdatasyncs the
 // target between copy() and verify().
 //
-// One thread: a MemberCopy is used by the thread that made it; the
-// progress callback runs on that thread.
+// Thread rules: one thread. A MemberCopy is used by the thread that made
+// it; the progress callback runs on that thread.
 #pragma once
 
 #include <cstdint>

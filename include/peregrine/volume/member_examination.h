@@ -3,7 +3,7 @@
 // what else libblkid recognises there. The ground for `peregrine examine`
 // and `peregrine scan`. Never writes, takes no member lock and opens block
 // devices without O_EXCL, so a member in use (mounted) can be examined.
-// Any thread; each call opens its own descriptor.
+// Thread rules: any thread; each call opens its own descriptor.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,7 @@
 // takes LOCK_EX too, and read-only assembly (`peregrine info`, fsck -n)
 // takes LOCK_SH, so readers may share but never overlap a writer. The lock
 // belongs to the MemberFile's open file description: it lasts until that
-// MemberFile is closed, so there is no unlock call. Any thread; the caller
-// must not lock one MemberFile from two threads at once.
+// MemberFile is closed, so there is no unlock call.
 //
 // A daemon that has stopped serving (unmounted, or SIGTERM) still holds its
 // locks while it checkpoints and flushes. It says so with a second, POSIX
@@ -23,6 +22,9 @@
 // daemon and that mount point is no longer in the mount table, the member
 // is waited for the same way (lock_holder.h), and when it is, the refusal
 // says where the volume is mounted.
+//
+// Thread rules: any thread; the caller must not lock one MemberFile from two
+// threads at once.
 #pragma once
 
 #include <sys/types.h>

@@ -1,7 +1,9 @@
 // Reading and writing the two superblock copies of one member.
 //
 // Setup-time, synchronous IO through MemberFile (mkfs, assembly, fsck), run
-// before the engine owns the member. One thread per MemberFile at a time.
+// before the engine owns the member.
+//
+// Thread rules: one thread per MemberFile at a time.
 #pragma once
 
 #include <optional>

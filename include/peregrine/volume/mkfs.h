@@ -5,7 +5,9 @@
 // every check; a refusal names the member and the problem. Writes happen in
 // a crash-safe order: zeroing, sync, primary superblocks, sync, backups,
 // sync, so an interrupted mkfs never leaves an assemblable half-volume.
-// Called from one thread; it holds exclusive member locks while it runs.
+//
+// Thread rules: called from one thread; it holds exclusive member locks
+// while it runs.
 #pragma once
 
 #include <cstdint>

@@ -9,10 +9,10 @@
 // versions, which never look there, still mount the volume. A member made by
 // mkfs has none (the region reads as zeros).
 //
-// encode/decode are pure functions on plain values (any thread). The
-// writers do synchronous IO on the members of an assembled volume; call
-// them from the one thread that owns the volume while the engine only
-// touches the data area.
+// Thread rules: encode/decode are pure functions on plain values (any
+// thread). The writers do synchronous IO on the members of an assembled
+// volume; call them from the one thread that owns the volume while the
+// engine only touches the data area.
 #pragma once
 
 #include <cstddef>

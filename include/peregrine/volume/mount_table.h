@@ -3,7 +3,7 @@
 // the octal escapes (\040 for a space, ...) undone. Read afresh on each
 // call, and never by touching a mount point itself: the daemon of a FUSE
 // mount may be stopped, and a stat of its mount point would hang.
-// Any thread.
+// Thread rules: any thread.
 #pragma once
 
 #include <string>

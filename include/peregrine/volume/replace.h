@@ -13,7 +13,7 @@
 // backup, sync, then OLD's primary is zeroed, sync, OLD's backup and mount
 // record, sync.
 //
-// Called from one thread; the callbacks run on it.
+// Thread rules: called from one thread; the callbacks run on it.
 #pragma once
 
 #include <cstdint>

@@ -16,8 +16,8 @@
 // command runs again, which resumes from the cursor and finishes; until
 // the first copy carries the record the old volume is unchanged.
 //
-// Called from one thread; the callbacks run on it (the window IO uses one
-// thread per member internally).
+// Thread rules: called from one thread; the callbacks run on it (the window
+// IO uses one thread per member internally).
 #pragma once
 
 #include <cstdint>

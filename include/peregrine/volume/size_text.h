@@ -1,5 +1,6 @@
 // Byte sizes as people type and read them: "64K", "1M", "2G", "512KiB",
-// "4096". Suffixes are binary (K = 1024). Pure functions, any thread.
+// "4096". Suffixes are binary (K = 1024).
+// Thread rules: pure functions, any thread.
 #pragma once
 
 #include <cstdint>

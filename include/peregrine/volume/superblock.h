@@ -7,7 +7,8 @@
 // little-endian field by field (never a struct memcpy), so the format does
 // not depend on the compiler or the host. decode refuses every malformed
 // block with a message; a block that decodes re-encodes to the same bytes.
-// Pure functions on plain values, any thread.
+//
+// Thread rules: pure functions on plain values, any thread.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,10 @@
 // A 128-bit identifier for volumes and members (RFC 4122 version 4, random).
 //
 // Stored on disk as 16 raw bytes in the order to_string() prints them, so
-// the bytes on disk and the text a person reads agree. Plain value type,
-// any thread; Uuid::random() reads the kernel's random source.
+// the bytes on disk and the text a person reads agree.
+//
+// Thread rules: plain value type, any thread; Uuid::random() reads the
+// kernel's random source.
 #pragma once
 
 #include <array>

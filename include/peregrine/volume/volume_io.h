@@ -7,8 +7,10 @@
 // a crash after the k-th member write.
 //
 // Alignment contract: offsets, lengths and buffer addresses are multiples
-// of kVolumeIoAlign (4096). Implementations are thread-safe: any number of
-// threads may call them at once. Calls return 0 or -errno.
+// of kVolumeIoAlign (4096). Calls return 0 or -errno.
+//
+// Thread rules: implementations are thread-safe: any number of threads may
+// call them at once.
 #pragma once
 
 #include <cerrno>

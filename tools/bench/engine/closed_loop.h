@@ -2,7 +2,8 @@
 // outstanding on an Engine for a fixed time, the way fio's io_uring engine
 // keeps an iodepth. Completions (on drive threads) go into a lock-free
 // queue; the submitting thread refills in batches and unplugs once per
-// batch. Single-threaded use: run() is called on the submitting thread.
+// batch.
+// Thread rules: single-threaded use; run() is called on the submitting thread.
 #pragma once
 
 #include <cstdint>

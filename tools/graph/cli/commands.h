@@ -1,7 +1,8 @@
 // The peregrine-graph subcommands. Each takes the arguments after its name
 // (argv[0] is the command name), prints to stdout/stderr and returns the
 // process exit code: 0 ok, 1 error (bad input, IO), 2 usage, 3 validation
-// failed. Single-threaded entry points.
+// failed.
+// Thread rules: single-threaded entry points.
 #pragma once
 
 namespace peregrine::graph::cli {

@@ -1,6 +1,7 @@
 // Command-line helpers shared by the subcommands: parsing with
 // Boost.ProgramOptions into a variables_map (usage errors become exit 2),
-// and byte sizes with binary suffixes ("64K", "1G"). Single-threaded.
+// and byte sizes with binary suffixes ("64K", "1G").
+// Thread rules: single-threaded.
 #pragma once
 
 #include <boost/program_options.hpp>

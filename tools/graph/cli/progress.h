@@ -1,6 +1,7 @@
 // Progress lines on stderr for the long-running subcommands (gen, import):
 // on a terminal one line redrawn every percent, in a log one line per 10 %
-// of each phase. Single-threaded (call from the command's thread).
+// of each phase.
+// Thread rules: single-threaded (call from the command's thread).
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // Output of one peregrine-graph command: an ordered list of named values,
 // printed as aligned "name value" lines for people or as one JSON object
-// (--json) for scripts such as tools/bench/graph. Single-threaded.
+// (--json) for scripts such as tools/bench/graph.
+// Thread rules: single-threaded.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,8 @@
 // Binary (--out-format bin): the same fields as little-endian 8-byte values,
 // uint64 vertex, then int64 depth and parent / uint64 label / uint64 core /
 // IEEE-754 double rank; no header, no padding.
-// Written through a buffer and fsynced. Single-threaded.
+// Written through a buffer and fsynced.
+// Thread rules: single-threaded.
 #pragma once
 
 #include <filesystem>

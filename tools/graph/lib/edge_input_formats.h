@@ -1,5 +1,6 @@
 // Internal to edge_input.cpp: the constructors of the three kinds of
-// EdgeInput. Each takes ownership of fd. Owned by one thread.
+// EdgeInput. Each takes ownership of fd.
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <filesystem>

@@ -4,7 +4,7 @@
 // file itself, parsed again (a regular file that did not fit: no scratch
 // copy of it is written). A file parsed again is checked to give the same
 // number of edges; the caller checks that every id is in the id map.
-// Owned by one thread.
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // within import's share of the memory budget. Slice p
 // holds vertices [p * slice_ids, ...); part_of(id) names the slice an id
 // must be in, by binary search over the slices' first ids (a few KiB).
-// Immutable once built; any number of threads may read it.
+// Thread rules: immutable once built; any number of threads may read it.
 #pragma once
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // Internal to import: reads back the scratch file of raw (u64, u64) pairs
-// that the parse pass appended, in batches. Owned by one thread.
+// that the parse pass appended, in batches.
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <fcntl.h>

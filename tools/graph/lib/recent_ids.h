@@ -1,5 +1,6 @@
 // Internal to import: a direct-mapped table of recently seen vertex ids
-// that keeps most repeats of an id out of the id sort. Owned by one thread.
+// that keeps most repeats of an id out of the id sort.
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <algorithm>

@@ -4,7 +4,8 @@
 // ids, instead of looking every id up in an index: the ids are then read
 // in ascending order, a streaming pass instead of a cache miss or two per
 // record. The batch is sorted and joined as two halves on two threads
-// (two_halves.h). Stateless; call from one thread at a time per batch.
+// (two_halves.h).
+// Thread rules: stateless; call from one thread at a time per batch.
 #pragma once
 
 #include <cstdint>

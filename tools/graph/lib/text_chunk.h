@@ -2,7 +2,8 @@
 // starts at a line start and ends after a '\n' (or at the end of the file).
 // Pieces are parsed by several threads at once; each reports its line count
 // so the caller can number the first bad line of the whole file exactly.
-// A TextChunk is owned by the thread parsing it until that thread is joined.
+// Thread rules: a TextChunk is owned by the thread parsing it until that
+// thread is joined.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Internal to the text parsers (SNAP lines and Matrix Market): the blank
 // characters between fields and the conversion of one field to a vertex id,
-// with the messages a bad field gets. Pure functions; any thread.
+// with the messages a bad field gets.
+// Thread rules: pure functions; any thread.
 #pragma once
 
 #include <charconv>

@@ -4,8 +4,9 @@
 // joins, so that the sorts of import and gen use both cores of a small
 // machine. The halves are not merged in memory (that would take a second
 // buffer the size of the batch): callers merge them as they stream them
-// out, or use each half on its own. Stateless; fn must be safe to run on
-// the two (disjoint) halves concurrently.
+// out, or use each half on its own.
+// Thread rules: stateless; fn must be safe to run on the two (disjoint)
+// halves concurrently.
 #pragma once
 
 #include <cstddef>

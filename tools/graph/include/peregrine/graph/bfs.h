@@ -2,7 +2,8 @@
 // through one AdjacencyReader (out-lists: on a directed graph the search
 // follows arcs forward). Level-synchronous and top-down: each level's
 // whole frontier is one read_lists() batch, so its reads are sorted and
-// coalesced and keep the queue deep. Runs on the calling (IO) thread.
+// coalesced and keep the queue deep.
+// Thread rules: runs on the calling (IO) thread.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,9 @@
 // whole adjacency sequentially; later rounds read only the lists of vertices
 // whose label dropped, in one batch per round. At the fixed point every
 // vertex carries the smallest id of its component, which is what the
-// union-find reference produces too. Labels live in memory; runs on the
-// calling (IO) thread.
+// union-find reference produces too. Labels live in memory.
+//
+// Thread rules: runs on the calling (IO) thread.
 #pragma once
 
 #include <cstdint>

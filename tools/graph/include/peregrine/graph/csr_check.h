@@ -4,7 +4,8 @@
 // graph is symmetric (u->v present iff v->u), a directed graph's in-lists
 // are exactly the transpose of its out-lists; the id map, if any, is
 // strictly ascending. Used by `peregrine-graph check`, the tests and
-// --validate. Pure function of its inputs.
+// --validate.
+// Thread rules: a pure function of its inputs; any thread.
 #pragma once
 
 #include "peregrine/graph/memory_graph.h"

@@ -13,8 +13,10 @@
 // Version 1 (gen before import existed) is undirected, 2^scale vertices,
 // and still opens. open_graph() checks everything that is cheap (version,
 // file sizes, the offsets) and loads the index into memory: the vertex side
-// of a semi-external algorithm. A Graph is immutable once opened and may be
-// read from any number of threads.
+// of a semi-external algorithm.
+//
+// Thread rules: a Graph is immutable once opened and may be read from any
+// number of threads.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // Streams sorted, unique directed edge keys into index.u64 and
 // adjacency.u32 (csr_format.h). Because keys arrive in CSR order, neither
 // the index nor the adjacency ever sits in memory: offsets are emitted as
-// the source vertex advances. Owned by one thread.
+// the source vertex advances.
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <cstdint>

@@ -7,9 +7,9 @@
 //          ids; the size line declares vertices 1..rows (rows == cols);
 //   bin32, bin64  little-endian uint32 / uint64 pairs, nothing else.
 // A bad line is an error naming FILE:LINE and what is wrong (the first bad
-// line of the file, also when text is parsed by several threads). Owned by
-// one thread; a text input starts its parsing threads inside read() and
-// joins them before it returns.
+// line of the file, also when text is parsed by several threads).
+// Thread rules: owned by one thread; a text input starts its parsing threads
+// inside read() and joins them before it returns.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,9 @@
 // the merge. The keys may be anything 64-bit (import sorts the user's vertex
 // ids with it too). A batch is sorted as two halves on two threads (the
 // caller's and one that write_run() and merge() start and join) and the
-// halves merged as they are written. Owned by one thread.
+// halves merged as they are written.
+//
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // Sequential output file for the generator: appends through a user-space
 // buffer, keeps a running CRC32C and a byte count, and fsyncs on finish() so
 // that a graph reported as written is on stable storage (on a peregrine
-// mount as much as on a local disk). Move-only, owned by one thread.
+// mount as much as on a local disk).
+// Thread rules: move-only, owned by one thread.
 #pragma once
 
 #include <cstdint>

@@ -6,8 +6,10 @@
 // straight into the CSR files. Peak memory is about `memory_bytes` plus
 // small buffers, whatever the scale. Self-loops and duplicate edges are
 // removed. graph.meta is written last, so an interrupted run leaves no
-// graph that looks complete. Call from one thread; it starts its own
-// sampling threads and joins them before returning.
+// graph that looks complete.
+//
+// Thread rules: call from one thread; it starts its own sampling threads and
+// joins them before returning.
 #pragma once
 
 #include <cstdint>

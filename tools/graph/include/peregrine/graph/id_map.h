@@ -5,7 +5,7 @@
 // table when their range is small enough, else by binary search within a
 // bucket of ids sharing their high bits (one bucket per vertex or so, so
 // ids scattered over 64 bits cost a probe or two, not log2(n) cache misses).
-// Immutable once built; any number of threads may read it.
+// Thread rules: immutable once built; any number of threads may read it.
 #pragma once
 
 #include <cstdint>

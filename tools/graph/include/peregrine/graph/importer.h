@@ -23,8 +23,9 @@
 //           in_* transpose), counting duplicates as what the merge dropped.
 // Memory: memory_bytes, plus buffers (8 MiB per text parsing thread, the
 // slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last.
-// Call from one thread (text parsing and the sorts start and join their own
-// threads).
+//
+// Thread rules: call from one thread (text parsing and the sorts start and
+// join their own threads).
 #pragma once
 
 #include <cstdint>

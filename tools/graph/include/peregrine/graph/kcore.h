@@ -5,7 +5,9 @@
 // decrement their neighbours' degrees; neighbours that drop to k join the
 // next batch of the same k. Degrees and core numbers live in memory; every
 // list is read exactly once overall, in frontier-sized random batches, the
-// IO pattern G-Store's k-core shows. Runs on the calling (IO) thread.
+// IO pattern G-Store's k-core shows.
+//
+// Thread rules: runs on the calling (IO) thread.
 #pragma once
 
 #include <cstdint>

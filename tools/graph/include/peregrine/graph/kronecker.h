@@ -4,8 +4,10 @@
 // function of (scale, seed, i), following the Graph500 reference: at each of
 // `scale` levels pick a quadrant of the adjacency matrix with probabilities
 // A, B, C, D = 1-A-B-C. Self-loops and duplicates are produced as sampled;
-// the CSR builder drops them. Immutable after construction: safe to share
-// between generating threads.
+// the CSR builder drops them.
+//
+// Thread rules: immutable after construction: safe to share between
+// generating threads.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 // parsers: lines are views into the buffer (valid until the next call), the
 // line number and the bytes consumed are kept for messages and progress.
 // '\n' ends a line; a '\r' before it stays in the line (the parsers treat
-// it as blank space). Owned by one thread.
+// it as blank space).
+// Thread rules: owned by one thread.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // The whole CSR in memory, for the references, the validators and `check`.
 // Loaded with plain buffered reads, deliberately apart from the io_uring
-// path it is used to check. Immutable once loaded; any thread may read it.
+// path it is used to check.
+// Thread rules: immutable once loaded; any thread may read it.
 #pragma once
 
 #include <cstdint>

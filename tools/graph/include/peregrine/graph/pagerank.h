@@ -4,8 +4,9 @@
 //   next[v] = (1-d)/n + d * (dangling/n + sum over in-neighbours u of pr[u]/outdeg(u))
 // where dangling is the rank held by vertices without out-edges, spread evenly
 // so that ranks keep summing to 1. Stops after max_iterations or when the
-// L1 change of an iteration falls below epsilon. Rank vectors live in memory;
-// runs on the calling (IO) thread.
+// L1 change of an iteration falls below epsilon. Rank vectors live in memory.
+//
+// Thread rules: runs on the calling (IO) thread.
 #pragma once
 
 #include <cstdint>

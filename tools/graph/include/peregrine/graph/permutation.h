@@ -6,7 +6,9 @@
 // permutation table would cost 4 bytes per vertex of memory and a pass to
 // build it; instead each label is mapped by rounds of xor-with-key,
 // multiply-by-odd and xorshift, each of which is a bijection modulo 2^scale.
-// Pure value type: any number of threads may call operator() concurrently.
+//
+// Thread rules: pure value type: any number of threads may call operator()
+// concurrently.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // In-memory reference algorithms, written independently of the
 // semi-external ones so that --validate compares two implementations:
 // union-find components, Batagelj-Zaversnik bucket peeling for core
-// numbers, and PageRank power iteration over the in-memory CSR. Pure
-// functions; any thread.
+// numbers, and PageRank power iteration over the in-memory CSR.
+// Thread rules: pure functions; any thread.
 #pragma once
 
 #include <cstdint>

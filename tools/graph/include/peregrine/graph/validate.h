@@ -1,6 +1,7 @@
 // --validate: checks a semi-external result against the in-memory reference
 // on the same graph. Each returns ok or an error naming the first vertex
-// that disagrees. Pure functions; any thread.
+// that disagrees.
+// Thread rules: pure functions; any thread.
 #pragma once
 
 #include "peregrine/graph/bfs.h"
