@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine::cli {
 namespace {
 
@@ -39,12 +41,7 @@ Status replace_file(const std::string& path, std::string_view content) {
   mode_t mask = ::umask(0);
   ::umask(mask);
   if (::fchmod(fd, 0666 & ~mask) != 0) return abandon("cannot set the mode of " + tmp, errno);
-  for (size_t done = 0; done < content.size();) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return abandon("cannot write " + tmp, errno);
-    done += static_cast<size_t>(n);
-  }
+  if (int rc = write_full(fd, content.data(), content.size()); rc < 0) return abandon("cannot write " + tmp, -rc);
   // Durable before it is visible: after a crash the name holds the old
   // file or the whole new one, not an empty one.
   if (::fsync(fd) != 0) return abandon("cannot fsync " + tmp, errno);

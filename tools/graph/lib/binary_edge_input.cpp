@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "edge_input_formats.h"
+#include "peregrine/util/full_io.h"
 
 namespace peregrine::graph::detail {
 namespace {
@@ -26,15 +27,12 @@ class BinaryInput final : public EdgeInput {
     size_t got = std::min(want, prefix_.size() - prefix_pos_);
     std::memcpy(buf_.data(), prefix_.data() + prefix_pos_, got);
     prefix_pos_ += got;
-    while (got < want) {
-      ssize_t r = ::read(fd_, buf_.data() + got, want - got);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
-      }
-      if (r == 0) break;
-      got += static_cast<size_t>(r);
+    const ssize_t r = read_upto(fd_, buf_.data() + got, want - got);
+    if (r < 0) {
+      const int e = static_cast<int>(-r);
+      return Status::error(e, path_.string() + ": read failed: " + std::strerror(e));
     }
+    got += static_cast<size_t>(r);
     if (got % pair != 0)
       return Status::error(EINVAL, path_.string() + ": " + std::to_string(consumed_ + got) +
                                        " bytes is not a whole number of " + std::to_string(pair) + "-byte pairs (" +

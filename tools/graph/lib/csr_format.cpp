@@ -12,6 +12,8 @@
 #include <map>
 #include <sstream>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine::graph {
 namespace {
 
@@ -37,18 +39,12 @@ Expected<uint64_t> parse_u64(const std::map<std::string, std::string>& kv, const
 
 // Reads exactly `len` bytes at `off` with buffered pread.
 Status read_exact(int fd, void* buf, size_t len, uint64_t off, const std::string& path) {
-  auto* p = static_cast<char*>(buf);
-  while (len > 0) {
-    ssize_t r = ::pread(fd, p, len, static_cast<off_t>(off));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Status::error(errno, path + ": read failed: " + errno_text(errno));
-    }
-    if (r == 0) return Status::error(EIO, path + ": truncated (unexpected end of file)");
-    p += r;
-    len -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
+  const ssize_t r = pread_upto(fd, buf, len, off);
+  if (r < 0) {
+    const int e = static_cast<int>(-r);
+    return Status::error(e, path + ": read failed: " + errno_text(e));
   }
+  if (static_cast<size_t>(r) < len) return Status::error(EIO, path + ": truncated (unexpected end of file)");
   return Status::ok();
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "edge_input_formats.h"
+#include "peregrine/util/full_io.h"
 
 namespace peregrine::graph {
 
@@ -39,15 +40,12 @@ namespace {
 // Reads up to `want` bytes of a stream (fewer only at its end).
 Expected<std::string> read_head(int fd, size_t want, const std::string& name) {
   std::string head(want, '\0');
-  size_t got = 0;
-  while (got < want) {
-    ssize_t r = ::read(fd, head.data() + got, want - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::error(errno, name + ": read failed: " + std::strerror(errno));
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
+  const ssize_t got = read_upto(fd, head.data(), want);
+  if (got < 0) {
+    const int e = static_cast<int>(-got);
+    return Status::error(e, name + ": read failed: " + std::strerror(e));
   }
-  head.resize(got);
+  head.resize(static_cast<size_t>(got));
   return head;
 }
 

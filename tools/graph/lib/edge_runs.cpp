@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "peregrine/graph/file_writer.h"
+#include "peregrine/util/full_io.h"
 #include "two_halves.h"
 
 namespace peregrine::graph {
@@ -68,20 +69,13 @@ class RunReader {
     if (eof_) return Status::ok();
     pos_ = end_ = 0;
     size_t want = buf_.size() * sizeof(uint64_t);
-    size_t got = 0;
-    char* p = reinterpret_cast<char*>(buf_.data());
-    while (got < want) {
-      ssize_t r = ::read(fd_, p + got, want - got);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
-      }
-      if (r == 0) {
-        eof_ = true;
-        break;
-      }
-      got += static_cast<size_t>(r);
+    const ssize_t r = read_upto(fd_, buf_.data(), want);
+    if (r < 0) {
+      const int e = static_cast<int>(-r);
+      return Status::error(e, path_.string() + ": read failed: " + std::strerror(e));
     }
+    const auto got = static_cast<size_t>(r);
+    if (got < want) eof_ = true;  // read_upto stops short only at the end
     if (got % sizeof(uint64_t) != 0) return Status::error(EIO, path_.string() + ": run file truncated");
     end_ = got / sizeof(uint64_t);
     // The run is read once: give its space back as the merge goes, so the

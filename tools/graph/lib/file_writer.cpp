@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "peregrine/util/crc32c.h"
+#include "peregrine/util/full_io.h"
 
 namespace peregrine::graph {
 
@@ -35,15 +36,8 @@ FileWriter::~FileWriter() {
 }
 
 Status FileWriter::flush() {
-  size_t done = 0;
-  while (done < used_) {
-    ssize_t w = ::write(fd_, buf_.data() + done, used_ - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Status::error(errno, path_.string() + ": write failed: " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(w);
-  }
+  if (int rc = write_full(fd_, buf_.data(), used_); rc < 0)
+    return Status::error(-rc, path_.string() + ": write failed: " + std::strerror(-rc));
   used_ = 0;
   return Status::ok();
 }

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine::graph {
 
 IdMap IdMap::sorted(std::vector<uint64_t> ids, uint64_t table_budget_bytes) {
@@ -84,24 +86,16 @@ Expected<IdMap> IdMap::load(const Graph& graph) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
   std::vector<uint64_t> ids(n);
-  char* p = reinterpret_cast<char*>(ids.data());
-  size_t left = n * sizeof(uint64_t);
-  off_t off = 0;
-  while (left > 0) {
-    ssize_t r = ::pread(fd, p, std::min<size_t>(left, 1 << 30), off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      int e = r < 0 ? errno : EIO;
-      ::close(fd);
-      return Status::error(
-          e, path.string() + (r < 0 ? ": read failed" : ": truncated: expected " + std::to_string(n * 8) + " bytes"));
-    }
-    p += r;
-    off += r;
-    left -= static_cast<size_t>(r);
+  const size_t len = n * sizeof(uint64_t);
+  const ssize_t r = pread_upto(fd, ids.data(), len, 0);
+  if (r < 0 || static_cast<size_t>(r) < len) {
+    const int e = r < 0 ? static_cast<int>(-r) : EIO;
+    ::close(fd);
+    return Status::error(
+        e, path.string() + (r < 0 ? ": read failed" : ": truncated: expected " + std::to_string(n * 8) + " bytes"));
   }
   char extra;
-  ssize_t more = ::pread(fd, &extra, 1, off);
+  ssize_t more = ::pread(fd, &extra, 1, static_cast<off_t>(len));
   ::close(fd);
   if (more > 0) return Status::error(EIO, path.string() + ": too long: expected " + std::to_string(n * 8) + " bytes");
   for (uint64_t v = 1; v < n; ++v)

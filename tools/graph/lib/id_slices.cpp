@@ -7,27 +7,21 @@
 #include <cerrno>
 #include <cstring>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine::graph::detail {
 
 Expected<std::vector<uint64_t>> read_ids(const std::filesystem::path& ids_file, uint64_t first, uint64_t count) {
   int fd = ::open(ids_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(errno, ids_file.string() + ": cannot open: " + std::strerror(errno));
   std::vector<uint64_t> ids(count);
-  char* p = reinterpret_cast<char*>(ids.data());
-  size_t left = count * sizeof(uint64_t);
-  auto off = static_cast<off_t>(first * sizeof(uint64_t));
-  while (left > 0) {
-    ssize_t r = ::pread(fd, p, std::min<size_t>(left, 1 << 30), off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      const int e = r < 0 ? errno : EIO;
-      ::close(fd);
-      return Status::error(e, ids_file.string() + (r < 0 ? ": read failed: " + std::string(std::strerror(e))
-                                                         : std::string(": truncated")));
-    }
-    p += r;
-    off += r;
-    left -= static_cast<size_t>(r);
+  const size_t len = count * sizeof(uint64_t);
+  const ssize_t r = pread_upto(fd, ids.data(), len, first * sizeof(uint64_t));
+  if (r < 0 || static_cast<size_t>(r) < len) {
+    const int e = r < 0 ? static_cast<int>(-r) : EIO;
+    ::close(fd);
+    return Status::error(e, ids_file.string() + (r < 0 ? ": read failed: " + std::string(std::strerror(e))
+                                                       : std::string(": truncated")));
   }
   ::close(fd);
   return ids;

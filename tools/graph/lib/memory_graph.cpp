@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "peregrine/util/full_io.h"
+
 namespace peregrine::graph {
 
 bool MemoryGraph::has_edge(uint64_t u, uint64_t v) const {
@@ -21,20 +23,12 @@ Expected<MemoryGraph> load_memory_graph(const Graph& graph) {
   auto path = graph.adjacency_path();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
-  char* p = reinterpret_cast<char*>(m.adjacency.data());
-  size_t left = m.adjacency.size() * sizeof(Vertex);
-  off_t off = 0;
-  while (left > 0) {
-    ssize_t r = ::pread(fd, p, std::min<size_t>(left, 1 << 30), off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      int e = r < 0 ? errno : EIO;
-      ::close(fd);
-      return Status::error(e, path.string() + (r < 0 ? ": read failed" : ": truncated"));
-    }
-    p += r;
-    off += r;
-    left -= static_cast<size_t>(r);
+  const size_t len = m.adjacency.size() * sizeof(Vertex);
+  const ssize_t r = pread_upto(fd, m.adjacency.data(), len, 0);
+  if (r < 0 || static_cast<size_t>(r) < len) {
+    const int e = r < 0 ? static_cast<int>(-r) : EIO;
+    ::close(fd);
+    return Status::error(e, path.string() + (r < 0 ? ": read failed" : ": truncated"));
   }
   ::close(fd);
   return m;

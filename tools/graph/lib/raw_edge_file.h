@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "peregrine/graph/edge_input.h"
+#include "peregrine/util/full_io.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::graph::detail {
@@ -30,18 +31,12 @@ class RawEdges {
     if (fd_ >= 0) ::close(fd_);
   }
   Expected<size_t> read(std::vector<InputEdge>& buf) {
-    char* p = reinterpret_cast<char*>(buf.data());
-    const size_t want = buf.size() * sizeof(InputEdge);
-    size_t got = 0;
-    while (got < want) {
-      ssize_t r = ::read(fd_, p + got, want - got);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
-      }
-      if (r == 0) break;
-      got += static_cast<size_t>(r);
+    const ssize_t r = read_upto(fd_, buf.data(), buf.size() * sizeof(InputEdge));
+    if (r < 0) {
+      const int e = static_cast<int>(-r);
+      return Status::error(e, path_.string() + ": read failed: " + std::strerror(e));
     }
+    const auto got = static_cast<size_t>(r);
     if (got % sizeof(InputEdge) != 0) return Status::error(EIO, path_.string() + ": scratch file truncated");
     return got / sizeof(InputEdge);
   }

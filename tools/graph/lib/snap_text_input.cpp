@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "edge_input_formats.h"
+#include "peregrine/util/full_io.h"
 #include "text_chunk.h"
 
 namespace peregrine::graph::detail {
@@ -66,13 +67,13 @@ class SnapTextInput final : public EdgeInput {
   // Reads behind the carried bytes until the buffer is full or the input ends.
   Status fill(size_t* size) {
     size_t got = carry_;
-    while (!eof_ && got < buf_.size()) {
-      ssize_t r = ::read(fd_, buf_.data() + got, buf_.size() - got);
+    if (!eof_ && got < buf_.size()) {
+      const ssize_t r = read_upto(fd_, buf_.data() + got, buf_.size() - got);
       if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::error(errno, path_.string() + ": read failed: " + std::strerror(errno));
+        const int e = static_cast<int>(-r);
+        return Status::error(e, path_.string() + ": read failed: " + std::strerror(e));
       }
-      if (r == 0) eof_ = true;
+      if (static_cast<size_t>(r) < buf_.size() - got) eof_ = true;  // short only at the end
       got += static_cast<size_t>(r);
     }
     *size = got;
