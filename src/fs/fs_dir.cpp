@@ -45,6 +45,17 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fs.meta.listing_end(ino, &end);
   dir->pass_end.store(end);
   fi->fh = reinterpret_cast<uint64_t>(dir.get());
+  // The kernel may keep the listing in its page cache across opens
+  // (FOPEN_CACHE_DIR, FOPEN_KEEP_CACHE): every change to a directory comes
+  // through this mount, and the kernel drops the cached listing itself
+  // when one does (its version or mtime moved). `du` or `ls -lR` after
+  // `find` then lists each directory without a READDIRPLUS.
+  fi->cache_readdir = 1;
+  fi->keep_cache = 1;
+  // A listing the kernel serves from that cache never reaches list(): the
+  // open counts as the access, as an open for reading does on a cached
+  // mount (fs_file.cpp).
+  if (fs.meta.accessed(ino)) attributes_changed(fs, ino);
   if (fuse_reply_open(req, fi) != 0) {  // the opener is gone
     fs.meta.release(ino);
     return;

@@ -130,5 +130,20 @@ TEST_F(StrictatimeTest, EveryReadUpdatesTheAtime) {
   EXPECT_LT(atime_of(at("f")).tv_sec, future);
 }
 
+// The second listing comes from the kernel's cache of the directory
+// (fs_dir.cpp): it updates the atime all the same.
+TEST_F(StrictatimeTest, EveryListingUpdatesTheAtimeEvenFromTheKernelsCache) {
+  ASSERT_EQ(::mkdir(at("d").c_str(), 0755), 0);
+  ASSERT_TRUE(write_file(at("d/f"), "data"));
+  ASSERT_TRUE(list(at("d")));
+  for (int i = 0; i < 2; ++i) {
+    // The atime alone, so that the cached listing stays valid.
+    struct timespec ts[2] = {{kPast, 0}, {0, UTIME_OMIT}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, at("d").c_str(), ts, 0), 0);
+    ASSERT_TRUE(list(at("d")));
+    EXPECT_GT(atime_of(at("d")).tv_sec, kPast) << "listing " << i;
+  }
+}
+
 }  // namespace
 }  // namespace peregrine::fstest
