@@ -23,7 +23,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -306,8 +309,24 @@ TEST_F(MemberFaultsTest, StalledMemberHoldsOnlyItsOwnRequestsAndUnmountWaitsForI
   // The writers below rewrite blocks that are allocated and written, so
   // they need no metadata change: a journal batch that lands on the held
   // member would stop allocating writers before they reach the engine.
+  // Written from a page-aligned buffer, so that every WRITE is whole
+  // blocks: from a heap string the kernel cuts them 16 bytes short of
+  // 1 MiB, the file keeps its last block as a tail (tail_blocks.h), and
+  // the writer over it takes the exclusive path, whose member IO the ring
+  // thread waits for itself: with the member held, that ring stopped and
+  // the other writers never reached the engine (half the runs failed).
   constexpr int kWriters = 12;
-  write_synced("w", pattern(kWriters * 4 * kUnit, 50));
+  {
+    const std::string w = pattern(kWriters * 4 * kUnit, 50);
+    void* mem = nullptr;
+    ASSERT_EQ(::posix_memalign(&mem, 4096, w.size()), 0);
+    std::unique_ptr<void, decltype(&std::free)> aligned(mem, &std::free);
+    std::memcpy(mem, w.data(), w.size());
+    Fd fd(::open(at("w").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+    ASSERT_TRUE(write_at(fd.get(), mem, w.size(), 0)) << std::strerror(errno);
+    ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
+  }
   touch(hold);
 
   // One read per stripe unit of two rows: two of the eight are on member 2.
