@@ -232,6 +232,7 @@ meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_er
   m.posix_acl = o.settings.fuse.acl;
   m.discard = o.settings.fuse.discard && !o.read_only;
   m.plant_journal_without_data_flush = planted_bug() == kPlantJournalWithoutDataFlush;
+  m.plant_discard_before_free_durable = planted_bug() == kPlantDiscardBeforeFreeDurable;
   switch (o.settings.fuse.atime) {
     case config::AtimeMode::kRelatime: m.atime = meta::AtimeRule::kRelatime; break;
     case config::AtimeMode::kStrictatime: m.atime = meta::AtimeRule::kStrict; break;

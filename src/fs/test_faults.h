@@ -58,9 +58,11 @@ Expected<std::vector<std::pair<uint32_t, FaultRule>>> parse_test_faults(const st
 Expected<TestPowerCut> parse_test_power_cut(const std::string& spec);
 
 // PEREGRINE_TEST_PLANT=NAME plants a bug the power-cut harness must catch:
-// journal_without_data_flush (meta::Options::plant_journal_without_data_flush).
+// journal_without_data_flush (meta::Options::plant_journal_without_data_flush),
+// discard_before_free_durable (meta::Options::plant_discard_before_free_durable).
 inline constexpr const char* kTestPlantEnv = "PEREGRINE_TEST_PLANT";
 inline constexpr const char* kPlantJournalWithoutDataFlush = "journal_without_data_flush";
+inline constexpr const char* kPlantDiscardBeforeFreeDurable = "discard_before_free_durable";
 inline std::string planted_bug() {
   const char* v = std::getenv(kTestPlantEnv);
   return v == nullptr ? "" : v;

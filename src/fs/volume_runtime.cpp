@@ -94,9 +94,10 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     for (uint32_t i = 0; i < n; ++i)
       layers[i].power_cut = PowerCutPlan{power_cut_log(plan->dir, i), plan->kill_at_io, ios};
   }
-  if (const std::string plant = planted_bug(); !plant.empty() && plant != kPlantJournalWithoutDataFlush)
+  if (const std::string plant = planted_bug();
+      !plant.empty() && plant != kPlantJournalWithoutDataFlush && plant != kPlantDiscardBeforeFreeDurable)
     return Status::error(EINVAL, std::string(kTestPlantEnv) + "=" + plant + ": no such planted bug (known: " +
-                                     kPlantJournalWithoutDataFlush + ")");
+                                     kPlantJournalWithoutDataFlush + ", " + kPlantDiscardBeforeFreeDurable + ")");
   StripeMap map(n, geo.stripe_unit, geo.data_start, geo.member_data_size);
   EngineConfig ec = config::engine_config(settings, n);
   // Threads that keep a submitter may borrow a second one for blocking IO

@@ -232,7 +232,10 @@ int Metadata::commit_txn(Txn&& txn, bool data_first) {
     }
     if (d.type == DeltaType::kInodeDel) alloc_->drop_reservation(d.ino);
   }
-  for (const VolRange& r : freed) alloc_->free_deferred(lsn, r);
+  for (const VolRange& r : freed) {
+    alloc_->free_deferred(lsn, r);
+    if (opt_.plant_discard_before_free_durable) io_.discard(r.off, r.len);  // the planted bug
+  }
   return 0;
 }
 

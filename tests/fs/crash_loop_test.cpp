@@ -512,6 +512,33 @@ TEST_F(CrashLoopTest, power_cut_CatchesAJournalRecordWrittenBeforeItsDataIsFlush
   std::printf("caught: %s\n", first.c_str());
 }
 
+// The second planted bug: space a change frees is discarded on the
+// members before the record that frees it is durable. A cut that loses
+// that record gives the space back to its file (a replacement by rename,
+// an unlink, a truncate), whose fsync'd bytes the discard turned to zeros.
+TEST_F(CrashLoopTest, power_cut_CatchesADiscardIssuedBeforeItsFreeIsDurable) {
+  ::testing::TestPartResultArray caught;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &caught);
+    intercepted_ = &caught;
+    ::setenv("PEREGRINE_TEST_PLANT", "discard_before_free_durable", 1);
+    const char* rounds = std::getenv("PEREGRINE_POWER_CUT_ROUNDS");
+    if (!rounds) ::setenv("PEREGRINE_POWER_CUT_ROUNDS", "300", 1);
+    crash_loop({"-o", "fuse.cache=direct"}, false, true);
+    if (!rounds) ::unsetenv("PEREGRINE_POWER_CUT_ROUNDS");
+    ::unsetenv("PEREGRINE_TEST_PLANT");
+    intercepted_ = nullptr;
+  }
+  ASSERT_GT(caught.size(), 0) << "the power cuts missed the planted bug";
+  const std::string first = caught.GetTestPartResult(0).message();
+  const bool by_data = first.find("holds bytes its write did not put there") != std::string::npos ||
+                       first.find("append.log") != std::string::npos ||
+                       first.find("not any allowed version") != std::string::npos;
+  EXPECT_TRUE(by_data) << "the first failure was not the planted bug's: " << first;
+  std::printf("caught: %s\n", first.c_str());
+}
+
 // Power cuts (see the top): the page cache's mount, and fuse.cache=direct,
 // whose writes reach the members as the program makes them.
 TEST_F(CrashLoopTest, power_cut_FsyncedStateSurvivesInTheDefaultMount) { crash_loop({}, false, true); }

@@ -87,6 +87,10 @@ struct Options {
   // written without flushing that data first, a bug put in on purpose for
   // the harness to catch.
   bool plant_journal_without_data_flush = false;
+  // The same (PEREGRINE_TEST_PLANT): space a change frees is discarded on
+  // the members at once, before the record that frees it is durable (the
+  // allocator still keeps it from reuse until then).
+  bool plant_discard_before_free_durable = false;
   // Called once, on the thread whose metadata write failed, when the
   // journal or a checkpoint could not be written: from then on the volume
   // is read-only (changes fail with EROFS, fsync and sync with EIO).
