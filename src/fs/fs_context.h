@@ -136,6 +136,7 @@ struct FsContext final : TransportHost {
   void run_write(const WriteCall& call) override;
   bool try_run_write_without_waiting(const WriteCall& call) override;
   bool try_run_page_cache_write(const WriteCall& call) override;
+  bool try_run_aligned_write(const WriteCall& call) override;
   // try_serve_write_without_waiting's: how many more partial writes go to
   // a thread that may wait before a ring thread tries one again.
   std::atomic<uint32_t> partial_writes_to_hand_on{0};

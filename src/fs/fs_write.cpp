@@ -122,13 +122,15 @@ void on_extent_written(Request& r, int result) {
 // on a block; it ends on one, or at the end of the file (a page-cache
 // writeback, which the kernel cuts at its size): then the rest of its last
 // block is beyond the end of the file, zeros, and written as such.
-bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span) {
+// may_wait false: also declines (false, having done nothing) where entering
+// the file's gate would wait, for a thread that must not (a ring's).
+bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, bool may_wait = true) {
   const uint64_t ino = call.ino;
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
   const uint64_t len = (size + kBlock - 1) / kBlock * kBlock;
   const char* data = call.data;
-  if (!fs.gates.lock_shared_write(ino, span)) return false;
+  if (!(may_wait ? fs.gates.lock_shared_write(ino, span) : fs.gates.try_lock_shared_write(ino, span))) return false;
   // Over the file's tail block: the exclusive path writes the tail back
   // first, so that no later write-back puts its older bytes over these.
   if (fs.tails.overlaps(ino, off, off + len)) {
@@ -334,6 +336,19 @@ bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
   return write_aligned(fs, call, span_of(call));
 }
 
+bool try_serve_aligned_write(FsContext& fs, const WriteCall& call) {
+  if (fs.read_only || call.size == 0 || call.offset % kBlock != 0 || call.size % kBlock != 0) return false;
+  // As in serve_write (and done again, harmlessly, if this declines).
+  if (call.marks.kill_suidgid) {
+    if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
+      hand_on_staged(fs);
+      refuse(fs, call, -rc);
+      return true;
+    }
+  }
+  return write_aligned(fs, call, span_of(call), false);
+}
+
 bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
   // The rare cases are the blocking path's.
   if (fs.read_only || call.size == 0) return false;
@@ -409,6 +424,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
 // A ring's own READ and WRITE (transport.h).
 void FsContext::run_write(const WriteCall& call) { serve_write(*this, call); }
 bool FsContext::try_run_page_cache_write(const WriteCall& call) { return try_serve_page_cache_write(*this, call); }
+bool FsContext::try_run_aligned_write(const WriteCall& call) { return try_serve_aligned_write(*this, call); }
 bool FsContext::try_run_write_without_waiting(const WriteCall& call) {
   return try_serve_write_without_waiting(*this, call);
 }

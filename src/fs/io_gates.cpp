@@ -97,6 +97,17 @@ bool IoGates::lock_shared_write(uint64_t ino, const IoSpan& write) {
   return true;
 }
 
+bool IoGates::try_lock_shared_write(uint64_t ino, const IoSpan& write) {
+  Gate& g = gate(ino);
+  MutexLock lock(g.mu);
+  if (g.exclusive || g.exclusive_waiting != 0 || filled_recently(g, ino, write)) return false;
+  ++g.shared;
+  ++g.shared_writers;
+  ++g.write_generation;
+  if (write.unique != 0) g.writes.push_back(Seen{ino, write});
+  return true;
+}
+
 void IoGates::unlock_shared_write(uint64_t ino, const IoSpan& write) {
   Gate& g = gate(ino);
   MutexLock lock(g.mu);

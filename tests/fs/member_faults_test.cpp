@@ -16,6 +16,7 @@
 //   a log line naming it, no crash; fsck -n lists the files that lost data.
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -311,10 +312,10 @@ TEST_F(MemberFaultsTest, StalledMemberHoldsOnlyItsOwnRequestsAndUnmountWaitsForI
   // member would stop allocating writers before they reach the engine.
   // Written from a page-aligned buffer, so that every WRITE is whole
   // blocks: from a heap string the kernel cuts them 16 bytes short of
-  // 1 MiB, the file keeps its last block as a tail (tail_blocks.h), and
-  // the writer over it takes the exclusive path, whose member IO the ring
-  // thread waits for itself: with the member held, that ring stopped and
-  // the other writers never reached the engine (half the runs failed).
+  // 1 MiB, the file may keep its last block as a tail (tail_blocks.h), and
+  // the writer over it takes the exclusive path, which waits for the held
+  // member with the file's gate held: the other writers then wait for the
+  // gate, not at the engine's pressure point (half the runs failed).
   constexpr int kWriters = 12;
   {
     const std::string w = pattern(kWriters * 4 * kUnit, 50);
@@ -424,6 +425,96 @@ TEST_F(MemberFaultsTest, StalledMemberHoldsOnlyItsOwnRequestsAndUnmountWaitsForI
 // transport it hands on its read turn before it blocks. Reads pile onto a
 // held member until one blocks there; the statistics, a stat and a read of
 // another member are served while it waits.
+// A whole-block write that needs the exclusive path (here: over bytes a
+// shared mapping read into the page cache, io_gates.h) waits for its
+// stalled member on a thread that may wait, not on the ring it arrived on:
+// a read of another member from the same CPU is served meanwhile. Before,
+// the ring thread ran that path itself and every request of its CPU
+// stopped with it.
+TEST_F(MemberFaultsTest, AWholeBlockWriteWaitingForAStalledMemberLeavesItsRingServing) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "rings only (classic: OtherRequestsAreServed...)";
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs a second CPU for the observer's ring";
+  const std::string hold = arm("hold");
+  mount_with("member=2,action=hold,while=" + hold);
+  // Three stripe units; the mapping reads a page of the third (member 2)
+  // into the page cache, and stays until the end.
+  const std::string data = pattern(3 * kUnit, 54);
+  write_synced("t", data);
+  const std::string other = pattern(4096, 55);  // in the first unit: member 0
+  write_synced("other", other);
+  Fd mapped_fd(::open(at("t").c_str(), O_RDONLY));
+  ASSERT_TRUE(mapped_fd.ok()) << std::strerror(errno);
+  void* map = ::mmap(nullptr, data.size(), PROT_READ, MAP_SHARED, mapped_fd.get(), 0);
+  ASSERT_NE(map, MAP_FAILED) << std::strerror(errno);
+  ASSERT_EQ(static_cast<const char*>(map)[2 * kUnit], data[2 * kUnit]);
+  touch(hold);
+
+  const std::string block = pattern(4096, 56);
+  std::atomic<bool> written{false};
+  auto on_cpu = [](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ::sched_setaffinity(0, sizeof one, &one);
+  };
+  std::atomic<pid_t> writer_tid{0};
+  std::thread writer([&] {
+    on_cpu(1);
+    writer_tid = static_cast<pid_t>(::gettid());
+    void* mem = nullptr;
+    if (::posix_memalign(&mem, 4096, 4096) != 0) return;
+    std::memcpy(mem, block.data(), 4096);
+    Fd fd(::open(at("t").c_str(), O_WRONLY | O_DIRECT));
+    EXPECT_TRUE(write_at(fd.get(), mem, 4096, static_cast<off_t>(2 * kUnit))) << std::strerror(errno);
+    std::free(mem);
+    written = true;
+  });
+  // The writer waits in the kernel for its WRITE's answer (its stack says
+  // so; an event, not a time, with a guard against a hang).
+  on_cpu(0);
+  bool waiting = false;
+  for (int i = 0; i < 6000 && !waiting; ++i) {
+    if (const pid_t tid = writer_tid.load(); tid != 0) {
+      const std::string stack = read_file("/proc/self/task/" + std::to_string(tid) + "/stack");
+      waiting = stack.find("fuse_direct_io") != std::string::npos;
+    }
+    if (!waiting) ::usleep(10000);
+  }
+  if (!waiting) {
+    release(hold);
+    writer.join();
+    ::munmap(map, data.size());
+    FAIL() << "the writer's WRITE never waited for an answer";
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int read_ok = 0;  // 0: not yet, 1: right bytes, -1: wrong
+  std::thread reader([&] {
+    on_cpu(1);
+    Fd fd(::open(at("other").c_str(), O_RDONLY | O_DIRECT));
+    const int ok = read_at(fd.get(), 4096, 0) == other ? 1 : -1;
+    std::lock_guard lk(mu);
+    read_ok = ok;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock lk(mu);
+    EXPECT_TRUE(cv.wait_for(lk, std::chrono::seconds(60), [&] { return read_ok != 0; }))
+        << "a read of member 0 from the writer's CPU waited for the stalled member";
+    EXPECT_EQ(read_ok, 1) << "the read of member 0 returned wrong bytes";
+    EXPECT_FALSE(written.load()) << "the write completed while its member was held";
+  }
+  release(hold);
+  writer.join();
+  reader.join();
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (unsigned c = 0; c < std::thread::hardware_concurrency(); ++c) CPU_SET(c, &all);
+  ::sched_setaffinity(0, sizeof all, &all);
+  EXPECT_TRUE(read_file(at("t")) == data.substr(0, 2 * kUnit) + block + data.substr(2 * kUnit + 4096));
+  ::munmap(map, data.size());
+}
+
 TEST_F(MemberFaultsTest, OtherRequestsAreServedWhileAWorkerWaitsAtAPressurePoint) {
   const bool two_cpus = std::thread::hardware_concurrency() >= 2;
   if (test_transport() == "io-uring" && !two_cpus) {

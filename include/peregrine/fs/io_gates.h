@@ -88,6 +88,11 @@ class IoGates {
   // returns false, for the caller to take the exclusive path. Leave with
   // unlock_shared_write.
   bool lock_shared_write(uint64_t ino, const IoSpan& write);
+  // lock_shared_write where that needs no waiting (no holder exclusive, no
+  // writer waiting for exclusive entry); false, having entered nothing,
+  // where it would wait or the page cache may hold the bytes. For a thread
+  // that must not wait (a FUSE ring's).
+  bool try_lock_shared_write(uint64_t ino, const IoSpan& write);
   void unlock_shared_write(uint64_t ino, const IoSpan& write);
   // A write inside (lock_shared_write) that was answered before its IO
   // completed (write_behind.h): every read of its bytes, whatever its age,

@@ -101,6 +101,12 @@ class TransportHost {
   // served on the aligned path, or declined (false, having done nothing)
   // where that path would hand it to one that waits for other IO.
   virtual bool try_run_page_cache_write(const WriteCall&) { return false; }
+  // A WRITE of whole blocks that is no page-cache writeback (O_DIRECT, or
+  // fuse.cache=direct): served on the aligned path, or declined (false,
+  // having done nothing) where that path would wait for the file's gate or
+  // the write needs the exclusive path, whose member IO the thread would
+  // wait for: with a member stalled, the ring would stop.
+  virtual bool try_run_aligned_write(const WriteCall&) { return false; }
 
   Transport* transport = nullptr;  // set before the session serves
 

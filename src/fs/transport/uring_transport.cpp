@@ -42,9 +42,10 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
       wire::WriteIn w;
       if (buf.size < sizeof in + sizeof w) return true;
       std::memcpy(&w, static_cast<const char*>(buf.mem) + sizeof in, sizeof w);
-      // A page-cache writeback comes here only when the ring's aligned try
-      // declined it (run_data_request): its other path waits.
-      return !whole_blocks(w.offset, w.size) || page_cache_write(w);
+      // A WRITE comes here only when the ring's try declined it
+      // (run_data_request), or when the host runs no data calls: its other
+      // path waits.
+      return true;
     }
     default: return false;
   }
@@ -236,10 +237,12 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
   // Read-modify-write: here only if that waits for nothing, else a
   // blocking-op thread's (may_block()).
   if (!whole_blocks(w.offset, w.size)) return host_.try_run_write_without_waiting(call);
+  // Whole blocks: the aligned path, else a blocking-op thread's (the
+  // exclusive path waits for the file's gate and for its member IO).
   host_.set_may_stay_staged(true);
-  host_.run_write(call);
+  const bool served = host_.try_run_aligned_write(call);
   host_.set_may_stay_staged(false);
-  return true;
+  return served;
 }
 
 bool UringTransport::refuse_malformed(const wire::InHeader& in, const DataReply& reply) {
