@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fs_test_util.h"
+#include "loop_volume.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -204,38 +205,10 @@ TEST_F(OnlineDiscardTest, FreedSpaceIsDiscardedWithoutFstrim) {
 
 // The same on block devices: loop devices over sparse files, whose
 // BLKDISCARD punches holes in the backing files.
-class LoopDeviceTrimTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    volume_.emplace();
-    for (int i = 0; i < 4; ++i) {
-      std::string backing = volume_->dir() + "/backing" + std::to_string(i);
-      Fd f(::open(backing.c_str(), O_RDWR | O_CREAT, 0600));
-      ASSERT_TRUE(f.ok());
-      ASSERT_EQ(::ftruncate(f.get(), 64 * kMiB), 0);
-      RunResult r = run({"losetup", "-f", "--show", backing});
-      if (r.code != 0) GTEST_SKIP() << "losetup cannot attach a loop device: " << r.describe();
-      std::string dev = r.out.substr(0, r.out.find('\n'));
-      backing_.push_back(backing);
-      devices_.push_back(dev);
-    }
-  }
-  void TearDown() override {
-    if (volume_ && volume_->mounted()) volume_->unmount();
-    for (const std::string& d : devices_) run({"losetup", "-d", d});
-    volume_.reset();
-  }
-  std::optional<Volume> volume_;
-  std::vector<std::string> backing_, devices_;
-};
+using LoopDeviceTrimTest = LoopDeviceVolumeTest;
 
 TEST_F(LoopDeviceTrimTest, FstrimDiscardsOnBlockDevices) {
-  std::vector<std::string> mkfs = {peregrine_bin(), "mkfs", "--force"};
-  mkfs.insert(mkfs.end(), devices_.begin(), devices_.end());
-  RunResult m = run(mkfs);
-  ASSERT_EQ(m.code, 0) << m.describe();
-  ASSERT_EQ(volume_->mount({}, devices_).code, 0);
+  make_and_mount();
   const std::string keep = pattern(4 * kMiB + 7, 8);
   ASSERT_TRUE(write_file(volume_->at("keep"), keep));
   ASSERT_TRUE(write_file(volume_->at("big"), pattern(96 * kMiB, 9)));
