@@ -130,6 +130,10 @@ void Drive::complete_inline() {
   // kernel wakes it itself.
   if (was_ready && in_flight_ios_ != 0) sleep_->wake_if_sleeping();
   if (done == 0) return;
+  after_completions(now);
+}
+
+void Drive::after_completions(uint64_t now) {
   device_->submit();  // a short transfer complete() sent again
   release_pressure();
   if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
@@ -149,10 +153,7 @@ bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const v
       if (size_t n = reap_and_complete(false, &now); n != 0) {
         counters_.polled += n;
         dirty_ = true;
-        device_->submit();  // a short transfer complete() sent again
-        release_pressure();
-        if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-        publish_stats(false, now);
+        after_completions(now);
       }
       if (in_flight_ios_ == 0) return true;
     }
@@ -217,10 +218,7 @@ void Drive::run_round() {
   if (drained > 0) merge_into_backlog(incoming_.data(), drained);
   const uint64_t now = monotonic_ns();
   dispatch_backlog(now);
-  device_->submit();
-  release_pressure();
-  if (tag_waiters_.load() > 0 && !free_tags_.empty()) tag_cv_.notify_all();
-  publish_stats(false, now);
+  after_completions(now);  // also submits what the dispatch started
 }
 
 bool Drive::may_sleep(uint64_t& deadline_ns) {

@@ -131,6 +131,11 @@ class Drive {
   // *now_out, if given, gets the time the completions were stamped with
   // (left alone when there were none).
   size_t reap_and_complete(bool finished_inline_only = false, uint64_t* now_out = nullptr) REQUIRES(dispatch_mutex_);
+  // What every reap that completed IO does next, on whichever thread reaped
+  // (drive thread, inline dispatcher, poller): submits what complete()
+  // sent again, lets producers past the pressure point, wakes tag waiters
+  // and publishes the counters (at most every kPublishIntervalNs).
+  void after_completions(uint64_t now) REQUIRES(dispatch_mutex_);
   void complete(const DeviceCompletion& c, uint64_t now) REQUIRES(dispatch_mutex_);
   void finish_chain(SubIo* head, int error) REQUIRES(dispatch_mutex_);
   void retry_unmerged(SubIo* head) REQUIRES(dispatch_mutex_);
