@@ -322,8 +322,10 @@ IoSpan span_of(const WriteCall& call) {
 
 }  // namespace
 
-bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
-  if (fs.read_only || call.size == 0 || call.offset % kBlock != 0 || !call.marks.from_page_cache) return false;
+// The rings' tries of the aligned path (transport.h): false, having done
+// nothing, for serve_write on a thread that may wait.
+static bool try_aligned_path(FsContext& fs, const WriteCall& call, bool may_wait) {
+  if (fs.read_only || call.size == 0 || call.offset % kBlock != 0) return false;
   // As in serve_write: the file's suid/sgid first (a metadata change, no
   // IO; done again, harmlessly, if the aligned path declines).
   if (call.marks.kill_suidgid) {
@@ -333,20 +335,15 @@ bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
       return true;
     }
   }
-  return write_aligned(fs, call, span_of(call));
+  return write_aligned(fs, call, span_of(call), may_wait);
+}
+
+bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
+  return call.marks.from_page_cache && try_aligned_path(fs, call, true);
 }
 
 bool try_serve_aligned_write(FsContext& fs, const WriteCall& call) {
-  if (fs.read_only || call.size == 0 || call.offset % kBlock != 0 || call.size % kBlock != 0) return false;
-  // As in serve_write (and done again, harmlessly, if this declines).
-  if (call.marks.kill_suidgid) {
-    if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
-      hand_on_staged(fs);
-      refuse(fs, call, -rc);
-      return true;
-    }
-  }
-  return write_aligned(fs, call, span_of(call), false);
+  return call.size % kBlock == 0 && try_aligned_path(fs, call, false);
 }
 
 bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {

@@ -89,18 +89,18 @@ bool IoGates::lock_shared_write(uint64_t ino, const IoSpan& write) {
     g.mu.assert_held();  // wait() calls it with the gate's mutex held
     return !g.exclusive && g.exclusive_waiting == 0;
   });
-  if (filled_recently(g, ino, write)) return false;
-  ++g.shared;
-  ++g.shared_writers;
-  ++g.write_generation;
-  if (write.unique != 0) g.writes.push_back(Seen{ino, write});
-  return true;
+  return enter_shared_write(g, ino, write);
 }
 
 bool IoGates::try_lock_shared_write(uint64_t ino, const IoSpan& write) {
   Gate& g = gate(ino);
   MutexLock lock(g.mu);
-  if (g.exclusive || g.exclusive_waiting != 0 || filled_recently(g, ino, write)) return false;
+  if (g.exclusive || g.exclusive_waiting != 0) return false;
+  return enter_shared_write(g, ino, write);
+}
+
+bool IoGates::enter_shared_write(Gate& g, uint64_t ino, const IoSpan& write) {
+  if (filled_recently(g, ino, write)) return false;
   ++g.shared;
   ++g.shared_writers;
   ++g.write_generation;

@@ -137,6 +137,8 @@ class IoGates {
   template <typename MayEnter>
   void wait(Gate& g, MutexLock& lock, MayEnter may_enter) REQUIRES(g.mu);
   static bool filled_recently(const Gate& g, uint64_t ino, const IoSpan& write) REQUIRES(g.mu);
+  // Enters shared as a writer unless filled_recently: both lock_shared_write's.
+  static bool enter_shared_write(Gate& g, uint64_t ino, const IoSpan& write) REQUIRES(g.mu);
 
   const std::function<void()> before_wait_;
   Gate gates_[kStripes];
