@@ -11,10 +11,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "fs_test_util.h"
 #include "peregrine/fs/stats_xattr.h"
