@@ -18,9 +18,9 @@
 namespace peregrine::config {
 namespace {
 
-const std::string kConf = std::string(PEREGRINE_SOURCE_DIR) + "/conf/peregrine.conf";
-const std::string kDoc = std::string(PEREGRINE_SOURCE_DIR) + "/docs/configuration.md";
-const std::string kMan = std::string(PEREGRINE_SOURCE_DIR) + "/packaging/man/peregrine.conf.5";
+const std::string kConf = std::string(PEREGRINE_SOURCE_DIR "/conf/peregrine.conf");
+const std::string kDoc = std::string(PEREGRINE_SOURCE_DIR "/docs/configuration.md");
+const std::string kMan = std::string(PEREGRINE_SOURCE_DIR "/packaging/man/peregrine.conf.5");
 
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -93,8 +93,8 @@ TEST(GeneratedFiles, ExampleVolumeInTheConfIsValid) {
 // The generic mount options are written up by hand in mount.peregrine(8)
 // and docs/usage.md: every one of the table must be there.
 TEST(GeneratedFiles, EveryMountOptionIsDocumented) {
-  const std::string man = read(std::string(PEREGRINE_SOURCE_DIR) + "/packaging/man/mount.peregrine.8");
-  const std::string usage = read(std::string(PEREGRINE_SOURCE_DIR) + "/docs/usage.md");
+  const std::string man = read(std::string(PEREGRINE_SOURCE_DIR "/packaging/man/mount.peregrine.8"));
+  const std::string usage = read(std::string(PEREGRINE_SOURCE_DIR "/docs/usage.md"));
   for (const MountFlag& f : mount_flags()) {
     std::string name(f.name);
     if (name.ends_with("-")) name += "*";  // x-*
