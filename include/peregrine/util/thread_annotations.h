@@ -1,7 +1,7 @@
 // Thread-safety annotations: lock rules the compiler checks.
 //
-// With clang, -Wthread-safety (the `clang` CMake preset, a step of
-// tools/run-tests) checks at compile time that a member marked
+// With clang, -Wthread-safety (the `asan` CMake preset, a clang build and
+// a step of tools/run-tests) checks at compile time that a member marked
 // GUARDED_BY(mu) is read or written only with mu held, that a function
 // marked REQUIRES(mu) is called only with mu held and EXCLUDES(mu) only
 // without it, and that every ACQUIRE has its RELEASE. With any other
