@@ -3,7 +3,7 @@
 #include <cerrno>
 
 #include "fs_context.h"
-#include "request_marks.h"
+#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {

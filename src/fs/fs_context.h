@@ -25,7 +25,7 @@
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
-#include "data_calls.h"
+#include "transport/data_calls.h"
 #include "page_cache_stores.h"
 #include "read_blocks.h"
 #include "refused_writebacks.h"
@@ -122,9 +122,11 @@ struct FsContext final : TransportHost {
   // filesystem knows the file's mode at the moment it changes
   // (suidgid_to_drop).
   uint64_t wanted_init_flags() const override { return wire::kHandleKillprivV2; }
+  // The file's IO gate orders the direct writes that must not overlap
+  // (partial blocks take it exclusively).
+  bool parallel_direct_writes() const override { return true; }
   void session_mounted(int fd) override { session_fd = fd; }
-  ssize_t read_request(int fd, void* buf, size_t len) override;
-  void set_may_stay_staged(bool may) override;
+  ssize_t read_request(int fd, void* buf, size_t len, bool* may_stay_staged) override;
   void unplug_this_thread() override { pool.unplug_this_thread(); }
   void unplug_between_requests() override { pool.unplug_this_thread(Submitter::Completions::here); }
   bool background_idle() const override { return pool.engine().outstanding() == 0; }
@@ -224,7 +226,7 @@ void reply_entry_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a);
 int zero_block_tail(FsContext& fs, uint64_t ino, uint64_t from);
 int zero_block_range(FsContext& fs, uint64_t ino, uint64_t from, uint64_t to);
 
-// READ and WRITE, whichever transport brought them (data_calls.h). On the
+// READ and WRITE, whichever transport brought them (transport/data_calls.h). On the
 // calling thread until the IO is staged; the reply comes from the thread
 // that completes it.
 void serve_read(FsContext& fs, const ReadCall& call);

@@ -6,9 +6,8 @@
 #include <cerrno>
 
 #include "fs_context.h"
-#include "transport/open_reply_flags.h"
 #include "transport/fuse_wire.h"
-#include "request_marks.h"
+#include "transport/request_marks.h"
 
 namespace peregrine::fs {
 namespace {
@@ -22,11 +21,9 @@ void set_cache_policy(FsContext& fs, fuse_file_info* fi) {
   // coherent (linux fs/fuse/file.c, fuse_direct_io; Documentation/
   // filesystems/fuse-io.rst).
   if (fs.settings.fuse.cache == config::CacheMode::kDirect || (fi->flags & O_DIRECT) != 0) {
+    // The transport lets its writes run side by side on the file
+    // (FsContext::parallel_direct_writes).
     fi->direct_io = 1;
-    // Direct writes to one file may run side by side: the file's IO gate
-    // orders those that must not (partial blocks take it exclusively).
-    // Consumed by the transport's reply hook (libfuse 3.14 has no field).
-    tls_extra_open_flags = wire::kOpenParallelDirectWrites;
   } else {
     fi->keep_cache = 1;
   }

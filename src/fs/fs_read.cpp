@@ -4,7 +4,7 @@
 // tail block kept in memory (tail_blocks.h) is laid over what the members
 // return. A read inside one block is answered from that block when it is
 // kept (read_blocks.h), and keeps it otherwise. Both transports call
-// serve_read() (data_calls.h).
+// serve_read() (transport/data_calls.h).
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -182,7 +182,7 @@ void serve_read(FsContext& fs, const ReadCall& call) {
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_read(r, src);
   }
-  if (sub != nullptr) end_request_staging(fs, *sub);
+  if (sub != nullptr) end_request_staging(fs, *sub, call.marks.may_stay_staged);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 

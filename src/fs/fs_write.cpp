@@ -14,7 +14,7 @@
 // A write of bytes the kernel's page cache may hold (io_gates.h) takes the
 // exclusive path and, once its bytes are on the volume and the gate is
 // open again, stores them into the page cache before it answers.
-// Both transports call serve_write() (data_calls.h).
+// Both transports call serve_write() (transport/data_calls.h).
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -221,7 +221,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
     if (answered) {
       sub->unplug(Submitter::Completions::here);
     } else {
-      end_request_staging(fs, *sub);
+      end_request_staging(fs, *sub, call.marks.may_stay_staged);
     }
   }
   if (op->pending.fetch_sub(1) == 1) finish(op);
@@ -315,7 +315,7 @@ int write_exclusive(FsContext& fs, const WriteCall& call, const IoSpan& span, bo
 }
 
 IoSpan span_of(const WriteCall& call) {
-  // Writeback of the kernel's own pages is not ordered (request_marks.h):
+  // Writeback of the kernel's own pages is not ordered (transport/request_marks.h):
   // a store into those pages would wait for the kernel that waits for us.
   return IoSpan{call.marks.from_page_cache ? 0 : call.marks.unique, call.offset, call.offset + call.size};
 }

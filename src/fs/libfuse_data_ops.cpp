@@ -1,6 +1,6 @@
 // READ and WRITE as libfuse decodes them: the classic transport's path,
 // and the io-uring transport's for the writes its blocking-op threads run.
-// The request's marks come from this thread's copy (request_marks.h), set
+// The request's marks come from this thread's copy (transport/request_marks.h), set
 // by the transport just before libfuse ran the request; the reply goes out
 // through libfuse.
 #include "fs_context.h"

@@ -7,7 +7,7 @@
 
 namespace peregrine::fs {
 
-MemberErrorLog::MemberErrorLog(uint32_t members, LogFn log)
+MemberErrorLog::MemberErrorLog(uint32_t members, LogLine log)
     : members_(members), log_(std::move(log)), counts_(new std::atomic<uint64_t>[members]) {
   for (uint32_t i = 0; i < members; ++i) counts_[i].store(0);
 }

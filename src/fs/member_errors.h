@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "peregrine/engine/engine_config.h"
+#include "peregrine/util/log_line.h"
 #include "peregrine/util/mutex.h"
 #include "peregrine/util/thread_annotations.h"
 
@@ -24,11 +25,10 @@ namespace peregrine::fs {
 
 class MemberErrorLog {
  public:
-  using LogFn = std::function<void(int priority, const std::string& line)>;
   // Lines logged per member before it only counts (peregrine stats has the totals).
   static constexpr uint64_t kLoggedPerMember = 5;
 
-  MemberErrorLog(uint32_t members, LogFn log);
+  MemberErrorLog(uint32_t members, LogLine log);
   // The members' paths in index order; set once, before any IO.
   void set_names(std::vector<std::string> names) { names_ = std::move(names); }
 
@@ -42,7 +42,7 @@ class MemberErrorLog {
  private:
   std::vector<std::string> names_;
   const uint32_t members_;
-  LogFn log_;
+  LogLine log_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;
   mutable Mutex mu_;
   std::string last_write_failure_ GUARDED_BY(mu_);

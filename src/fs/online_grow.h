@@ -22,14 +22,14 @@
 #include "peregrine/fs/grow_ioctl.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "peregrine/meta/metadata.h"
+#include "peregrine/util/log_line.h"
 #include "peregrine/util/mutex.h"
 
 namespace peregrine::fs {
 
 class OnlineGrow {
  public:
-  using Log = std::function<void(int priority, const std::string& line)>;
-  OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, Log log) : vr_(vr), md_(md), log_(std::move(log)) {}
+  OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, LogLine log) : vr_(vr), md_(md), log_(std::move(log)) {}
 
   // Grows the volume over what its members hold now; the reply as the
   // ioctl returns it.
@@ -38,7 +38,7 @@ class OnlineGrow {
  private:
   VolumeRuntime& vr_;
   meta::Metadata& md_;
-  Log log_;
+  LogLine log_;
   Mutex mu_;  // one grow at a time; guards vr_.volume's superblock fields
 };
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "data_calls.h"
+#include "transport/data_calls.h"
 #include "peregrine/util/mutex.h"
 #include "peregrine/util/thread_annotations.h"
 

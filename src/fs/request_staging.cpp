@@ -8,9 +8,6 @@
 namespace peregrine::fs {
 namespace {
 
-// Set by the reader for the request this worker handles next.
-thread_local bool tls_may_stay_staged = false;
-
 class WorkerStaging final : public StagedIo {
  public:
   explicit WorkerStaging(SubmitterPool& pool) : pool_(pool) {}
@@ -25,12 +22,12 @@ class WorkerStaging final : public StagedIo {
 
 }  // namespace
 
-ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len) {
+ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool* may_stay_staged) {
+  *may_stay_staged = false;
   if (fd == fs.session_fd) {
     // Cloning failed and the workers share one descriptor, and with it one
     // blocking mode: no batching, libfuse's plain read.
     hand_on_staged(fs);
-    tls_may_stay_staged = false;
     return ::read(fd, buf, len);
   }
   thread_local RequestReader reader;
@@ -38,11 +35,9 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len) {
   bool is_data = false;
   ssize_t n = reader.read(fd, buf, len, staging, &is_data,
                           fs.settings.fuse.one_reader && fs.read_turn.usable() ? &fs.read_turn : nullptr);
-  tls_may_stay_staged = is_data;
+  *may_stay_staged = is_data;
   return n;
 }
-
-void set_may_stay_staged(bool may) { tls_may_stay_staged = may; }
 
 namespace {
 
@@ -54,19 +49,18 @@ bool worker_never_stops_polling(const void*) { return false; }
 
 }  // namespace
 
-ssize_t FsContext::read_request(int fd, void* buf, size_t len) {
+ssize_t FsContext::read_request(int fd, void* buf, size_t len, bool* may_stay_staged) {
   if (Submitter* sub = pool.for_this_thread(); sub != nullptr && !sub->polls()) {
     sub->set_poll_stop(&worker_never_stops_polling, nullptr);
   }
-  return batches_requests(settings) ? read_request_batched(*this, fd, buf, len) : ::read(fd, buf, len);
+  if (batches_requests(settings)) return read_request_batched(*this, fd, buf, len, may_stay_staged);
+  *may_stay_staged = false;
+  return ::read(fd, buf, len);
 }
 
-void FsContext::set_may_stay_staged(bool may) { fs::set_may_stay_staged(may && batches_requests(settings)); }
-
-void end_request_staging(FsContext& fs, Submitter& sub) {
-  // Only set when the reader is installed, which is only for the per-drive
-  // scheduler (batches_requests).
-  if (tls_may_stay_staged) {
+void end_request_staging(FsContext& fs, Submitter& sub, bool may_stay_staged) {
+  // The per-volume baseline keeps one unplug per request (batches_requests).
+  if (may_stay_staged && batches_requests(fs.settings)) {
     Engine& engine = fs.pool.engine();
     // The configured threshold, not the engine's: 0 per drive means
     // "always" here, where the engine must turn it into 1.

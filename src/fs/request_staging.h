@@ -4,7 +4,7 @@
 // before the worker could sleep. Internal to src/fs.
 //
 // Thread rules: everything here acts on the calling FUSE worker's own
-// state (its Submitter and a thread-local flag).
+// state (its Submitter and its RequestReader).
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -21,20 +21,17 @@ inline bool batches_requests(const config::Settings& s) {
 }
 
 // Reads one request from a worker's /dev/fuse descriptor through the
-// worker's RequestReader (the transport's read hook, when batching). Marks
-// a read or write as one whose IO may stay staged when it ends.
-ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len);
-
-// For a transport that runs requests on threads of its own (io_uring ring
-// threads): whether the request about to run may leave its IO staged,
-// because the thread hands the batch on itself before it can sleep.
-void set_may_stay_staged(bool may);
+// worker's RequestReader (the transport's read hook, when batching). Says
+// whether a read or write read so may leave its IO staged when it ends
+// (RequestMarks::may_stay_staged).
+ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool* may_stay_staged);
 
 // Ends a read's or write's staging on the calling worker: hands its batch
-// on, unless the request came through the batching reader and the volume
-// has at least the low watermark outstanding, so that more requests are
-// likely waiting to join the batch.
-void end_request_staging(FsContext& fs, Submitter& sub);
+// on, unless the request may leave it staged (its marks say the thread
+// hands it on before it can sleep), these settings batch across requests,
+// and the volume has at least the low watermark outstanding, so that more
+// requests are likely waiting to join the batch.
+void end_request_staging(FsContext& fs, Submitter& sub, bool may_stay_staged);
 
 // For a read or write that ends without staging anything: hands on what
 // earlier requests staged, so that a run of such requests cannot hold it.

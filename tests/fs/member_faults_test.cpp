@@ -515,6 +515,68 @@ TEST_F(MemberFaultsTest, AWholeBlockWriteWaitingForAStalledMemberLeavesItsRingSe
   ::munmap(map, data.size());
 }
 
+// Direct-IO opens are answered FOPEN_PARALLEL_DIRECT_WRITES (the transport
+// adds it for the filesystem: TransportHost::parallel_direct_writes), so
+// the kernel takes the file's inode lock shared for a write inside the
+// file: a second write to the same file reaches the daemon while the first
+// waits for its member. Without the flag it waits in the kernel for the
+// first one's answer.
+TEST_F(MemberFaultsTest, DirectWritesToOneFileDoNotWaitForEachOther) {
+  const std::string hold = arm("hold");
+  mount_with("member=2,action=hold,while=" + hold);
+  const std::string data = pattern(4 * kUnit, 57);  // one stripe unit on each member
+  write_synced("f", data);
+  touch(hold);
+
+  const std::string first = pattern(4096, 58);  // member 2's unit: held
+  std::atomic<bool> first_written{false};
+  std::atomic<pid_t> first_tid{0};
+  std::thread held_writer([&] {
+    first_tid = static_cast<pid_t>(::gettid());
+    Fd fd(::open(at("f").c_str(), O_WRONLY));
+    EXPECT_TRUE(write_at(fd.get(), first, static_cast<off_t>(2 * kUnit))) << std::strerror(errno);
+    first_written = true;
+  });
+  // The first writer waits in the kernel for its WRITE's answer (its stack
+  // says so; an event, not a time, with a guard against a hang).
+  bool waiting = false;
+  for (int i = 0; i < 6000 && !waiting; ++i) {
+    if (const pid_t tid = first_tid.load(); tid != 0) {
+      const std::string stack = read_file("/proc/self/task/" + std::to_string(tid) + "/stack");
+      waiting = stack.find("fuse_direct_io") != std::string::npos;
+    }
+    if (!waiting) ::usleep(10000);
+  }
+  if (!waiting) {
+    release(hold);
+    held_writer.join();
+    FAIL() << "the first WRITE never waited for an answer";
+  }
+
+  const std::string second = pattern(4096, 59);  // member 0's unit
+  std::mutex mu;
+  std::condition_variable cv;
+  bool second_done = false;
+  std::thread free_writer([&] {
+    Fd fd(::open(at("f").c_str(), O_WRONLY));
+    EXPECT_TRUE(write_at(fd.get(), second, 0)) << std::strerror(errno);
+    std::lock_guard lk(mu);
+    second_done = true;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock lk(mu);
+    EXPECT_TRUE(cv.wait_for(lk, std::chrono::seconds(60), [&] { return second_done; }))
+        << "a write to member 0 waited for another write to the same file";
+    EXPECT_FALSE(first_written.load()) << "the write to the held member completed while it is held";
+  }
+  release(hold);
+  held_writer.join();
+  free_writer.join();
+  EXPECT_TRUE(read_file(at("f")) ==
+              second + data.substr(4096, 2 * kUnit - 4096) + first + data.substr(2 * kUnit + 4096));
+}
+
 TEST_F(MemberFaultsTest, OtherRequestsAreServedWhileAWorkerWaitsAtAPressurePoint) {
   const bool two_cpus = std::thread::hardware_concurrency() >= 2;
   if (test_transport() == "io-uring" && !two_cpus) {

@@ -25,7 +25,7 @@ thread_local FuseRing* tls_ring_thread = nullptr;
 
 }  // namespace
 
-FuseRing::FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log)
+FuseRing::FuseRing(Owner& owner, int fuse_fd, Shape shape, LogLine log)
     : owner_(owner), fuse_fd_(fuse_fd), shape_(shape), log_(std::move(log)) {}
 
 FuseRing::~FuseRing() {

@@ -93,7 +93,7 @@ class FuseRing {
     uint32_t yield_ns = 0;
   };
 
-  FuseRing(Owner& owner, int fuse_fd, Shape shape, TransportLog log);
+  FuseRing(Owner& owner, int fuse_fd, Shape shape, LogLine log);
   ~FuseRing();
   FuseRing(const FuseRing&) = delete;
   FuseRing& operator=(const FuseRing&) = delete;
@@ -181,7 +181,7 @@ class FuseRing {
   Owner& owner_;
   const int fuse_fd_;
   const Shape shape_;
-  TransportLog log_;
+  LogLine log_;
   size_t stride_ = 0;
   size_t area_bytes_ = 0;
   std::byte* area_ = nullptr;

@@ -46,7 +46,9 @@ inline constexpr uint64_t kInitExt = uint64_t{1} << 30;
 inline constexpr uint64_t kDirectIoAllowMmap = uint64_t{1} << 36;
 inline constexpr uint64_t kOverIoUring = uint64_t{1} << 41;
 
-// fuse_open_out.open_flags: concurrent direct writes to one inode.
+// fuse_open_out.open_flags: IO bypasses the page cache; concurrent direct
+// writes to one inode.
+inline constexpr uint32_t kOpenDirectIo = 1u << 0;
 inline constexpr uint32_t kOpenParallelDirectWrites = 1u << 6;
 
 // Under FUSE_HANDLE_KILLPRIV_V2, the kernel's marks for "the caller lacks

@@ -13,6 +13,15 @@ bool first_arg(const void* arg, size_t n, Arg* out) {
   return true;
 }
 
+// The OPEN or CREATE this thread runs through libfuse, by its header's
+// unique (a ring entry's token on io-uring): its reply gets the open flags
+// libfuse 3.14 cannot set (session_io.cpp). Private to the transport.
+struct OpenMarked {
+  bool opens = false;
+  uint64_t unique = 0;
+};
+thread_local OpenMarked tls_open_marked;
+
 }  // namespace
 
 RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t n) {
@@ -55,14 +64,23 @@ void mark_request(void* buf, size_t n) {
   wire::InHeader in;
   if (n < sizeof in) {
     tls_request_marks = RequestMarks{};
+    tls_open_marked = OpenMarked{};
     return;
   }
   std::memcpy(&in, buf, sizeof in);
   tls_request_marks = marks_of(in, static_cast<const char*>(buf) + sizeof in, n - sizeof in);
+  const bool opens = in.opcode == wire::kOpOpen || in.opcode == wire::kOpCreate || in.opcode == wire::kOpTmpfile;
+  tls_open_marked = OpenMarked{opens, in.unique};
   if (in.opcode == wire::kOpTmpfile) {
     in.opcode = wire::kOpCreate;
     std::memcpy(buf, &in, sizeof in);
   }
+}
+
+bool answers_open_marked_here(const wire::OutHeader& out) {
+  // The unique, not only the opcode: the thread may complete other requests
+  // (a read whose IO finished) while it runs the open.
+  return tls_open_marked.opens && tls_open_marked.unique == out.unique;
 }
 
 }  // namespace peregrine::fs

@@ -1,17 +1,18 @@
 // mark_request: reads from a raw FUSE request what libfuse 3.14 does not
-// hand to operations (RequestMarks, ../request_marks.h), and rewrites what
+// hand to operations (RequestMarks, request_marks.h), and rewrites what
 // it cannot decode: FUSE_TMPFILE (no op in its table, it would answer
 // ENOSYS and the kernel would refuse O_TMPFILE for the rest of the mount)
 // becomes FUSE_CREATE, whose arguments and reply it shares, marked
 // `tmpfile`.
 //
 // Thread rules: pure functions, except that mark_request() sets the calling
-// thread's tls_request_marks.
+// thread's tls_request_marks and notes the OPEN or CREATE it runs, which
+// answers_open_marked_here() asks on the same thread.
 #pragma once
 
 #include <cstddef>
 
-#include "../request_marks.h"
+#include "request_marks.h"
 #include "fuse_wire.h"
 
 namespace peregrine::fs {
@@ -24,5 +25,10 @@ RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t arg_byte
 // Sets this thread's marks from a request (fuse_in_header first, `n`
 // bytes) and rewrites FUSE_TMPFILE into FUSE_CREATE in place.
 void mark_request(void* buf, size_t n);
+
+// Whether `out` is the reply to the OPEN or CREATE (or TMPFILE) that
+// mark_request() marked last on this thread: a reply with a fuse_open_out
+// at its end, whose flags the transport may add to.
+bool answers_open_marked_here(const wire::OutHeader& out);
 
 }  // namespace peregrine::fs

@@ -8,7 +8,6 @@
 
 #include "fuse_ring.h"
 #include "fuse_wire.h"
-#include "open_reply_flags.h"
 #include "mark_request.h"
 
 namespace peregrine::fs {
@@ -18,23 +17,21 @@ SessionIo& session_io(void* userdata) {
   return *static_cast<SessionIo*>(static_cast<TransportHost*>(userdata)->transport);
 }
 
-// The open flags an operation asked for on this thread go into the
-// fuse_open_out that ends its open or create reply.
-void add_open_flags(iovec* iov, int count) {
-  uint32_t extra = tls_extra_open_flags;
-  if (extra == 0) return;
-  tls_extra_open_flags = 0;
+// A direct-IO open's reply (FOPEN_DIRECT_IO) gets FOPEN_PARALLEL_DIRECT_WRITES
+// when the host allows it: libfuse 3.14's fuse_file_info has no such bit.
+void add_open_flags(const TransportHost& host, iovec* iov, int count) {
   wire::OutHeader out;
   std::memcpy(&out, iov[0].iov_base, sizeof out);
+  if (!host.parallel_direct_writes() || !answers_open_marked_here(out)) return;
   if (out.error != 0 || count < 2 || iov[count - 1].iov_len < sizeof(wire::OpenOut)) return;
   auto* end = static_cast<char*>(iov[count - 1].iov_base) + iov[count - 1].iov_len;
   auto* open_out = reinterpret_cast<wire::OpenOut*>(end - sizeof(wire::OpenOut));
-  open_out->open_flags |= extra;
+  if ((open_out->open_flags & wire::kOpenDirectIo) != 0) open_out->open_flags |= wire::kOpenParallelDirectWrites;
 }
 
 }  // namespace
 
-SessionIo::SessionIo(TransportHost& host, uint64_t wanted_init_flags, TransportLog log)
+SessionIo::SessionIo(TransportHost& host, uint64_t wanted_init_flags, LogLine log)
     : host_(host), init_(wanted_init_flags | host.wanted_init_flags()), log_(std::move(log)) {}
 
 int SessionIo::install(fuse_session* se) {
@@ -59,11 +56,13 @@ void SessionIo::init_replied(uint64_t) {}
 
 ssize_t SessionIo::read_hook(int fd, void* buf, size_t len, void* userdata) {
   SessionIo& self = session_io(userdata);
-  ssize_t n = self.host_.read_request(fd, buf, len);
+  bool may_stay_staged = false;
+  ssize_t n = self.host_.read_request(fd, buf, len, &may_stay_staged);
   if (n > 0) {
     self.init_.note_request(buf, static_cast<size_t>(n));
     // libfuse processes the request on this thread once the hook returns.
     mark_request(buf, static_cast<size_t>(n));
+    tls_request_marks.may_stay_staged = may_stay_staged;
     if (self.rings_registered_.load(std::memory_order_relaxed))
       self.count_dev_fuse_request(buf, static_cast<size_t>(n));
   }
@@ -87,7 +86,7 @@ void SessionIo::count_dev_fuse_request(const void* buf, size_t n) {
 ssize_t SessionIo::writev_hook(int fd, iovec* iov, int count, void* userdata) {
   SessionIo& self = session_io(userdata);
   if (count < 1 || iov[0].iov_len < sizeof(wire::OutHeader)) return ::writev(fd, iov, count);
-  add_open_flags(iov, count);
+  add_open_flags(self.host_, iov, count);
   wire::OutHeader out;
   std::memcpy(&out, iov[0].iov_base, sizeof out);
   if (FuseRing::is_token(out.unique)) {

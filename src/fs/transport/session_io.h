@@ -22,7 +22,7 @@ namespace peregrine::fs {
 
 class SessionIo : public Transport {
  public:
-  SessionIo(TransportHost& host, uint64_t wanted_init_flags, TransportLog log);
+  SessionIo(TransportHost& host, uint64_t wanted_init_flags, LogLine log);
 
   int install(fuse_session* se) override;
   int serve(fuse_session* se, fuse_loop_config* cfg) override;
@@ -53,7 +53,7 @@ class SessionIo : public Transport {
 
   TransportHost& host_;
   InitNegotiation init_;
-  TransportLog log_;
+  LogLine log_;
   fuse_session* se_ = nullptr;
 
  private:

@@ -40,7 +40,10 @@ UringSupport probe_uring_support() {
                                  "` enables it, or install the peregrine package, which does"};
 }
 
-ssize_t TransportHost::read_request(int fd, void* buf, size_t len) { return ::read(fd, buf, len); }
+ssize_t TransportHost::read_request(int fd, void* buf, size_t len, bool* may_stay_staged) {
+  *may_stay_staged = false;
+  return ::read(fd, buf, len);
+}
 
 Expected<TransportPlan> plan_transport(config::FuseTransport wanted) {
   switch (wanted) {
@@ -61,7 +64,7 @@ Expected<TransportPlan> plan_transport(config::FuseTransport wanted) {
   return TransportPlan{false, "unknown fuse.transport"};
 }
 
-std::unique_ptr<Transport> Transport::create(TransportHost& host, const TransportPlan& plan, TransportLog log,
+std::unique_ptr<Transport> Transport::create(TransportHost& host, const TransportPlan& plan, LogLine log,
                                              std::function<void()> serving) {
   if (plan.uring) return std::make_unique<UringTransport>(host, std::move(log), std::move(serving));
   log(LOG_INFO, "FUSE transport: classic (" + plan.reason + ")");

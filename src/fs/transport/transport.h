@@ -13,8 +13,9 @@
 // both mark direct-IO opens FOPEN_PARALLEL_DIRECT_WRITES, and both hand
 // operations what libfuse 3.14 drops from requests (request_marks.h). The
 // io-uring transport hands READ and WRITE to the host itself, as calls
-// (../data_calls.h), without libfuse: the one place where the transport
-// includes a header of the filesystem above it, the interface it calls.
+// (data_calls.h), without libfuse. Those calls and the marks are the
+// transport's contract, so they live here, below the filesystem that
+// implements the host: the transport includes nothing from src/fs.
 //
 // Thread rules: the daemon's main thread creates the transport, installs it
 // after fuse_session_mount(), calls serve() (which returns when the session
@@ -35,8 +36,9 @@
 
 #include <sys/types.h>
 
-#include "../data_calls.h"
+#include "data_calls.h"
 #include "peregrine/config/settings.h"
+#include "peregrine/util/log_line.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::fs {
@@ -64,14 +66,19 @@ class TransportHost {
   // INIT flags (fuse_wire.h) the filesystem serves that libfuse 3.14
   // cannot ask for; the transport grants those the kernel offers.
   virtual uint64_t wanted_init_flags() const { return 0; }
+  // Whether the writes of a direct-IO open (FOPEN_DIRECT_IO in its reply)
+  // may run side by side on one file: the transport then adds
+  // FOPEN_PARALLEL_DIRECT_WRITES to that reply, which libfuse 3.14's
+  // fuse_file_info cannot carry.
+  virtual bool parallel_direct_writes() const { return false; }
   // The session is mounted with this /dev/fuse descriptor (libfuse's own;
   // its workers read clones of it). Called by Transport::install().
   virtual void session_mounted(int /*session_fd*/) {}
-  // Reads one request from a libfuse worker's /dev/fuse descriptor.
-  virtual ssize_t read_request(int fd, void* buf, size_t len);
-  // Ring threads: whether the request about to run may leave its IO staged
-  // (the ring hands it on when idle), and handing staged IO on.
-  virtual void set_may_stay_staged(bool) {}
+  // Reads one request from a libfuse worker's /dev/fuse descriptor, and
+  // says whether the IO that request stages may stay staged when it ends
+  // (RequestMarks::may_stay_staged): the host's reader then hands it on.
+  virtual ssize_t read_request(int fd, void* buf, size_t len, bool* may_stay_staged);
+  // Ring threads: hands staged IO on.
   virtual void unplug_this_thread() {}
   // A ring thread, once before it serves: IO it dispatches inline on a
   // quiet volume may be waited for on this thread (engine.inline_poll_us),
@@ -113,9 +120,6 @@ class TransportHost {
  protected:
   ~TransportHost() = default;
 };
-
-// What the daemon logs through: a syslog priority and one line.
-using TransportLog = std::function<void(int priority, const std::string& line)>;
 
 // Whether this kernel offers FUSE over io_uring, and if not, why (for the
 // log line and the refusal). Reads the fuse module's enable_uring parameter;
@@ -161,7 +165,7 @@ class Transport {
   // once INIT is answered and every ring is registered (or the kernel
   // declined and /dev/fuse carries everything). Never for classic, which
   // serves as soon as its loop runs. Any thread; at most once.
-  static std::unique_ptr<Transport> create(TransportHost& host, const TransportPlan& plan, TransportLog log,
+  static std::unique_ptr<Transport> create(TransportHost& host, const TransportPlan& plan, LogLine log,
                                            std::function<void()> serving);
   virtual ~Transport() = default;
   Transport(const Transport&) = delete;

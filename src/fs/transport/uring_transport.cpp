@@ -53,7 +53,7 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
 
 }  // namespace
 
-UringTransport::UringTransport(TransportHost& host, TransportLog log, std::function<void()> serving)
+UringTransport::UringTransport(TransportHost& host, LogLine log, std::function<void()> serving)
     : SessionIo(host, wire::kDirectIoAllowMmap | wire::kOverIoUring, std::move(log)), serving_(std::move(serving)) {}
 
 UringTransport::~UringTransport() {
@@ -169,9 +169,8 @@ void UringTransport::run_inline(const fuse_buf& buf, bool data) {
   const bool ring_request = FuseRing::is_token(in.unique) && q < rings_.size();
   tls_request_marks.unique = ring_request ? rings_[q]->kernel_unique(FuseRing::token_entry(in.unique)) : 0;
   tls_request_marks.held_until_reply = ring_request;
-  host_.set_may_stay_staged(data);
+  tls_request_marks.may_stay_staged = data;
   fuse_session_process_buf(se_, &buf);
-  host_.set_may_stay_staged(false);
 }
 
 void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
@@ -194,8 +193,10 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                                       size_t op_bytes, uint32_t payload_sz) {
   if ((in.opcode != wire::kOpRead && in.opcode != wire::kOpWrite) || !host_.runs_data_calls()) return false;
   RequestMarks marks = marks_of(in, op_in, op_bytes);
-  // The entry belongs to the request until its reply.
+  // The entry belongs to the request until its reply, and this thread
+  // hands staged IO on between requests.
   marks.held_until_reply = true;
+  marks.may_stay_staged = true;
   const DataReply reply{this, (uint64_t{ring.qid()} << 32) | entry};
   if (in.opcode == wire::kOpRead) {
     wire::ReadIn r;
@@ -208,9 +209,7 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                         .reply_area = ring.payload_of(entry),
                         .reply_area_size = ring.payload_capacity(),
                         .reply = reply};
-    host_.set_may_stay_staged(true);
     host_.run_read(call);
-    host_.set_may_stay_staged(false);
     return true;
   }
   wire::WriteIn w;
@@ -228,21 +227,13 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                        .reply = reply};
   // A page-cache writeback (nearly every small file's is cut at the end of
   // the file): the aligned path, written behind, or a blocking-op thread's.
-  if (page_cache_write(w)) {
-    host_.set_may_stay_staged(true);
-    const bool served = host_.try_run_page_cache_write(call);
-    host_.set_may_stay_staged(false);
-    return served;
-  }
+  if (page_cache_write(w)) return host_.try_run_page_cache_write(call);
   // Read-modify-write: here only if that waits for nothing, else a
   // blocking-op thread's (may_block()).
   if (!whole_blocks(w.offset, w.size)) return host_.try_run_write_without_waiting(call);
   // Whole blocks: the aligned path, else a blocking-op thread's (the
   // exclusive path waits for the file's gate and for its member IO).
-  host_.set_may_stay_staged(true);
-  const bool served = host_.try_run_aligned_write(call);
-  host_.set_may_stay_staged(false);
-  return served;
+  return host_.try_run_aligned_write(call);
 }
 
 bool UringTransport::refuse_malformed(const wire::InHeader& in, const DataReply& reply) {

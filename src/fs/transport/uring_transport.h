@@ -8,7 +8,7 @@
 // A ring thread runs reads, writes and every request that does not wait
 // for IO itself; the others go to BlockingOps, so no ring thread waits for
 // member IO. It decodes READ and block-aligned WRITE itself and hands them
-// to the host as calls (../data_calls.h), answered straight into the entry
+// to the host as calls (data_calls.h), answered straight into the entry
 // (DataReplier); everything else goes through libfuse, whose replies from
 // any thread reach their ring by the unique token.
 //
@@ -34,7 +34,7 @@ namespace peregrine::fs {
 
 class UringTransport final : public SessionIo, public FuseRing::Owner, public DataReplier {
  public:
-  UringTransport(TransportHost& host, TransportLog log, std::function<void()> serving);
+  UringTransport(TransportHost& host, LogLine log, std::function<void()> serving);
   ~UringTransport() override;
 
   void quiesce() override;

@@ -19,7 +19,7 @@
 #include <syslog.h>
 #include <vector>
 
-#include "transport/transport.h"
+#include "transport.h"
 
 namespace {
 

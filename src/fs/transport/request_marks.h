@@ -1,9 +1,12 @@
 // RequestMarks: what the kernel says about a request that libfuse 3.14
-// does not hand to an operation. The transport that brought the request
-// sets them (transport/mark_request.h): reads and writes carry theirs in
-// their call (data_calls.h); the other operations that need them (SETATTR,
-// OPEN, CREATE), which libfuse runs, read this thread's copy at their
-// start, before they hand anything to another thread.
+// does not hand to an operation, and what the transport says about how it
+// runs it. The transport that brought the request sets them
+// (transport/mark_request.h): reads and writes carry theirs in their call
+// (data_calls.h); an operation libfuse runs (every one on classic, SETATTR,
+// OPEN, CREATE on io-uring) reads this thread's copy at its start, before
+// it hands anything to another thread. That copy is the one channel that
+// bypasses the calls, because libfuse 3.14 gives an operation nothing but
+// its decoded arguments; it flows one way, transport to operation.
 //
 // Thread rules: tls_request_marks is thread-local; the transport sets it
 // on the thread that runs the request, just before libfuse processes it.
@@ -44,6 +47,12 @@ struct RequestMarks {
   // copying it. Classic transport: false (a worker reuses its buffer for
   // the next request as soon as the handler returns).
   bool held_until_reply = false;
+  // The thread that runs the request hands the IO it staged on before it
+  // can sleep (a classic worker's batching request reader, a ring thread
+  // between requests): a read or write may end with its member IO staged
+  // for the next request to join (request_staging.h). Set by the
+  // transport, from its host's reader on classic.
+  bool may_stay_staged = false;
 };
 
 // For requests libfuse runs: every request on classic, the rest on io-uring
