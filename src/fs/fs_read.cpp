@@ -84,104 +84,145 @@ void on_extent_read(Request& r, int result) {
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 
-}  // namespace
+// The blocks a read covers: [start, end) of the file, the caller's bytes
+// from `off` to `data_end` within it.
+struct ReadSpan {
+  uint64_t off = 0;
+  uint64_t data_end = 0;  // the end of the file's bytes in the read
+  uint64_t start = 0;     // off, down to a block
+  uint64_t end = 0;       // data_end, up to a block
+};
 
-void serve_read(FsContext& fs, const ReadCall& call) {
-  const uint64_t ino = call.ino;
+// Phase 1: the extents under the read, with the file's gate held. False
+// when the read is answered already (an error, or at or past the end of
+// the file) and the gate released.
+bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std::vector<meta::Segment>* segs) {
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
-  uint64_t generation = 0;
-  fs.gates.lock_shared_read(ino, IoSpan{call.marks.unique, off, off + size}, call.marks.fills_page_cache,
-                            fs.read_blocks.enabled() && size < kBlock ? &generation : nullptr);
-  // Reused per thread so that a read allocates nothing once warm.
-  thread_local std::vector<meta::Segment> segs;
-  segs.clear();
+  fs.gates.lock_shared_read(call.ino, IoSpan{call.marks.unique, off, off + size}, call.marks.fills_page_cache,
+                            fs.read_blocks.enabled() && size < kBlock ? generation : nullptr);
+  segs->clear();
   bool atime_due = false;
-  int rc = fs.meta.map_read(ino, off, size, &segs, &atime_due);
+  int rc = fs.meta.map_read(call.ino, off, size, segs, &atime_due);
   // The kernel keeps no access times for FUSE inodes (S_NOATIME): the
   // daemon does, and tells the kernel its cached ones are stale.
-  if (atime_due && fs.meta.accessed(ino)) attributes_changed(fs, ino);
-  if (rc != 0 || segs.empty()) {
-    fs.gates.unlock_shared(ino);
-    hand_on_staged(fs);  // this request staged nothing to join the batch
-    if (rc != 0) {
-      call.reply.error(-rc);
-    } else {
-      call.reply.bytes(nullptr, 0);  // at or past the end of the file
-    }
-    return;
-  }
-  uint64_t end = segs.back().file_off + segs.back().len;
-  uint64_t astart = off / kBlock * kBlock;
-  uint64_t aend = (end + kBlock - 1) / kBlock * kBlock;
-  // Less than a block (only those were given a generation) of written
-  // data, inside one block: from memory if that block is kept. (A
-  // whole-block read, the usual random read, would only pay a copy to keep
-  // what it rarely reads again.)
-  uint64_t keep_vol_off = 0;
-  if (generation != 0 && aend - astart == kBlock && segs.size() == 1 && segs[0].kind == meta::Segment::kData) {
-    keep_vol_off = segs[0].vol_off - (segs[0].file_off - astart);
-    std::byte* out = call.reply_area_size >= kBlock ? call.reply_area : read_block_scratch();
-    if (fs.read_blocks.copy(ino, astart, keep_vol_off, generation, off - astart, end - off, out)) {
-      fs.gates.unlock_shared(ino);
-      hand_on_staged(fs);  // this request staged nothing to join the batch
-      call.reply.bytes(out, end - off);
-      return;
-    }
+  if (atime_due && fs.meta.accessed(call.ino)) attributes_changed(fs, call.ino);
+  if (rc == 0 && !segs->empty()) return true;
+  fs.gates.unlock_shared(call.ino);
+  hand_on_staged(fs);  // this request staged nothing to join the batch
+  if (rc != 0) {
+    call.reply.error(-rc);
   } else {
-    generation = 0;
+    call.reply.bytes(nullptr, 0);
   }
-  size_t data_segments = 0;
-  for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
+  return false;
+}
+
+// Phase 2: less than a block (only those were given a generation) of
+// written data, inside one block, answered from memory if that block is
+// kept. (A whole-block read, the usual random read, would only pay a copy
+// to keep what it rarely reads again.) Otherwise says, in *generation and
+// *keep_vol_off, whether the block is to be kept once read.
+bool answer_from_kept_block(FsContext& fs, const ReadCall& call, const ReadSpan& span,
+                            const std::vector<meta::Segment>& segs, uint64_t* generation, uint64_t* keep_vol_off) {
+  if (*generation == 0 || span.end - span.start != kBlock || segs.size() != 1 ||
+      segs[0].kind != meta::Segment::kData) {
+    *generation = 0;
+    return false;
+  }
+  *keep_vol_off = segs[0].vol_off - (segs[0].file_off - span.start);
+  std::byte* out = call.reply_area_size >= kBlock ? call.reply_area : read_block_scratch();
+  if (!fs.read_blocks.copy(call.ino, span.start, *keep_vol_off, *generation, span.off - span.start,
+                           span.data_end - span.off, out))
+    return false;
+  fs.gates.unlock_shared(call.ino);
+  hand_on_staged(fs);  // this request staged nothing to join the batch
+  call.reply.bytes(out, span.data_end - span.off);
+  return true;
+}
+
+// Phase 3: the op that answers the read once its member reads complete,
+// with the room they go to: straight into the reply's place when the
+// transport has one and the read starts on a block (the caller's bytes
+// are then at its start), else the op's own buffer. The file's tail block,
+// newer than the members' copy, is taken now, under the gate.
+ReadOp* make_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, size_t data_segments,
+                     uint64_t generation, uint64_t keep_vol_off) {
   fs.data_op_started();
-  // Straight into the reply's place when the transport has one and the
-  // read starts on a block (the caller's bytes are then at its start).
-  const bool in_place = call.reply_area != nullptr && astart == off && aend - astart <= call.reply_area_size;
-  ReadOp* op = g_read_ops.get(in_place ? 0 : aend - astart);
+  const uint64_t bytes = span.end - span.start;
+  const bool in_place = call.reply_area != nullptr && span.start == span.off && bytes <= call.reply_area_size;
+  ReadOp* op = g_read_ops.get(in_place ? 0 : bytes);
   if (in_place) {
     op->data = call.reply_area;
   } else {
-    op->buffer.ensure(aend - astart);
+    op->buffer.ensure(bytes);
     op->data = op->buffer.data();
   }
   op->reqs.ensure(data_segments);
   op->error.store(0);
   op->reply = call.reply;
   op->fs = &fs;
-  op->ino = ino;
-  op->reply_offset = off - astart;
-  op->reply_length = end - off;
-  op->data_start = astart;
+  op->ino = call.ino;
+  op->reply_offset = span.off - span.start;
+  op->reply_length = span.data_end - span.off;
+  op->data_start = span.start;
   op->tail_off = ReadOp::kNoTail;
   op->keep_generation = generation;
   op->keep_vol_off = keep_vol_off;
   if (!fs.tails.empty()) {
     if (op->tail == nullptr) op->tail = std::make_unique<std::byte[]>(kBlock);
-    if (!fs.tails.copy_if_inside(ino, astart, aend, &op->tail_off, op->tail.get())) op->tail_off = ReadOp::kNoTail;
+    if (!fs.tails.copy_if_inside(call.ino, span.start, span.end, &op->tail_off, op->tail.get()))
+      op->tail_off = ReadOp::kNoTail;
   }
   // The guard count (+1) keeps the op alive until every request is added.
   op->pending.store(static_cast<uint32_t>(data_segments) + 1);
-  Submitter* sub = fs.pool.for_this_thread();
+  return op;
+}
+
+// Phase 4: one member read per data extent, staged on this thread's
+// submitter (whole blocks around the extent: extents are block-granular);
+// holes are zeros at once.
+void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segment>& segs) {
   size_t k = 0;
   for (const meta::Segment& s : segs) {
-    std::byte* dst = op->data + (s.file_off - astart);
+    std::byte* dst = op->data + (s.file_off - op->data_start);
     if (s.kind == meta::Segment::kZero) {
       std::memset(dst, 0, s.len);
       continue;
     }
-    // Extents are block-granular: read whole blocks around the segment.
     uint64_t bstart = s.file_off / kBlock * kBlock;
     uint64_t bend = (s.file_off + s.len + kBlock - 1) / kBlock * kBlock;
     Request& r = op->reqs[k++];
     r.op = IoOp::read;
     r.offset = s.vol_off - (s.file_off - bstart);
     r.length = bend - bstart;
-    r.buffer = op->data + (bstart - astart);
+    r.buffer = op->data + (bstart - op->data_start);
     r.on_complete = &on_extent_read;
     r.context = op;
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_read(r, src);
   }
+}
+
+}  // namespace
+
+void serve_read(FsContext& fs, const ReadCall& call) {
+  // Reused per thread so that a read allocates nothing once warm.
+  thread_local std::vector<meta::Segment> segs;
+  uint64_t generation = 0;
+  if (!map_extents(fs, call, &generation, &segs)) return;
+  ReadSpan span;
+  span.off = call.offset;
+  span.data_end = segs.back().file_off + segs.back().len;
+  span.start = span.off / kBlock * kBlock;
+  span.end = (span.data_end + kBlock - 1) / kBlock * kBlock;
+  uint64_t keep_vol_off = 0;
+  if (answer_from_kept_block(fs, call, span, segs, &generation, &keep_vol_off)) return;
+  size_t data_segments = 0;
+  for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
+  ReadOp* op = make_read_op(fs, call, span, data_segments, generation, keep_vol_off);
+  Submitter* sub = fs.pool.for_this_thread();
+  stage_extent_reads(op, sub, segs);
   if (sub != nullptr) end_request_staging(fs, *sub, call.marks.may_stay_staged);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }

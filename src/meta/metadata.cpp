@@ -33,11 +33,16 @@ Metadata::~Metadata() {
   if (journal_) journal_->stop_background();
 }
 
-// Not checked by the thread-safety analysis: it builds md's Model before any
-// other thread can reach md, so it reads and writes model_ without ns_mu_
-// until the orphan pass (which takes it).
-Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g,
-                                                    Options opt) NO_THREAD_SAFETY_ANALYSIS {
+namespace {
+
+using MountClock = std::chrono::steady_clock;
+double ms_since(MountClock::time_point t) {
+  return std::chrono::duration<double, std::milli>(MountClock::now() - t).count();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry& g, Options opt) {
   if (opt.skip_replay && !opt.read_only)
     return Status::error(EINVAL,
                          "metadata: skipping the journal needs a read-only mount (a read-write one would "
@@ -48,89 +53,12 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     return Status::error(EINVAL, "metadata or data area extends past the end of the volume");
   std::unique_ptr<Metadata> md(new Metadata(io, g, std::move(opt), *layout));
   MountReport& rep = md->report_;
-  using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-  };
-  auto t = Clock::now();
 
-  SlotState slots[2];
-  const int best = newest_valid_checkpoint(io, *layout, slots);
-  rep.read_ms = ms_since(t);
-  t = Clock::now();
-  JournalPosition start;
-  if (best < 0) {
-    if (!(slots[0].empty && slots[1].empty))
-      return Status::error(EUCLEAN, "metadata: no valid checkpoint (slot 0: " + slots[0].problem +
-                                        "; slot 1: " + slots[1].problem + "); run fsck");
-    rep.fresh = true;
-    md->model_ = Model::make_fresh(md->now());
-  } else {
-    const CheckpointHeader& h = slots[best].header;
-    if (h.journal_size != layout->journal_size || h.data_offset != g.data_offset)
-      return Status::error(EUCLEAN, "metadata: checkpoint was written for another geometry (journal " +
-                                        std::to_string(h.journal_size) + ", data " + std::to_string(h.data_offset) +
-                                        "+" + std::to_string(h.data_size) + ")");
-    // A smaller data area in the checkpoint is a volume that grew (peregrine
-    // grow): the new end only adds free space. A larger one would leave
-    // extents past the end, so it is refused rather than trimmed.
-    if (Status s = check_checkpoint_data_size(h.data_size, g.data_size); !s)
-      return Status::error(s.errnum(), "metadata: " + s.message());
-    rep.grown_from = h.data_size < g.data_size ? h.data_size : 0;
-    auto body = std::as_bytes(std::span(slots[best].body.data(), slots[best].body.size()));
-    auto model = decode_checkpoint_body(body, h.next_ino);
-    if (!model) return model.status();
-    md->model_ = std::move(*model);
-    slots[0].body = std::string();
-    slots[1].body = std::string();
-    rep.decode_ms = ms_since(t);
-    t = Clock::now();
-    md->ckpt_seq_ = h.seq;
-    rep.checkpoint_seq = h.seq;
-    start = JournalPosition{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt};
-    Model& m = md->model_;
-    if (md->opt_.skip_replay) {
-      // norecovery: the batches are read and counted (so the log can say
-      // what is not shown), never applied.
-      auto skipped = replay_journal(io, *layout, start, [](const Txn&) { return 0; });
-      if (!skipped) return skipped.status();
-      rep.skipped_batches = skipped->batches;
-      rep.journal_stop = skipped->stop_reason;
-    } else {
-      auto replay = replay_journal(io, *layout, start,
-                                   [&m](const Txn& t) NO_THREAD_SAFETY_ANALYSIS { return m.apply(t, nullptr); });
-      if (!replay) return replay.status();
-      rep.replayed_batches = replay->batches;
-      rep.replayed_records = replay->records;
-      rep.journal_stop = replay->stop_reason;
-      start = replay->end;
-      start.tail = h.journal_tail;
-    }
-    rep.replay_ms = ms_since(t);
-  }
-  t = Clock::now();
-
-  md->alloc_ =
-      std::make_unique<Allocator>(g.data_offset, g.data_size, g.stripe_width(), md->opt_.alloc_window, g.stripe_unit);
-  for (const auto& [ino, in] : md->model_.inodes) {
-    for (const auto& [off, e] : in->extents.extents()) {
-      if (!md->alloc_->mark_used(e.vol_off, e.len))
-        return Status::error(EUCLEAN, "metadata: extent of inode " + std::to_string(ino) + " at volume offset " +
-                                          std::to_string(e.vol_off) +
-                                          " overlaps another extent or leaves the data area; run fsck");
-    }
-  }
-
-  md->journal_ =
-      std::make_unique<Journal>(io, *layout, start, md->opt_.checkpoint_percent, md->opt_.pending_commit_bytes);
-  if (md->opt_.plant_journal_without_data_flush) md->journal_->plant_missing_data_flush();
-  Metadata* self = md.get();
-  md->journal_->set_checkpoint_fn([self] { return self->do_checkpoint(); });
-  md->journal_->set_durable_hook([self](uint64_t lsn) { self->alloc_->release_durable(lsn); });
-  md->journal_->set_failure_hook([self](int err, bool checkpoint) {
-    if (self->opt_.on_read_only) self->opt_.on_read_only(err, checkpoint ? "checkpoint" : "journal batch");
-  });
-
+  auto start = md->load_model();
+  if (!start) return start.status();
+  auto t = MountClock::now();
+  if (Status s = md->rebuild_allocator(); !s) return s;
+  md->open_journal(*start);
   if (md->opt_.read_only) {
     // Replayed in memory only: no orphan is freed, no checkpoint written and
     // no committer started, so nothing reaches the members. The journal
@@ -139,18 +67,9 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
     rep.rebuild_ms = ms_since(t);
     return md;
   }
-  {
-    WriterLock lk(md->ns_mu_);
-    std::vector<Ino> orphans(md->model_.orphans.begin(), md->model_.orphans.end());
-    for (Ino o : orphans) {
-      Delta d;
-      d.type = DeltaType::kInodeDel;
-      d.ino = o;
-      if (md->commit_txn(Txn{d}) == 0) ++rep.orphans_freed;
-    }
-  }
+  md->free_orphans();
   rep.rebuild_ms = ms_since(t);
-  t = Clock::now();
+  t = MountClock::now();
   // A grown volume checkpoints at once, so the checkpoint records the new
   // data area from now on.
   if (rep.fresh || rep.replayed_records > 0 || rep.orphans_freed > 0 || rep.grown_from != 0) {
@@ -162,6 +81,102 @@ Expected<std::unique_ptr<Metadata>> Metadata::mount(VolumeIo& io, const Geometry
   md->discarder_ = std::make_unique<Discarder>(*md->alloc_, io);
   if (md->opt_.discard) md->discarder_->start_online();
   return md;
+}
+
+// Not checked by the thread-safety analysis: it builds the Model before any
+// other thread can reach this Metadata, so it writes model_ without ns_mu_.
+Expected<JournalPosition> Metadata::load_model() NO_THREAD_SAFETY_ANALYSIS {
+  MountReport& rep = report_;
+  auto t = MountClock::now();
+  SlotState slots[2];
+  const int best = newest_valid_checkpoint(io_, layout_, slots);
+  rep.read_ms = ms_since(t);
+  t = MountClock::now();
+  if (best < 0) {
+    if (!(slots[0].empty && slots[1].empty))
+      return Status::error(EUCLEAN, "metadata: no valid checkpoint (slot 0: " + slots[0].problem +
+                                        "; slot 1: " + slots[1].problem + "); run fsck");
+    rep.fresh = true;
+    model_ = Model::make_fresh(now());
+    return JournalPosition{};
+  }
+  const CheckpointHeader& h = slots[best].header;
+  if (h.journal_size != layout_.journal_size || h.data_offset != geo_.data_offset)
+    return Status::error(EUCLEAN, "metadata: checkpoint was written for another geometry (journal " +
+                                      std::to_string(h.journal_size) + ", data " + std::to_string(h.data_offset) +
+                                      "+" + std::to_string(h.data_size) + ")");
+  // A smaller data area in the checkpoint is a volume that grew (peregrine
+  // grow): the new end only adds free space. A larger one would leave
+  // extents past the end, so it is refused rather than trimmed.
+  if (Status s = check_checkpoint_data_size(h.data_size, geo_.data_size); !s)
+    return Status::error(s.errnum(), "metadata: " + s.message());
+  rep.grown_from = h.data_size < geo_.data_size ? h.data_size : 0;
+  auto body = std::as_bytes(std::span(slots[best].body.data(), slots[best].body.size()));
+  auto model = decode_checkpoint_body(body, h.next_ino);
+  if (!model) return model.status();
+  model_ = std::move(*model);
+  slots[0].body = std::string();
+  slots[1].body = std::string();
+  rep.decode_ms = ms_since(t);
+  t = MountClock::now();
+  ckpt_seq_ = h.seq;
+  rep.checkpoint_seq = h.seq;
+  JournalPosition start{h.journal_tail, h.journal_tail, h.next_lsn, h.journal_salt};
+  if (opt_.skip_replay) {
+    // norecovery: the batches are read and counted (so the log can say
+    // what is not shown), never applied.
+    auto skipped = replay_journal(io_, layout_, start, [](const Txn&) { return 0; });
+    if (!skipped) return skipped.status();
+    rep.skipped_batches = skipped->batches;
+    rep.journal_stop = skipped->stop_reason;
+  } else {
+    Model& m = model_;
+    auto replay = replay_journal(io_, layout_, start,
+                                 [&m](const Txn& txn) NO_THREAD_SAFETY_ANALYSIS { return m.apply(txn, nullptr); });
+    if (!replay) return replay.status();
+    rep.replayed_batches = replay->batches;
+    rep.replayed_records = replay->records;
+    rep.journal_stop = replay->stop_reason;
+    start = replay->end;
+    start.tail = h.journal_tail;
+  }
+  rep.replay_ms = ms_since(t);
+  return start;
+}
+
+Status Metadata::rebuild_allocator() NO_THREAD_SAFETY_ANALYSIS {
+  alloc_ = std::make_unique<Allocator>(geo_.data_offset, geo_.data_size, geo_.stripe_width(), opt_.alloc_window,
+                                       geo_.stripe_unit);
+  for (const auto& [ino, in] : model_.inodes) {
+    for (const auto& [off, e] : in->extents.extents()) {
+      if (!alloc_->mark_used(e.vol_off, e.len))
+        return Status::error(EUCLEAN, "metadata: extent of inode " + std::to_string(ino) + " at volume offset " +
+                                          std::to_string(e.vol_off) +
+                                          " overlaps another extent or leaves the data area; run fsck");
+    }
+  }
+  return Status::ok();
+}
+
+void Metadata::open_journal(JournalPosition start) {
+  journal_ = std::make_unique<Journal>(io_, layout_, start, opt_.checkpoint_percent, opt_.pending_commit_bytes);
+  if (opt_.plant_journal_without_data_flush) journal_->plant_missing_data_flush();
+  journal_->set_checkpoint_fn([this] { return do_checkpoint(); });
+  journal_->set_durable_hook([this](uint64_t lsn) { alloc_->release_durable(lsn); });
+  journal_->set_failure_hook([this](int err, bool checkpoint) {
+    if (opt_.on_read_only) opt_.on_read_only(err, checkpoint ? "checkpoint" : "journal batch");
+  });
+}
+
+void Metadata::free_orphans() {
+  WriterLock lk(ns_mu_);
+  std::vector<Ino> orphans(model_.orphans.begin(), model_.orphans.end());
+  for (Ino o : orphans) {
+    Delta d;
+    d.type = DeltaType::kInodeDel;
+    d.ino = o;
+    if (commit_txn(Txn{d}) == 0) ++report_.orphans_freed;
+  }
 }
 
 Status Metadata::unmount() {

@@ -363,6 +363,20 @@ class Metadata {
   struct TxnBuilder;
   Metadata(VolumeIo& io, const Geometry& g, Options opt, MetaLayout layout);
 
+  // mount()'s phases, in order, each timed in report_. They run before any
+  // other thread can reach this Metadata (no lock; the orphan pass takes
+  // ns_mu_ as commit_txn needs).
+  // The Model from the newest valid checkpoint (or a fresh one), then the
+  // journal replayed over it (or only counted, norecovery): where the
+  // journal continues.
+  Expected<JournalPosition> load_model();
+  // Every extent marked used in a new allocator: an overlap is corruption.
+  Status rebuild_allocator();
+  // The journal from `start`, with its hooks back into this Metadata.
+  void open_journal(JournalPosition start);
+  // Inodes unlinked while open when the volume last stopped: freed.
+  void free_orphans();
+
   int64_t now() const { return opt_.clock(); }
   // For decisions a few milliseconds cannot change (relatime's day): the
   // kernel's coarse clock when Options supplied no clock, else that clock
