@@ -123,15 +123,11 @@ Status refuse_restripe(const Superblock& sb) {
                        "same members to finish it; until then the volume cannot be used");
 }
 
-}  // namespace
+// assemble()'s phases, in order.
 
-Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode, bool allow_short) {
-  allow_short = allow_short && mode == MemberFile::Mode::read_only;
-  if (paths.empty()) return Status::error(EINVAL, "no members given");
-  auto ids = identify_members(paths, /*allow_missing=*/false);
-  if (!ids) return ids.status();
-
-  AssembledVolume vol;
+// Each member opened (and locked) with the superblock copy it is to use.
+Expected<std::vector<Found>> read_members(const std::vector<std::string>& paths, MemberFile::Mode mode,
+                                          AssembledVolume& vol) {
   std::vector<Found> found;
   found.reserve(paths.size());
   for (const std::string& path : paths) {
@@ -148,9 +144,13 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
     for (const auto& d : damaged) vol.warnings.push_back(d.second);
     found.push_back(Found{path, std::move(*file), std::move(*sb), std::move(damaged), lagging});
   }
+  return found;
+}
 
-  // The volume is the UUID most members carry (the first member's on a
-  // tie); every other member is foreign.
+// The member whose superblock speaks for the volume: the volume is the
+// UUID most members carry (the first member's on a tie); every other
+// member is foreign, and every member must share its geometry.
+Expected<const Found*> agree_on_volume(const std::vector<Found>& found) {
   std::map<Uuid, size_t> votes;
   for (const Found& f : found) ++votes[f.sb.volume_uuid];
   const Found* ref = &found[0];
@@ -167,9 +167,13 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
     if (std::string diff = first_difference(ref->sb, f.sb, /*growing=*/true); !diff.empty())
       return refuse(f.path, "geometry differs from member " + ref->path + " (" + diff + ")");
   }
-  // Where the copies disagree on member_data_size, a grow was interrupted:
-  // the volume uses the smallest, so nothing is ever placed where a copy
-  // does not yet say the data area reaches.
+  return ref;
+}
+
+// The data size per member. Where the copies disagree on member_data_size,
+// a grow was interrupted: the volume uses the smallest, so nothing is ever
+// placed where a copy does not yet say the data area reaches.
+uint64_t settle_data_size(const std::vector<Found>& found, AssembledVolume& vol) {
   uint64_t data_size = UINT64_MAX;
   for (const Found& f : found) {
     data_size = std::min(data_size, f.sb.member_data_size);
@@ -188,9 +192,12 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
                            " per member, until 'peregrine grow' is run again over all members to finish";
     vol.warnings.push_back(vol.interrupted_grow);
   }
+  return data_size;
+}
 
-  Superblock shared = ref->sb;
-  shared.member_data_size = data_size;
+// Each member in its slot (its index in the volume): none twice, none
+// missing.
+Expected<std::vector<Found*>> place_members(std::vector<Found>& found, const Superblock& shared) {
   const uint32_t n = shared.member_count();
   std::vector<Found*> slot(n, nullptr);
   for (Found& f : found) {
@@ -216,9 +223,16 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
                  shared.member_uuids[i].to_string() + ")";
   }
   if (!missing.empty())
-    return Status::error(ENODEV, "volume " + volume.to_string() + ": " + std::to_string(n - found.size()) + " of " +
-                                     std::to_string(n) + " members missing: " + missing);
+    return Status::error(ENODEV, "volume " + shared.volume_uuid.to_string() + ": " +
+                                     std::to_string(n - found.size()) + " of " + std::to_string(n) +
+                                     " members missing: " + missing);
+  return slot;
+}
 
+// Every member large enough for the volume (a short one only read-only,
+// with a warning) and with blocks no larger than the volume's.
+Status check_member_devices(const std::vector<Found>& found, const Superblock& shared, bool allow_short,
+                            AssembledVolume& vol) {
   for (const Found& f : found) {
     uint64_t have = f.file.info().size_bytes;
     if (have < shared.member_bytes_needed() && allow_short) {
@@ -232,19 +246,41 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
       return refuse(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
                                 " is larger than the volume block size " + std::to_string(shared.block_size));
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, MemberFile::Mode mode, bool allow_short) {
+  allow_short = allow_short && mode == MemberFile::Mode::read_only;
+  if (paths.empty()) return Status::error(EINVAL, "no members given");
+  auto ids = identify_members(paths, /*allow_missing=*/false);
+  if (!ids) return ids.status();
+
+  AssembledVolume vol;
+  auto found = read_members(paths, mode, vol);
+  if (!found) return found.status();
+  auto ref = agree_on_volume(*found);
+  if (!ref) return ref.status();
+  Superblock shared = (*ref)->sb;
+  shared.member_data_size = settle_data_size(*found, vol);
+  auto slot = place_members(*found, shared);
+  if (!slot) return slot.status();
+  if (Status s = check_member_devices(*found, shared, allow_short, vol); !s) return s;
   if (mode == MemberFile::Mode::read_write) {
     if (uint64_t unknown = shared.features_ro_compat & ~kKnownRoCompatFeatures; unknown != 0)
-      return Status::error(EROFS, "volume " + volume.to_string() + ": read-only-compatible features " + hex(unknown) +
-                                      " unknown to this build; assemble read-only");
+      return Status::error(EROFS, "volume " + shared.volume_uuid.to_string() + ": read-only-compatible features " +
+                                      hex(unknown) + " unknown to this build; assemble read-only");
   }
 
-  vol.superblock = slot[0]->sb;
-  vol.superblock.member_data_size = data_size;
+  vol.superblock = (*slot)[0]->sb;
+  vol.superblock.member_data_size = shared.member_data_size;
   vol.geometry = vol.superblock.geometry();
-  for (uint32_t i = 0; i < n; ++i) {
-    for (auto& [offset, problem] : slot[i]->damaged) vol.damaged_copies.push_back({i, offset, std::move(problem)});
-    vol.member_superblocks.push_back(slot[i]->sb);
-    vol.members.push_back(std::move(slot[i]->file));
+  for (uint32_t i = 0; i < shared.member_count(); ++i) {
+    Found* f = (*slot)[i];
+    for (auto& [offset, problem] : f->damaged) vol.damaged_copies.push_back({i, offset, std::move(problem)});
+    vol.member_superblocks.push_back(f->sb);
+    vol.members.push_back(std::move(f->file));
   }
   return vol;
 }
