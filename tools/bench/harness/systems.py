@@ -26,7 +26,7 @@ class Binaries:
         self.null_fuse = os.path.join(b, "tools/bench/fuse/peregrine-null-fuse")
         self.shape_fs = os.path.join(b, "tools/bench/fuse/peregrine-shape-fs")
         self.shaped_ceiling = os.path.join(b, "tools/bench/fuse/peregrine-shaped-ceiling")
-        self.graph = os.path.join(b, "tools/graph/peregrine-graph")
+        self.graph = os.path.join(b, "graph/peregrine-graph")
         self.graph_bench = os.path.join(root, "tools/bench/graph/run-graph-bench")
 
 

@@ -1,4 +1,4 @@
-// The (u, v) pairs of a small text edge list in tests/graph/data, read
+// The (u, v) pairs of a small text edge list in graph/tests/data, read
 // plainly (comments '#'/'%' and blank lines skipped, extra columns
 // ignored) as an independent check on what import makes of it.
 //

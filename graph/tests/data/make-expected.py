@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes the test graphs of tests/graph/data and their expected per-vertex
+"""Writes the test graphs of graph/tests/data and their expected per-vertex
 results, computed with networkx (an implementation independent of
 peregrine-graph). Run ONCE by hand; the tests only read the files written
 here and never need networkx. Run with networkx 3.6.1 (Debian
 python3-networkx), pure-Python code paths (no scipy):
 
-    cd tests/graph/data && python3 make-expected.py
+    cd graph/tests/data && python3 make-expected.py
 
 Graphs (edge lists in the user's ids, as `peregrine-graph import` reads them):
   path.txt     undirected path 100-200-...-900, sparse ids, comments

@@ -1,5 +1,5 @@
 // import -> algorithm -> --out, compared with the per-vertex results
-// networkx computed for the graphs of tests/graph/data (make-expected.py:
+// networkx computed for the graphs of graph/tests/data (make-expected.py:
 // computed once, stored as files; networkx is not needed here). The whole
 // path a user takes: their ids in, their ids out.
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 # real peregrine mount (4 file-backed members): generate, check the CSR,
 # run bfs, kcore, cc and pagerank with --validate; import the karate club
 # and a directed graph from text edge lists on the mount and compare --out
-# with networkx's results (tests/graph/data); unmount cleanly.
+# with networkx's results (graph/tests/data); unmount cleanly.
 #   algorithms_on_mount_test.sh PEREGRINE PEREGRINE_GRAPH
 # Exit 77 (skipped) without root or /dev/fuse.
 set -euo pipefail
