@@ -128,35 +128,11 @@ Status sync_all(const std::vector<Candidate>& cs) {
   return Status::ok();
 }
 
-}  // namespace
+// make_volume()'s phases, in order. Only the last two write.
 
-uint64_t checkpoint_capacity(uint64_t meta_size) {
-  constexpr uint64_t kMiB = 1 << 20;
-  const uint64_t journal = round_down(std::clamp<uint64_t>(meta_size / 4, kMiB, 256 * kMiB), kBlockSize);
-  if (meta_size < journal + 2 * 2 * kBlockSize) return 0;
-  return round_down((meta_size - journal) / 2, kBlockSize) - kBlockSize;  // a slot less its header block
-}
-
-uint64_t meta_size_for_files(uint64_t files, uint64_t row) {
-  const uint64_t body = files * kMetaBytesPerFile;
-  // Journal = a quarter of the area (up to 256 MiB), slots = the rest
-  // halved: the area is 8/3 of a slot, or two slots plus 256 MiB.
-  constexpr uint64_t kMaxJournal = 256ull << 20;
-  const uint64_t slot = body + kBlockSize;
-  uint64_t size = slot / 3 * 8;
-  if (size / 4 > kMaxJournal) size = 2 * slot + kMaxJournal;
-  size = round_up(std::max(kMinMetaSize, size), row);
-  while (checkpoint_capacity(size) < body && size < (uint64_t{1} << 62)) {
-    const uint64_t missing = body - checkpoint_capacity(size);
-    size = round_up(size + 2 * missing, row);
-  }
-  return size;
-}
-
-Expected<MkfsResult> make_volume(const MkfsOptions& o) {
-  if (Status s = check_options(o); !s) return s;
-
-  // Phase 1: look at every member; nothing is written.
+// Phase 1: every member looked at (and locked if it exists): nothing is
+// written.
+Expected<std::vector<Candidate>> examine_members(const MkfsOptions& o) {
   auto ids = identify_members(o.members, o.size.has_value());
   if (!ids) return ids.status();
   std::vector<Candidate> cs;
@@ -175,7 +151,14 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
     if (o.size) c.final_size = std::max(c.final_size, *o.size);
     cs.push_back(std::move(c));
   }
+  return cs;
+}
 
+// The superblock the members will share (each copy then names its own
+// index and UUID): the data and metadata areas sized from the smallest
+// member and the options, which must leave the data area at least as large
+// as the metadata area.
+Expected<Superblock> plan_superblock(const MkfsOptions& o, const std::vector<Candidate>& cs) {
   const uint32_t n = static_cast<uint32_t>(cs.size());
   const uint64_t unit = o.stripe_unit;
   const uint64_t row = unit * n;
@@ -190,7 +173,6 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
     files = member_data * n / o.bytes_per_inode.value_or(kDefaultBytesPerInode);
   }
   uint64_t meta = o.meta_size ? round_up(*o.meta_size, row) : meta_size_for_files(files, row);
-  // The data area must be at least as large as the metadata area.
   if (member_data == 0 || meta > member_data * n / 2) {
     uint64_t need = kDefaultDataStart + round_up((2 * meta + n - 1) / n, unit);
     std::string hint;
@@ -220,8 +202,12 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
   sb.label = o.label;
   sb.member_uuid = sb.member_uuids[0];
   if (Status s = validate_superblock(sb); !s) return Status::error(EINVAL, "internal: " + s.message());
+  return sb;
+}
 
-  // Phase 2: every member passed; create/grow files, then open the new ones.
+// Phase 2: every member passed; files created or grown, the new ones
+// opened and locked.
+Status prepare_members(const MkfsOptions& o, std::vector<Candidate>& cs) {
   for (Candidate& c : cs) {
     if (o.size)
       if (Status s = grow_file(c.id.path, *o.size); !s) return s;
@@ -230,12 +216,18 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
     if (!c.file)
       if (Status s = open_and_lock(c); !s) return s;
   }
+  return Status::ok();
+}
 
-  // Phase 3: wipe the header region, the metadata area's share of each
-  // member (meta_offset is 0 and meta_size a whole number of stripe rows, so
-  // that share is one contiguous range after data_start) and the tail.
+// Phase 3: the header region, the metadata area's share of each member
+// (meta_offset is 0 and meta_size a whole number of stripe rows, so that
+// share is one contiguous range after data_start) and the tail wiped; then
+// the primary superblocks, then the backups, each step synced before the
+// next.
+Status write_members(const std::vector<Candidate>& cs, const Superblock& sb) {
+  const uint32_t n = static_cast<uint32_t>(cs.size());
   AlignedBuffer zeros(kZeroChunk);
-  const uint64_t meta_per_member = meta / n;
+  const uint64_t meta_per_member = sb.meta_size / n;
   for (const Candidate& c : cs) {
     const MemberFile& m = *c.file;
     uint64_t size = round_down(c.final_size, kBlockSize);
@@ -244,25 +236,56 @@ Expected<MkfsResult> make_volume(const MkfsOptions& o) {
     if (Status s = zero_member_range(m, tail, size, zeros); !s) return s;
   }
   if (Status s = sync_all(cs); !s) return s;
-  for (uint32_t i = 0; i < n; ++i) {
-    Superblock own = sb;
-    own.member_index = i;
-    own.member_uuid = sb.member_uuids[i];
-    if (Status s = write_superblock_copy(*cs[i].file, own, kPrimarySuperblockOffset); !s) return s;
+  for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset}) {
+    for (uint32_t i = 0; i < n; ++i) {
+      Superblock own = sb;
+      own.member_index = i;
+      own.member_uuid = sb.member_uuids[i];
+      if (Status s = write_superblock_copy(*cs[i].file, own, offset); !s) return s;
+    }
+    if (Status s = sync_all(cs); !s) return s;
   }
-  if (Status s = sync_all(cs); !s) return s;
-  for (uint32_t i = 0; i < n; ++i) {
-    Superblock own = sb;
-    own.member_index = i;
-    own.member_uuid = sb.member_uuids[i];
-    if (Status s = write_superblock_copy(*cs[i].file, own, kBackupSuperblockOffset); !s) return s;
+  return Status::ok();
+}
+
+}  // namespace
+
+uint64_t checkpoint_capacity(uint64_t meta_size) {
+  constexpr uint64_t kMiB = 1 << 20;
+  const uint64_t journal = round_down(std::clamp<uint64_t>(meta_size / 4, kMiB, 256 * kMiB), kBlockSize);
+  if (meta_size < journal + 2 * 2 * kBlockSize) return 0;
+  return round_down((meta_size - journal) / 2, kBlockSize) - kBlockSize;  // a slot less its header block
+}
+
+uint64_t meta_size_for_files(uint64_t files, uint64_t row) {
+  const uint64_t body = files * kMetaBytesPerFile;
+  // Journal = a quarter of the area (up to 256 MiB), slots = the rest
+  // halved: the area is 8/3 of a slot, or two slots plus 256 MiB.
+  constexpr uint64_t kMaxJournal = 256ull << 20;
+  const uint64_t slot = body + kBlockSize;
+  uint64_t size = slot / 3 * 8;
+  if (size / 4 > kMaxJournal) size = 2 * slot + kMaxJournal;
+  size = round_up(std::max(kMinMetaSize, size), row);
+  while (checkpoint_capacity(size) < body && size < (uint64_t{1} << 62)) {
+    const uint64_t missing = body - checkpoint_capacity(size);
+    size = round_up(size + 2 * missing, row);
   }
-  if (Status s = sync_all(cs); !s) return s;
+  return size;
+}
+
+Expected<MkfsResult> make_volume(const MkfsOptions& o) {
+  if (Status s = check_options(o); !s) return s;
+  auto cs = examine_members(o);
+  if (!cs) return cs.status();
+  auto sb = plan_superblock(o, *cs);
+  if (!sb) return sb.status();
+  if (Status s = prepare_members(o, *cs); !s) return s;
+  if (Status s = write_members(*cs, *sb); !s) return s;
 
   MkfsResult result;
-  result.superblock = sb;
-  result.files_planned = checkpoint_capacity(meta) / kMetaBytesPerFile;
-  for (const Candidate& c : cs) result.members.push_back(c.id.path);
+  result.superblock = *sb;
+  result.files_planned = checkpoint_capacity(sb->meta_size) / kMetaBytesPerFile;
+  for (const Candidate& c : *cs) result.members.push_back(c.id.path);
   return result;
 }
 
