@@ -195,9 +195,16 @@ Expected<ReplaceResult> commit(const ReplaceOptions& o, const MemberFile& old_fi
   return result;
 }
 
-}  // namespace
+// replace_member()'s phases, in order. Nothing is written before the copy.
 
-Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
+struct ReplaceIdentities {
+  std::vector<MemberIdentity> members;
+  MemberIdentity old_member;
+  MemberIdentity new_member;
+};
+
+// Phase 1: the members, OLD among them and NEW not; nothing is opened.
+Expected<ReplaceIdentities> identify_replace(const ReplaceOptions& o) {
   if (o.members.empty()) return Status::error(EINVAL, "no members given");
   auto ids = identify_members(o.members, /*allow_missing=*/false);
   if (!ids) return ids.status();
@@ -214,26 +221,15 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
       return refuse_new(o.new_member, "same " + std::string(id.is_block_device ? "device" : "file") + " as member " +
                                           id.path + (same_file(id, *old_id) ? " (the old member)" : "") +
                                           ", already in the volume");
+  return ReplaceIdentities{std::move(*ids), std::move(*old_id), std::move(*new_id)};
+}
 
-  auto vol = assemble(o.members, MemberFile::Mode::read_write);
-  if (!vol) {
-    if (auto done = finished_before(o, *old_id)) return *done;
-    return vol.status();
-  }
-  if (o.note)
-    for (const std::string& w : vol->warnings) o.note(w);
-  uint32_t index = 0;
-  while (index < vol->members.size() && !is_file(vol->members[index], *old_id)) ++index;
-  if (index == vol->members.size()) return Status::error(EINVAL, "internal: the old member is not in the volume");
-  const MemberFile& old_file = vol->members[index];
-  const Superblock& old_sb = vol->member_superblocks[index];
-  const uint64_t needed = old_sb.member_bytes_needed();
-
-  // NEW: created when it is a missing regular file, then checked as mkfs
-  // checks a member. Nothing is written to it before every check passed.
-  CreatedFile created;
-  if (!new_id->exists) {
-    std::filesystem::path dir = std::filesystem::path(new_id->absolute).parent_path();
+// Phase 2: NEW, created when it is a missing regular file (as large as
+// OLD), then opened, locked and checked as mkfs checks a member.
+Expected<MemberFile> open_new_member(const ReplaceOptions& o, const MemberIdentity& new_id, const MemberFile& old_file,
+                                     uint64_t needed, CreatedFile& created) {
+  if (!new_id.exists) {
+    std::filesystem::path dir = std::filesystem::path(new_id.absolute).parent_path();
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
       return refuse_new(o.new_member, "does not exist, and " + dir.string() + " is not a directory to create it in");
@@ -248,24 +244,87 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
   }
   auto opened = open_member_locked(o.new_member, MemberFile::Mode::read_write);
   if (!opened) return Status::error(opened.status().errnum(), "new " + opened.status().message());
-  const MemberFile& new_file = *opened;
-  if (new_file.info().logical_block_size > kBlockSize)
-    return refuse_new(o.new_member, "logical block size " + std::to_string(new_file.info().logical_block_size) +
+  if (opened->info().logical_block_size > kBlockSize)
+    return refuse_new(o.new_member, "logical block size " + std::to_string(opened->info().logical_block_size) +
                                         " is larger than the volume block size " + std::to_string(kBlockSize));
-  if (new_file.info().size_bytes < needed)
-    return refuse_new(o.new_member, "too small (" + std::to_string(new_file.info().size_bytes) + " bytes); member " +
+  if (opened->info().size_bytes < needed)
+    return refuse_new(o.new_member, "too small (" + std::to_string(opened->info().size_bytes) + " bytes); member " +
                                         o.old_member + " holds " + std::to_string(needed) + " bytes of the volume (" +
                                         format_size(needed) + ")");
+  return opened;
+}
+
+// What NEW holds, once it passed phase 3's checks.
+struct NewMemberContents {
+  bool has_superblock = false;  // cleared before the copy
+  bool earlier_copy = false;    // OLD's copy from an interrupted replace
+};
+
+// Phase 3: NEW's contents. An earlier copy of OLD is recognised; another
+// volume's member or a filesystem is refused unless --force.
+Expected<NewMemberContents> examine_new_member(const ReplaceOptions& o, const MemberFile& new_file,
+                                               const Superblock& old_sb, const CreatedFile& created) {
   auto sbs = read_member_superblocks(new_file);
   if (!sbs) return sbs.status();
-  const bool earlier_copy = is_earlier_copy(*sbs, old_sb);
-  if (sbs->any_magic() && !earlier_copy) {
+  NewMemberContents c;
+  c.has_superblock = sbs->any_magic();
+  c.earlier_copy = is_earlier_copy(*sbs, old_sb);
+  if (c.has_superblock && !c.earlier_copy) {
     if (Status s = check_foreign_superblock(o, *sbs); !s) return s;
-  } else if (!sbs->any_magic() && !o.force && !created.created()) {
+  } else if (!c.has_superblock && !o.force && !created.created()) {
     auto found = probe_foreign_signature(o.new_member);
     if (!found) return found.status();
     if (*found) return refuse_new(o.new_member, "holds " + **found + " (use --force to overwrite)");
   }
+  return c;
+}
+
+// Phase 4: NEW written: a superblock it carries cleared first, so that a
+// half-made copy never looks like a member; OLD's ranges copied; the end
+// of a larger NEW zeroed as mkfs zeroes it (kTailWipe); synced.
+Status copy_onto_new(MemberCopy& copier, std::span<const CopyRange> ranges, const MemberFile& new_file,
+                     bool has_superblock, uint64_t needed, const CopyProgressFn& progress) {
+  if (has_superblock)
+    if (Status s = clear_superblocks(new_file); !s) return s;
+  if (Status s = copier.copy(ranges, progress); !s) return s;
+  const uint64_t new_size = new_file.info().size_bytes / kBlockSize * kBlockSize;
+  if (new_size > needed) {
+    AlignedBuffer zeros(1 << 20);
+    if (Status s =
+            zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size, zeros);
+        !s)
+      return s;
+  }
+  return sync_member(new_file);
+}
+
+}  // namespace
+
+Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
+  auto ids = identify_replace(o);
+  if (!ids) return ids.status();
+  auto vol = assemble(o.members, MemberFile::Mode::read_write);
+  if (!vol) {
+    if (auto done = finished_before(o, ids->old_member)) return *done;
+    return vol.status();
+  }
+  if (o.note)
+    for (const std::string& w : vol->warnings) o.note(w);
+  uint32_t index = 0;
+  while (index < vol->members.size() && !is_file(vol->members[index], ids->old_member)) ++index;
+  if (index == vol->members.size()) return Status::error(EINVAL, "internal: the old member is not in the volume");
+  const MemberFile& old_file = vol->members[index];
+  const Superblock& old_sb = vol->member_superblocks[index];
+  const uint64_t needed = old_sb.member_bytes_needed();
+
+  // Nothing is written to NEW before every check passed; a NEW this run
+  // created goes again if the replace fails.
+  CreatedFile created;
+  auto opened = open_new_member(o, ids->new_member, old_file, needed, created);
+  if (!opened) return opened.status();
+  const MemberFile& new_file = *opened;
+  auto contents = examine_new_member(o, new_file, old_sb, created);
+  if (!contents) return contents.status();
 
   ReplaceResult result;
   result.member_index = index;
@@ -288,7 +347,7 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
 
   // An interrupted replace whose copy still matches OLD byte for byte (it
   // stopped in the switch, and neither was used since) is only finished.
-  if (earlier_copy) {
+  if (contents->earlier_copy) {
     if (o.note)
       o.note("new member " + o.new_member + " already carries member index " + std::to_string(index) +
              " of this volume (an earlier replace was interrupted): comparing it with the old member");
@@ -305,21 +364,8 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
     t0 = std::chrono::steady_clock::now();
   }
 
-  // From here NEW is written. A superblock it carries goes first, so that
-  // a half-made copy never looks like a member.
-  if (sbs->any_magic())
-    if (Status s = clear_superblocks(new_file); !s) return s;
-  if (Status s = copier.copy(ranges, progress("copy")); !s) return s;
-  const uint64_t new_size = new_file.info().size_bytes / kBlockSize * kBlockSize;
-  // The end of a larger NEW, as mkfs zeroes it (kTailWipe).
-  if (new_size > needed) {
-    AlignedBuffer zeros(1 << 20);
-    if (Status s =
-            zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size, zeros);
-        !s)
-      return s;
-  }
-  if (Status s = sync_member(new_file); !s) return s;
+  if (Status s = copy_onto_new(copier, ranges, new_file, contents->has_superblock, needed, progress("copy")); !s)
+    return s;
   result.copy_seconds = seconds_since(t0);
   result.data_bytes = copier.data_bytes();
   result.hole_bytes = copier.hole_bytes();
