@@ -336,41 +336,52 @@ struct SliceBudget {
         two_threads(two_threads_allowed) {}
 };
 
-// One pass of the sliced join: for each slice p in turn, the records
-// (id, payload) of files' file p, whose ids are in slice p, are read in
-// batches, each batch sorted by id and joined with the slice's ids
-// (slice_join.h): the id becomes its vertex (with `route`, the payload's
-// slice in the high 32 bits). emit() then takes the batch in chunks of
-// at most kEdgeBatch records. A file is deleted once read.
-template <class Emit>
-Status join_pass(const SliceFiles& files, const IdSlices& slices, const IdSlices* route, bool two_threads,
-                 std::vector<InputEdge>& batch, const EdgeSource& src, uint64_t* peak_map_bytes, uint64_t* done,
-                 uint64_t total, const ProgressFn& progress, Emit&& emit) {
-  for (size_t p = 0; p < slices.parts(); ++p) {
-    auto ids = slices.read(p);
-    if (!ids) return ids.status();
-    *peak_map_bytes = std::max<uint64_t>(*peak_map_bytes, ids->capacity() * sizeof(uint64_t));
-    auto f = RawEdges::open(files.path(p));
-    if (!f) return f.status();
-    while (true) {
-      auto n = f->read(batch);
-      if (!n) return n.status();
-      if (*n == 0) break;
-      const std::span<InputEdge> recs(batch.data(), *n);
-      if (auto missing = detail::map_batch_to_slice(recs, *ids, slices.first_vertex(p), route, two_threads))
-        return src.unknown_id(*missing);
-      for (size_t i = 0; i < recs.size(); i += kEdgeBatch) {
-        Status st = emit(recs.subspan(i, std::min(kEdgeBatch, recs.size() - i)));
-        if (!st) return st;
+// The sliced join's passes over the id map (remap_sliced): what they
+// share, and the progress they make together.
+struct SlicedJoin {
+  const IdSlices& slices;
+  const EdgeSource& src;  // names an id the map lacks
+  bool two_threads;
+  std::vector<InputEdge>& batch;  // the records of one read
+  uint64_t* peak_map_bytes;       // the largest slice held
+  uint64_t total;                 // records of both passes, for progress
+  const ProgressFn& progress;
+  uint64_t done = 0;
+
+  // One pass: for each slice p in turn, the records (id, payload) of
+  // files' file p, whose ids are in slice p, are read in batches, each
+  // batch sorted by id and joined with the slice's ids (slice_join.h): the
+  // id becomes its vertex (with `route`, the payload's slice in the high
+  // 32 bits). emit() then takes the batch in chunks of at most kEdgeBatch
+  // records. A file is deleted once read.
+  template <class Emit>
+  Status pass(const SliceFiles& files, const IdSlices* route, Emit&& emit) {
+    for (size_t p = 0; p < slices.parts(); ++p) {
+      auto ids = slices.read(p);
+      if (!ids) return ids.status();
+      *peak_map_bytes = std::max<uint64_t>(*peak_map_bytes, ids->capacity() * sizeof(uint64_t));
+      auto f = RawEdges::open(files.path(p));
+      if (!f) return f.status();
+      while (true) {
+        auto n = f->read(batch);
+        if (!n) return n.status();
+        if (*n == 0) break;
+        const std::span<InputEdge> recs(batch.data(), *n);
+        if (auto missing = detail::map_batch_to_slice(recs, *ids, slices.first_vertex(p), route, two_threads))
+          return src.unknown_id(*missing);
+        for (size_t i = 0; i < recs.size(); i += kEdgeBatch) {
+          Status st = emit(recs.subspan(i, std::min(kEdgeBatch, recs.size() - i)));
+          if (!st) return st;
+        }
+        done += *n;
+        if (progress) progress("remap", done, total);
       }
-      *done += *n;
-      if (progress) progress("remap", *done, total);
+      std::error_code ec;
+      std::filesystem::remove(files.path(p), ec);  // frees its space for the next files
     }
-    std::error_code ec;
-    std::filesystem::remove(files.path(p), ec);  // frees its space for the next files
+    return Status::ok();
   }
-  return Status::ok();
-}
+};
 
 // Pass 2 with the id map in slices (a partitioned join on the id ranges):
 //   split  each edge (u, v) goes to the file of u's slice;
@@ -405,26 +416,94 @@ Status remap_sliced(EdgeSource& src, std::vector<InputEdge>& held, const IdSlice
   std::vector<InputEdge>().swap(held);
 
   std::vector<InputEdge> batch(budget.batch_records);
-  uint64_t done = 0;
+  SlicedJoin join{slices, src, budget.two_threads, batch, peak_map_bytes, 2 * input_edges, progress};
   st = by_target.open();
   if (!st) return st;
-  st = join_pass(by_source, slices, &slices, budget.two_threads, batch, src, peak_map_bytes, &done, 2 * input_edges,
-                 progress, [&](std::span<const InputEdge> recs) -> Status {
-                   for (const InputEdge& e : recs) {
-                     // e.u: v's slice << 32 | U
-                     Status s = by_target.append(e.u >> 32, InputEdge{e.v, e.u & UINT32_MAX});
-                     if (!s) return s;
-                   }
-                   return Status::ok();
-                 });
+  st = join.pass(by_source, &slices, [&](std::span<const InputEdge> recs) -> Status {
+    for (const InputEdge& e : recs) {
+      // e.u: v's slice << 32 | U
+      Status s = by_target.append(e.u >> 32, InputEdge{e.v, e.u & UINT32_MAX});
+      if (!s) return s;
+    }
+    return Status::ok();
+  });
   if (!st) return st;
   st = by_target.finish();
   if (!st) return st;
-  return join_pass(by_target, slices, nullptr, budget.two_threads, batch, src, peak_map_bytes, &done, 2 * input_edges,
-                   progress, [&](std::span<const InputEdge> recs) -> Status {
-                     for (const InputEdge& e : recs) sink.add(e.v, e.u);  // (U, V)
-                     return sink.batch_done();
-                   });
+  return join.pass(by_target, nullptr, [&](std::span<const InputEdge> recs) -> Status {
+    for (const InputEdge& e : recs) sink.add(e.v, e.u);  // (U, V)
+    return sink.batch_done();
+  });
+}
+
+// import_graph()'s steps around its passes.
+
+// The output directory exists, and holds nothing an interrupted import
+// could leave looking valid: an old graph.meta must not vouch for the
+// half-written files that follow, and an old transpose must not outlive
+// the graph it belonged to.
+Status prepare_output(const std::filesystem::path& out, bool directed) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
+  std::filesystem::remove(out / kMetaFile, ec);
+  if (!directed) {
+    std::filesystem::remove(out / kInIndexFile, ec);
+    std::filesystem::remove(out / kInAdjacencyFile, ec);
+  }
+  return Status::ok();
+}
+
+// The whole id map, if it fits in `map_budget` or needs no memory
+// (contiguous ids); nullopt when pass 2 must use slices of slice_ids.
+Expected<std::optional<IdMap>> whole_id_map(const Ids& ids, const std::filesystem::path& out, uint64_t map_budget,
+                                            uint64_t slice_ids) {
+  const bool contiguous = ids.n == 0 || ids.last - ids.first == ids.n - 1;
+  if (contiguous) return std::optional<IdMap>(IdMap::range(ids.first, ids.n));
+  if (ids.n > slice_ids) return std::optional<IdMap>();
+  auto all = detail::read_ids(out / kIdMapFile, 0, ids.n);
+  if (!all) return all.status();
+  const uint64_t ids_bytes = ids.n * sizeof(uint64_t);
+  return std::optional<IdMap>(IdMap::sorted(std::move(*all), map_budget > ids_bytes ? map_budget - ids_bytes : 0));
+}
+
+// Pass 3: the sorted key runs merged into the CSR files (and, directed,
+// the transpose's), their sizes and checksums recorded in meta.
+Status write_csr(const std::filesystem::path& out, bool directed, EdgeRuns& out_runs, EdgeRuns& in_runs,
+                 Remapped& remapped, GraphMeta& meta, const ProgressFn& progress) {
+  auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file, const char* adjacency_file,
+                        const char* phase) -> Expected<CsrWriter> {
+    auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
+    if (!w) return w.status();
+    Status s = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
+                          [&](uint64_t done, uint64_t total) {
+                            if (progress) progress(phase, done, total);
+                          },
+                          &tail);
+    if (!s) return s;
+    std::vector<uint64_t>().swap(tail);  // free it (assigning {} would keep the capacity)
+    s = w->finish();
+    if (!s) return s;
+    runs.remove();
+    return std::move(*w);
+  };
+  auto csr = merge_into(out_runs, remapped.out_tail, kIndexFile, kAdjacencyFile, "merge");
+  if (!csr) return csr.status();
+  meta.adjacency_entries = csr->entries();
+  meta.edges = directed ? csr->entries() : csr->entries() / 2;
+  meta.index_crc32c = csr->index_crc();
+  meta.adjacency_crc32c = csr->adjacency_crc();
+  meta.duplicates = remapped.requested - meta.edges;
+  if (directed) {
+    auto tr = merge_into(in_runs, remapped.in_tail, kInIndexFile, kInAdjacencyFile, "merge-in");
+    if (!tr) return tr.status();
+    if (tr->entries() != meta.adjacency_entries)
+      return Status::error(EIO, "transpose has " + std::to_string(tr->entries()) + " arcs, the graph " +
+                                    std::to_string(meta.adjacency_entries));
+    meta.in_index_crc32c = tr->index_crc();
+    meta.in_adjacency_crc32c = tr->adjacency_crc();
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -433,16 +512,8 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
                                  const std::filesystem::path& out, const ProgressFn& progress, ImportStats* stats) {
   if (o.memory_bytes < kMinMemoryBytes)
     return Status::error(EINVAL, "memory budget must be at least " + std::to_string(kMinMemoryBytes) + " bytes");
+  if (Status s = prepare_output(out, o.directed); !s) return s;
   std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
-  // An old graph.meta must not vouch for the half-written files that follow,
-  // and an old transpose must not outlive the graph it belonged to.
-  std::filesystem::remove(out / kMetaFile, ec);
-  if (!o.directed) {
-    std::filesystem::remove(out / kInIndexFile, ec);
-    std::filesystem::remove(out / kInAdjacencyFile, ec);
-  }
   ScratchDir scratch{out / (".import-runs-" + std::to_string(::getpid()))};
   std::filesystem::create_directories(scratch.path, ec);
   if (ec) return Status::error(ec.value(), scratch.path.string() + ": cannot create: " + ec.message());
@@ -477,19 +548,12 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   // The id map gets a quarter of the budget: whole if it fits (or needs no
   // memory: contiguous ids), else in slices that do.
   const uint64_t map_budget = o.memory_bytes / 4;
-  const bool contiguous = ids->n == 0 || ids->last - ids->first == ids->n - 1;
   uint64_t slice_ids = std::max<uint64_t>(1, map_budget / kIdMapBytesPerId);
   if (o.max_slice_ids != 0) slice_ids = std::min(slice_ids, o.max_slice_ids);
   slice_ids = std::max(slice_ids, (ids->n + kMaxSlices - 1) / kMaxSlices);
-  std::optional<IdMap> whole;
-  if (contiguous) {
-    whole = IdMap::range(ids->first, ids->n);
-  } else if (ids->n <= slice_ids) {
-    auto all = detail::read_ids(out / kIdMapFile, 0, ids->n);
-    if (!all) return all.status();
-    const uint64_t ids_bytes = ids->n * sizeof(uint64_t);
-    whole = IdMap::sorted(std::move(*all), map_budget > ids_bytes ? map_budget - ids_bytes : 0);
-  }
+  auto whole_map = whole_id_map(*ids, out, map_budget, slice_ids);
+  if (!whole_map) return whole_map.status();
+  std::optional<IdMap> whole = std::move(*whole_map);
 
   // Pass 2: remap into sorted runs of CSR keys. The key batches get what
   // the whole map and the held edges leave of the budget, at least a
@@ -528,38 +592,8 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   std::filesystem::remove(raw_path, ec);
   meta.self_loops = remapped.self_loops;
 
-  auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file, const char* adjacency_file,
-                        const char* phase) -> Expected<CsrWriter> {
-    auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
-    if (!w) return w.status();
-    Status s = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
-                          [&](uint64_t done, uint64_t total) {
-                            if (progress) progress(phase, done, total);
-                          },
-                          &tail);
-    if (!s) return s;
-    std::vector<uint64_t>().swap(tail);  // free it (assigning {} would keep the capacity)
-    s = w->finish();
-    if (!s) return s;
-    runs.remove();
-    return std::move(*w);
-  };
-  auto csr = merge_into(out_runs, remapped.out_tail, kIndexFile, kAdjacencyFile, "merge");
-  if (!csr) return csr.status();
-  meta.adjacency_entries = csr->entries();
-  meta.edges = o.directed ? csr->entries() : csr->entries() / 2;
-  meta.index_crc32c = csr->index_crc();
-  meta.adjacency_crc32c = csr->adjacency_crc();
-  meta.duplicates = remapped.requested - meta.edges;
-  if (o.directed) {
-    auto tr = merge_into(in_runs, remapped.in_tail, kInIndexFile, kInAdjacencyFile, "merge-in");
-    if (!tr) return tr.status();
-    if (tr->entries() != meta.adjacency_entries)
-      return Status::error(EIO, "transpose has " + std::to_string(tr->entries()) + " arcs, the graph " +
-                                    std::to_string(meta.adjacency_entries));
-    meta.in_index_crc32c = tr->index_crc();
-    meta.in_adjacency_crc32c = tr->adjacency_crc();
-  }
+  st = write_csr(out, o.directed, out_runs, in_runs, remapped, meta, progress);
+  if (!st) return st;
   st = write_meta(out, meta);
   if (!st) return st;
   return meta;
