@@ -28,19 +28,18 @@ bool is_prefix(const std::vector<Uuid>& p, const std::vector<Uuid>& full) {
   return p.size() <= full.size() && std::equal(p.begin(), p.end(), full.begin());
 }
 
-}  // namespace
+// assemble_restripe()'s phases, in order.
 
-Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths) {
-  auto ids = identify_members(paths, /*allow_missing=*/false);
-  if (!ids) return ids.status();
-  struct Found {
-    std::string path;
-    MemberFile file;
-    std::vector<Superblock> copies;  // those that decode
-    std::vector<std::string> problems;
-  };
+struct Found {
+  std::string path;
+  MemberFile file;
+  std::vector<Superblock> copies;  // those that decode
+  std::vector<std::string> problems;
+};
+
+// Each member opened (and locked) with the superblock copies that decode.
+Expected<std::vector<Found>> read_copies(const std::vector<std::string>& paths) {
   std::vector<Found> found;
-  const Superblock* tmpl = nullptr;
   for (const std::string& path : paths) {
     auto file = open_member_locked(path, MemberFile::Mode::read_write);
     if (!file) return file.status();
@@ -58,9 +57,69 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
                                            : "not a peregrine member (no superblock found)");
     found.push_back(std::move(f));
   }
+  return found;
+}
+
+// The restripe record of the newest generation: what every copy is
+// checked against.
+const Superblock* newest_restripe_record(const std::vector<Found>& found) {
+  const Superblock* tmpl = nullptr;
   for (const Found& f : found)
     for (const Superblock& c : f.copies)
       if (c.restriping() && (tmpl == nullptr || c.generation > tmpl->generation)) tmpl = &c;
+  return tmpl;
+}
+
+// What the copies say together: which phase's copies are present, and
+// the lowest cursor among those mid-restripe.
+struct CopiesSeen {
+  bool old_plain = false;  // a copy of the old member list, before the restripe
+  bool new_plain = false;  // a copy of the new member list, after it
+  std::optional<uint64_t> cursor;
+};
+
+// Every copy of f checked against the record t: the same volume, a member
+// list of the old, the new or the restripe's, one member index. Returns
+// the index.
+Expected<uint32_t> check_member_copies(const Found& f, const Superblock& t, CopiesSeen& seen, uint64_t& generation) {
+  const uint32_t n_old = t.restripe_old_count;
+  std::optional<uint32_t> index;
+  for (const Superblock& c : f.copies) {
+    generation = std::max(generation, c.generation);
+    if (!same_volume_fields(c, t))
+      return refuse(f.path, c.volume_uuid == t.volume_uuid
+                                ? "superblock copy (generation " + std::to_string(c.generation) +
+                                      ") does not match the restripe the other copies record"
+                                : "belongs to another volume (" + c.volume_uuid.to_string() +
+                                      ") than the restripe of volume " + t.volume_uuid.to_string());
+    if (c.restriping()) {
+      if (c.member_uuids != t.member_uuids || c.restripe_old_count != n_old ||
+          (c.features_incompat & ~kIncompatRestripe) != (t.features_incompat & ~kIncompatRestripe))
+        return refuse(f.path, "its restripe record differs from the other members'");
+      seen.cursor = std::min(seen.cursor.value_or(UINT64_MAX), c.restripe_cursor);
+    } else if (c.member_count() == n_old && is_prefix(c.member_uuids, t.member_uuids)) {
+      seen.old_plain = true;
+    } else if (c.member_uuids == t.member_uuids) {
+      seen.new_plain = true;
+    } else {
+      return refuse(f.path, "its member list fits neither the old nor the new member list of the restripe");
+    }
+    if (index && *index != c.member_index) return refuse(f.path, "its two superblock copies name different members");
+    index = c.member_index;
+    if (c.member_uuid != t.member_uuids[c.member_index])
+      return refuse(f.path, "not the member the restripe lists at index " + std::to_string(c.member_index));
+  }
+  return *index;
+}
+
+}  // namespace
+
+Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths) {
+  auto ids = identify_members(paths, /*allow_missing=*/false);
+  if (!ids) return ids.status();
+  auto found = read_copies(paths);
+  if (!found) return found.status();
+  const Superblock* tmpl = newest_restripe_record(*found);
   if (tmpl == nullptr) return Status::error(ENOENT, "no restripe to resume");
 
   RestripeVolume vol;
@@ -68,36 +127,11 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
   const Superblock& t = vol.sb;
   const uint32_t n_new = t.member_count(), n_old = t.restripe_old_count;
   const uint64_t end = t.member_data_size / t.stripe_unit * n_old;
-  bool old_plain = false, new_plain = false;
-  std::optional<uint64_t> cursor;
+  CopiesSeen seen;
   std::vector<Found*> slot(n_new, nullptr);
-  for (Found& f : found) {
-    std::optional<uint32_t> index;
-    for (const Superblock& c : f.copies) {
-      vol.generation = std::max(vol.generation, c.generation);
-      if (!same_volume_fields(c, t))
-        return refuse(f.path, c.volume_uuid == t.volume_uuid
-                                  ? "superblock copy (generation " + std::to_string(c.generation) +
-                                        ") does not match the restripe the other copies record"
-                                  : "belongs to another volume (" + c.volume_uuid.to_string() +
-                                        ") than the restripe of volume " + t.volume_uuid.to_string());
-      if (c.restriping()) {
-        if (c.member_uuids != t.member_uuids || c.restripe_old_count != n_old ||
-            (c.features_incompat & ~kIncompatRestripe) != (t.features_incompat & ~kIncompatRestripe))
-          return refuse(f.path, "its restripe record differs from the other members'");
-        cursor = std::min(cursor.value_or(UINT64_MAX), c.restripe_cursor);
-      } else if (c.member_count() == n_old && is_prefix(c.member_uuids, t.member_uuids)) {
-        old_plain = true;
-      } else if (c.member_uuids == t.member_uuids) {
-        new_plain = true;
-      } else {
-        return refuse(f.path, "its member list fits neither the old nor the new member list of the restripe");
-      }
-      if (index && *index != c.member_index) return refuse(f.path, "its two superblock copies name different members");
-      index = c.member_index;
-      if (c.member_uuid != t.member_uuids[c.member_index])
-        return refuse(f.path, "not the member the restripe lists at index " + std::to_string(c.member_index));
-    }
+  for (Found& f : *found) {
+    auto index = check_member_copies(f, t, seen, vol.generation);
+    if (!index) return index.status();
     for (const std::string& p : f.problems)
       vol.warnings.push_back("member " + f.path + ": a superblock copy is corrupt (" + p + "); it is rewritten");
     Found*& s = slot[*index];
@@ -114,17 +148,19 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
   if (!missing.empty())
     return Status::error(ENODEV, "volume " + t.volume_uuid.to_string() + ": the interrupted restripe onto " +
                                      std::to_string(n_new) + " members needs every one of them; missing: " + missing);
-  if (old_plain && new_plain)
+
+  // The phase the copies agree on, and where the move stopped.
+  if (seen.old_plain && seen.new_plain)
     return Status::error(EINVAL, "volume " + t.volume_uuid.to_string() +
                                      ": superblock copies for the old and the new member count at once; "
                                      "no interrupted restripe leaves that");
-  const uint64_t c = cursor.value_or(end);
-  if ((old_plain && c != 0) || (new_plain && c != end))
+  const uint64_t c = seen.cursor.value_or(end);
+  if ((seen.old_plain && c != 0) || (seen.new_plain && c != end))
     return Status::error(EINVAL, "volume " + t.volume_uuid.to_string() +
                                      ": the restripe cursor does not fit the other superblock copies");
-  vol.phase = old_plain   ? RestripeVolume::Phase::preparing
-              : new_plain ? RestripeVolume::Phase::committing
-                          : RestripeVolume::Phase::moving;
+  vol.phase = seen.old_plain   ? RestripeVolume::Phase::preparing
+              : seen.new_plain ? RestripeVolume::Phase::committing
+                               : RestripeVolume::Phase::moving;
   vol.sb.restripe_cursor = c;
   for (uint32_t i = 0; i < n_new; ++i) {
     Found& f = *slot[i];
