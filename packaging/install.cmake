@@ -11,7 +11,7 @@
 #   /lib/systemd/system/peregrine@.service   (Debian 12's unit directory)
 #   /usr/share/man/man5/peregrine.conf.5, man8/{peregrine,mkfs.peregrine,fsck.peregrine,mount.peregrine,
 #                                            umount.fuse.peregrine}.8,
-#   man1/peregrine-graph{,-bench}.1          (the graph tool and its benchmark, installed by tools/)
+#   man1/peregrine-graph{,-bench}.1          (the graph tool, installed by graph/, and its benchmark, by tools/)
 #   /usr/lib/modprobe.d/peregrine.conf       options fuse enable_uring=1 (docs/transport.md)
 #   /usr/share/doc/peregrine/*.md            every page of docs/: the conf file and the man pages
 #                                            refer to them (configuration.md, performance.md,

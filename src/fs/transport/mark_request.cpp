@@ -77,10 +77,12 @@ void mark_request(void* buf, size_t n) {
   }
 }
 
-bool answers_open_marked_here(const wire::OutHeader& out) {
+bool take_open_reply(const wire::OutHeader& out) {
   // The unique, not only the opcode: the thread may complete other requests
   // (a read whose IO finished) while it runs the open.
-  return tls_open_marked.opens && tls_open_marked.unique == out.unique;
+  if (!tls_open_marked.opens || tls_open_marked.unique != out.unique) return false;
+  tls_open_marked = OpenMarked{};
+  return true;
 }
 
 }  // namespace peregrine::fs

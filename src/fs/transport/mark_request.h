@@ -7,7 +7,7 @@
 //
 // Thread rules: pure functions, except that mark_request() sets the calling
 // thread's tls_request_marks and notes the OPEN or CREATE it runs, which
-// answers_open_marked_here() asks on the same thread.
+// take_open_reply() asks for on the same thread.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +28,10 @@ void mark_request(void* buf, size_t n);
 
 // Whether `out` is the reply to the OPEN or CREATE (or TMPFILE) that
 // mark_request() marked last on this thread: a reply with a fuse_open_out
-// at its end, whose flags the transport may add to.
-bool answers_open_marked_here(const wire::OutHeader& out);
+// at its end, whose flags the transport may add to. True once: the note is
+// taken, so that a later reply reusing the unique (a ring entry's token,
+// for the entry's next request, which this thread may complete without
+// marking it) is never taken for it.
+bool take_open_reply(const wire::OutHeader& out);
 
 }  // namespace peregrine::fs

@@ -2,11 +2,12 @@
 // does not hand to an operation, and what the transport says about how it
 // runs it. The transport that brought the request sets them
 // (transport/mark_request.h): reads and writes carry theirs in their call
-// (data_calls.h); an operation libfuse runs (every one on classic, SETATTR,
-// OPEN, CREATE on io-uring) reads this thread's copy at its start, before
-// it hands anything to another thread. That copy is the one channel that
-// bypasses the calls, because libfuse 3.14 gives an operation nothing but
-// its decoded arguments; it flows one way, transport to operation.
+// (data_calls.h); an operation libfuse runs (every one on classic; on
+// io-uring SETATTR, OPEN, CREATE and the writes a blocking-op thread runs)
+// reads this thread's copy at its start, before it hands anything to
+// another thread. That copy is the one channel that bypasses the calls,
+// because libfuse 3.14 gives an operation nothing but its decoded
+// arguments; it flows one way, transport to operation.
 //
 // Thread rules: tls_request_marks is thread-local; the transport sets it
 // on the thread that runs the request, just before libfuse processes it.

@@ -22,7 +22,7 @@ SessionIo& session_io(void* userdata) {
 void add_open_flags(const TransportHost& host, iovec* iov, int count) {
   wire::OutHeader out;
   std::memcpy(&out, iov[0].iov_base, sizeof out);
-  if (!host.parallel_direct_writes() || !answers_open_marked_here(out)) return;
+  if (!host.parallel_direct_writes() || !take_open_reply(out)) return;
   if (out.error != 0 || count < 2 || iov[count - 1].iov_len < sizeof(wire::OpenOut)) return;
   auto* end = static_cast<char*>(iov[count - 1].iov_base) + iov[count - 1].iov_len;
   auto* open_out = reinterpret_cast<wire::OpenOut*>(end - sizeof(wire::OpenOut));
