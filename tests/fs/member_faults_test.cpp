@@ -116,6 +116,19 @@ class MemberFaultsTest : public ::testing::Test {
     ASSERT_EQ(::fsync(fd.get()), 0) << rel << ": " << std::strerror(errno);
   }
   std::string at(const std::string& rel) const { return volume_->at(rel); }
+  // Whether the thread `tid` names (once it is set) comes to wait in the
+  // kernel for a direct WRITE's answer: its stack says so (an event, not a
+  // time, with a guard against a hang).
+  static bool waits_for_direct_io_answer(const std::atomic<pid_t>& tid) {
+    for (int i = 0; i < 6000; ++i) {
+      if (const pid_t t = tid.load(); t != 0) {
+        const std::string stack = read_file("/proc/self/task/" + std::to_string(t) + "/stack");
+        if (stack.find("fuse_direct_io") != std::string::npos) return true;
+      }
+      ::usleep(10000);
+    }
+    return false;
+  }
 
   std::optional<Volume> volume_;
   LineReader lines_;
@@ -469,18 +482,8 @@ TEST_F(MemberFaultsTest, AWholeBlockWriteWaitingForAStalledMemberLeavesItsRingSe
     std::free(mem);
     written = true;
   });
-  // The writer waits in the kernel for its WRITE's answer (its stack says
-  // so; an event, not a time, with a guard against a hang).
   on_cpu(0);
-  bool waiting = false;
-  for (int i = 0; i < 6000 && !waiting; ++i) {
-    if (const pid_t tid = writer_tid.load(); tid != 0) {
-      const std::string stack = read_file("/proc/self/task/" + std::to_string(tid) + "/stack");
-      waiting = stack.find("fuse_direct_io") != std::string::npos;
-    }
-    if (!waiting) ::usleep(10000);
-  }
-  if (!waiting) {
+  if (!waits_for_direct_io_answer(writer_tid)) {
     release(hold);
     writer.join();
     ::munmap(map, data.size());
@@ -537,17 +540,7 @@ TEST_F(MemberFaultsTest, DirectWritesToOneFileDoNotWaitForEachOther) {
     EXPECT_TRUE(write_at(fd.get(), first, static_cast<off_t>(2 * kUnit))) << std::strerror(errno);
     first_written = true;
   });
-  // The first writer waits in the kernel for its WRITE's answer (its stack
-  // says so; an event, not a time, with a guard against a hang).
-  bool waiting = false;
-  for (int i = 0; i < 6000 && !waiting; ++i) {
-    if (const pid_t tid = first_tid.load(); tid != 0) {
-      const std::string stack = read_file("/proc/self/task/" + std::to_string(tid) + "/stack");
-      waiting = stack.find("fuse_direct_io") != std::string::npos;
-    }
-    if (!waiting) ::usleep(10000);
-  }
-  if (!waiting) {
+  if (!waits_for_direct_io_answer(first_tid)) {
     release(hold);
     held_writer.join();
     FAIL() << "the first WRITE never waited for an answer";
