@@ -19,10 +19,10 @@ SessionIo& session_io(void* userdata) {
 
 // A direct-IO open's reply (FOPEN_DIRECT_IO) gets FOPEN_PARALLEL_DIRECT_WRITES
 // when the host allows it: libfuse 3.14's fuse_file_info has no such bit.
-void add_open_flags(const TransportHost& host, iovec* iov, int count) {
-  wire::OutHeader out;
-  std::memcpy(&out, iov[0].iov_base, sizeof out);
-  if (!host.parallel_direct_writes() || !take_open_reply(out)) return;
+// Every reply that libfuse sends passes here: the thread's own note is
+// asked first (and taken), the host only for an open's reply.
+void add_open_flags(const TransportHost& host, const wire::OutHeader& out, iovec* iov, int count) {
+  if (!take_open_reply(out) || !host.parallel_direct_writes()) return;
   if (out.error != 0 || count < 2 || iov[count - 1].iov_len < sizeof(wire::OpenOut)) return;
   auto* end = static_cast<char*>(iov[count - 1].iov_base) + iov[count - 1].iov_len;
   auto* open_out = reinterpret_cast<wire::OpenOut*>(end - sizeof(wire::OpenOut));
@@ -86,9 +86,9 @@ void SessionIo::count_dev_fuse_request(const void* buf, size_t n) {
 ssize_t SessionIo::writev_hook(int fd, iovec* iov, int count, void* userdata) {
   SessionIo& self = session_io(userdata);
   if (count < 1 || iov[0].iov_len < sizeof(wire::OutHeader)) return ::writev(fd, iov, count);
-  add_open_flags(self.host_, iov, count);
   wire::OutHeader out;
   std::memcpy(&out, iov[0].iov_base, sizeof out);
+  add_open_flags(self.host_, out, iov, count);
   if (FuseRing::is_token(out.unique)) {
     ssize_t n = self.reply_to_ring(out.unique, iov, count);
     if (n < 0) {
