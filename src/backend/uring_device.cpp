@@ -107,6 +107,13 @@ void UringDevice::start(const DeviceIo& io) {
   io_uring_sqe_set_data64(sqe, io.tag);
 }
 
+int UringDevice::flush_blocking() {
+  for (;;) {
+    if (::fdatasync(fd_) == 0) return 0;
+    if (errno != EINTR) return -errno;
+  }
+}
+
 void UringDevice::submit() {
   for (;;) {
     int rc = io_uring_submit(&ring_);

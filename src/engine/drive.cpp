@@ -162,6 +162,30 @@ bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const v
   }
 }
 
+int Drive::flush_blocking() {
+  // What the flush covers is what had completed when it started, as for a
+  // flush through the ring (TagSlot::flush_covers).
+  const uint64_t covers = writes_done_.load(std::memory_order_acquire);
+  const uint64_t start = monotonic_ns();
+  int error = device_for_blocking_flush().flush_blocking();
+  if (error == -EOPNOTSUPP) return error;
+  const uint64_t now = monotonic_ns();
+  MutexLock lock(dispatch_mutex_);
+  ++counters_.ios;
+  ++counters_.flushes;
+  counters_.device_latency.record(now - start);
+  dirty_ = true;
+  if (error == 0) {
+    if (covers > flushed_through_.load(std::memory_order_relaxed))
+      flushed_through_.store(covers, std::memory_order_release);
+    return 0;
+  }
+  ++counters_.errors;
+  if (config_.on_io_error) config_.on_io_error(IoErrorReport{index_, IoOp::flush, 0, 0, error, false});
+  // As complete() reports it: a device that is gone is an IO error.
+  return error == -ENODEV || error == -ENXIO ? -EIO : error;
+}
+
 // ---- submitter side, per-volume scheduler ----
 
 bool Drive::try_acquire_tag(uint32_t* tag) {

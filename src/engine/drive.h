@@ -4,11 +4,11 @@
 // drives) calls its rounds. Internal to the engine.
 //
 // Thread rules:
-// - push(), try_dispatch_inline(), complete_inline(), the tag calls and
-//   stats() are called by submitting threads; run_round(), may_sleep() and
-//   finished() by the drive thread. Completions (reap, callbacks, SubIo
-//   returns) run under dispatch_mutex_, on the drive thread or on a
-//   submitter in complete_inline().
+// - push(), try_dispatch_inline(), complete_inline(), flush_blocking(), the
+//   tag calls and stats() are called by submitting threads; run_round(),
+//   may_sleep() and finished() by the drive thread. Completions (reap,
+//   callbacks, SubIo returns) run under dispatch_mutex_, on the drive
+//   thread or on a submitter in complete_inline().
 // - dispatch_mutex_ guards the tag space, the backlog, the device queue and
 //   the counters. The drive thread holds it for one round of this drive; a
 //   submitter takes it (try_lock) to dispatch inline, and (per-volume
@@ -95,6 +95,11 @@ class Drive {
   // the caller has other work (false: the drive thread reaps the rest; the
   // completion that wakes it still does).
   bool poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) EXCLUDES(dispatch_mutex_);
+  // A flush on the calling thread (DeviceQueue::flush_blocking), counted and
+  // reported as one through the ring: 0 or -errno, -EOPNOTSUPP when the
+  // device cannot (then nothing was done). The device's call runs without
+  // the dispatch lock, so the drive's other IO goes on meanwhile.
+  int flush_blocking() EXCLUDES(dispatch_mutex_);
 
   // Submitter side, per-volume scheduler (PerVolumeScheduler): the drive's
   // tags, taken at plug time and dispatched at unplug.
@@ -148,6 +153,9 @@ class Drive {
   const uint32_t index_;
   const EngineConfig& config_;
   const std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
+  // DeviceQueue::flush_blocking() is the one call a device takes without
+  // the lock.
+  DeviceQueue& device_for_blocking_flush() NO_THREAD_SAFETY_ANALYSIS { return *device_; }
   DriveThreadSleep* sleep_ = nullptr;  // set by attach()
 
   // Hand-off: inbox_[slot] is written by that slot's submitter only.

@@ -132,4 +132,14 @@ uint64_t Engine::outstanding() const {
   return total;
 }
 
+int Engine::flush_lone_drive() {
+  Drive* lone = nullptr;
+  for (const auto& d : drives_) {
+    if (!d->needs_flush()) continue;
+    if (lone != nullptr) return -EOPNOTSUPP;
+    lone = d.get();
+  }
+  return lone == nullptr ? 0 : lone->flush_blocking();
+}
+
 }  // namespace peregrine

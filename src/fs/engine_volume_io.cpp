@@ -74,7 +74,14 @@ int EngineVolumeIo::write_here(uint64_t offset, std::span<const std::byte> data,
              waited);
 }
 
-int EngineVolumeIo::flush() { return run(IoOp::flush, 0, nullptr, 0); }
+int EngineVolumeIo::flush() {
+  // As run() does before it waits: hand on staged IO, and let another
+  // worker read requests meanwhile.
+  pool_.unplug_this_thread();
+  ReadTurn::leave_held_turn();
+  if (int rc = pool_.engine().flush_lone_drive(); rc != -EOPNOTSUPP) return rc;
+  return run(IoOp::flush, 0, nullptr, 0);
+}
 
 int EngineVolumeIo::discard(uint64_t offset, uint64_t length) {
   if (members_ == nullptr || members_->empty()) return -EOPNOTSUPP;

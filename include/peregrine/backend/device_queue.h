@@ -71,6 +71,12 @@ class DeviceQueue {
   // queue, which the drive thread reaps.
   // For a thread dispatching inline (Drive::complete_inline).
   virtual size_t reap_finished_inline(std::span<DeviceCompletion> out) = 0;
+  // A flush made by the calling thread, blocking, without the drive's
+  // dispatch lock: every write the member completed before the call is
+  // durable when it returns 0. Thread-safe. -EOPNOTSUPP: flush through
+  // start() instead (the devices that model a drive for tests: their
+  // flushes must pass through their model).
+  virtual int flush_blocking() { return -EOPNOTSUPP; }
 };
 
 }  // namespace peregrine

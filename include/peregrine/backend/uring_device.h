@@ -49,6 +49,9 @@ class UringDevice final : public DeviceQueue {
   bool prepare_sleep(uint64_t&) override { return !has_ready() && io_uring_cq_ready(&ring_) == 0; }
   bool has_ready() const override { return inline_head_ != inline_done_.size(); }
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
+  // fdatasync(2) of the member: its fd stays open for the device's life,
+  // and a ring's IO and a syscall on one fd may run side by side.
+  int flush_blocking() override;
 
  private:
   UringDevice() = default;

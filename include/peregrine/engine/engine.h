@@ -70,6 +70,15 @@ class Engine {
   // each drive's count is read once, without stopping the others).
   uint64_t outstanding() const;
 
+  // A flush of the volume made by the calling thread when one drive alone
+  // needs it (Drive::needs_flush: the fdatasync after a small write): a
+  // blocking flush of that member (DeviceQueue::flush_blocking) costs the
+  // member's flush and no hand-off, where the ring's would wake the
+  // drive thread, an io_uring worker and then the caller. 0 or -errno;
+  // -EOPNOTSUPP when more drives need one (flushed in parallel through
+  // the rings, as submit() does) or the device cannot. Any thread.
+  int flush_lone_drive();
+
  private:
   friend class Submitter;
   Engine(const EngineConfig& config, const StripeMap& map);

@@ -47,6 +47,8 @@ class EngineVolumeIo final : public VolumeIo {
   // waited for a member or a drive thread.
   int read_here(uint64_t offset, std::span<std::byte> out, bool* waited = nullptr);
   int write_here(uint64_t offset, std::span<const std::byte> data, bool* waited = nullptr);
+  // A lone drive that needs a flush is flushed by the calling thread
+  // (Engine::flush_lone_drive); more go through the rings in parallel.
   int flush() override;
   // Discards on every member the range touches; the first error, or 0.
   int discard(uint64_t offset, uint64_t length) override;
