@@ -45,7 +45,17 @@ void VolatileCacheDevice::append(const UndoRecord& r, const void* data) {
   if (write_full(log_fd_, &r, sizeof r) != 0 || (data != nullptr && write_full(log_fd_, data, r.length) != 0)) abort();
 }
 
+void VolatileCacheDevice::cut_if_due() {
+  // The cut comes before this write or flush reaches the member: just
+  // before a flush is where a write that should have waited for it shows.
+  if (plan_.kill_at_io != 0 && plan_.ios && plan_.ios->fetch_add(1) + 1 == plan_.kill_at_io) {
+    ::kill(::getpid(), SIGKILL);
+    for (;;) ::pause();  // the signal ends the process before this returns
+  }
+}
+
 void VolatileCacheDevice::start(const DeviceIo& io) {
+  MutexLock lock(mu_);
   if (io.op == IoOp::write) {
     uint64_t len = 0;
     for (uint32_t i = 0; i < io.iovcnt; ++i) len += io.iov[i].iov_len;
@@ -64,16 +74,30 @@ void VolatileCacheDevice::start(const DeviceIo& io) {
   } else if (io.op == IoOp::flush) {
     started_[io.tag] = Started{IoOp::flush, completions_};
   }
-  // The cut comes before this write or flush reaches the member: just
-  // before a flush is where a write that should have waited for it shows.
-  if (io.op != IoOp::read && plan_.kill_at_io != 0 && plan_.ios && plan_.ios->fetch_add(1) + 1 == plan_.kill_at_io) {
-    ::kill(::getpid(), SIGKILL);
-    for (;;) ::pause();  // the signal ends the process before this returns
-  }
+  if (io.op != IoOp::read) cut_if_due();
   inner_->start(io);
 }
 
+int VolatileCacheDevice::flush_blocking() {
+  uint64_t covers;
+  {
+    MutexLock lock(mu_);
+    covers = completions_;
+  }
+  cut_if_due();
+  const int rc = inner_->flush_blocking();
+  if (rc == 0) {
+    MutexLock lock(mu_);
+    UndoRecord r;
+    r.kind = UndoRecord::flushed;
+    r.seq = covers;
+    append(r);
+  }
+  return rc;
+}
+
 void VolatileCacheDevice::note_completions(std::span<DeviceCompletion> done) {
+  MutexLock lock(mu_);
   for (const DeviceCompletion& c : done) {
     auto it = started_.find(c.tag);
     if (it == started_.end()) continue;  // a read

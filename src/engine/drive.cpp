@@ -165,10 +165,11 @@ bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const v
 int Drive::flush_blocking() {
   // What the flush covers is what had completed when it started, as for a
   // flush through the ring (TagSlot::flush_covers).
+  DeviceQueue& device = device_for_blocking_flush();
+  if (!device.flushes_blocking()) return -EOPNOTSUPP;
   const uint64_t covers = writes_done_.load(std::memory_order_acquire);
   const uint64_t start = monotonic_ns();
-  int error = device_for_blocking_flush().flush_blocking();
-  if (error == -EOPNOTSUPP) return error;
+  int error = device.flush_blocking();
   const uint64_t now = monotonic_ns();
   MutexLock lock(dispatch_mutex_);
   ++counters_.ios;

@@ -97,7 +97,7 @@ class Drive {
   bool poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) EXCLUDES(dispatch_mutex_);
   // A flush on the calling thread (DeviceQueue::flush_blocking), counted and
   // reported as one through the ring: 0 or -errno, -EOPNOTSUPP when the
-  // device cannot (then nothing was done). The device's call runs without
+  // device does not flush that way (then nothing was done). The device's call runs without
   // the dispatch lock, so the drive's other IO goes on meanwhile.
   int flush_blocking() EXCLUDES(dispatch_mutex_);
 
@@ -153,8 +153,8 @@ class Drive {
   const uint32_t index_;
   const EngineConfig& config_;
   const std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
-  // DeviceQueue::flush_blocking() is the one call a device takes without
-  // the lock.
+  // DeviceQueue::flushes_blocking() and flush_blocking() are the calls a
+  // device takes without the lock.
   DeviceQueue& device_for_blocking_flush() NO_THREAD_SAFETY_ANALYSIS { return *device_; }
   DriveThreadSleep* sleep_ = nullptr;  // set by attach()
 

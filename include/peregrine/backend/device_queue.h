@@ -71,11 +71,13 @@ class DeviceQueue {
   // queue, which the drive thread reaps.
   // For a thread dispatching inline (Drive::complete_inline).
   virtual size_t reap_finished_inline(std::span<DeviceCompletion> out) = 0;
+  // Whether flush_blocking() may be called: false for the devices that
+  // model a drive's timing or faults for tests, whose flushes must pass
+  // through start() and their model. Thread-safe.
+  virtual bool flushes_blocking() const { return false; }
   // A flush made by the calling thread, blocking, without the drive's
   // dispatch lock: every write the member completed before the call is
-  // durable when it returns 0. Thread-safe. -EOPNOTSUPP: flush through
-  // start() instead (the devices that model a drive for tests: their
-  // flushes must pass through their model).
+  // durable when it returns 0 (else -errno). Thread-safe.
   virtual int flush_blocking() { return -EOPNOTSUPP; }
 };
 

@@ -51,6 +51,7 @@ class UringDevice final : public DeviceQueue {
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
   // fdatasync(2) of the member: its fd stays open for the device's life,
   // and a ring's IO and a syscall on one fd may run side by side.
+  bool flushes_blocking() const override { return true; }
   int flush_blocking() override;
 
  private:

@@ -15,9 +15,15 @@
 // The log is truncated when the device opens: what the members hold at
 // mount is the baseline.
 //
+// A flush the engine makes on a waiting thread (flush_blocking, when the
+// member beneath flushes that way) is logged and cut at like one through
+// start().
+//
 // Thread rules: the device follows DeviceQueue's (one holder of the
-// drive's dispatch lock at a time), and so does its log. The write counter
-// for kill_at_io is shared by the members' devices and atomic.
+// drive's dispatch lock at a time), except flush_blocking(), which runs
+// without that lock: the log and the completion count are guarded by the
+// device's own mutex. The write counter for kill_at_io is shared by the
+// members' devices and atomic.
 // apply_power_cut() runs in a test, with no daemon on the members.
 #pragma once
 
@@ -29,6 +35,8 @@
 #include <vector>
 
 #include "peregrine/backend/device_queue.h"
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine {
@@ -69,6 +77,8 @@ class VolatileCacheDevice final : public DeviceQueue {
   bool prepare_sleep(uint64_t& deadline_ns) override { return inner_->prepare_sleep(deadline_ns); }
   bool has_ready() const override { return inner_->has_ready(); }
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
+  bool flushes_blocking() const override { return inner_->flushes_blocking(); }
+  int flush_blocking() override;
 
  private:
   VolatileCacheDevice(std::unique_ptr<DeviceQueue> inner, int read_fd, int log_fd, PowerCutPlan plan);
@@ -76,17 +86,20 @@ class VolatileCacheDevice final : public DeviceQueue {
     IoOp op;
     uint64_t seq;  // write: its sequence number; flush: completions it covers
   };
-  void append(const UndoRecord& r, const void* data = nullptr);
-  void note_completions(std::span<DeviceCompletion> done);
+  void append(const UndoRecord& r, const void* data = nullptr) REQUIRES(mu_);
+  void note_completions(std::span<DeviceCompletion> done) EXCLUDES(mu_);
+  // The cut, if this write or flush is the volume's kill_at_io-th.
+  void cut_if_due();
 
   std::unique_ptr<DeviceQueue> inner_;
   int read_fd_;
   int log_fd_;
   PowerCutPlan plan_;
-  uint64_t next_seq_ = 1;
-  uint64_t completions_ = 0;
-  std::unordered_map<uint32_t, Started> started_;  // by tag
-  std::vector<std::byte> old_;
+  Mutex mu_;
+  uint64_t next_seq_ GUARDED_BY(mu_) = 1;
+  uint64_t completions_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<uint32_t, Started> started_ GUARDED_BY(mu_);  // by tag
+  std::vector<std::byte> old_ GUARDED_BY(mu_);
 };
 
 struct PowerCutOutcome {
