@@ -1,0 +1,36 @@
+// Power cuts for mount tests: a volume mounted over members that behave
+// like drives with a volatile write cache (backend/volatile_cache_device.h,
+// through PEREGRINE_TEST_POWER_CUT), the daemon dying by itself as a
+// chosen member write or flush starts, and the cut applied to the member
+// files once the daemon is gone. Also the seeds' mixer and the round
+// counts the power-cut tests read from the environment.
+//
+// Thread rules: the calling test's thread only (mount_with_power_cut sets
+// and clears an environment variable around the mount).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fs_test_util.h"
+#include "peregrine/backend/volatile_cache_device.h"
+
+namespace peregrine::fstest {
+
+// splitmix64: seeds for rounds, cuts and contents.
+uint64_t mix(uint64_t x);
+
+// The unsigned integer in the environment variable `name`, else fallback.
+uint64_t env_u64(const char* name, uint64_t fallback);
+
+// Mounts `v` with its members' undo logs in DIR/undo, the daemon to die as
+// the volume's kill_at_io-th member write or flush starts (0: only at the
+// kill).
+RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& options, uint64_t kill_at_io);
+
+// The cut itself, member by member (the daemon is gone): every write no
+// flush covered is kept, lost or torn, from `seed`. Summed over members.
+PowerCutOutcome cut_power(const Volume& v, uint64_t seed);
+
+}  // namespace peregrine::fstest
