@@ -1,13 +1,10 @@
 #include "peregrine/fs/daemon.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon_log.h"
 #include "fs_context.h"
 #include "peregrine/config/cpu_list.h"
 #include "peregrine/volume/mount_record.h"
@@ -31,60 +29,6 @@
 
 namespace peregrine::fs {
 namespace {
-
-bool g_to_syslog = false;
-int g_max_priority = LOG_INFO;  // from log.level
-// Tests only: syslog lines go as datagrams to this socket instead of
-// /dev/log, so a test can see what a background daemon logged without a
-// syslog daemon on the machine. -1 when unused.
-int g_test_syslog_fd = -1;
-constexpr const char* kTestSyslogEnv = "PEREGRINE_TEST_SYSLOG_SOCKET";
-
-void open_syslog() {
-  if (const char* path = std::getenv(kTestSyslogEnv); path != nullptr && *path != '\0') {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
-    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-      g_test_syslog_fd = fd;
-      return;
-    }
-    if (fd >= 0) ::close(fd);
-  }
-  openlog("peregrine", LOG_PID, LOG_DAEMON);
-}
-
-std::string format_line(const char* fmt, va_list ap) {
-  va_list measure;
-  va_copy(measure, ap);
-  int n = std::vsnprintf(nullptr, 0, fmt, measure);
-  va_end(measure);
-  std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  std::vsnprintf(line.data(), line.size() + 1, fmt, ap);
-  return line;
-}
-
-void log(int priority, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void log(int priority, const char* fmt, ...) {
-  if (priority > g_max_priority) return;
-  va_list ap;
-  va_start(ap, fmt);
-  if (!g_to_syslog) {
-    // One write per message (the stats thread logs beside the main thread),
-    // sized to the message: paths in it can be long.
-    std::fprintf(stderr, "peregrine: %s\n", format_line(fmt, ap).c_str());
-  } else if (g_test_syslog_fd >= 0) {
-    // The syslog wire format (RFC 3164 without the timestamp): <PRI>TAG[PID]: MSG
-    std::string line = "<" + std::to_string(LOG_DAEMON | priority) + ">peregrine[" + std::to_string(::getpid()) +
-                       "]: " + format_line(fmt, ap);
-    ssize_t w = ::send(g_test_syslog_fd, line.data(), line.size(), 0);
-    (void)w;  // as syslog(3): a lost line is not an error of the daemon
-  } else {
-    vsyslog(priority, fmt, ap);
-  }
-  va_end(ap);
-}
 
 // What a read-only mount did with the journal, for the log.
 std::vector<std::string> read_only_notes(const meta::MountReport& r) {
@@ -117,9 +61,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   if (f.acl) {
     want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
     if ((conn->capable & FUSE_CAP_POSIX_ACL) == 0)
-      log(LOG_WARNING,
-          "fuse.acl: the kernel does not offer POSIX ACLs to FUSE filesystems; they are kept but "
-          "not enforced");
+      fs->log(LOG_WARNING,
+              "fuse.acl: the kernel does not offer POSIX ACLs to FUSE filesystems; they are kept but "
+              "not enforced");
   }
   // fstrim opens the mount point: its FITRIM reaches the daemon only as a
   // directory ioctl (fs_trim.cpp).
@@ -169,10 +113,11 @@ std::string mount_source(const std::string& given, const Superblock& sb) {
 // examine` shows). A read-only mount must skip this and
 // record_clean_unmount() both. Failure is only a warning: the record
 // informs people, the volume does not depend on it.
-std::optional<MountRecord> record_read_write_mount(const VolumeRuntime& vr, const std::string& mountpoint) {
+std::optional<MountRecord> record_read_write_mount(const VolumeRuntime& vr, const std::string& mountpoint,
+                                                  const DaemonLog& log) {
   auto r = record_mount_on_members(vr.volume, mountpoint, static_cast<uint64_t>(std::time(nullptr)));
   if (!r) {
-    log(LOG_WARNING, "%s", r.status().message().c_str());
+    log.log(LOG_WARNING, "%s", r.status().message().c_str());
     return std::nullopt;
   }
   return std::move(*r);
@@ -180,52 +125,30 @@ std::optional<MountRecord> record_read_write_mount(const VolumeRuntime& vr, cons
 
 // After the checkpoint and flush of a clean unmount: marks the mount record
 // of record_read_write_mount() clean.
-void record_clean_unmount(const VolumeRuntime& vr, const MountRecord& record) {
+void record_clean_unmount(const VolumeRuntime& vr, const MountRecord& record, const DaemonLog& log) {
   if (Status s = record_clean_unmount_on_members(vr.volume, record, static_cast<uint64_t>(std::time(nullptr))); !s)
-    log(LOG_WARNING, "%s", s.message().c_str());
-}
-
-// Where the log goes and how much of it: log.target auto means syslog for
-// a background daemon (it has no stderr once it serves), stderr in the
-// foreground (a systemd unit's stderr is the journal).
-void configure_log(const DaemonOptions& o) {
-  switch (o.settings.log.target) {
-    case config::LogTarget::kAuto: g_to_syslog = !o.foreground; break;
-    case config::LogTarget::kStderr: g_to_syslog = false; break;
-    case config::LogTarget::kSyslog: g_to_syslog = true; break;
-  }
-  switch (o.settings.log.level) {
-    case config::LogLevel::kError: g_max_priority = LOG_ERR; break;
-    case config::LogLevel::kWarn: g_max_priority = LOG_WARNING; break;
-    case config::LogLevel::kInfo: g_max_priority = LOG_INFO; break;
-    case config::LogLevel::kDebug: g_max_priority = LOG_DEBUG; break;
-  }
-  if (g_to_syslog) open_syslog();
-  if (!o.foreground && o.settings.log.target == config::LogTarget::kStderr)
-    std::fprintf(stderr,
-                 "peregrine mount: warning: log.target = stderr in the background: the daemon's log is "
-                 "discarded once it serves (use auto or syslog, or --foreground)\n");
+    log.log(LOG_WARNING, "%s", s.message().c_str());
 }
 
 // Assembly's warnings (a backup superblock in use, ...) and the test and
 // benchmark modes, in the log and, for a background mount, where `peregrine
 // mount` ran.
-void log_volume_warnings(const DaemonOptions& o, const VolumeRuntime& vr) {
+void log_volume_warnings(const DaemonOptions& o, const VolumeRuntime& vr, const DaemonLog& log) {
   for (const std::string& w : vr.volume.warnings) {
-    log(LOG_WARNING, "%s", w.c_str());
+    log.log(LOG_WARNING, "%s", w.c_str());
     if (!o.foreground) std::fprintf(stderr, "peregrine mount: warning: %s\n", w.c_str());
   }
-  if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log(LOG_WARNING, "members shaped for benchmarking");
+  if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log.log(LOG_WARNING, "members shaped for benchmarking");
   if (const char* faults = std::getenv(kTestFaultsEnv))
-    log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
+    log.log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
   if (const char* cut = std::getenv(kTestPowerCutEnv))
-    log(LOG_WARNING, "TEST ONLY: members keep undo logs for power cuts (%s=%s)", kTestPowerCutEnv, cut);
+    log.log(LOG_WARNING, "TEST ONLY: members keep undo logs for power cuts (%s=%s)", kTestPowerCutEnv, cut);
   if (!planted_bug().empty())
-    log(LOG_WARNING, "TEST ONLY: a bug planted for the power-cut harness (%s=%s)", kTestPlantEnv,
+    log.log(LOG_WARNING, "TEST ONLY: a bug planted for the power-cut harness (%s=%s)", kTestPlantEnv,
         planted_bug().c_str());
 }
 
-meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_errors) {
+meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_errors, const DaemonLog& log) {
   meta::Options m;
   m.read_only = o.read_only;
   m.skip_replay = o.norecovery;
@@ -254,10 +177,10 @@ meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_er
   // A metadata write that fails must not be acknowledged later as if it
   // were on disk: the journal stops, the volume turns read-only, and the
   // log says which member and what to do.
-  m.on_read_only = [&member_errors](int err, const char* what) {
+  m.on_read_only = [&member_errors, &log](int err, const char* what) {
     std::string cause = member_errors.last_write_failure();
     if (cause.empty()) cause = std::string("error: ") + std::strerror(-err);
-    log(LOG_CRIT,
+    log.log(LOG_CRIT,
         "volume is now read-only: a metadata write (%s) failed: %s. Changes fail with EROFS and fsync with EIO; "
         "what was not yet durable is lost. Unmount, fix or replace the member, and mount again: the journal "
         "replays up to the last durable commit.",
@@ -268,14 +191,14 @@ meta::Options metadata_options(const DaemonOptions& o, MemberErrorLog& member_er
 
 // What recovery did at mount: replayed journal, freed orphans, and why the
 // volume is read-only if it is.
-void log_mount_report(const DaemonOptions& o, const meta::MountReport& report) {
+void log_mount_report(const DaemonOptions& o, const meta::MountReport& report, const DaemonLog& log) {
   if (report.replayed_batches > 0 || report.orphans_freed > 0) {
-    log(LOG_NOTICE, "recovered: %llu journal batches replayed, %llu orphaned files freed",
+    log.log(LOG_NOTICE, "recovered: %llu journal batches replayed, %llu orphaned files freed",
         static_cast<unsigned long long>(report.replayed_batches),
         static_cast<unsigned long long>(report.orphans_freed));
   }
   for (const std::string& line : read_only_notes(report)) {
-    log(LOG_NOTICE, "%s", line.c_str());
+    log.log(LOG_NOTICE, "%s", line.c_str());
     if (!o.foreground) std::fprintf(stderr, "peregrine mount: %s\n", line.c_str());
   }
 }
@@ -347,18 +270,18 @@ fuse_session* mount_session(const DaemonOptions& o, const Superblock& sb, const 
 // session is gone. Tells the caller it failed if the session ended before
 // INIT (`ready_sent` still false).
 void serve_until_unmounted(const DaemonOptions& o, VolumeRuntime& vr, FsContext& ctx, Transport& transport,
-                           fuse_session* se, std::atomic<bool>& ready_sent) {
+                           fuse_session* se, std::atomic<bool>& ready_sent, const DaemonLog& log) {
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_clone_fd(cfg, 1);
   fuse_loop_cfg_set_max_threads(cfg, o.settings.fuse.workers);
   fuse_loop_cfg_set_idle_threads(cfg, o.settings.fuse.workers);
   std::optional<StatsLog> stats_log;
   if (o.settings.stats.log_interval_s != 0) {
-    stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s, [&transport](const std::string& line) {
+    stats_log.emplace(*vr.engine, o.settings.stats.log_interval_s, [&transport, &log](const std::string& line) {
       TransportStatus t = transport.status();
       std::string rings;
       for (uint64_t n : t.ring_requests) rings += (rings.empty() ? " ring_requests=" : ",") + std::to_string(n);
-      log(LOG_INFO, "%s transport=%s%s", line.c_str(), t.name.c_str(), rings.c_str());
+      log.log(LOG_INFO, "%s transport=%s%s", line.c_str(), t.name.c_str(), rings.c_str());
     });
   }
   int rc = transport.serve(se, cfg);
@@ -384,33 +307,34 @@ void serve_until_unmounted(const DaemonOptions& o, VolumeRuntime& vr, FsContext&
   // daemon), or -errno when reading requests failed.
   if (rc > 0) {
     const char* name = sigabbrev_np(rc);
-    log(LOG_INFO, "stopping on SIG%s", name != nullptr ? name : std::to_string(rc).c_str());
+    log.log(LOG_INFO, "stopping on SIG%s", name != nullptr ? name : std::to_string(rc).c_str());
   } else if (rc < 0) {
-    log(LOG_WARNING, "FUSE session ended with an error: %s", std::strerror(-rc));
+    log.log(LOG_WARNING, "FUSE session ended with an error: %s", std::strerror(-rc));
   }
 }
 
 // Every FUSE worker has ended and every data op has replied, so no IO is
 // in flight but the metadata layer's own: checkpoint, flush, stop, and
 // mark the mount record clean. Returns whether that all went well.
-bool finish_unmount(meta::Metadata& meta, const VolumeRuntime& vr, const std::optional<MountRecord>& mount_record) {
+bool finish_unmount(meta::Metadata& meta, const VolumeRuntime& vr, const std::optional<MountRecord>& mount_record,
+                    const DaemonLog& log) {
   Status s = meta.write_failed()
                  ? Status::error(EROFS,
                                  "the volume went read-only after a metadata write failed, so no checkpoint "
                                  "was written; the next mount replays the journal")
                  : meta.unmount();
   if (!s) {
-    log(LOG_ERR, "unmount: %s", s.message().c_str());
+    log.log(LOG_ERR, "unmount: %s", s.message().c_str());
     return false;
   }
-  if (mount_record) record_clean_unmount(vr, *mount_record);
+  if (mount_record) record_clean_unmount(vr, *mount_record, log);
   return true;
 }
 
 }  // namespace
 
 int run_daemon(const DaemonOptions& o) {
-  configure_log(o);
+  const DaemonLog log(o.settings.log, o.foreground);
   // Set by whichever thread tells the caller first: the main thread, or
   // the libfuse worker on which the io-uring transport starts serving.
   std::atomic<bool> ready_sent{false};
@@ -418,7 +342,7 @@ int run_daemon(const DaemonOptions& o) {
     if (!ready_sent.exchange(true)) {
       o.on_ready(s);
     } else {
-      log(LOG_ERR, "%s", s.message().c_str());
+      log.log(LOG_ERR, "%s", s.message().c_str());
     }
     return 1;
   };
@@ -426,22 +350,21 @@ int run_daemon(const DaemonOptions& o) {
   if (Status s = config::check_cpus_usable(o.settings.drive.cpus, "drive.cpus"); !s) return fail(s);
   // Every IO error of a member is logged with the member's name (a few per
   // member; peregrine stats counts them all).
-  MemberErrorLog member_errors(static_cast<uint32_t>(o.members.size()),
-                               [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); });
+  MemberErrorLog member_errors(static_cast<uint32_t>(o.members.size()), log.as_line());
   auto rt = open_volume(o.members, o.read_only ? MemberFile::Mode::read_only : MemberFile::Mode::read_write, o.settings,
                         [&member_errors](const IoErrorReport& r) { member_errors.report(r); });
   if (!rt) return fail(rt.status());
   VolumeRuntime& vr = **rt;
   member_errors.set_names(vr.member_names);
-  log_volume_warnings(o, vr);
+  log_volume_warnings(o, vr, log);
   const uint32_t n = vr.volume.geometry.member_count;
-  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, metadata_options(o, member_errors));
+  auto meta = meta::Metadata::mount(*vr.io, vr.meta_geometry, metadata_options(o, member_errors, log));
   if (!meta) {
     return fail(Status::error(meta.status().errnum(), "volume on " + o.members.front() + " and " +
                                                           std::to_string(n - 1) +
                                                           " more: metadata: " + meta.status().message()));
   }
-  log_mount_report(o, (*meta)->mount_report());
+  log_mount_report(o, (*meta)->mount_report(), log);
 
   // Decided before the mount, so that fuse.transport = io-uring on a kernel
   // without it is refused rather than mounted.
@@ -453,7 +376,8 @@ int run_daemon(const DaemonOptions& o) {
                                   o.settings.fuse.max_request_bytes));
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
-  OnlineGrow online_grow(vr, **meta, [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); });
+  ctx.log = log.as_line();
+  OnlineGrow online_grow(vr, **meta, log.as_line());
   ctx.online_grow = &online_grow;
   ctx.read_only = o.read_only;
   // The io-uring transport says it serves once its rings are registered,
@@ -461,8 +385,7 @@ int run_daemon(const DaemonOptions& o) {
   auto serving = [&] {
     if (!ready_sent.exchange(true)) o.on_ready(Status::ok());
   };
-  std::unique_ptr<Transport> transport = Transport::create(
-      ctx, *plan, [](int priority, const std::string& line) { log(priority, "%s", line.c_str()); }, serving);
+  std::unique_ptr<Transport> transport = Transport::create(ctx, *plan, log.as_line(), serving);
   ctx.transport = transport.get();
   const fuse_lowlevel_ops ops = filesystem_ops(o);
 
@@ -473,15 +396,15 @@ int run_daemon(const DaemonOptions& o) {
     exit_code = fail(mount_error);
   } else {
     // A read-only mount writes nothing to the members, not even this record.
-    if (!o.read_only) mount_record = record_read_write_mount(vr, o.mountpoint);
-    log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
+    if (!o.read_only) mount_record = record_read_write_mount(vr, o.mountpoint, log);
+    log.log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
     if (!plan->uring) serving();
-    serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent);
+    serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent, log);
   }
-  if (!finish_unmount(**meta, vr, mount_record)) exit_code = 1;
+  if (!finish_unmount(**meta, vr, mount_record, log)) exit_code = 1;
   meta->reset();
   rt->reset();
-  if (exit_code == 0 && ready_sent) log(LOG_INFO, "unmounted %s cleanly", o.mountpoint.c_str());
+  if (exit_code == 0 && ready_sent) log.log(LOG_INFO, "unmounted %s cleanly", o.mountpoint.c_str());
   return exit_code;
 }
 

@@ -25,7 +25,9 @@
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
+#include "peregrine/util/log_line.h"
 #include "transport/data_calls.h"
+#include "data_ops.h"
 #include "page_cache_stores.h"
 #include "read_blocks.h"
 #include "refused_writebacks.h"
@@ -78,6 +80,8 @@ struct FsContext final : TransportHost {
   int write_back_tails();
   // Page-cache writebacks answered before their member IO completed.
   WriteBehind write_behind;
+  // The free lists of the read and write paths' operations.
+  DataOpPools op_pools;
   // Writebacks refused for want of space, told at the writer's next write.
   RefusedWritebacks refused_writebacks;
   const std::vector<std::string> member_names;
@@ -106,6 +110,9 @@ struct FsContext final : TransportHost {
   // Serves `peregrine grow MOUNTPOINT` (fs_grow.cpp); null: not offered.
   // Set before the session serves.
   OnlineGrow* online_grow = nullptr;
+  // The daemon's log (daemon_log.h), for what an operation has to say
+  // there. Set before the session serves.
+  LogLine log = [](int, const std::string&) {};
 
   // TransportHost: the batching request reader for libfuse's workers, and
   // staging on the io-uring transport's ring threads.

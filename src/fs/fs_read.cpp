@@ -10,9 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "data_buffer.h"
-#include "op_pool.h"
-#include "request_slots.h"
+#include "data_ops.h"
 #include "fs_context.h"
 #include "request_staging.h"
 
@@ -20,32 +18,6 @@ namespace peregrine::fs {
 namespace {
 
 constexpr uint64_t kBlock = 4096;
-
-struct ReadOp {
-  DataReply reply;
-  FsContext* fs = nullptr;
-  uint64_t ino = 0;
-  DataBuffer buffer;          // the op's own room for the data, when not in place
-  std::byte* data = nullptr;  // covers [aligned_start, aligned_end) of the file:
-                              // buffer, or the transport's reply area
-  uint64_t reply_offset = 0;  // where the caller's bytes start in data
-  uint64_t reply_length = 0;
-  uint64_t data_start = 0;  // the file offset of data[0]
-  // The file's tail block (tail_blocks.h) when it lies in the range: newer
-  // than the members' copy, laid over it before the reply.
-  static constexpr uint64_t kNoTail = UINT64_MAX;
-  uint64_t tail_off = kNoTail;
-  std::unique_ptr<std::byte[]> tail;  // kBlock bytes, made on first use
-  // A read inside one block, entered under this write generation (0: not
-  // to be kept), of the block at keep_vol_off: kept once read.
-  uint64_t keep_generation = 0;
-  uint64_t keep_vol_off = 0;
-  RequestSlots reqs;
-  std::atomic<uint32_t> pending{0};
-  std::atomic<int> error{0};
-};
-
-OpPool<ReadOp> g_read_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
 // Where a kept block's bytes are copied for a transport without a reply
 // area of its own (classic: the reply is written from here).
@@ -71,7 +43,7 @@ void finish(ReadOp* op) {
   }
   FsContext* fs = op->fs;
   fs->gates.unlock_shared(op->ino);
-  g_read_ops.put(op);
+  fs->op_pools.reads.put(op);
   fs->data_op_finished();
 }
 
@@ -151,7 +123,7 @@ ReadOp* make_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, 
   fs.data_op_started();
   const uint64_t bytes = span.end - span.start;
   const bool in_place = call.reply_area != nullptr && span.start == span.off && bytes <= call.reply_area_size;
-  ReadOp* op = g_read_ops.get(in_place ? 0 : bytes);
+  ReadOp* op = fs.op_pools.reads.get(in_place ? 0 : bytes);
   if (in_place) {
     op->data = call.reply_area;
   } else {

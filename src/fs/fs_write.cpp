@@ -20,9 +20,7 @@
 #include <memory>
 #include <vector>
 
-#include "data_buffer.h"
-#include "op_pool.h"
-#include "request_slots.h"
+#include "data_ops.h"
 #include "fs_context.h"
 #include "request_staging.h"
 
@@ -30,26 +28,6 @@ namespace peregrine::fs {
 namespace {
 
 constexpr uint64_t kBlock = 4096;
-
-struct WriteOp {
-  DataReply reply;
-  FsContext* fs = nullptr;
-  uint64_t ino = 0;
-  uint64_t size = 0;
-  uint64_t new_end = 0;
-  IoSpan span;                // as the kernel sent it, for the gate
-  bool rewrite_done = false;  // prepare_write set the times: nothing to complete
-  bool kernel_stamped = true;  // a page-cache writeback: the kernel set the times
-  bool answered = false;       // answered before its IO (write_behind.h)
-  uint64_t blocks_end = 0;     // the block after the last it writes
-  DataBuffer buffer;
-  std::vector<meta::WriteRange> ranges;
-  RequestSlots reqs;
-  std::atomic<uint32_t> pending{0};
-  std::atomic<int> error{0};
-};
-
-OpPool<WriteOp> g_write_ops(256, 32);  // at most 16 + 32 MiB of idle buffers
 
 // Every WRITE refused with an error is answered here: a page-cache
 // writeback refused for want of space is also told to its writer at its
@@ -104,7 +82,7 @@ void finish(WriteOp* op) {
     }
     fs->gates.unlock_shared_write(op->ino, op->span);
   }
-  g_write_ops.put(op);
+  fs->op_pools.writes.put(op);
   fs->data_op_finished();
 }
 
@@ -156,7 +134,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
   // copy of its own.
   const bool in_place =
       !answered && len == size && call.marks.held_until_reply && reinterpret_cast<uintptr_t>(data) % kBlock == 0;
-  WriteOp* op = g_write_ops.get(in_place ? 0 : len);
+  WriteOp* op = fs.op_pools.writes.get(in_place ? 0 : len);
   op->ranges.clear();
   op->span = span;
   // The shared gate, held until finish(), keeps truncate and hole punching
@@ -166,7 +144,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
   if (rc != 0) {
     if (answered) fs.write_behind.withdraw(ino, off, off + len);
     fs.gates.unlock_shared_write(ino, span);
-    g_write_ops.put(op);
+    fs.op_pools.writes.put(op);
     hand_on_staged(fs);  // this request staged nothing to join the batch
     refuse(fs, call, -rc);
     return true;
