@@ -44,6 +44,8 @@ struct ReadOp {
   // to be kept), of the block at keep_vol_off: kept once read.
   uint64_t keep_generation = 0;
   uint64_t keep_vol_off = 0;
+  // The read's extents (Metadata::map_read), reused from op to op.
+  std::vector<meta::Segment> segs;
   RequestSlots reqs;
   std::atomic<uint32_t> pending{0};
   std::atomic<int> error{0};

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "peregrine/meta/metadata.h"
 #include "peregrine/util/clock.h"
 #include "peregrine/util/log_line.h"
+#include "peregrine/util/mutex.h"
 #include "transport/data_calls.h"
 #include "data_ops.h"
 #include "page_cache_stores.h"
@@ -39,6 +41,16 @@
 namespace peregrine::fs {
 
 class OnlineGrow;
+
+// A ring thread's part of the host (transport/data_calls.h): its
+// Submitter, made the thread's own as the thread starts. The same
+// Submitter is the thread's for SubmitterPool::for_this_thread() too, so
+// that a blocking helper it calls (EngineVolumeIo) hands its batch on.
+// Kept by FsContext until it goes.
+class HostThread {
+ public:
+  Submitter* submitter = nullptr;
+};
 
 // The transport's host: the session's userdata is the TransportHost base.
 struct FsContext final : TransportHost {
@@ -134,11 +146,20 @@ struct FsContext final : TransportHost {
   bool parallel_direct_writes() const override { return true; }
   void session_mounted(int fd) override { session_fd = fd; }
   ssize_t read_request(int fd, void* buf, size_t len, bool* may_stay_staged) override;
-  void unplug_this_thread() override { pool.unplug_this_thread(); }
-  void unplug_between_requests() override { pool.unplug_this_thread(Submitter::Completions::here); }
+  void hand_on_staged(HostThread* thread) override {
+    if (Submitter* sub = submitter_of(thread)) sub->unplug();
+  }
+  void unplug_between_requests(HostThread* thread) override {
+    if (Submitter* sub = submitter_of(thread)) sub->unplug(Submitter::Completions::here);
+  }
   bool background_idle() const override { return pool.engine().outstanding() == 0; }
-  void poll_completions_here(bool (*more_work)(const void*), const void* ring) override {
-    if (Submitter* sub = pool.for_this_thread(); sub != nullptr) sub->set_poll_stop(more_work, ring);
+  HostThread* ring_thread_started(bool (*more_work)(const void*), const void* ring) override;
+  // The staging queue (Falcon's per-thread one) of a request's thread: a
+  // ring thread's own (its HostThread), or, for a request through libfuse
+  // (null), the calling thread's (SubmitterPool::for_this_thread). Null
+  // when every submitter slot is taken.
+  Submitter* submitter_of(HostThread* thread) {
+    return thread != nullptr ? thread->submitter : pool.for_this_thread();
   }
   bool runs_data_calls() const override { return true; }
   void run_read(const ReadCall& call) override;
@@ -167,6 +188,8 @@ struct FsContext final : TransportHost {
 
  private:
   std::atomic<uint64_t> data_ops_{0};
+  Mutex ring_threads_mu_;
+  std::vector<std::unique_ptr<HostThread>> ring_threads_ GUARDED_BY(ring_threads_mu_);
   // Last: its thread uses the members above until it is joined.
   PageCacheStores stores_{[this](PageCacheStores::Job& job) { run_store(job); }};
   void run_store(PageCacheStores::Job& job);

@@ -19,13 +19,6 @@ namespace {
 
 constexpr uint64_t kBlock = 4096;
 
-// Where a kept block's bytes are copied for a transport without a reply
-// area of its own (classic: the reply is written from here).
-std::byte* read_block_scratch() {
-  thread_local std::unique_ptr<std::byte[]> scratch = std::make_unique<std::byte[]>(kBlock);
-  return scratch.get();
-}
-
 void finish(ReadOp* op) {
   int err = op->error.load();
   if (err == 0 && op->tail_off != ReadOp::kNoTail) {
@@ -81,7 +74,7 @@ bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std:
   if (atime_due && fs.meta.accessed(call.ino)) attributes_changed(fs, call.ino);
   if (rc == 0 && !segs->empty()) return true;
   fs.gates.unlock_shared(call.ino);
-  hand_on_staged(fs);  // this request staged nothing to join the batch
+  hand_on_staged(fs, call.thread);  // this request staged nothing to join the batch
   if (rc != 0) {
     call.reply.error(-rc);
   } else {
@@ -95,35 +88,41 @@ bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std:
 // kept. (A whole-block read, the usual random read, would only pay a copy
 // to keep what it rarely reads again.) Otherwise says, in *generation and
 // *keep_vol_off, whether the block is to be kept once read.
-bool answer_from_kept_block(FsContext& fs, const ReadCall& call, const ReadSpan& span,
-                            const std::vector<meta::Segment>& segs, uint64_t* generation, uint64_t* keep_vol_off) {
+bool answer_from_kept_block(FsContext& fs, const ReadCall& call, const ReadSpan& span, ReadOp* op,
+                            uint64_t* generation, uint64_t* keep_vol_off) {
+  const std::vector<meta::Segment>& segs = op->segs;
   if (*generation == 0 || span.end - span.start != kBlock || segs.size() != 1 ||
       segs[0].kind != meta::Segment::kData) {
     *generation = 0;
     return false;
   }
   *keep_vol_off = segs[0].vol_off - (segs[0].file_off - span.start);
-  std::byte* out = call.reply_area_size >= kBlock ? call.reply_area : read_block_scratch();
+  // Without a reply area of the transport's (classic), the reply is
+  // written from the op's buffer.
+  std::byte* out = call.reply_area;
+  if (call.reply_area_size < kBlock) {
+    op->buffer.ensure(kBlock);
+    out = op->buffer.data();
+  }
   if (!fs.read_blocks.copy(call.ino, span.start, *keep_vol_off, *generation, span.off - span.start,
                            span.data_end - span.off, out))
     return false;
   fs.gates.unlock_shared(call.ino);
-  hand_on_staged(fs);  // this request staged nothing to join the batch
+  hand_on_staged(fs, call.thread);  // this request staged nothing to join the batch
   call.reply.bytes(out, span.data_end - span.off);
   return true;
 }
 
-// Phase 3: the op that answers the read once its member reads complete,
-// with the room they go to: straight into the reply's place when the
-// transport has one and the read starts on a block (the caller's bytes
-// are then at its start), else the op's own buffer. The file's tail block,
-// newer than the members' copy, is taken now, under the gate.
-ReadOp* make_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, size_t data_segments,
+// Phase 3: the op answers the read once its member reads complete; the
+// room they go to: straight into the reply's place when the transport has
+// one and the read starts on a block (the caller's bytes are then at its
+// start), else the op's own buffer. The file's tail block, newer than the
+// members' copy, is taken now, under the gate.
+void prepare_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, ReadOp* op, size_t data_segments,
                      uint64_t generation, uint64_t keep_vol_off) {
   fs.data_op_started();
   const uint64_t bytes = span.end - span.start;
   const bool in_place = call.reply_area != nullptr && span.start == span.off && bytes <= call.reply_area_size;
-  ReadOp* op = fs.op_pools.reads.get(in_place ? 0 : bytes);
   if (in_place) {
     op->data = call.reply_area;
   } else {
@@ -148,7 +147,6 @@ ReadOp* make_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, 
   }
   // The guard count (+1) keeps the op alive until every request is added.
   op->pending.store(static_cast<uint32_t>(data_segments) + 1);
-  return op;
 }
 
 // Phase 4: one member read per data extent, staged on this thread's
@@ -179,21 +177,30 @@ void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segm
 }  // namespace
 
 void serve_read(FsContext& fs, const ReadCall& call) {
-  // Reused per thread so that a read allocates nothing once warm.
-  thread_local std::vector<meta::Segment> segs;
+  // Taken first: its segment list, reused from op to op, holds the
+  // extents, so that a read allocates nothing once warm. Its buffer is
+  // wanted only when the transport has no reply area.
+  ReadOp* op = fs.op_pools.reads.get(call.reply_area != nullptr ? 0 : call.size);
+  const std::vector<meta::Segment>& segs = op->segs;
   uint64_t generation = 0;
-  if (!map_extents(fs, call, &generation, &segs)) return;
+  if (!map_extents(fs, call, &generation, &op->segs)) {
+    fs.op_pools.reads.put(op);
+    return;
+  }
   ReadSpan span;
   span.off = call.offset;
   span.data_end = segs.back().file_off + segs.back().len;
   span.start = span.off / kBlock * kBlock;
   span.end = (span.data_end + kBlock - 1) / kBlock * kBlock;
   uint64_t keep_vol_off = 0;
-  if (answer_from_kept_block(fs, call, span, segs, &generation, &keep_vol_off)) return;
+  if (answer_from_kept_block(fs, call, span, op, &generation, &keep_vol_off)) {
+    fs.op_pools.reads.put(op);
+    return;
+  }
   size_t data_segments = 0;
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
-  ReadOp* op = make_read_op(fs, call, span, data_segments, generation, keep_vol_off);
-  Submitter* sub = fs.pool.for_this_thread();
+  prepare_read_op(fs, call, span, op, data_segments, generation, keep_vol_off);
+  Submitter* sub = fs.submitter_of(call.thread);
   stage_extent_reads(op, sub, segs);
   if (sub != nullptr) end_request_staging(fs, *sub, call.marks.may_stay_staged);
   if (op->pending.fetch_sub(1) == 1) finish(op);

@@ -145,7 +145,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
     if (answered) fs.write_behind.withdraw(ino, off, off + len);
     fs.gates.unlock_shared_write(ino, span);
     fs.op_pools.writes.put(op);
-    hand_on_staged(fs);  // this request staged nothing to join the batch
+    hand_on_staged(fs, call.thread);  // this request staged nothing to join the batch
     refuse(fs, call, -rc);
     return true;
   }
@@ -175,7 +175,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
     call.reply.written(static_cast<uint32_t>(size));
   }
   op->pending.store(static_cast<uint32_t>(op->ranges.size()) + 1);
-  Submitter* sub = fs.pool.for_this_thread();
+  Submitter* sub = fs.submitter_of(call.thread);
   for (size_t i = 0; i < op->ranges.size(); ++i) {
     const meta::WriteRange& w = op->ranges[i];
     Request& r = op->reqs[i];
@@ -308,7 +308,7 @@ static bool try_aligned_path(FsContext& fs, const WriteCall& call, bool may_wait
   // IO; done again, harmlessly, if the aligned path declines).
   if (call.marks.kill_suidgid) {
     if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
-      hand_on_staged(fs);
+      hand_on_staged(fs, call.thread);
       refuse(fs, call, -rc);
       return true;
     }
@@ -348,7 +348,7 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
     rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, call.marks.from_page_cache, &waited);
   fs.gates.unlock_exclusive(call.ino);
   if (waited) fs.partial_writes_to_hand_on.store(kPartialWritesHandedOnAfterWait, std::memory_order_relaxed);
-  hand_on_staged(fs);  // if it failed before its own IO handed the batch on
+  hand_on_staged(fs, call.thread);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
     refuse(fs, call, -rc);
   } else {
@@ -360,7 +360,7 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
 void serve_write(FsContext& fs, const WriteCall& call) {
   // Here, not in the libfuse table: the rings' own WRITEs never pass it.
   if (fs.read_only) {
-    hand_on_staged(fs);
+    hand_on_staged(fs, call.thread);
     call.reply.error(EROFS);
     return;
   }
@@ -368,13 +368,13 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   // first, as on a local filesystem (the kernel leaves it to us).
   if (call.marks.kill_suidgid) {
     if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
-      hand_on_staged(fs);
+      hand_on_staged(fs, call.thread);
       refuse(fs, call, -rc);
       return;
     }
   }
   if (call.size == 0) {
-    hand_on_staged(fs);
+    hand_on_staged(fs, call.thread);
     call.reply.written(0);
     return;
   }
@@ -386,7 +386,7 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   if (off % kBlock == 0 && ends_aligned && write_aligned(fs, call, span)) return;
   bool cached = false;
   int rc = write_exclusive(fs, call, span, &cached);
-  hand_on_staged(fs);  // if it failed before its own IO handed the batch on
+  hand_on_staged(fs, call.thread);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
     refuse(fs, call, -rc);
   } else if (cached) {

@@ -27,7 +27,7 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool*
   if (fd == fs.session_fd) {
     // Cloning failed and the workers share one descriptor, and with it one
     // blocking mode: no batching, libfuse's plain read.
-    hand_on_staged(fs);
+    hand_on_staged(fs, nullptr);
     return ::read(fd, buf, len);
   }
   thread_local RequestReader reader;
@@ -56,6 +56,15 @@ ssize_t FsContext::read_request(int fd, void* buf, size_t len, bool* may_stay_st
   if (batches_requests(settings)) return read_request_batched(*this, fd, buf, len, may_stay_staged);
   *may_stay_staged = false;
   return ::read(fd, buf, len);
+}
+
+HostThread* FsContext::ring_thread_started(bool (*more_work)(const void*), const void* ring) {
+  auto thread = std::make_unique<HostThread>();
+  thread->submitter = pool.for_this_thread();
+  if (thread->submitter != nullptr) thread->submitter->set_poll_stop(more_work, ring);
+  MutexLock lock(ring_threads_mu_);
+  ring_threads_.push_back(std::move(thread));
+  return ring_threads_.back().get();
 }
 
 void end_request_staging(FsContext& fs, Submitter& sub, bool may_stay_staged) {

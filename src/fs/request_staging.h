@@ -34,7 +34,8 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool*
 void end_request_staging(FsContext& fs, Submitter& sub, bool may_stay_staged);
 
 // For a read or write that ends without staging anything: hands on what
-// earlier requests staged, so that a run of such requests cannot hold it.
-inline void hand_on_staged(FsContext& fs) { fs.pool.unplug_this_thread(); }
+// earlier requests on its thread (`thread`: ReadCall::thread) staged, so
+// that a run of such requests cannot hold it.
+inline void hand_on_staged(FsContext& fs, HostThread* thread) { fs.hand_on_staged(thread); }
 
 }  // namespace peregrine::fs

@@ -20,6 +20,14 @@
 
 namespace peregrine::fs {
 
+// What the host keeps for one of the transport's own threads (a ring
+// thread): defined by the host, opaque here. The host makes it when the
+// thread starts (TransportHost::ring_thread_started) and gets it back with
+// every call the thread makes, so that a request reaches the thread's
+// staging queue through its arguments. Null for requests that arrive
+// through libfuse, whose threads are libfuse's.
+class HostThread;
+
 // Implemented by a transport: delivers the answer to the request `token`
 // names (the transport's own number for it).
 class DataReplier {
@@ -61,6 +69,7 @@ struct ReadCall {
   std::byte* reply_area = nullptr;
   size_t reply_area_size = 0;
   DataReply reply;
+  HostThread* thread = nullptr;  // the ring thread's, or null (libfuse)
 };
 
 struct WriteCall {
@@ -71,6 +80,7 @@ struct WriteCall {
   RequestMarks marks;  // held_until_reply: `data` stays valid until the reply
   Caller caller;
   DataReply reply;
+  HostThread* thread = nullptr;  // the ring thread's, or null (libfuse)
 };
 
 }  // namespace peregrine::fs

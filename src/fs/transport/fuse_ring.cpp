@@ -19,10 +19,6 @@
 namespace peregrine::fs {
 namespace {
 
-// The thread whose ring is running a request right now: a reply made on
-// it is committed without the hand-over.
-thread_local FuseRing* tls_ring_thread = nullptr;
-
 }  // namespace
 
 FuseRing::FuseRing(Owner& owner, int fuse_fd, Shape shape, LogLine log)
@@ -232,7 +228,8 @@ void FuseRing::commit_reply(uint32_t entry, int32_t error, size_t payload_bytes)
   wire::OutHeader out{static_cast<uint32_t>(sizeof(wire::OutHeader) + payload_bytes), error, unique_[entry]};
   std::memcpy(header->in_out, &out, sizeof out);
   header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(payload_bytes);
-  if (tls_ring_thread == this) {
+  // Made on the ring's own thread: committed without the hand-over.
+  if (pthread_equal(pthread_self(), ring_thread_.load(std::memory_order_relaxed))) {
     local_commits_.push_back(entry);
     ++round_answered_;
   } else if (remote_->push(entry)) {
@@ -394,7 +391,7 @@ void FuseRing::run() {
   yield_.start_on_this_thread(shape_.yield_ns != 0);
   std::string name = "pg-ring" + std::to_string(shape_.qid);
   pthread_setname_np(pthread_self(), name.c_str());
-  tls_ring_thread = this;
+  ring_thread_.store(pthread_self(), std::memory_order_relaxed);
 
   int rc = register_entries();
   registered_.set_value(rc);
@@ -448,7 +445,7 @@ void FuseRing::run() {
     }
   }
   io_uring_submit(&ring_);
-  tls_ring_thread = nullptr;
+  ring_thread_.store(pthread_t{}, std::memory_order_relaxed);
 }
 
 }  // namespace peregrine::fs

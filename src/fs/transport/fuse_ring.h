@@ -144,6 +144,11 @@ class FuseRing {
   // answer a lone request: it stops when this says there is more to do.
   static bool has_work(const void* ring);
 
+  // Ring thread: what the host keeps for this thread (data_calls.h),
+  // set once as it starts.
+  HostThread* host_thread() const { return host_thread_; }
+  void set_host_thread(HostThread* t) { host_thread_ = t; }
+
   uint16_t qid() const { return shape_.qid; }
   uint32_t entries() const { return shape_.entries; }
   uint64_t requests_served() const { return served_.load(std::memory_order_relaxed); }
@@ -195,7 +200,12 @@ class FuseRing {
   // thread; also read, through kernel_unique(), by a blocking-op thread
   // running the request (the hand-over's lock orders the two).
   std::vector<uint64_t> unique_;
+  // The ring thread, once it runs (a reply made on it needs no hand-over);
+  // read by any replier. A replier on another thread never sees its own
+  // id here, whether it reads the value before or after the store.
+  std::atomic<pthread_t> ring_thread_{};
   // Ring thread only.
+  HostThread* host_thread_ = nullptr;
   std::vector<uint32_t> local_commits_;
   bool logged_error_ = false;
   RingPlacement placement_;

@@ -78,16 +78,21 @@ class TransportHost {
   // says whether the IO that request stages may stay staged when it ends
   // (RequestMarks::may_stay_staged): the host's reader then hands it on.
   virtual ssize_t read_request(int fd, void* buf, size_t len, bool* may_stay_staged);
-  // Ring threads: hands staged IO on.
-  virtual void unplug_this_thread() {}
-  // A ring thread, once before it serves: IO it dispatches inline on a
-  // quiet volume may be waited for on this thread (engine.inline_poll_us),
-  // for no longer than until `more_work(ring)` says requests wait for it.
-  virtual void poll_completions_here(bool (* /*more_work*/)(const void*), const void* /*ring*/) {}
-  // Ring threads between requests, holding no lock: hand staged IO on, and
-  // complete on this thread what that dispatched inline and the member
+  // Hands on the IO `thread` staged (a ring thread's; null: the calling
+  // thread's, one of libfuse's), before it may wait.
+  virtual void hand_on_staged(HostThread* /*thread*/) {}
+  // A ring thread, once before it serves: what the host keeps for it
+  // (data_calls.h), passed back with its calls. IO it dispatches inline
+  // on a quiet volume may be waited for on this thread
+  // (engine.inline_poll_us), for no longer than until `more_work(ring)`
+  // says requests wait for it.
+  virtual HostThread* ring_thread_started(bool (* /*more_work*/)(const void*), const void* /*ring*/) {
+    return nullptr;
+  }
+  // A ring thread between requests, holding no lock: hand staged IO on,
+  // and complete on this thread what that dispatched inline and the member
   // finished at once (Submitter::Completions::here).
-  virtual void unplug_between_requests() {}
+  virtual void unplug_between_requests(HostThread* /*thread*/) {}
   // Whether no thread of the host may want this CPU while a ring thread
   // sends a reply at SCHED_IDLE (fuse.ring_yield_ns): for the daemon, no
   // member IO outstanding (drive threads asleep). Any thread; a snapshot.

@@ -102,7 +102,7 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
   }
   blocking_.emplace(limits.workers, [this](const fuse_buf& buf) {
     run_inline(buf, false);
-    host_.unplug_this_thread();
+    host_.hand_on_staged(nullptr);
   });
   // Every ring exists before the first serves: a ring thread may answer a
   // request (through reply_to_ring) while later rings still register.
@@ -173,19 +173,19 @@ void UringTransport::run_inline(const fuse_buf& buf, bool data) {
   fuse_session_process_buf(se_, &buf);
 }
 
-void UringTransport::run_request(FuseRing&, uint32_t, const fuse_buf& buf) {
+void UringTransport::run_request(FuseRing& ring, uint32_t, const fuse_buf& buf) {
   wire::InHeader in;
   std::memcpy(&in, buf.mem, sizeof in);
   if (may_block(in, buf)) {
     // It may wait for IO that this thread has staged: hand that on first.
-    host_.unplug_this_thread();
+    host_.hand_on_staged(ring.host_thread());
     blocking_->push(buf);
     return;
   }
   bool data = in.opcode == wire::kOpRead || in.opcode == wire::kOpWrite;
   // Any other kind of request may wait for IO: only reads and writes run
   // with the batch still staged, as on the classic transport.
-  if (!data) host_.unplug_this_thread();
+  if (!data) host_.hand_on_staged(ring.host_thread());
   run_inline(buf, data);
 }
 
@@ -208,7 +208,8 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                         .marks = marks,
                         .reply_area = ring.payload_of(entry),
                         .reply_area_size = ring.payload_capacity(),
-                        .reply = reply};
+                        .reply = reply,
+                        .thread = ring.host_thread()};
     host_.run_read(call);
     return true;
   }
@@ -224,7 +225,8 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
                        .size = w.size,
                        .marks = marks,
                        .caller = Caller{in.uid, in.gid, in.pid},
-                       .reply = reply};
+                       .reply = reply,
+                       .thread = ring.host_thread()};
   // A page-cache writeback (nearly every small file's is cut at the end of
   // the file): the aligned path, written behind, or a blocking-op thread's.
   if (page_cache_write(w)) return host_.try_run_page_cache_write(call);
@@ -258,9 +260,11 @@ void UringTransport::reply_error(uint64_t token, int err) {
   rings_[token >> 32]->reply_payload(static_cast<uint32_t>(token), err, nullptr, 0);
 }
 
-void UringTransport::ring_idle(FuseRing&) { host_.unplug_between_requests(); }
+void UringTransport::ring_idle(FuseRing& ring) { host_.unplug_between_requests(ring.host_thread()); }
 
-void UringTransport::ring_thread_started(FuseRing& ring) { host_.poll_completions_here(&FuseRing::has_work, &ring); }
+void UringTransport::ring_thread_started(FuseRing& ring) {
+  ring.set_host_thread(host_.ring_thread_started(&FuseRing::has_work, &ring));
+}
 
 void UringTransport::quiesce() {
   if (!started_.load(std::memory_order_acquire)) return;
