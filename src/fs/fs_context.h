@@ -146,11 +146,21 @@ struct FsContext final : TransportHost {
   bool parallel_direct_writes() const override { return true; }
   void session_mounted(int fd) override { session_fd = fd; }
   ssize_t read_request(int fd, void* buf, size_t len, bool* may_stay_staged) override;
+  // A thread that never staged anything (no Submitter yet) is not given
+  // one here.
   void hand_on_staged(HostThread* thread) override {
-    if (Submitter* sub = submitter_of(thread)) sub->unplug();
+    if (thread == nullptr) {
+      pool.unplug_this_thread();
+    } else if (thread->submitter != nullptr) {
+      thread->submitter->unplug();
+    }
   }
   void unplug_between_requests(HostThread* thread) override {
-    if (Submitter* sub = submitter_of(thread)) sub->unplug(Submitter::Completions::here);
+    if (thread == nullptr) {
+      pool.unplug_this_thread(Submitter::Completions::here);
+    } else if (thread->submitter != nullptr) {
+      thread->submitter->unplug(Submitter::Completions::here);
+    }
   }
   bool background_idle() const override { return pool.engine().outstanding() == 0; }
   HostThread* ring_thread_started(bool (*more_work)(const void*), const void* ring) override;
