@@ -327,29 +327,16 @@ class CrashLoopTest : public ::testing::Test {
 void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool trimmer, bool power_cut) {
   const uint64_t rounds =
       power_cut ? env_u64("PEREGRINE_POWER_CUT_ROUNDS", 125) : env_u64("PEREGRINE_CRASH_ROUNDS", 20);
-  const uint64_t seed =
-      env_u64("PEREGRINE_CRASH_SEED",
-              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007);
-  std::printf("crash loop: %llu rounds, seed %llu (PEREGRINE_CRASH_SEED=%llu reproduces)\n",
-              static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
-  std::fflush(stdout);
-  RecordProperty("seed", std::to_string(seed));
+  const uint64_t seed = crash_seed("crash loop", rounds);
   Volume v(4, "64M");
   ASSERT_EQ(v.mkfs().code, 0);
   const bool page_cache =
       std::find(options.begin(), options.end(), "fuse.cache=direct") == options.end();
   // Where the next round's daemon dies by itself (power cuts): at one of
-  // the first member writes of the round's mount, or (one round in four)
-  // only at the kill.
-  // Not in the first mount after mkfs, which writes the volume's first
-  // checkpoint before it serves: a mount that dies is no round. Nor in the
-  // mount after the last round, whose unmount must be clean (armed, it cut
-  // itself in its unmount's checkpoint at the end of a 1,000-cut run).
-  auto kill_at_io = [&](uint64_t round) -> uint64_t {
-    std::mt19937_64 r(mix(seed * 7919 + round));
-    return round == 0 || round >= rounds || r() % 4 == 0 ? 0 : 1 + r() % 120;
-  };
+  // the first 120 member writes of the round's mount, or only at the kill
+  // (kill_at_io_of; armed after the last round, it once cut itself in its
+  // unmount's checkpoint at the end of a 1,000-cut run).
+  auto kill_at_io = [&](uint64_t round) { return kill_at_io_of(seed, round, rounds, 120); };
   auto mount_round = [&](uint64_t round) {
     return power_cut ? mount_with_power_cut(v, options, kill_at_io(round)) : v.mount(options);
   };
@@ -435,13 +422,7 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
     ASSERT_EQ(m.code, 0) << where << ": mount after kill -9: " << m.describe();
     check_round(v, log_path, e, where, page_cache);
     // Clean on the recovered volume, after the replay's own checkpoint.
-    int st = v.unmount();
-    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << where << ": " << st;
-    std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
-    argv.insert(argv.end(), v.members().begin(), v.members().end());
-    RunResult f = run(argv);
-    v.wait_members_released();
-    ASSERT_EQ(f.code, 0) << where << ": fsck -n after recovery: " << f.describe();
+    ASSERT_EQ(unmount_and_fsck(v), "") << where;
     ASSERT_EQ(mount_round(round + 1).code, 0) << where;
   }
   if (power_cut) {

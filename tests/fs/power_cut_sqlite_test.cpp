@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -129,24 +128,11 @@ class PowerCutSqliteTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(PowerCutSqliteTest, power_cut_CommittedTransactionsSurviveWholeAndInOrder) {
   const uint64_t rounds = env_u64("PEREGRINE_POWER_CUT_SQLITE_ROUNDS", 40);
-  const uint64_t seed =
-      env_u64("PEREGRINE_CRASH_SEED",
-              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007);
-  std::printf("sqlite power cuts: %llu rounds, seed %llu (PEREGRINE_CRASH_SEED=%llu reproduces)\n",
-              static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
-  std::fflush(stdout);
-  RecordProperty("seed", std::to_string(seed));
+  const uint64_t seed = crash_seed("sqlite power cuts", rounds);
   const std::vector<std::string> options = {"-o", "fuse.cache=" + GetParam()};
   Volume v(4, "64M");
   ASSERT_EQ(v.mkfs().code, 0);
-  // Not in the first mount after mkfs (it writes the first checkpoint
-  // before it serves), nor in the one after the last round (its unmount
-  // must be clean); one round in four only at the kill.
-  auto kill_at_io = [&](uint64_t round) -> uint64_t {
-    std::mt19937_64 r(mix(seed * 7919 + round));
-    return round == 0 || round >= rounds || r() % 4 == 0 ? 0 : 1 + r() % 200;
-  };
+  auto kill_at_io = [&](uint64_t round) { return kill_at_io_of(seed, round, rounds, 200); };
   ASSERT_EQ(mount_with_power_cut(v, options, kill_at_io(0)).code, 0);
   const std::string db = v.at("db.sqlite");
   int64_t committed = 0;  // rows the last recovery found
@@ -189,13 +175,7 @@ TEST_P(PowerCutSqliteTest, power_cut_CommittedTransactionsSurviveWholeAndInOrder
     // At most the transaction in flight at the cut, beyond those reported.
     EXPECT_LE(found, acked + 1) << where;
     committed = found;
-    int st = v.unmount();
-    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << where << ": " << st;
-    std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
-    argv.insert(argv.end(), v.members().begin(), v.members().end());
-    RunResult f = run(argv);
-    v.wait_members_released();
-    ASSERT_EQ(f.code, 0) << where << ": fsck -n after recovery: " << f.describe();
+    ASSERT_EQ(unmount_and_fsck(v), "") << where;
     ASSERT_EQ(mount_with_power_cut(v, options, kill_at_io(round + 1)).code, 0) << where;
   }
   std::printf("sqlite power cuts: %llu commits survive; member writes no flush covered: %llu (lost %llu, torn %llu)\n",

@@ -1,8 +1,12 @@
 #include "power_cut_util.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 
 namespace peregrine::fstest {
 
@@ -16,6 +20,33 @@ uint64_t mix(uint64_t x) {
 uint64_t env_u64(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+uint64_t crash_seed(const char* what, uint64_t rounds) {
+  const uint64_t seed =
+      env_u64("PEREGRINE_CRASH_SEED",
+              static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007);
+  std::printf("%s: %llu rounds, seed %llu (PEREGRINE_CRASH_SEED=%llu reproduces)\n", what,
+              static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return seed;
+}
+
+uint64_t kill_at_io_of(uint64_t seed, uint64_t round, uint64_t rounds, uint64_t max_io) {
+  std::mt19937_64 r(mix(seed * 7919 + round));
+  return round == 0 || round >= rounds || r() % 4 == 0 ? 0 : 1 + r() % max_io;
+}
+
+std::string unmount_and_fsck(Volume& v) {
+  const int st = v.unmount();
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return "unmount: daemon wait status " + std::to_string(st);
+  std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
+  argv.insert(argv.end(), v.members().begin(), v.members().end());
+  RunResult f = run(argv);
+  v.wait_members_released();
+  return f.code == 0 ? "" : "fsck -n after recovery: " + f.describe();
 }
 
 RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& options, uint64_t kill_at_io) {

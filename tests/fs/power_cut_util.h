@@ -24,6 +24,24 @@ uint64_t mix(uint64_t x);
 // The unsigned integer in the environment variable `name`, else fallback.
 uint64_t env_u64(const char* name, uint64_t fallback);
 
+// The seed of a run of `rounds` crashes: PEREGRINE_CRASH_SEED, else from
+// the clock; printed ("WHAT: N rounds, seed S (PEREGRINE_CRASH_SEED=S
+// reproduces)") and recorded as the test's property `seed`.
+uint64_t crash_seed(const char* what, uint64_t rounds);
+
+// Where round `round` of `rounds` has its daemon cut its own power: as
+// the volume's Nth member write or flush starts, N from 1 to max_io, or
+// (one round in four) 0: only at the kill. Never in round 0's mount
+// (right after mkfs it writes the volume's first checkpoint before it
+// serves: a mount that dies is no round) nor in the one after the last
+// round, whose unmount must be clean.
+uint64_t kill_at_io_of(uint64_t seed, uint64_t round, uint64_t rounds, uint64_t max_io);
+
+// After a recovery: unmounts `v` (the daemon must exit 0) and runs
+// `peregrine fsck -n` on its members, which must be clean. "" or what
+// went wrong.
+std::string unmount_and_fsck(Volume& v);
+
 // Mounts `v` with its members' undo logs in DIR/undo, the daemon to die as
 // the volume's kill_at_io-th member write or flush starts (0: only at the
 // kill).
