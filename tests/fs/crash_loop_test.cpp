@@ -353,17 +353,14 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
     const uint64_t kill_after = 1 + rng() % 40;  // durable acknowledgements before kill -9
     const std::string log_path = v.dir() + "/writer.log";
     Fd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644));
-    int acks[2];
-    ASSERT_EQ(::pipe2(acks, O_CLOEXEC), 0);
-    pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      ::close(acks[0]);
-      Writer w{v.mountpoint(), log.get(), acks[1], std::mt19937_64(rng()), next_version};
-      w.run();
-    }
-    ::close(acks[1]);
-    Fd ack_fd(acks[0]);
+    Fd ack_fd;
+    const pid_t child = fork_with_acks(
+        [&](int acks) {
+          Writer w{v.mountpoint(), log.get(), acks, std::mt19937_64(rng()), next_version};
+          w.run();
+        },
+        &ack_fd);
+    ASSERT_GT(child, 0) << std::strerror(errno);
     pid_t trim_child = 0;
     if (trimmer) {
       trim_child = ::fork();

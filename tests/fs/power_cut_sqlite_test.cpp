@@ -141,16 +141,9 @@ TEST_P(PowerCutSqliteTest, power_cut_CommittedTransactionsSurviveWholeAndInOrder
     const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round);
     std::mt19937_64 rng(mix(seed * 1000003 + round));
     const uint64_t kill_after = 1 + rng() % 60;
-    int acks[2];
-    ASSERT_EQ(::pipe2(acks, O_CLOEXEC), 0);
-    pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      ::close(acks[0]);
-      commit_rows(db, acks[1]);
-    }
-    ::close(acks[1]);
-    Fd ack_fd(acks[0]);
+    Fd ack_fd;
+    const pid_t child = fork_with_acks([&](int acks) { commit_rows(db, acks); }, &ack_fd);
+    ASSERT_GT(child, 0) << std::strerror(errno);
     int64_t acked = committed;
     for (uint64_t seen = 0; seen < kill_after && ::read(ack_fd.get(), &acked, sizeof acked) == sizeof acked;) ++seen;
     int status = 0;

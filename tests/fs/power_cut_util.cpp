@@ -1,6 +1,8 @@
 #include "power_cut_util.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -37,6 +39,24 @@ uint64_t crash_seed(const char* what, uint64_t rounds) {
 uint64_t kill_at_io_of(uint64_t seed, uint64_t round, uint64_t rounds, uint64_t max_io) {
   std::mt19937_64 r(mix(seed * 7919 + round));
   return round == 0 || round >= rounds || r() % 4 == 0 ? 0 : 1 + r() % max_io;
+}
+
+pid_t fork_with_acks(const std::function<void(int ack_fd)>& body, Fd* acks) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    body(fds[1]);
+    _exit(0);
+  }
+  ::close(fds[1]);
+  if (child < 0) {
+    ::close(fds[0]);
+    return -1;
+  }
+  *acks = Fd(fds[0]);
+  return child;
 }
 
 std::string unmount_and_fsck(Volume& v) {

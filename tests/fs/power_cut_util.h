@@ -9,7 +9,10 @@
 // and clears an environment variable around the mount).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,11 @@ uint64_t crash_seed(const char* what, uint64_t rounds);
 // serves: a mount that dies is no round) nor in the one after the last
 // round, whose unmount must be clean.
 uint64_t kill_at_io_of(uint64_t seed, uint64_t round, uint64_t rounds, uint64_t max_io);
+
+// Forks the round's worker: the child runs `body` with the write end of
+// a pipe on which it acknowledges what is durable, and must not return;
+// the parent gets the read end in *acks. The child's pid, or -1.
+pid_t fork_with_acks(const std::function<void(int ack_fd)>& body, Fd* acks);
 
 // After a recovery: unmounts `v` (the daemon must exit 0) and runs
 // `peregrine fsck -n` on its members, which must be clean. "" or what
