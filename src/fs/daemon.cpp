@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon_log.h"
+#include "stop_signal_waker.h"
 #include "fs_context.h"
 #include "peregrine/config/cpu_list.h"
 #include "peregrine/volume/mount_record.h"
@@ -284,7 +285,11 @@ void serve_until_unmounted(const DaemonOptions& o, VolumeRuntime& vr, FsContext&
       log.log(LOG_INFO, "%s transport=%s%s", line.c_str(), t.name.c_str(), rings.c_str());
     });
   }
-  int rc = transport.serve(se, cfg);
+  int rc = 0;
+  {
+    const StopSignalWaker waker;  // a stop signal ends the loop, whichever thread takes it
+    rc = transport.serve(se, cfg);
+  }
   if (!ready_sent.exchange(true)) {
     o.on_ready(
         Status::error(EIO, "the kernel ended the FUSE session on " + o.mountpoint + " before it was initialised"));
