@@ -14,10 +14,10 @@
 #include <memory>
 #include <vector>
 
-#include "data_buffer.h"
 #include "op_pool.h"
 #include "peregrine/fs/io_gates.h"
 #include "peregrine/meta/metadata.h"
+#include "peregrine/util/aligned_buffer.h"
 #include "request_slots.h"
 #include "transport/data_calls.h"
 
@@ -29,7 +29,7 @@ struct ReadOp {
   DataReply reply;
   FsContext* fs = nullptr;
   uint64_t ino = 0;
-  DataBuffer buffer;          // the op's own room for the data, when not in place
+  AlignedBuffer buffer;       // the op's own room for the data, when not in place
   std::byte* data = nullptr;  // covers [aligned_start, aligned_end) of the file:
                               // buffer, or the transport's reply area
   uint64_t reply_offset = 0;  // where the caller's bytes start in data
@@ -39,7 +39,7 @@ struct ReadOp {
   // than the members' copy, laid over it before the reply.
   static constexpr uint64_t kNoTail = UINT64_MAX;
   uint64_t tail_off = kNoTail;
-  std::unique_ptr<std::byte[]> tail;  // one block (4 KiB), made on first use
+  AlignedBuffer tail;  // one block (4 KiB), made on first use
   // A read inside one block, entered under this write generation (0: not
   // to be kept), of the block at keep_vol_off: kept once read.
   uint64_t keep_generation = 0;
@@ -62,7 +62,7 @@ struct WriteOp {
   bool kernel_stamped = true;  // a page-cache writeback: the kernel set the times
   bool answered = false;       // answered before its IO (write_behind.h)
   uint64_t blocks_end = 0;     // the block after the last it writes
-  DataBuffer buffer;
+  AlignedBuffer buffer;
   std::vector<meta::WriteRange> ranges;
   RequestSlots reqs;
   std::atomic<uint32_t> pending{0};

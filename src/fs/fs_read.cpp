@@ -22,7 +22,7 @@ constexpr uint64_t kBlock = 4096;
 void finish(ReadOp* op) {
   int err = op->error.load();
   if (err == 0 && op->tail_off != ReadOp::kNoTail) {
-    std::memcpy(op->data + (op->tail_off - op->data_start), op->tail.get(), kBlock);
+    std::memcpy(op->data + (op->tail_off - op->data_start), op->tail.data(), kBlock);
   }
   // Only if no writer entered the gate while the members were read: the
   // bytes are then the file's as of now.
@@ -101,7 +101,7 @@ bool answer_from_kept_block(FsContext& fs, const ReadCall& call, const ReadSpan&
   // written from the op's buffer.
   std::byte* out = call.reply_area;
   if (call.reply_area_size < kBlock) {
-    op->buffer.ensure(kBlock);
+    op->buffer.reserve(kBlock);
     out = op->buffer.data();
   }
   if (!fs.read_blocks.copy(call.ino, span.start, *keep_vol_off, *generation, span.off - span.start,
@@ -126,7 +126,7 @@ void prepare_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, 
   if (in_place) {
     op->data = call.reply_area;
   } else {
-    op->buffer.ensure(bytes);
+    op->buffer.reserve(bytes);
     op->data = op->buffer.data();
   }
   op->reqs.ensure(data_segments);
@@ -141,8 +141,8 @@ void prepare_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, 
   op->keep_generation = generation;
   op->keep_vol_off = keep_vol_off;
   if (!fs.tails.empty()) {
-    if (op->tail == nullptr) op->tail = std::make_unique<std::byte[]>(kBlock);
-    if (!fs.tails.copy_if_inside(call.ino, span.start, span.end, &op->tail_off, op->tail.get()))
+    op->tail.reserve(kBlock);
+    if (!fs.tails.copy_if_inside(call.ino, span.start, span.end, &op->tail_off, op->tail.data()))
       op->tail_off = ReadOp::kNoTail;
   }
   // The guard count (+1) keeps the op alive until every request is added.

@@ -150,7 +150,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
     return true;
   }
   fs.data_op_started();
-  if (!in_place) op->buffer.ensure(len);
+  if (!in_place) op->buffer.reserve(len);
   op->reqs.ensure(op->ranges.size());
   op->error.store(0);
   op->reply = call.reply;
@@ -248,7 +248,7 @@ int write_holding_gate(FsContext& fs, uint64_t ino, const char* data, uint64_t s
   ReapingHereIo here(fs.sync_io, waited);
   rc = fs.tails.write_back_and_drop(ino, here, waited);
   if (rc != 0) return rc;
-  DataBuffer buf(aend - astart);
+  auto buf = AlignedBuffer::uninitialised(aend - astart);
   // The edge blocks: their bytes outside [off, off + size) come from the
   // volume if the block holds written data, and are zeros otherwise.
   uint64_t edges[2] = {astart, aend - kBlock};

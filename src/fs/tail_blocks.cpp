@@ -1,11 +1,13 @@
 #include "tail_blocks.h"
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <span>
 #include <utility>
 #include <vector>
+
+#include "peregrine/util/aligned_buffer.h"
 
 namespace peregrine::fs {
 
@@ -68,20 +70,20 @@ void TailBlocks::drop(uint64_t ino, const TailPtr& t) {
 
 int TailBlocks::write_back_locked(Tail& t, VolumeIo& io, bool* wrote) {
   uint64_t version;
-  struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
-  std::unique_ptr<std::byte, Free> snapshot;
+  AlignedBuffer snapshot;
   {
     MutexLock lock(t.bytes_mu);
     // Dropped: its block may no longer be its file's.
     if (t.dropped || t.version == t.written_version) return 0;
-    snapshot.reset(static_cast<std::byte*>(std::aligned_alloc(kBlock, kBlock)));
-    if (snapshot == nullptr) return -ENOMEM;
-    std::memcpy(snapshot.get(), t.bytes, kBlock);
+    try {
+      snapshot = AlignedBuffer::uninitialised(kBlock);
+    } catch (const std::bad_alloc&) {
+      return -ENOMEM;
+    }
+    std::memcpy(snapshot.data(), t.bytes, kBlock);
     version = t.version;
   }
-  if (int rc = io.write(t.vol_off, std::span<const std::byte>(snapshot.get(), kBlock)); rc != 0) return rc;
+  if (int rc = io.write(t.vol_off, snapshot.span()); rc != 0) return rc;
   {
     MutexLock lock(t.bytes_mu);
     t.written_version = version;

@@ -5,24 +5,24 @@
 
 #include <gtest/gtest.h>
 
-#include "data_buffer.h"
+#include "peregrine/util/aligned_buffer.h"
 
 namespace peregrine::fs {
 namespace {
 
 struct TestOp {
-  DataBuffer buffer;
+  AlignedBuffer buffer;
 };
 
 TEST(OpPool, ALargeBufferIsReusedByTheNextLargeRequest) {
   OpPool<TestOp> pool(4, 2);
   TestOp* op = pool.get(1 << 20);
-  op->buffer.ensure(1 << 20);
+  op->buffer.reserve(1 << 20);
   std::byte* data = op->buffer.data();
   pool.put(op);
   TestOp* again = pool.get(1 << 20);
   EXPECT_EQ(again, op);
-  again->buffer.ensure(1 << 20);
+  again->buffer.reserve(1 << 20);
   EXPECT_EQ(again->buffer.data(), data) << "the 1 MiB buffer was allocated again";
   pool.put(again);
 }
@@ -30,9 +30,9 @@ TEST(OpPool, ALargeBufferIsReusedByTheNextLargeRequest) {
 TEST(OpPool, SmallRequestsTakeSmallOpsFirst) {
   OpPool<TestOp> pool(4, 2);
   TestOp* big = pool.get(1 << 20);
-  big->buffer.ensure(1 << 20);
+  big->buffer.reserve(1 << 20);
   TestOp* small = pool.get(4096);
-  small->buffer.ensure(4096);
+  small->buffer.reserve(4096);
   pool.put(big);
   pool.put(small);
   EXPECT_EQ(pool.get(4096), small);
@@ -45,8 +45,8 @@ TEST(OpPool, IdleOpsBeyondTheBoundAreFreed) {
   OpPool<TestOp> pool(1, 1);
   TestOp* a = pool.get(1 << 20);
   TestOp* b = pool.get(1 << 20);
-  a->buffer.ensure(1 << 20);
-  b->buffer.ensure(1 << 20);
+  a->buffer.reserve(1 << 20);
+  b->buffer.reserve(1 << 20);
   pool.put(a);
   pool.put(b);  // the large list holds one: b is freed, not kept
   EXPECT_EQ(pool.get(1 << 20), a);
@@ -59,7 +59,7 @@ TEST(OpPool, IdleOpsBeyondTheBoundAreFreed) {
 TEST(OpPool, BuffersLargerThanAnyRequestAreNotKept) {
   OpPool<TestOp> pool(4, 4);
   TestOp* huge = pool.get(8 << 20);
-  huge->buffer.ensure(8 << 20);
+  huge->buffer.reserve(8 << 20);
   pool.put(huge);
   TestOp* next = pool.get(8 << 20);
   EXPECT_EQ(next->buffer.capacity(), 0u);
