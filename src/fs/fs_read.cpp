@@ -74,7 +74,6 @@ bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std:
   if (atime_due && fs.meta.accessed(call.ino)) attributes_changed(fs, call.ino);
   if (rc == 0 && !segs->empty()) return true;
   fs.gates.unlock_shared(call.ino);
-  hand_on_staged(fs, call.thread);  // this request staged nothing to join the batch
   if (rc != 0) {
     call.reply.error(-rc);
   } else {
@@ -108,7 +107,6 @@ bool answer_from_kept_block(FsContext& fs, const ReadCall& call, const ReadSpan&
                            span.data_end - span.off, out))
     return false;
   fs.gates.unlock_shared(call.ino);
-  hand_on_staged(fs, call.thread);  // this request staged nothing to join the batch
   call.reply.bytes(out, span.data_end - span.off);
   return true;
 }
@@ -177,6 +175,7 @@ void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segm
 }  // namespace
 
 void serve_read(FsContext& fs, const ReadCall& call) {
+  RequestStagingScope staging(fs, call.thread);
   // Taken first: its segment list, reused from op to op, holds the
   // extents, so that a read allocates nothing once warm. Its buffer is
   // wanted only when the transport has no reply area.
@@ -202,7 +201,7 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   prepare_read_op(fs, call, span, op, data_segments, generation, keep_vol_off);
   Submitter* sub = fs.submitter_of(call.thread);
   stage_extent_reads(op, sub, segs);
-  if (sub != nullptr) end_request_staging(fs, *sub, call.marks.may_stay_staged);
+  if (sub != nullptr) staging.end(*sub, call.marks.may_stay_staged);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 

@@ -95,6 +95,24 @@ void on_extent_written(Request& r, int result) {
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }
 
+// One member write per range of the op, staged on this thread's submitter
+// from `source` (the data of the write at file offset `off`).
+void stage_extent_writes(WriteOp* op, Submitter* sub, std::byte* source, uint64_t off) {
+  for (size_t i = 0; i < op->ranges.size(); ++i) {
+    const meta::WriteRange& w = op->ranges[i];
+    Request& r = op->reqs[i];
+    r.op = IoOp::write;
+    r.offset = w.vol_off;
+    r.length = w.len;
+    r.buffer = source + (w.file_off - off);  // only read: the engine writes it out
+    r.on_complete = &on_extent_written;
+    r.context = op;
+    r.awaited = !op->answered;  // nobody waits: not worth polling for
+    int src = sub == nullptr ? -EAGAIN : sub->add(r);
+    if (src != 0) on_extent_written(r, src);
+  }
+}
+
 // Returns false, having done nothing, if the page cache may hold the bytes
 // or the file's tail block (tail_blocks.h) is among them. The write starts
 // on a block; it ends on one, or at the end of the file (a page-cache
@@ -102,7 +120,8 @@ void on_extent_written(Request& r, int result) {
 // block is beyond the end of the file, zeros, and written as such.
 // may_wait false: also declines (false, having done nothing) where entering
 // the file's gate would wait, for a thread that must not (a ring's).
-bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, bool may_wait = true) {
+bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, RequestStagingScope& staging,
+                   bool may_wait = true) {
   const uint64_t ino = call.ino;
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
@@ -145,7 +164,6 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
     if (answered) fs.write_behind.withdraw(ino, off, off + len);
     fs.gates.unlock_shared_write(ino, span);
     fs.op_pools.writes.put(op);
-    hand_on_staged(fs, call.thread);  // this request staged nothing to join the batch
     refuse(fs, call, -rc);
     return true;
   }
@@ -176,19 +194,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
   }
   op->pending.store(static_cast<uint32_t>(op->ranges.size()) + 1);
   Submitter* sub = fs.submitter_of(call.thread);
-  for (size_t i = 0; i < op->ranges.size(); ++i) {
-    const meta::WriteRange& w = op->ranges[i];
-    Request& r = op->reqs[i];
-    r.op = IoOp::write;
-    r.offset = w.vol_off;
-    r.length = w.len;
-    r.buffer = source + (w.file_off - off);  // only read: the engine writes it out
-    r.on_complete = &on_extent_written;
-    r.context = op;
-    r.awaited = !answered;  // nobody waits: not worth polling for
-    int src = sub == nullptr ? -EAGAIN : sub->add(r);
-    if (src != 0) on_extent_written(r, src);
-  }
+  stage_extent_writes(op, sub, source, off);
   // An answered write's IO is handed on at once, never left staged for
   // the next request: the kernel, already answered, may end the session
   // first (SIGTERM right after a close), and a libfuse worker that sees
@@ -197,9 +203,9 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, boo
   // MemberLocksTest, data ops stuck at 4 with every drive idle).
   if (sub != nullptr) {
     if (answered) {
-      sub->unplug(Submitter::Completions::here);
+      staging.hand_on_now(*sub);
     } else {
-      end_request_staging(fs, *sub, call.marks.may_stay_staged);
+      staging.end(*sub, call.marks.may_stay_staged);
     }
   }
   if (op->pending.fetch_sub(1) == 1) finish(op);
@@ -304,16 +310,18 @@ IoSpan span_of(const WriteCall& call) {
 // nothing, for serve_write on a thread that may wait.
 static bool try_aligned_path(FsContext& fs, const WriteCall& call, bool may_wait) {
   if (fs.read_only || call.size == 0 || call.offset % kBlock != 0) return false;
+  RequestStagingScope staging(fs, call.thread);
   // As in serve_write: the file's suid/sgid first (a metadata change, no
   // IO; done again, harmlessly, if the aligned path declines).
   if (call.marks.kill_suidgid) {
     if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
-      hand_on_staged(fs, call.thread);
       refuse(fs, call, -rc);
       return true;
     }
   }
-  return write_aligned(fs, call, span_of(call), may_wait);
+  if (write_aligned(fs, call, span_of(call), staging, may_wait)) return true;
+  staging.leave_as_it_was();
+  return false;
 }
 
 bool try_serve_page_cache_write(FsContext& fs, const WriteCall& call) {
@@ -340,6 +348,7 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
     fs.gates.unlock_exclusive(call.ino);
     return false;
   }
+  RequestStagingScope staging(fs, call.thread);
   bool waited = false;
   // Every write by a caller without CAP_FSETID carries the mark: as in
   // serve_write, the file's suid/sgid go first.
@@ -348,7 +357,6 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
     rc = write_holding_gate(fs, call.ino, call.data, call.size, call.offset, call.marks.from_page_cache, &waited);
   fs.gates.unlock_exclusive(call.ino);
   if (waited) fs.partial_writes_to_hand_on.store(kPartialWritesHandedOnAfterWait, std::memory_order_relaxed);
-  hand_on_staged(fs, call.thread);  // if it failed before its own IO handed the batch on
   if (rc != 0) {
     refuse(fs, call, -rc);
   } else {
@@ -358,9 +366,9 @@ bool try_serve_write_without_waiting(FsContext& fs, const WriteCall& call) {
 }
 
 void serve_write(FsContext& fs, const WriteCall& call) {
+  RequestStagingScope staging(fs, call.thread);
   // Here, not in the libfuse table: the rings' own WRITEs never pass it.
   if (fs.read_only) {
-    hand_on_staged(fs, call.thread);
     call.reply.error(EROFS);
     return;
   }
@@ -368,13 +376,11 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   // first, as on a local filesystem (the kernel leaves it to us).
   if (call.marks.kill_suidgid) {
     if (int rc = drop_suidgid_for_write(call.caller, fs, call.ino); rc != 0) {
-      hand_on_staged(fs, call.thread);
       refuse(fs, call, -rc);
       return;
     }
   }
   if (call.size == 0) {
-    hand_on_staged(fs, call.thread);
     call.reply.written(0);
     return;
   }
@@ -383,10 +389,12 @@ void serve_write(FsContext& fs, const WriteCall& call) {
   // A page-cache writeback ends on a block or at the file's end (the
   // kernel's size, which cuts its last page): either way aligned.
   const bool ends_aligned = call.size % kBlock == 0 || call.marks.from_page_cache;
-  if (off % kBlock == 0 && ends_aligned && write_aligned(fs, call, span)) return;
+  if (off % kBlock == 0 && ends_aligned && write_aligned(fs, call, span, staging)) return;
   bool cached = false;
   int rc = write_exclusive(fs, call, span, &cached);
-  hand_on_staged(fs, call.thread);  // if it failed before its own IO handed the batch on
+  // Before the reply: a store into the page cache may wait for pages
+  // whose reads are staged in this thread's batch.
+  staging.hand_on_before_reply();
   if (rc != 0) {
     refuse(fs, call, -rc);
   } else if (cached) {

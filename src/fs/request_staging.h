@@ -33,9 +33,52 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool*
 // requests are likely waiting to join the batch.
 void end_request_staging(FsContext& fs, Submitter& sub, bool may_stay_staged);
 
-// For a read or write that ends without staging anything: hands on what
+// For a request that ends without staging anything: hands on what
 // earlier requests on its thread (`thread`: ReadCall::thread) staged, so
 // that a run of such requests cannot hold it.
 inline void hand_on_staged(FsContext& fs, HostThread* thread) { fs.hand_on_staged(thread); }
+
+// One read's or write's staging on its thread, from its start to its
+// return. The path that stages the request's own IO ends it (end() or
+// hand_on_now()); every other path, an error, an answer from memory or a
+// request with nothing to read, hands on at the scope's exit what earlier
+// requests on the thread staged (hand_on_staged), after its reply.
+class RequestStagingScope {
+ public:
+  RequestStagingScope(FsContext& fs, HostThread* thread) : fs_(fs), thread_(thread) {}
+  ~RequestStagingScope() {
+    if (!ended_) hand_on_staged(fs_, thread_);
+  }
+  RequestStagingScope(const RequestStagingScope&) = delete;
+  RequestStagingScope& operator=(const RequestStagingScope&) = delete;
+
+  // The request's IO is staged on `sub`: end_request_staging decides
+  // whether the batch waits for the next request.
+  void end(Submitter& sub, bool may_stay_staged) {
+    ended_ = true;
+    end_request_staging(fs_, sub, may_stay_staged);
+  }
+  // The request's IO goes now, its completions reaped here if they come
+  // while it submits (an answered write's, which nobody waits for).
+  void hand_on_now(Submitter& sub) {
+    ended_ = true;
+    sub.unplug(Submitter::Completions::here);
+  }
+  // Hands on what earlier requests staged now, before a reply that may
+  // wait for the kernel (a store into its page cache, which may wait for
+  // pages whose reads sit in this batch).
+  void hand_on_before_reply() {
+    ended_ = true;
+    hand_on_staged(fs_, thread_);
+  }
+  // The request leaves this thread unserved (a ring's try that declined,
+  // having done nothing): the batch stays as it was.
+  void leave_as_it_was() { ended_ = true; }
+
+ private:
+  FsContext& fs_;
+  HostThread* thread_;
+  bool ended_ = false;
+};
 
 }  // namespace peregrine::fs
