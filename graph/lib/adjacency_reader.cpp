@@ -68,7 +68,100 @@ class AllSource : public AdjacencyReader::Source {
   uint64_t next_ = 0;
 };
 
+// One read: an aligned range of the adjacency file and the lists (or the
+// part of a long list) in it.
+struct Extent {
+  struct Piece {
+    Vertex v;
+    uint32_t buf_offset;  // bytes into the read's buffer
+    uint32_t count;       // neighbour entries
+  };
+  uint64_t offset = 0;  // file offset of the read
+  uint32_t length = 0;  // aligned read length
+  uint32_t needed = 0;  // bytes that must arrive (the end of the last piece)
+  std::vector<Piece> pieces;
+};
+
+// Cuts the source's lists into extents of at most max_io_bytes, taking the
+// next list into the same read when the gap to it is small and it fits
+// whole; a list longer than one read is cut across several.
+class ExtentCutter {
+ public:
+  ExtentCutter(const Graph& g, AdjacencyReader::Source& source, const ReaderOptions& o)
+      : g_(g), source_(source), o_(o) {
+    advance();
+  }
+
+  // The next extent into *e; false when the source is exhausted.
+  bool next(Extent* e) {
+    if (!have_pending_) return false;
+    e->pieces.clear();
+    const uint64_t start = align_down(pos_);
+    const uint64_t limit = start + o_.max_io_bytes;
+    uint64_t end = start;
+    while (true) {
+      uint64_t piece_end = std::min(end_, limit);
+      e->pieces.push_back(
+          {v_, static_cast<uint32_t>(pos_ - start), static_cast<uint32_t>((piece_end - pos_) / sizeof(Vertex))});
+      end = piece_end;
+      if (piece_end < end_) {  // the list continues in the next extent
+        pos_ = piece_end;
+        break;
+      }
+      if (!advance()) break;
+      if (pos_ - end > o_.coalesce_gap_bytes || align_up(end_) > limit) break;
+    }
+    e->offset = start;
+    e->length = static_cast<uint32_t>(align_up(end) - start);
+    e->needed = static_cast<uint32_t>(end - start);
+    return true;
+  }
+
+ private:
+  bool advance() {
+    have_pending_ = source_.next(&v_);
+    if (have_pending_) {
+      pos_ = g_.offsets[v_] * sizeof(Vertex);
+      end_ = g_.offsets[v_ + 1] * sizeof(Vertex);
+    }
+    return have_pending_;
+  }
+
+  const Graph& g_;
+  AdjacencyReader::Source& source_;
+  const ReaderOptions& o_;
+  // The list being cut: its vertex and its bytes not yet in an extent.
+  bool have_pending_ = false;
+  Vertex v_ = 0;
+  uint64_t pos_ = 0;
+  uint64_t end_ = 0;
+};
+
+// Hands the lists of a completed read to fn, after checking that every
+// neighbour is a vertex of the graph (a corrupt file says so, not crash).
+Status deliver(const std::byte* buf, const Extent& e, uint64_t n, const std::string& path, IoStats& stats,
+               const NeighbourFn& fn) {
+  for (const auto& p : e.pieces) {
+    const auto* nb = reinterpret_cast<const Vertex*>(buf + p.buf_offset);
+    for (uint32_t i = 0; i < p.count; ++i) {
+      if (nb[i] >= n)
+        return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(p.v) + " has neighbour " +
+                                      std::to_string(nb[i]) + " >= " + std::to_string(n) + " vertices");
+    }
+    stats.list_bytes += static_cast<uint64_t>(p.count) * sizeof(Vertex);
+    fn(p.v, std::span<const Vertex>(nb, p.count));
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+struct AdjacencyReader::Slot {
+  AlignedBuffer buf;
+  Extent extent;       // the read and the lists it holds
+  uint32_t done = 0;   // bytes arrived so far
+  unsigned index = 0;  // position in slots_ = registered buffer index
+};
 
 struct AdjacencyReader::Ring {
   io_uring ring{};
@@ -77,6 +170,20 @@ struct AdjacencyReader::Ring {
   // the file on every read; both are optional (old kernels, memlock limits).
   bool fixed_buffers = false;
   bool fixed_file = false;
+  // Prepares the read of the rest of a slot's extent (the ring has
+  // queue_depth entries and at most queue_depth reads exist).
+  void prep_read(int fd, Slot& s) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    const Extent& e = s.extent;
+    if (fixed_file) fd = 0;
+    if (fixed_buffers)
+      io_uring_prep_read_fixed(sqe, fd, s.buf.data() + s.done, e.length - s.done, e.offset + s.done,
+                               static_cast<int>(s.index));
+    else
+      io_uring_prep_read(sqe, fd, s.buf.data() + s.done, e.length - s.done, e.offset + s.done);
+    if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data(sqe, &s);
+  }
   ~Ring() {
     if (!ready) return;
     // The kernel tears a ring down asynchronously and keeps its registered
@@ -87,21 +194,6 @@ struct AdjacencyReader::Ring {
     if (fixed_buffers) io_uring_unregister_buffers(&ring);
     io_uring_queue_exit(&ring);
   }
-};
-
-struct AdjacencyReader::Slot {
-  struct Piece {
-    Vertex v;
-    uint32_t buf_offset;  // bytes into the buffer
-    uint32_t count;       // neighbour entries
-  };
-  AlignedBuffer buf;
-  uint64_t offset = 0;  // file offset of the read
-  uint32_t length = 0;  // aligned read length
-  uint32_t needed = 0;  // bytes that must arrive (the end of the last piece)
-  uint32_t done = 0;    // bytes arrived so far
-  std::vector<Piece> pieces;
-  unsigned index = 0;  // position in slots_ = registered buffer index
 };
 
 Status AdjacencyReader::check_options(const ReaderOptions& o) {
@@ -170,61 +262,7 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
   io_uring* ring = &ring_->ring;
   const uint64_t n = graph_.num_vertices();
   const std::string path = graph_.adjacency_path().string();
-
-  // The list being cut into extents: vertex, and its not yet covered bytes.
-  bool have_pending = false;
-  Vertex pv = 0;
-  uint64_t p_pos = 0;
-  uint64_t p_end = 0;
-  auto advance = [&]() {
-    have_pending = source.next(&pv);
-    if (have_pending) {
-      p_pos = graph_.offsets[pv] * sizeof(Vertex);
-      p_end = graph_.offsets[pv + 1] * sizeof(Vertex);
-    }
-    return have_pending;
-  };
-  advance();
-
-  // Fills a slot with the next extent; false when the source is exhausted.
-  auto fill = [&](Slot& s) {
-    if (!have_pending) return false;
-    s.pieces.clear();
-    const uint64_t start = align_down(p_pos);
-    const uint64_t limit = start + options_.max_io_bytes;
-    uint64_t end = start;
-    while (true) {
-      uint64_t piece_end = std::min(p_end, limit);
-      s.pieces.push_back(
-          {pv, static_cast<uint32_t>(p_pos - start), static_cast<uint32_t>((piece_end - p_pos) / sizeof(Vertex))});
-      end = piece_end;
-      if (piece_end < p_end) {  // list continues in the next extent
-        p_pos = piece_end;
-        break;
-      }
-      if (!advance()) break;
-      // Coalesce the next list only if the gap is small and it fits whole.
-      if (p_pos - end > options_.coalesce_gap_bytes || align_up(p_end) > limit) break;
-    }
-    s.offset = start;
-    s.length = static_cast<uint32_t>(align_up(end) - start);
-    s.needed = static_cast<uint32_t>(end - start);
-    s.done = 0;
-    return true;
-  };
-
-  auto submit_read = [&](Slot& s) {
-    io_uring_sqe* sqe = io_uring_get_sqe(ring);
-    // The ring has queue_depth entries and at most queue_depth reads exist.
-    const int fd = ring_->fixed_file ? 0 : fd_;
-    if (ring_->fixed_buffers)
-      io_uring_prep_read_fixed(sqe, fd, s.buf.data() + s.done, s.length - s.done, s.offset + s.done,
-                               static_cast<int>(s.index));
-    else
-      io_uring_prep_read(sqe, fd, s.buf.data() + s.done, s.length - s.done, s.offset + s.done);
-    if (ring_->fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
-    io_uring_sqe_set_data(sqe, &s);
-  };
+  ExtentCutter cutter(graph_, source, options_);
 
   std::vector<Slot*> free_slots;
   for (auto& s : slots_) free_slots.push_back(s.get());
@@ -232,18 +270,21 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
   unsigned unsubmitted = 0;  // prepared but not yet handed to the kernel
   bool more = true;
   Status error;
-
+  auto resubmit = [&](Slot& s) {
+    ring_->prep_read(fd_, s);
+    ++unsubmitted;
+  };
   auto refill = [&]() {
     while (error.is_ok() && more && !free_slots.empty()) {
       Slot* s = free_slots.back();
-      if (!fill(*s)) {
+      if (!cutter.next(&s->extent)) {
         more = false;
         break;
       }
       free_slots.pop_back();
-      submit_read(*s);
+      s->done = 0;
+      resubmit(*s);
       ++inflight;
-      ++unsubmitted;
     }
   };
 
@@ -262,43 +303,29 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
     io_uring_for_each_cqe(ring, head, cqe) {
       ++seen;
       Slot& s = *static_cast<Slot*>(io_uring_cqe_get_data(cqe));
-      int res = cqe->res;
+      const int res = cqe->res;
       ++stats_.reads;
       if (res == -EINTR || res == -EAGAIN) {
-        submit_read(s);
-        ++unsubmitted;
+        resubmit(s);
         continue;
       }
-      if (res < 0) {
-        if (error.is_ok())
-          error = Status::error(
-              -res, path + ": read at offset " + std::to_string(s.offset) + " failed: " + std::strerror(-res));
-      } else if (res == 0 && s.done < s.needed) {
-        if (error.is_ok())
-          error = Status::error(EIO, path + ": truncated: no data at offset " + std::to_string(s.offset + s.done));
-      } else {
+      if (res > 0) {
         s.done += static_cast<uint32_t>(res);
         stats_.bytes += static_cast<uint64_t>(res);
-        if (s.done < s.needed) {  // short read: ask for the rest
-          submit_read(s);
-          ++unsubmitted;
+        if (s.done < s.extent.needed) {  // short read: ask for the rest
+          resubmit(s);
           continue;
         }
-        if (error.is_ok()) {
-          for (const auto& p : s.pieces) {
-            const auto* nb = reinterpret_cast<const Vertex*>(s.buf.data() + p.buf_offset);
-            for (uint32_t i = 0; i < p.count; ++i) {
-              if (nb[i] >= n) {
-                error = Status::error(EIO, path + ": corrupt: vertex " + std::to_string(p.v) + " has neighbour " +
-                                               std::to_string(nb[i]) + " >= " + std::to_string(n) + " vertices");
-                break;
-              }
-            }
-            if (!error.is_ok()) break;
-            stats_.list_bytes += static_cast<uint64_t>(p.count) * sizeof(Vertex);
-            fn(p.v, std::span<const Vertex>(nb, p.count));
-          }
-        }
+      }
+      if (!error.is_ok()) {
+        // A read after the first error only gives its slot back.
+      } else if (res < 0) {
+        error = Status::error(
+            -res, path + ": read at offset " + std::to_string(s.extent.offset) + " failed: " + std::strerror(-res));
+      } else if (s.done < s.extent.needed) {
+        error = Status::error(EIO, path + ": truncated: no data at offset " + std::to_string(s.extent.offset + s.done));
+      } else {
+        error = deliver(s.buf.data(), s.extent, n, path, stats_, fn);
       }
       --inflight;
       free_slots.push_back(&s);
