@@ -476,9 +476,20 @@ int run_prometheus(const MountEntry& mount, const std::string& output, std::opti
   return 0;
 }
 
-}  // namespace
+// The command line, as read.
+struct StatsArgs {
+  std::string mountpoint;
+  bool as_json = false;
+  bool prometheus = false;
+  std::optional<double> watch;  // seconds between reports
+  std::optional<uint64_t> count;
+  bool output_given = false;
+  std::string output;  // --prometheus's file; empty: stdout
+};
 
-int cmd_stats(int argc, char** argv) {
+// Reads the command line into *args. Returns an exit code when the command
+// ends here (--help, or a usage error said on stderr), -1 to go on.
+int parse_stats_args(int argc, char** argv, StatsArgs* args) {
   po::options_description opts(kUsage);
   opts.add_options()("help,h", "print this help")("watch,w", po::value<double>()->value_name("SECONDS"),
                                                   "report every SECONDS (may be fractional)")(
@@ -522,78 +533,92 @@ int cmd_stats(int argc, char** argv) {
     std::cerr << opts << "\n";
     return 2;
   }
-  const std::string arg = vm["mountpoint"].as<std::vector<std::string>>()[0];
-  bool as_json = vm.count("json") > 0;
-  std::optional<double> watch;
-  if (vm.count("watch")) watch = vm["watch"].as<double>();
-  std::optional<uint64_t> count;
+  args->mountpoint = vm["mountpoint"].as<std::vector<std::string>>()[0];
+  args->as_json = vm.count("json") > 0;
+  if (vm.count("watch")) args->watch = vm["watch"].as<double>();
   if (vm.count("count")) {
-    count = vm["count"].as<uint64_t>();
-    if (!watch) watch = 1.0;
+    args->count = vm["count"].as<uint64_t>();
+    if (!args->watch) args->watch = 1.0;
   }
-  if (watch && !(*watch > 0 && *watch <= 86400)) {
+  args->prometheus = vm.count("prometheus") > 0;
+  args->output_given = vm.count("output") > 0;
+  if (args->output_given) args->output = vm["output"].as<std::string>();
+  return -1;
+}
+
+// The options that do not go together; 2 (said on stderr) or 0.
+int check_stats_args(const StatsArgs& a) {
+  if (a.watch && !(*a.watch > 0 && *a.watch <= 86400)) {
     // 0 is outside the range: a report over no time says nothing.
     std::fprintf(stderr,
                  "peregrine stats: --watch %g: the interval must be more than 0 and at most 86400 seconds "
                  "(leave --watch out for one report)\n",
-                 *watch);
+                 *a.watch);
     return 2;
   }
-  if (count && *count == 0) {
+  if (a.count && *a.count == 0) {
     std::fprintf(stderr, "peregrine stats: --count must be at least 1\n");
     return 2;
   }
-  const bool prometheus = vm.count("prometheus") > 0;
-  const std::string output = vm.count("output") ? vm["output"].as<std::string>() : "";
-  if (prometheus && as_json) {
+  if (a.prometheus && a.as_json) {
     std::fprintf(stderr, "peregrine stats: --prometheus and --json are two formats: give one\n");
     return 2;
   }
-  if (vm.count("output") && !prometheus) {
+  if (a.output_given && !a.prometheus) {
     std::fprintf(stderr, "peregrine stats: --output writes the Prometheus format: add --prometheus\n");
     return 2;
   }
-  if (vm.count("output") && output.empty()) {
+  if (a.output_given && a.output.empty()) {
     std::fprintf(stderr, "peregrine stats: --output needs a file name\n");
     return 2;
   }
-  if (prometheus && watch && output.empty()) {
+  if (a.prometheus && a.watch && a.output.empty()) {
     // A stream of expositions on stdout is nothing a collector can read.
     std::fprintf(stderr,
                  "peregrine stats: --prometheus with --watch rewrites a file every interval: give --output FILE\n");
     return 2;
   }
+  return 0;
+}
 
-  auto mount = peregrine_mount(arg);
-  if (!mount) return give_up(mount.status(), output);
-  if (prometheus) return run_prometheus(*mount, output, watch, count);
-  const std::string* root = &mount->mountpoint;
-  auto first = take_snapshot(*root);
+// The text or JSON reports: one, or one per interval with --watch.
+int run_reports(const std::string& root, const StatsArgs& a) {
+  auto first = take_snapshot(root);
   if (!first) return fail(first.status());
-
   auto emit = [&](const Report& r) {
-    if (as_json) {
-      std::printf("%s\n", watch ? report_json(r).dump().c_str() : report_json(r).dump(2).c_str());
+    if (a.as_json) {
+      std::printf("%s\n", a.watch ? report_json(r).dump().c_str() : report_json(r).dump(2).c_str());
       std::fflush(stdout);
     } else {
       print_text(r);
     }
   };
-
-  if (!watch) {
-    emit(make_report(*root, *first, nullptr));
+  if (!a.watch) {
+    emit(make_report(root, *first, nullptr));
     return 0;
   }
   Snapshot before = std::move(*first);
-  for (uint64_t n = 0; !count || n < *count; ++n) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(*watch));
-    auto now = take_snapshot(*root);
+  for (uint64_t n = 0; !a.count || n < *a.count; ++n) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(*a.watch));
+    auto now = take_snapshot(root);
     if (!now) return fail(now.status());
-    if (!as_json && n > 0) std::printf("\n");
-    emit(make_report(*root, *now, &before));
+    if (!a.as_json && n > 0) std::printf("\n");
+    emit(make_report(root, *now, &before));
     before = std::move(*now);
   }
   return 0;
+}
+
+}  // namespace
+
+int cmd_stats(int argc, char** argv) {
+  StatsArgs args;
+  if (int rc = parse_stats_args(argc, argv, &args); rc >= 0) return rc;
+  if (int rc = check_stats_args(args); rc != 0) return rc;
+  auto mount = peregrine_mount(args.mountpoint);
+  if (!mount) return give_up(mount.status(), args.output);
+  if (args.prometheus) return run_prometheus(*mount, args.output, args.watch, args.count);
+  return run_reports(mount->mountpoint, args);
 }
 
 }  // namespace peregrine::cli
