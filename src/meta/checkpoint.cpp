@@ -118,6 +118,113 @@ std::string encode_checkpoint_body(const Model& m) {
   return s;
 }
 
+namespace {
+
+// The decoders of one inode's parts: each returns what is wrong with it,
+// empty when nothing is. A truncated body leaves the reader !ok(), for the
+// caller to see.
+std::string decode_xattrs(codec::Reader& r, Inode* node) {
+  const uint32_t nx = r.u32();
+  if (nx > r.remaining() / 6) return "xattr count out of range";
+  for (uint32_t k = 0; k < nx && r.ok(); ++k) {
+    const uint8_t nl = r.u8();
+    std::string name = r.str(nl);
+    const uint32_t vl = r.u32();
+    if (nl == 0 || vl > kXattrValueMax) return "xattr malformed";
+    node->xattrs[std::move(name)] = r.str(vl);
+  }
+  return {};
+}
+
+std::string decode_extents(codec::Reader& r, Inode* node) {
+  const uint32_t ne = r.u32();
+  if (ne > r.remaining() / 25) return "extent count out of range";
+  if (ne && !node->is_reg()) return "extents on a non-regular inode";
+  uint64_t prev_end = 0;
+  for (uint32_t k = 0; k < ne && r.ok(); ++k) {
+    const uint64_t off = r.u64(), vol = r.u64(), len = r.u64();
+    const uint8_t f = r.u8();
+    if (off % kBlockSize || vol % kBlockSize || len % kBlockSize || len == 0 || f > 1 || off < prev_end ||
+        off + len < off || vol + len < vol)
+      return "extent malformed in inode " + std::to_string(node->attr.ino);
+    prev_end = off + len;
+    node->extents.insert(off, vol, len, f == 1);
+  }
+  return {};
+}
+
+std::string decode_entries(codec::Reader& r, Inode* node) {
+  node->dir = std::make_unique<Directory>();
+  const uint64_t next_cookie = r.u64();
+  const uint64_t n = r.u64();
+  if (n > r.remaining() / 18) return "entry count out of range";
+  node->dir->reserve(n);
+  for (uint64_t k = 0; k < n && r.ok(); ++k) {
+    const uint64_t cookie = r.u64();
+    const uint64_t child = r.u64();
+    const uint8_t nl = r.u8();
+    std::string name = r.str(nl);
+    if (!r.ok()) break;
+    if (nl == 0 || cookie < kFirstDirCookie || cookie >= next_cookie || node->dir->find(name) ||
+        name.find('/') != std::string::npos)
+      return "directory entry malformed in inode " + std::to_string(node->attr.ino);
+    node->dir->add(name, child, cookie);
+  }
+  node->dir->set_next_cookie(next_cookie);
+  return {};
+}
+
+// Inode number `i` of the body into *node.
+std::string decode_inode(codec::Reader& r, uint64_t i, Inode* node) {
+  node->attr = decode_attr(r);
+  if (!r.ok() || !attr_valid(node->attr)) return "inode " + std::to_string(i) + " invalid";
+  const uint16_t tl = r.u16();
+  if (tl > kSymlinkMax) return "symlink target too long";
+  node->symlink = r.str(tl);
+  if (!node->is_symlink() && tl) return "target on a non-symlink";
+  if (std::string why = decode_xattrs(r, node); !why.empty()) return why;
+  if (std::string why = decode_extents(r, node); !why.empty()) return why;
+  if (node->is_dir()) return decode_entries(r, node);
+  return {};
+}
+
+// Cross references: entries name existing inodes, directories have one
+// parent, the root is a directory, orphans exist. Strict: any break is
+// the problem returned; lenient (fsck's repair): dangling names and
+// orphans are left out.
+std::string link_inodes(Model& m, uint64_t next_ino, bool strict) {
+  const Inode* root = m.find(kRootIno);
+  if (!root || !root->is_dir()) return "no root directory";
+  for (auto& [ino, in] : m.inodes) {
+    if (ino >= next_ino && strict) return "inode " + std::to_string(ino) + " beyond next_ino";
+    if (!in->dir) continue;
+    for (const auto& [name, ref] : in->dir->names()) {
+      Inode* c = m.find(ref.ino);
+      if (!c || ref.ino == kRootIno) {
+        if (strict) return "entry " + name + " names a missing inode";
+        continue;
+      }
+      if (c->dir) {
+        if (c->parent != 0 && strict) return "directory " + std::to_string(ref.ino) + " has two parents";
+        if (c->parent == 0) c->parent = ino;
+      }
+    }
+  }
+  m.find(kRootIno)->parent = kRootIno;
+  for (auto it = m.orphans.begin(); it != m.orphans.end();) {
+    if (m.find(*it)) {
+      ++it;
+    } else if (strict) {
+      return "orphan " + std::to_string(*it) + " is missing";
+    } else {
+      it = m.orphans.erase(it);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t next_ino, bool strict) {
   auto bad = [strict](const std::string& why) {
     return Status::error(EUCLEAN, "checkpoint body: " + why + (strict ? "; run fsck" : ""));
@@ -131,53 +238,7 @@ Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t
   m.inodes.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     auto node = std::make_unique<Inode>();
-    node->attr = decode_attr(r);
-    if (!r.ok() || !attr_valid(node->attr)) return bad("inode " + std::to_string(i) + " invalid");
-    const uint16_t tl = r.u16();
-    if (tl > kSymlinkMax) return bad("symlink target too long");
-    node->symlink = r.str(tl);
-    if (!node->is_symlink() && tl) return bad("target on a non-symlink");
-    const uint32_t nx = r.u32();
-    if (nx > r.remaining() / 6) return bad("xattr count out of range");
-    for (uint32_t k = 0; k < nx && r.ok(); ++k) {
-      const uint8_t nl = r.u8();
-      std::string name = r.str(nl);
-      const uint32_t vl = r.u32();
-      if (nl == 0 || vl > kXattrValueMax) return bad("xattr malformed");
-      node->xattrs[std::move(name)] = r.str(vl);
-    }
-    const uint32_t ne = r.u32();
-    if (ne > r.remaining() / 25) return bad("extent count out of range");
-    if (ne && !node->is_reg()) return bad("extents on a non-regular inode");
-    uint64_t prev_end = 0;
-    for (uint32_t k = 0; k < ne && r.ok(); ++k) {
-      const uint64_t off = r.u64(), vol = r.u64(), len = r.u64();
-      const uint8_t f = r.u8();
-      if (off % kBlockSize || vol % kBlockSize || len % kBlockSize || len == 0 || f > 1 || off < prev_end ||
-          off + len < off || vol + len < vol)
-        return bad("extent malformed in inode " + std::to_string(node->attr.ino));
-      prev_end = off + len;
-      node->extents.insert(off, vol, len, f == 1);
-    }
-    if (node->is_dir()) {
-      node->dir = std::make_unique<Directory>();
-      const uint64_t next_cookie = r.u64();
-      const uint64_t n = r.u64();
-      if (n > r.remaining() / 18) return bad("entry count out of range");
-      node->dir->reserve(n);
-      for (uint64_t k = 0; k < n && r.ok(); ++k) {
-        const uint64_t cookie = r.u64();
-        const uint64_t child = r.u64();
-        const uint8_t nl = r.u8();
-        std::string name = r.str(nl);
-        if (!r.ok()) break;
-        if (nl == 0 || cookie < kFirstDirCookie || cookie >= next_cookie || node->dir->find(name) ||
-            name.find('/') != std::string::npos)
-          return bad("directory entry malformed in inode " + std::to_string(node->attr.ino));
-        node->dir->add(name, child, cookie);
-      }
-      node->dir->set_next_cookie(next_cookie);
-    }
+    if (std::string why = decode_inode(r, i, node.get()); !why.empty()) return bad(why);
     if (!r.ok()) break;
     const Ino ino = node->attr.ino;
     if (!m.inodes.emplace(ino, std::move(node)).second) return bad("duplicate inode " + std::to_string(ino));
@@ -186,35 +247,7 @@ Expected<Model> decode_checkpoint_body(std::span<const std::byte> body, uint64_t
   if (!r.ok() || norphans > r.remaining() / 8) return bad("truncated");
   for (uint64_t k = 0; k < norphans; ++k) m.orphans.insert(r.u64());
   if (!r.ok() || r.remaining() != 0) return bad("truncated or trailing bytes");
-  // Cross references: entries name existing inodes, directories have one
-  // parent, the root is a directory.
-  const Inode* root = m.find(kRootIno);
-  if (!root || !root->is_dir()) return bad("no root directory");
-  for (auto& [ino, in] : m.inodes) {
-    if (ino >= next_ino && strict) return bad("inode " + std::to_string(ino) + " beyond next_ino");
-    if (!in->dir) continue;
-    for (const auto& [name, ref] : in->dir->names()) {
-      Inode* c = m.find(ref.ino);
-      if (!c || ref.ino == kRootIno) {
-        if (strict) return bad("entry " + name + " names a missing inode");
-        continue;
-      }
-      if (c->dir) {
-        if (c->parent != 0 && strict) return bad("directory " + std::to_string(ref.ino) + " has two parents");
-        if (c->parent == 0) c->parent = ino;
-      }
-    }
-  }
-  m.find(kRootIno)->parent = kRootIno;
-  for (auto it = m.orphans.begin(); it != m.orphans.end();) {
-    if (m.find(*it)) {
-      ++it;
-    } else if (strict) {
-      return bad("orphan " + std::to_string(*it) + " is missing");
-    } else {
-      it = m.orphans.erase(it);
-    }
-  }
+  if (std::string why = link_inodes(m, next_ino, strict); !why.empty()) return bad(why);
   m.next_ino = next_ino;
   // Not body.size(): decoding merges adjacent extents an older writer may
   // have kept apart, and the lenient decode drops what it cannot use.
