@@ -101,8 +101,13 @@ std::string format_meta(const GraphMeta& m) {
   return o.str();
 }
 
-Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path) {
-  std::map<std::string, std::string> kv;
+namespace {
+
+using KeyValues = std::map<std::string, std::string>;
+
+// graph.meta's lines, "key value", LF-ended; '#' starts a comment line.
+Expected<KeyValues> read_key_values(const std::string& text, const std::string& path) {
+  KeyValues kv;
   std::istringstream in(text);
   std::string line;
   uint64_t line_no = 0;
@@ -117,8 +122,85 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
     if (sp == std::string::npos) return Status::error(EINVAL, path + ": malformed line '" + line + "'");
     kv[line.substr(0, sp)] = line.substr(sp + 1);
   }
+  return kv;
+}
+
+struct Field {
+  const char* key;
+  uint64_t* out;
+};
+
+Status read_fields(const KeyValues& kv, const std::string& path, std::initializer_list<Field> fields) {
+  for (const auto& f : fields) {
+    auto v = parse_u64(kv, f.key, path);
+    if (!v) return v.status();
+    *f.out = *v;
+  }
+  return Status::ok();
+}
+
+uint32_t crc(uint64_t x) { return static_cast<uint32_t>(x); }
+
+// Where the graph came from (format 2 names it; format 1 graphs are all
+// generated) and that origin's own keys.
+Status read_origin(const KeyValues& kv, const std::string& path, GraphMeta* m) {
+  if (m->format_version >= 2) {
+    uint64_t directed = 0;
+    if (Status st = read_fields(kv, path, {{"directed", &directed}}); !st) return st;
+    if (directed > 1) return Status::error(EINVAL, path + ": directed must be 0 or 1");
+    m->directed = directed == 1;
+    auto source = kv.find("source");
+    if (source == kv.end()) return Status::error(EINVAL, path + ": missing key 'source'");
+    if (source->second != "import" && source->second != "kronecker")
+      return Status::error(EINVAL, path + ": source must be 'import' or 'kronecker', not '" + source->second + "'");
+    m->imported = source->second == "import";
+  }
+  if (m->imported) {
+    return read_fields(kv, path,
+                       {{"input_edges", &m->input_edges},
+                        {"self_loops_dropped", &m->self_loops},
+                        {"duplicates_dropped", &m->duplicates}});
+  }
+  uint64_t scale = 0, edgefactor = 0;
+  Status st = read_fields(
+      kv, path,
+      {{"scale", &scale}, {"edgefactor", &edgefactor}, {"seed", &m->seed}, {"sampled_edges", &m->sampled_edges}});
+  if (!st) return st;
+  if (scale > kMaxScale)
+    return Status::error(EINVAL, path + ": scale " + std::to_string(scale) + " exceeds the maximum of 32");
+  if (m->vertices != (1ULL << scale))
+    return Status::error(
+        EINVAL, path + ": vertices " + std::to_string(m->vertices) + " does not match scale " + std::to_string(scale));
+  m->scale = static_cast<uint32_t>(scale);
+  m->edgefactor = static_cast<uint32_t>(edgefactor);
+  return Status::ok();
+}
+
+// The checksums of the files beside the CSR: the id map's, if any, and a
+// directed graph's in-edges.
+Status read_side_checksums(const KeyValues& kv, const std::string& path, GraphMeta* m) {
+  if (kv.count("id_map_crc32c")) {
+    uint64_t c = 0;
+    if (Status st = read_fields(kv, path, {{"id_map_crc32c", &c}}); !st) return st;
+    m->has_id_map = true;
+    m->id_map_crc32c = crc(c);
+  }
+  if (m->directed) {
+    uint64_t ic = 0, ac = 0;
+    if (Status st = read_fields(kv, path, {{"in_index_crc32c", &ic}, {"in_adjacency_crc32c", &ac}}); !st) return st;
+    m->in_index_crc32c = crc(ic);
+    m->in_adjacency_crc32c = crc(ac);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path) {
+  auto kv = read_key_values(text, path);
+  if (!kv) return kv.status();
   // The version first: a future layout may change every other key.
-  auto version = parse_u64(kv, "format_version", path);
+  auto version = parse_u64(*kv, "format_version", path);
   if (!version) return version.status();
   if (*version < kOldestFormatVersion || *version > kFormatVersion)
     return Status::error(EPROTO, path + ": format version " + std::to_string(*version) +
@@ -127,21 +209,9 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
                                      ")");
   GraphMeta m;
   m.format_version = static_cast<uint32_t>(*version);
-  struct Field {
-    const char* key;
-    uint64_t* out;
-  };
-  auto read_fields = [&](std::initializer_list<Field> fields) -> Status {
-    for (const auto& f : fields) {
-      auto v = parse_u64(kv, f.key, path);
-      if (!v) return v.status();
-      *f.out = *v;
-    }
-    return Status::ok();
-  };
-  auto crc = [](uint64_t x) { return static_cast<uint32_t>(x); };
-  uint64_t index_crc = 0, adj_crc = 0, nbytes = 0, directed = 0;
-  Status st = read_fields({{"vertices", &m.vertices},
+  uint64_t index_crc = 0, adj_crc = 0, nbytes = 0;
+  Status st = read_fields(*kv, path,
+                          {{"vertices", &m.vertices},
                            {"edges", &m.edges},
                            {"adjacency_entries", &m.adjacency_entries},
                            {"neighbour_bytes", &nbytes},
@@ -151,49 +221,8 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
   m.index_crc32c = crc(index_crc);
   m.adjacency_crc32c = crc(adj_crc);
   if (nbytes != 4) return Status::error(EINVAL, path + ": neighbour_bytes must be 4, found " + std::to_string(nbytes));
-  if (m.format_version >= 2) {
-    st = read_fields({{"directed", &directed}});
-    if (!st) return st;
-    if (directed > 1) return Status::error(EINVAL, path + ": directed must be 0 or 1");
-    m.directed = directed == 1;
-    auto source = kv.find("source");
-    if (source == kv.end()) return Status::error(EINVAL, path + ": missing key 'source'");
-    if (source->second != "import" && source->second != "kronecker")
-      return Status::error(EINVAL, path + ": source must be 'import' or 'kronecker', not '" + source->second + "'");
-    m.imported = source->second == "import";
-  }
-  if (m.imported) {
-    st = read_fields({{"input_edges", &m.input_edges},
-                      {"self_loops_dropped", &m.self_loops},
-                      {"duplicates_dropped", &m.duplicates}});
-    if (!st) return st;
-  } else {
-    uint64_t scale = 0, edgefactor = 0;
-    st = read_fields(
-        {{"scale", &scale}, {"edgefactor", &edgefactor}, {"seed", &m.seed}, {"sampled_edges", &m.sampled_edges}});
-    if (!st) return st;
-    if (scale > kMaxScale)
-      return Status::error(EINVAL, path + ": scale " + std::to_string(scale) + " exceeds the maximum of 32");
-    if (m.vertices != (1ULL << scale))
-      return Status::error(
-          EINVAL, path + ": vertices " + std::to_string(m.vertices) + " does not match scale " + std::to_string(scale));
-    m.scale = static_cast<uint32_t>(scale);
-    m.edgefactor = static_cast<uint32_t>(edgefactor);
-  }
-  if (kv.count("id_map_crc32c")) {
-    uint64_t c = 0;
-    st = read_fields({{"id_map_crc32c", &c}});
-    if (!st) return st;
-    m.has_id_map = true;
-    m.id_map_crc32c = crc(c);
-  }
-  if (m.directed) {
-    uint64_t ic = 0, ac = 0;
-    st = read_fields({{"in_index_crc32c", &ic}, {"in_adjacency_crc32c", &ac}});
-    if (!st) return st;
-    m.in_index_crc32c = crc(ic);
-    m.in_adjacency_crc32c = crc(ac);
-  }
+  if (st = read_origin(*kv, path, &m); !st) return st;
+  if (st = read_side_checksums(*kv, path, &m); !st) return st;
   if (m.vertices < 1 || m.vertices > kMaxVertices)
     return Status::error(EINVAL, path + ": vertices must be between 1 and 2^32, not " + std::to_string(m.vertices));
   if (!m.directed && m.adjacency_entries != 2 * m.edges)
