@@ -55,11 +55,13 @@ Value choice_name(E e, std::initializer_list<std::string_view> names) {
 #define PEREGRINE_CHOICES_TARGET {"auto", "stderr", "syslog"}
 // clang-format on
 
-std::vector<Option> build_options() {
-  constexpr int64_t KiB = 1024;
-  constexpr int64_t MiB = 1024 * KiB;
+constexpr int64_t KiB = 1024;
+constexpr int64_t MiB = 1024 * KiB;
+
+// One table each: the [section] of the config file, in the order its
+// reference (peregrine config --help) lists them.
+std::vector<Option> engine_options() {
   return {
-      // ---------------------------------------------------------------- engine
       {
           .key = "engine.scheduler",
           .kind = Kind::kChoice,
@@ -182,7 +184,11 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.engine.high_pressure_per_drive = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.engine.high_pressure_per_drive}); },
       },
-      // ----------------------------------------------------------------- drive
+  };
+}
+
+std::vector<Option> drive_options() {
+  return {
       {
           .key = "drive.queue_depth",
           .kind = Kind::kInteger,
@@ -255,7 +261,11 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.drive.max_merge_iovecs = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.drive.max_merge_iovecs}); },
       },
-      // -------------------------------------------------------------- io_uring
+  };
+}
+
+std::vector<Option> io_uring_options() {
+  return {
       {
           .key = "io_uring.sq_entries",
           .kind = Kind::kInteger,
@@ -307,7 +317,11 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.io_uring.copy_inline_on_tmpfs = flag(v); },
           .load = [](const Settings& s) { return Value(s.io_uring.copy_inline_on_tmpfs); },
       },
-      // ------------------------------------------------------------------ fuse
+  };
+}
+
+std::vector<Option> fuse_options() {
+  return {
       {
           .key = "fuse.workers",
           .kind = Kind::kInteger,
@@ -660,7 +674,11 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.fuse.discard = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.discard); },
       },
-      // ----------------------------------------------------------------- stats
+  };
+}
+
+std::vector<Option> stats_options() {
+  return {
       {
           .key = "stats.enabled",
           .kind = Kind::kBool,
@@ -685,7 +703,11 @@ std::vector<Option> build_options() {
           .store = [](Settings& s, const Value& v) { s.stats.log_interval_s = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.stats.log_interval_s}); },
       },
-      // ------------------------------------------------------------------- log
+  };
+}
+
+std::vector<Option> log_options() {
+  return {
       {
           .key = "log.level",
           .kind = Kind::kChoice,
@@ -709,6 +731,15 @@ std::vector<Option> build_options() {
           .load = [](const Settings& s) { return choice_name(s.log.target, PEREGRINE_CHOICES_TARGET); },
       },
   };
+}
+
+std::vector<Option> build_options() {
+  std::vector<Option> all;
+  for (auto table : {&engine_options, &drive_options, &io_uring_options, &fuse_options, &stats_options, &log_options}) {
+    std::vector<Option> part = table();
+    all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  return all;
 }
 
 }  // namespace
