@@ -4,7 +4,8 @@
 // `auto` on a kernel without FUSE over io_uring falls back to classic,
 // says why in the log and serves data; `io-uring` there refuses to mount.
 // A ring thread answering one request at a time moves to its queue's CPU,
-// and sends such lone replies at SCHED_IDLE (fuse.ring_yield_ns).
+// and sends its replies at SCHED_IDLE (fuse.ring_yield_ns; direct reads and
+// writes only alone and quickly made).
 // On members with latency, a lone read or write is reaped by the thread it
 // arrived on (engine.inline_poll_us), on either transport.
 // The kernel's answer is stood in for by PEREGRINE_FUSE_URING_PARAM, a file
@@ -268,6 +269,53 @@ TEST_F(TransportTest, LoneRepliesAreSentAtIdleAndRingThreadsSleepAtTheirPolicy) 
       EXPECT_EQ(t.policy, SCHED_OTHER) << t.name << " asleep (" << t.state << ") lowered";
     }
   }
+}
+
+// fuse.ring_yield_ns bounds the lowering of direct reads and writes only:
+// a reply about names, attributes or page-cache IO is lowered however
+// long the ring took over it (an unpacked file's chown, chmod and utimes,
+// a walk's lookups). With a bound of 1 ns no direct read can be lowered
+// (at most one reply in that span is: the statistics request before it,
+// lowered after it counted), while a run of xattr lookups, one after the
+// other from one CPU, must be: in passes until one is, as above.
+TEST_F(TransportTest, RepliesOtherThanDirectDataAreLoweredWhateverTheirLength) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
+  if (!may_leave_sched_idle()) GTEST_SKIP() << "no CAP_SYS_NICE: the daemon never lowers a thread";
+  ASSERT_EQ(volume_->unmount(), 0);
+  RunResult r = volume_->mount({"-o", "fuse.ring_yield_ns=1,fuse.cache=direct"});
+  ASSERT_EQ(r.code, 0) << r.describe();
+  const std::string data = pattern(64 * 4096, 11);
+  ASSERT_TRUE(write_file(at("f"), data));
+  Fd fd(::open(at("f").c_str(), O_RDONLY));
+  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+  const uint64_t before_reads = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>();
+  on_one_cpu([&] {
+    char buf[512];
+    for (size_t off = 0; off < data.size(); off += sizeof buf) {
+      ASSERT_EQ(::pread(fd.get(), buf, sizeof buf, static_cast<off_t>(off)), 512) << std::strerror(errno);
+      ASSERT_EQ(std::string(buf, sizeof buf), data.substr(off, sizeof buf)) << "at " << off;
+    }
+  });
+  const uint64_t after_reads = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>();
+  EXPECT_LE(after_reads - before_reads, 1u) << "direct reads lowered although each took over 1 ns";
+
+  uint64_t yielded = 0;
+  constexpr int kPasses = 16;
+  constexpr int kLookups = 256;
+  int passes = 0;
+  on_one_cpu([&] {
+    char value[16];
+    while (yielded == 0 && passes < kPasses && !::testing::Test::HasFailure()) {
+      for (int i = 0; i < kLookups; ++i) {
+        ASSERT_EQ(::getxattr(at("f").c_str(), "user.none", value, sizeof value), -1);
+        ASSERT_EQ(errno, ENODATA) << std::strerror(errno);
+      }
+      ++passes;
+      yielded = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>() - after_reads;
+    }
+  });
+  EXPECT_GT(yielded, 0u) << "no reply lowered in " << passes << " passes of " << kLookups
+                         << " xattr lookups one after the other";
 }
 
 TEST_F(TransportTest, RingYieldZeroKeepsEveryReplyAtTheThreadsPolicy) {

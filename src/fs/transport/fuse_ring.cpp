@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "fuse_wire.h"
+#include "mark_request.h"
 #include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
@@ -262,6 +263,7 @@ void FuseRing::run_entry(uint32_t e) {
     return;
   }
   const size_t op_bytes = in.len - sizeof in - payload_sz;
+  if (direct_data(in, header->op_in, op_bytes)) round_direct_data_ = true;
   // Only this thread writes them: no read-modify-write needed.
   served_.store(served_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (owner_.run_data_request(*this, e, in, header->op_in, op_bytes, payload_sz)) {
@@ -420,20 +422,22 @@ void FuseRing::run() {
       RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_);
       if (change != RingPlacement::Change::none) pin_to_queue_cpu(change == RingPlacement::Change::pin);
     }
-    // One request, answered here soon after the wake-up, on the CPU its
-    // caller sent it from: the caller is waiting for this reply alone, and
-    // its next request costs less on this CPU than a halted CPU's wake-up
-    // (reply_yield.h).
-    const bool lone_reply_here = round_requests_ == 1 && round_answered_ == 1;
-    round_requests_ = 0;
-    round_answered_ = 0;
-    if (lone_reply_here && shape_.yield_ns != 0) {
+    // Replies made here, on the CPU their callers sent them from: a caller
+    // waiting for one costs less on this CPU than a halted CPU's wake-up
+    // (reply_yield.h). Direct reads and writes only when alone and
+    // answered soon after the wake-up; every other kind of round (names,
+    // attributes, page-cache IO) whatever its length.
+    if (shape_.yield_ns != 0 && round_answered_ != 0 &&
+        (!round_direct_data_ || (round_requests_ == 1 && round_answered_ == 1))) {
       const uint64_t now = monotonic_ns();
-      if (now - woke_ns_ <= shape_.yield_ns && yield_.usable(now) && sched_getcpu() == shape_.qid &&
-          owner_.background_idle()) {
+      if ((!round_direct_data_ || now - woke_ns_ <= shape_.yield_ns) && yield_.usable(now) &&
+          sched_getcpu() == shape_.qid && owner_.background_idle()) {
         yield_reply();
       }
     }
+    round_requests_ = 0;
+    round_answered_ = 0;
+    round_direct_data_ = false;
     rc = io_uring_submit_and_wait(&ring_, 1);
     if (shape_.yield_ns != 0) woke_ns_ = monotonic_ns();
     remote_->awake();

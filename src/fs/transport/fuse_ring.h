@@ -214,6 +214,7 @@ class FuseRing {
   uint64_t woke_ns_ = 0;         // when the thread last came back from waiting
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
+  bool round_direct_data_ = false;  // one of those requests was direct data (direct_data())
   cpu_set_t unpinned_cpus_{};    // the thread's CPUs as started (cpusets, taskset)
 
   // Replies from other threads.

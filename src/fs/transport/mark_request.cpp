@@ -24,6 +24,12 @@ thread_local OpenMarked tls_open_marked;
 
 }  // namespace
 
+bool direct_data(const wire::InHeader& in, const void* arg, size_t n) {
+  if (in.opcode != wire::kOpRead && in.opcode != wire::kOpWrite) return false;
+  const RequestMarks m = marks_of(in, arg, n);
+  return in.opcode == wire::kOpRead ? !m.fills_page_cache : !m.from_page_cache;
+}
+
 RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t n) {
   RequestMarks m;
   m.unique = in.unique;

@@ -22,6 +22,11 @@ namespace peregrine::fs {
 // transport knows. unique is the header's.
 RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t arg_bytes);
 
+// Whether a request is a READ or WRITE that bypasses the kernel's page
+// cache (O_DIRECT, or any IO on a fuse.cache = direct mount): its caller
+// gains from the ring thread finishing on another CPU (reply_yield.h).
+bool direct_data(const wire::InHeader& in, const void* arg, size_t arg_bytes);
+
 // Sets this thread's marks from a request (fuse_in_header first, `n`
 // bytes) and rewrites FUSE_TMPFILE into FUSE_CREATE in place.
 void mark_request(void* buf, size_t n);
