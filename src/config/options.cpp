@@ -415,22 +415,24 @@ std::vector<Option> fuse_options() {
           .unit = "nanoseconds",
           .min = 0,
           .max = 1000000,
-          .doc = "io_uring transport: a ring thread on its queue's CPU that answered a lone request "
-                 "itself within this long of waking up lowers itself to SCHED_IDLE while it sends "
-                 "the reply, and back before it waits for the next request, so that the scheduler "
-                 "wakes the application on this CPU, which then runs at once, instead of on another "
-                 "CPU that may be halted (on a virtual machine each such wake-up costs 10 us or "
-                 "more, and a program making one small request after another moves from CPU to "
-                 "CPU with every reply). Longer replies gain more from the two running on two CPUs. "
+          .doc = "io_uring transport: a ring thread on its queue's CPU lowers itself to SCHED_IDLE "
+                 "while it sends the replies it made itself, and back before it waits for the next "
+                 "request, so that the scheduler wakes the application on this CPU, which then runs "
+                 "at once, instead of on another CPU that may be halted (on a virtual machine each "
+                 "such wake-up costs 10 us or more, and a program making one small request after "
+                 "another moves from CPU to CPU with every reply). Replies about names, attributes "
+                 "and page-cache IO are lowered whatever the ring took over them; a direct read or "
+                 "write (O_DIRECT, or fuse.cache = direct) only when it was the round's one request "
+                 "and answered within this long of the thread's wake-up: longer direct replies gain "
+                 "more from the two running on two CPUs. "
                  "Only while the volume's drive threads have no IO outstanding; a ring whose reply "
                  "still waited over 1 ms for its CPU stops for 10 ms, longer if that recurs "
                  "(ring_yield_stalls in the stats). Needs CAP_SYS_NICE (or an RLIMIT_NICE of 20) "
                  "to come back from SCHED_IDLE; without it the daemon never lowers a thread and "
                  "says so in the log. Measured on 2 vCPUs, tmpfs members, one process: 512-byte "
-                 "reads 42-47K/s at 0, 137-148K/s at 1500; 4 KiB reads at QD 1 unchanged. 6000 "
-                 "also takes in a few blocks read for the page cache: buffered 512-byte random "
-                 "reads with fuse.cache = writeback 143K/s -> 350K/s, but 4 KiB O_DIRECT reads at "
-                 "QD 1 through io_uring 10% fewer (docs/transport.md). 0: ring threads keep their "
+                 "direct reads 42-47K/s at 0, 137-148K/s at 1500; 4 KiB reads at QD 1 unchanged; "
+                 "6000 costs 4 KiB O_DIRECT reads at QD 1 through io_uring 10% (docs/transport.md). "
+                 "0: ring threads keep their "
                  "scheduling policy.",
           .store = [](Settings& s, const Value& v) { s.fuse.ring_yield_ns = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.fuse.ring_yield_ns}); },

@@ -3,7 +3,7 @@
 // the option table generates, so the shipped defaults and the documentation
 // cannot drift from the code.
 // To regenerate after changing src/config/options.cpp:
-//   PEREGRINE_UPDATE_GENERATED=1 ctest -R config_generated_files
+//   PEREGRINE_UPDATE_GENERATED=1 ctest -R GeneratedFiles
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -33,7 +33,7 @@ void write(const std::string& path, const std::string& text) { std::ofstream(pat
 
 bool updating() { return std::getenv("PEREGRINE_UPDATE_GENERATED") != nullptr; }
 
-const char* kHowToFix = "regenerate: PEREGRINE_UPDATE_GENERATED=1 ctest -R config_generated_files";
+const char* kHowToFix = "regenerate: PEREGRINE_UPDATE_GENERATED=1 ctest -R GeneratedFiles";
 
 TEST(GeneratedFiles, ShippedConfEqualsTheOptionTable) {
   std::string expected = render_default_conf();
