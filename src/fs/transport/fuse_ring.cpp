@@ -424,16 +424,15 @@ void FuseRing::run() {
     }
     // Replies made here, on the CPU their callers sent them from: a caller
     // waiting for one costs less on this CPU than a halted CPU's wake-up
-    // (reply_yield.h). Direct reads and writes only when alone and
-    // answered soon after the wake-up; every other kind of round (names,
-    // attributes, page-cache IO) whatever its length.
+    // (reply_yield.h). Direct reads and writes only when alone, answered
+    // soon after the wake-up and with no member IO outstanding; every
+    // other kind of round (names, attributes, page-cache IO) whatever its
+    // length, and while the members write back what was answered before.
     if (shape_.yield_ns != 0 && round_answered_ != 0 &&
         (!round_direct_data_ || (round_requests_ == 1 && round_answered_ == 1))) {
       const uint64_t now = monotonic_ns();
-      if ((!round_direct_data_ || now - woke_ns_ <= shape_.yield_ns) && yield_.usable(now) &&
-          sched_getcpu() == shape_.qid && owner_.background_idle()) {
-        yield_reply();
-      }
+      const bool direct_may = !round_direct_data_ || (now - woke_ns_ <= shape_.yield_ns && owner_.background_idle());
+      if (direct_may && yield_.usable(now) && sched_getcpu() == shape_.qid) yield_reply();
     }
     round_requests_ = 0;
     round_answered_ = 0;

@@ -19,20 +19,20 @@
 // sessions or cgroups compete with the group as a whole, so they do not
 // starve it): normally the program, which soon sends its next request and
 // sleeps. The policy is put back before the thread waits for the next
-// request, so it never sleeps lowered, and the caller yields only while no
-// member IO is outstanding (no drive thread about to want the CPU). A
-// direct read or write (O_DIRECT, or a fuse.cache = direct mount) yields
-// only alone and made within fuse.ring_yield_ns of the thread's wake-up
-// (default 1.5 us): the program and the ring thread then share one CPU,
+// request, so it never sleeps lowered. A direct read or write (O_DIRECT,
+// or a fuse.cache = direct mount) yields only alone, made within
+// fuse.ring_yield_ns of the thread's wake-up (default 1.5 us) and while no
+// member IO is outstanding (no drive thread about to want the CPU): the program and the ring thread then share one CPU,
 // one after the other, which costs less than a halted CPU's wake-up only
 // while the ring thread's part is that short. Longer ones (a 4 KiB read
 // out of tmpfs members, 3-5 us) measured faster with the two on different
 // CPUs: 4 KiB reads at QD 1 95-99K/s with no yielding, 88-91K/s yielding
 // every lone reply, 105K/s with this bound. Every other reply (names,
 // attributes, xattrs, page-cache reads and writebacks) yields whatever
-// its length: an unpack of /usr/include on disk members took 4.1 s
-// instead of 6.8, a walk of it 0.65 s instead of 1.45, 512-byte buffered
-// reads 391K/s instead of 65K/s, O_DIRECT unchanged. A
+// its length and while the members write back what was answered before
+// it: an unpack of /usr/include on disk members took 3.5 s instead of
+// 6.8, a walk of it 0.65 s instead of 1.45, 512-byte buffered reads 391K/s
+// instead of 65K/s, O_DIRECT unchanged. A
 // window that still lasted longer than kStallNs (the CPU was busy with
 // something else, or the woken program ran that long) turns yielding off
 // for a while: kMinBackOffNs after a lone stall, twice as long after each
