@@ -7,20 +7,22 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 
 namespace peregrine::fs {
 namespace {
 
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+constexpr size_t kStops = std::size(kStopSignals);
 
 // For the signal handlers, which can reach nothing else: the eventfd the
 // watcher reads, and libfuse's handlers, each called first.
 int g_event_fd = -1;
-struct sigaction g_libfuse[3];
+struct sigaction g_libfuse[kStops];
 
 void on_stop_signal(int sig) {
   const int saved_errno = errno;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kStops; ++i) {
     if (kStopSignals[i] != sig) continue;
     const struct sigaction& fuse = g_libfuse[i];
     if ((fuse.sa_flags & SA_SIGINFO) == 0 && fuse.sa_handler != SIG_DFL && fuse.sa_handler != SIG_IGN)
@@ -56,7 +58,7 @@ StopSignalWaker::StopSignalWaker() : loop_thread_(pthread_self()) {
   pthread_sigmask(SIG_BLOCK, &block, &old);
   watcher_ = std::thread([this] { watch(); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kStops; ++i) {
     struct sigaction chained {};
     chained.sa_handler = on_stop_signal;
     sigemptyset(&chained.sa_mask);
@@ -66,9 +68,9 @@ StopSignalWaker::StopSignalWaker() : loop_thread_(pthread_self()) {
 
 StopSignalWaker::~StopSignalWaker() {
   if (event_fd_ < 0) return;
-  for (size_t i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &g_libfuse[i], nullptr);
+  for (size_t i = 0; i < kStops; ++i) ::sigaction(kStopSignals[i], &g_libfuse[i], nullptr);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     loop_returned_ = true;
   }
   cv_.notify_all();
@@ -83,10 +85,13 @@ void StopSignalWaker::watch() {
   uint64_t count = 0;
   while (::read(event_fd_, &count, sizeof count) < 0 && errno == EINTR) {
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!loop_returned_) {
     pthread_kill(loop_thread_, SIGUSR1);
-    cv_.wait_for(lock, std::chrono::milliseconds(10), [this] { return loop_returned_; });
+    lock.wait_for(cv_, std::chrono::milliseconds(10), [this] {
+      mu_.assert_held();
+      return loop_returned_;
+    });
   }
 }
 

@@ -28,8 +28,10 @@
 #include <pthread.h>
 
 #include <condition_variable>
-#include <mutex>
 #include <thread>
+
+#include "peregrine/util/mutex.h"
+#include "peregrine/util/thread_annotations.h"
 
 namespace peregrine::fs {
 
@@ -41,13 +43,13 @@ class StopSignalWaker {
   StopSignalWaker& operator=(const StopSignalWaker&) = delete;
 
  private:
-  void watch();
+  void watch() EXCLUDES(mu_);
 
   const pthread_t loop_thread_;
   int event_fd_ = -1;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool loop_returned_ = false;  // guarded by mu_
+  bool loop_returned_ GUARDED_BY(mu_) = false;
   std::thread watcher_;
 };
 
