@@ -7,7 +7,6 @@
 // serve_read() (transport/data_calls.h).
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include "data_ops.h"

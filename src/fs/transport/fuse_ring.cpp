@@ -18,9 +18,6 @@
 #include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
-namespace {
-
-}  // namespace
 
 FuseRing::FuseRing(Owner& owner, int fuse_fd, Shape shape, LogLine log)
     : owner_(owner), fuse_fd_(fuse_fd), shape_(shape), log_(std::move(log)) {}
@@ -428,11 +425,11 @@ void FuseRing::run() {
     // soon after the wake-up and with no member IO outstanding; every
     // other kind of round (names, attributes, page-cache IO) whatever its
     // length, and while the members write back what was answered before.
-    if (shape_.yield_ns != 0 && round_answered_ != 0 &&
-        (!round_direct_data_ || (round_requests_ == 1 && round_answered_ == 1))) {
+    if (shape_.yield_ns != 0 && round_answered_ != 0) {
       const uint64_t now = monotonic_ns();
-      const bool direct_may = !round_direct_data_ || (now - woke_ns_ <= shape_.yield_ns && owner_.background_idle());
-      if (direct_may && yield_.usable(now) && sched_getcpu() == shape_.qid) yield_reply();
+      const bool may = !round_direct_data_ || (round_requests_ == 1 && round_answered_ == 1 &&
+                                               now - woke_ns_ <= shape_.yield_ns && owner_.background_idle());
+      if (may && yield_.usable(now) && sched_getcpu() == shape_.qid) yield_reply();
     }
     round_requests_ = 0;
     round_answered_ = 0;

@@ -22,9 +22,10 @@
 // request, so it never sleeps lowered. A direct read or write (O_DIRECT,
 // or a fuse.cache = direct mount) yields only alone, made within
 // fuse.ring_yield_ns of the thread's wake-up (default 1.5 us) and while no
-// member IO is outstanding (no drive thread about to want the CPU): the program and the ring thread then share one CPU,
-// one after the other, which costs less than a halted CPU's wake-up only
-// while the ring thread's part is that short. Longer ones (a 4 KiB read
+// member IO is outstanding (no drive thread about to want the CPU): the
+// program and the ring thread then share one CPU, one after the other,
+// which costs less than a halted CPU's wake-up only while the ring
+// thread's part is that short. Longer ones (a 4 KiB read
 // out of tmpfs members, 3-5 us) measured faster with the two on different
 // CPUs: 4 KiB reads at QD 1 95-99K/s with no yielding, 88-91K/s yielding
 // every lone reply, 105K/s with this bound. Every other reply (names,
