@@ -379,6 +379,8 @@ int run_daemon(const DaemonOptions& o) {
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names,
                 preferred_io_size(vr.meta_geometry.stripe_unit, vr.meta_geometry.member_count,
                                   o.settings.fuse.max_request_bytes));
+  // Spinning helps only workers that read every request from /dev/fuse.
+  ctx.read_spin.set_limit_ns(plan->uring ? 0 : uint64_t{o.settings.fuse.read_spin_us} * 1000);
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
   ctx.log = log.as_line();

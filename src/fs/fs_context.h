@@ -21,6 +21,7 @@
 #include "peregrine/engine/engine.h"
 #include "peregrine/fs/engine_volume_io.h"
 #include "peregrine/fs/io_gates.h"
+#include "peregrine/fs/read_spin.h"
 #include "peregrine/fs/read_turn.h"
 #include "peregrine/fs/stats_xattr.h"
 #include "peregrine/fs/submitter_pool.h"
@@ -83,6 +84,9 @@ struct FsContext final : TransportHost {
   // it waits at a gate.
   IoGates gates;
   ReadTurn read_turn;  // which classic worker reads /dev/fuse (batching reader)
+  // How long a classic worker looks for the next request before it sleeps
+  // (batching reader); its limit is set before the session starts.
+  ReadSpin read_spin;
   const config::Settings settings;
   // Partial last blocks of files written a little at a time (tail_blocks.h).
   TailBlocks tails;

@@ -4,6 +4,7 @@
 #include <linux/fuse.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,9 +78,10 @@ bool RequestReader::set_nonblocking(int fd, bool on) {
   return true;
 }
 
-ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn) {
+ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn,
+                            ReadSpin* spin) {
   *is_data = false;
-  if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data);
+  if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data, spin);
   for (;;) {
     // IO staged, or on the drives: requests are being answered by the drive
     // threads rather than by the workers that read them.
@@ -91,7 +93,7 @@ ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bo
       // quiet lets go of it: a holder that no longer reads through the turn
       // would never hand it on.
       turn->leave();
-      return read_in_turn(fd, buf, len, staging, is_data);
+      return read_in_turn(fd, buf, len, staging, is_data, spin);
     }
     if (turn->try_take()) {
       // Requests may be queueing faster than one worker takes them when
@@ -100,7 +102,7 @@ ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bo
       // then check for another, a system call a quiet volume should not pay
       // per request.
       const uint64_t asked = monotonic_ns();
-      ssize_t n = read_in_turn(fd, buf, len, staging, is_data);
+      ssize_t n = read_in_turn(fd, buf, len, staging, is_data, spin);
       const bool was_waiting = monotonic_ns() - asked < kFasterThanASleepNs;
       if (n > 0 && turn->note_holder_read(!io_going && !was_waiting)) return n;  // quiet: the turn is let go of
       if (n > 0 && !may_wait_long(buf, n)) {
@@ -136,35 +138,85 @@ ssize_t RequestReader::read_waiting(int fd, void* buf, size_t len, StagedIo& sta
   return -1;
 }
 
-ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data) {
+ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data,
+                                    ReadSpin* spin) {
   bool staged = staging.staged();
-  if (!set_nonblocking(fd, staged) && staged) {
+  if (staged && !set_nonblocking(fd, true)) {
     staging.unplug();  // cannot peek without blocking: hand on now
     staged = false;
   }
   ssize_t n = -1;
-  int err = 0;
   if (staged) {
     n = read_uncancellable(fd, buf, len);
-    err = errno;
-  }
-  for (;;) {
-    if (n >= 0) {
-      *is_data = is_data_request(buf, n);
-      if (!*is_data) staging.unplug();
-      return n;
-    }
-    if (err != 0) {
+    if (n < 0) {
+      const int err = errno;
       staging.unplug();  // no further request waiting, or an error: hand on
       if (err != EAGAIN) {
         errno = err;
         return -1;
       }
+    }
+  }
+  if (n < 0) {
+    n = read_next(fd, buf, len, spin);
+    if (n < 0) return -1;
+  }
+  *is_data = is_data_request(buf, n);
+  if (!*is_data) staging.unplug();
+  return n;
+}
+
+ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin) {
+  const bool spinner = spin != nullptr && spin->try_begin();
+  const uint64_t began = spinner ? monotonic_ns() : 0;
+  const uint64_t window = spinner ? spin->window_ns() : 0;
+  if (window == 0) {
+    // A quiet worker makes one read() per request, as libfuse's own loop
+    // does. If the mode cannot be set, the sleep polls first.
+    set_nonblocking(fd, false);
+  } else if (set_nonblocking(fd, true)) {
+    // Holding the spinner's place: not a moment to be cancelled at. The
+    // yield lets the caller the last reply woke, or a drive thread, run at
+    // once if it shares this CPU.
+    int old = 0;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    ssize_t n;
+    for (;;) {
+      n = ::read(fd, buf, len);
+      if (n >= 0 || errno != EAGAIN || monotonic_ns() - began >= window) break;
+      sched_yield();
+    }
+    const int err = errno;
+    pthread_setcancelstate(old, nullptr);
+    if (n >= 0) {
+      spin->found();
+      return n;
+    }
+    if (err != EAGAIN) {
+      spin->missed();
+      errno = err;
+      return -1;
+    }
+  }
+  if (!spinner) return sleep_for_request(fd, buf, len);
+  spin->missed();
+  ssize_t n = sleep_for_request(fd, buf, len);
+  if (n >= 0) spin->adapt(monotonic_ns() - began);
+  return n;
+}
+
+ssize_t RequestReader::sleep_for_request(int fd, void* buf, size_t len) {
+  // A descriptor whose mode is not known is read first: blocking, that is
+  // the sleep; non-blocking, it says EAGAIN.
+  bool poll_first = fd_ == fd && (flags_ & O_NONBLOCK) != 0;
+  for (;;) {
+    if (poll_first) {
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, -1) < 0) return -1;  // EINTR: libfuse checks for exit, then calls again
     }
-    n = ::read(fd, buf, len);
-    err = n < 0 ? errno : 0;
+    ssize_t n = ::read(fd, buf, len);
+    if (n >= 0 || errno != EAGAIN) return n;
+    poll_first = true;  // another worker took it, or the descriptor was non-blocking after all
   }
 }
 

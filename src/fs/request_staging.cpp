@@ -34,7 +34,8 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool*
   WorkerStaging staging(fs.pool);
   bool is_data = false;
   ssize_t n = reader.read(fd, buf, len, staging, &is_data,
-                          fs.settings.fuse.one_reader && fs.read_turn.usable() ? &fs.read_turn : nullptr);
+                          fs.settings.fuse.one_reader && fs.read_turn.usable() ? &fs.read_turn : nullptr,
+                          &fs.read_spin);
   *may_stay_staged = is_data;
   return n;
 }

@@ -117,6 +117,8 @@ std::string stats_json(FsContext& fs) {
           << ",\"ring_data_requests\":" << t.ring_data_requests
           << ",\"ring_yielded_replies\":" << t.ring_yielded_replies << ",\"ring_yield_stalls\":" << t.ring_yield_stalls;
     }
+    out << ",\"read_spin\":{\"window_ns\":" << fs.read_spin.window_ns()
+        << ",\"requests_found\":" << fs.read_spin.requests_found() << ",\"sleeps\":" << fs.read_spin.sleeps() << "}";
     out << "}";
   }
   out << "}";

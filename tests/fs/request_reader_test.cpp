@@ -186,6 +186,64 @@ TEST_F(RequestReaderTest, NothingStagedReadsBlockingAndHandsNothingOn) {
   EXPECT_EQ(idle.handed_on, 0);
 }
 
+// A ReadSpin whose window has grown to its start (one miss that slept
+// briefly).
+void open_window(ReadSpin& spin) {
+  spin.set_limit_ns(1'000'000'000);
+  ASSERT_TRUE(spin.try_begin());
+  spin.missed();
+  spin.adapt(1);
+  ASSERT_EQ(spin.window_ns(), ReadSpin::kGrowStartNs);
+}
+
+TEST_F(RequestReaderTest, SpinningWorkerTakesAWaitingRequestWithoutSleeping) {
+  ReadSpin spin;
+  open_window(spin);
+  FakeStaging idle(false);
+  send(FUSE_WRITE, 7);
+  bool is_data = false;
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, nullptr, &spin), 0);
+  EXPECT_TRUE(is_data);
+  EXPECT_EQ(unique_of(buf_), 7u);
+  EXPECT_EQ(spin.requests_found(), 1u);
+  EXPECT_EQ(spin.sleeps(), 1u) << "only open_window's";
+  EXPECT_TRUE(nonblocking()) << "a spinning worker keeps the descriptor non-blocking";
+  EXPECT_EQ(idle.handed_on, 0);
+}
+
+TEST_F(RequestReaderTest, SpinThatFindsNoRequestSleepsUntilOneComes) {
+  ReadSpin spin;
+  open_window(spin);
+  FakeStaging idle(false);
+  bool is_data = false;
+  ssize_t n = -1;
+  std::thread worker([&] { n = reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, nullptr, &spin); });
+  // The request comes only once the worker has given up spinning.
+  while (spin.sleeps() < 2) std::this_thread::yield();
+  send(FUSE_LOOKUP, 9);
+  worker.join();
+  ASSERT_GT(n, 0);
+  EXPECT_FALSE(is_data);
+  EXPECT_EQ(unique_of(buf_), 9u);
+  EXPECT_EQ(spin.requests_found(), 0u);
+  EXPECT_TRUE(spin.try_begin()) << "the sleeping worker let go of the spinner's place";
+}
+
+TEST_F(RequestReaderTest, SecondWorkerSleepsWhileOneSpins) {
+  ReadSpin spin;
+  open_window(spin);
+  ASSERT_TRUE(spin.try_begin());  // another worker spins
+  FakeStaging idle(false);
+  std::thread kernel([&] { send(FUSE_READ, 3); });
+  bool is_data = false;
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, nullptr, &spin), 0);
+  kernel.join();
+  EXPECT_EQ(unique_of(buf_), 3u);
+  EXPECT_EQ(spin.requests_found(), 0u);
+  EXPECT_EQ(spin.sleeps(), 1u) << "only open_window's: this worker did not spin";
+  EXPECT_FALSE(nonblocking()) << "a worker that does not spin reads blocking";
+}
+
 TEST_F(RequestReaderTest, EndOfChannelHandsTheBatchOn) {
   FakeStaging staging(true);
   close_kernel_side();

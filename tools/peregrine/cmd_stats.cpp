@@ -92,6 +92,15 @@ struct Drive {
   Histogram device_latency;
 };
 
+// Classic transport: how the workers looked for requests before sleeping
+// (fuse.read_spin_us).
+struct ReadSpinCounts {
+  bool present = false;
+  uint64_t window_ns = 0;
+  uint64_t requests_found = 0;
+  uint64_t sleeps = 0;
+};
+
 struct Snapshot {
   uint64_t time_ns = 0;
   std::optional<uint64_t> mount_time_ns;  // "mount_time_ns" when the daemon provides it
@@ -102,6 +111,7 @@ struct Snapshot {
   uint64_t ring_entries = 0;            // io-uring: entries per ring (0 from an older daemon)
   uint64_t ring_request_bytes = 0;      // io-uring: largest request an entry carries
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
+  ReadSpinCounts read_spin;             // classic: the workers' spinning (none from an older daemon)
 };
 
 // ---- reading and parsing the snapshot ----------------------------------------
@@ -152,6 +162,13 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
       s.dev_fuse_requests = doc["transport"].value("dev_fuse_requests", uint64_t{0});
       s.ring_entries = doc["transport"].value("ring_entries", uint64_t{0});
       s.ring_request_bytes = doc["transport"].value("ring_request_bytes", uint64_t{0});
+      if (doc["transport"].contains("read_spin")) {
+        const json& spin = doc["transport"]["read_spin"];
+        s.read_spin.present = true;
+        s.read_spin.window_ns = spin.value("window_ns", uint64_t{0});
+        s.read_spin.requests_found = spin.value("requests_found", uint64_t{0});
+        s.read_spin.sleeps = spin.value("sleeps", uint64_t{0});
+      }
     }
     if (doc.contains("engine")) s.engine = doc["engine"];
     for (const json& d : doc.at("drives")) {
@@ -235,6 +252,7 @@ struct Report {
   uint64_t dev_fuse_requests = 0;       // since mount
   uint64_t ring_entries = 0;
   uint64_t ring_request_bytes = 0;
+  ReadSpinCounts read_spin;  // counts in the interval
   json engine;
 };
 
@@ -249,6 +267,11 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.ring_entries = now.ring_entries;
   r.engine = now.engine;
   r.ring_request_bytes = now.ring_request_bytes;
+  r.read_spin = now.read_spin;
+  if (before != nullptr && before->read_spin.present) {
+    r.read_spin.requests_found -= std::min(r.read_spin.requests_found, before->read_spin.requests_found);
+    r.read_spin.sleeps -= std::min(r.read_spin.sleeps, before->read_spin.sleeps);
+  }
   if (before != nullptr && before->ring_requests.size() == now.ring_requests.size())
     for (size_t i = 0; i < r.ring_requests.size(); ++i)
       r.ring_requests[i] = r.ring_requests[i] >= before->ring_requests[i]
@@ -313,8 +336,14 @@ void print_text(const Report& r) {
       shape = ", " + std::to_string(r.ring_requests.size()) + " rings of " + std::to_string(r.ring_entries) + " x " +
               std::to_string(r.ring_request_bytes >> 10) + " KiB";
     }
-    std::printf("FUSE transport: %s%s%s%s\n", r.transport.c_str(), shape.c_str(),
-                rings.empty() ? "" : ", requests per ring:", rings.c_str());
+    std::string spin;
+    if (r.read_spin.present && (r.read_spin.requests_found != 0 || r.read_spin.sleeps != 0)) {
+      spin = ", spinning workers found " + std::to_string(r.read_spin.requests_found) + " requests and slept " +
+             std::to_string(r.read_spin.sleeps) + " times (window now " +
+             std::to_string(r.read_spin.window_ns / 1000) + " us)";
+    }
+    std::printf("FUSE transport: %s%s%s%s%s\n", r.transport.c_str(), shape.c_str(),
+                rings.empty() ? "" : ", requests per ring:", rings.c_str(), spin.c_str());
   }
   if (r.engine.is_object()) {
     // In sub-IOs: the watermarks count the whole volume's, the pressure
@@ -395,6 +424,11 @@ json report_json(const Report& r) {
     if (r.ring_entries != 0) {
       out["transport"]["ring_entries"] = r.ring_entries;
       out["transport"]["ring_request_bytes"] = r.ring_request_bytes;
+    }
+    if (r.read_spin.present) {
+      out["transport"]["read_spin"] = json{{"window_ns", r.read_spin.window_ns},
+                                           {"requests_found", r.read_spin.requests_found},
+                                           {"sleeps", r.read_spin.sleeps}};
     }
   }
   if (r.engine.is_object()) out["engine"] = r.engine;

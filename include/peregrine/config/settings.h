@@ -78,6 +78,7 @@ struct FuseSettings {
   uint32_t ring_yield_ns;    // io_uring transport: SCHED_IDLE while committing a reply this quick
   bool batch_requests;       // keep data IO staged across requests (docs/design.md section 2.5)
   bool one_reader;           // classic: one worker at a time sleeps in read() (ReadTurn)
+  uint32_t read_spin_us;     // classic: longest look for the next request before sleeping (ReadSpin)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
   uint32_t max_request_bytes;                    // power of two

@@ -14,7 +14,9 @@
 //
 // With a ReadTurn shared by the workers, only the worker holding the turn
 // sleeps in read(); the others take a request only when one is waiting
-// (read_turn.h says why).
+// (read_turn.h says why). With a ReadSpin, a worker with nothing staged
+// that finds no request first looks again for the spin's window, on the
+// descriptor made non-blocking, before it sleeps in poll() (read_spin.h).
 //
 // Thread rules: one RequestReader per FUSE worker, used by that worker only.
 // It remembers the blocking mode it last set on the descriptor it last read
@@ -25,6 +27,7 @@
 
 #include <cstddef>
 
+#include "peregrine/fs/read_spin.h"
 #include "peregrine/fs/read_turn.h"
 
 namespace peregrine::fs {
@@ -48,12 +51,20 @@ class RequestReader {
   // none), or -1 with errno set. *is_data says whether it is a FUSE_READ or
   // FUSE_WRITE, the only requests that return with IO still staged.
   // `turn`: the workers' ReadTurn, or null for every worker to read alike.
-  ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn = nullptr);
+  // `spin`: the workers' ReadSpin, or null for none to spin.
+  ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn = nullptr,
+               ReadSpin* spin = nullptr);
 
  private:
   // As the worker whose turn it is (or the only one): sleeps when nothing
   // is staged and no request waits.
-  ssize_t read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
+  ssize_t read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadSpin* spin);
+  // With nothing staged: the next request, spinning first if `spin` lets
+  // this worker; sleeps until one comes. -1 with errno on an error.
+  ssize_t read_next(int fd, void* buf, size_t len, ReadSpin* spin);
+  // Sleeps until a request comes and reads it: in read() on a blocking
+  // descriptor, else in poll().
+  ssize_t sleep_for_request(int fd, void* buf, size_t len);
   // As a helper: a request only if one is waiting; else -1 with EAGAIN,
   // with the batch handed on.
   ssize_t read_waiting(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data);
