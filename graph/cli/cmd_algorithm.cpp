@@ -1,4 +1,4 @@
-// `peregrine-graph {bfs,kcore,cc,pagerank}`: open the graph, run one
+// `peregrine-graph {bfs,kcore,cc,pagerank,tc}`: open the graph, run one
 // semi-external algorithm, report its IO, optionally validate it against the
 // in-memory reference (not counted in the wall time), optionally write the
 // per-vertex result (--out).
@@ -17,6 +17,7 @@
 #include "peregrine/graph/kcore.h"
 #include "peregrine/graph/memory_graph.h"
 #include "peregrine/graph/pagerank.h"
+#include "peregrine/graph/tc.h"
 #include "peregrine/graph/validate.h"
 #include "report.h"
 #include "vertex_output.h"
@@ -48,6 +49,7 @@ struct AlgorithmArgs {
   uint64_t root = 0;
   uint32_t roots = 1;
   PagerankOptions pagerank;
+  uint32_t threads = 0;  // tc: counting threads, 0 = one per CPU
   bool validate = false;
   bool json = false;
 };
@@ -85,6 +87,9 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
                                              po::value(&pr.epsilon)->default_value(1e-8, "1e-8")->value_name("E"),
                                              "stop when an iteration changes ranks by less (L1)")(
         "damping", po::value(&pr.damping)->default_value(0.85, "0.85")->value_name("D"), "damping factor");
+  } else if (alg == "tc") {
+    opts.add_options()("threads", po::value(&a->threads)->default_value(0)->value_name("N"),
+                       "threads that intersect lists (the IO thread among them); 0: one per CPU");
   }
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return rc;
@@ -105,6 +110,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   if (!out_fmt) return usage_error(alg, "--out-format: unknown format '" + out_format + "' (text, bin)");
   a->out_format = *out_fmt;
   if (alg == "bfs" && (a->roots < 1 || a->roots > 1024)) return usage_error(alg, "--roots must be between 1 and 1024");
+  if (alg == "tc" && a->threads > 1024) return usage_error(alg, "--threads must be between 0 and 1024");
   if (alg == "pagerank") {
     const PagerankOptions& pr = a->pagerank;
     if (pr.max_iterations < 1) return usage_error(alg, "--iterations must be at least 1");
@@ -188,6 +194,7 @@ struct AlgorithmRun {
   std::optional<KcoreResult> kcore;
   std::optional<CcResult> cc;
   std::optional<PagerankResult> rank;
+  std::optional<TcResult> tc;
   double secs = 0;
   double cpu = 0;
   double inv_teps_sum = 0, teps_min = 0, teps_max = 0;
@@ -256,6 +263,20 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
         st = r.status();
     });
     if (st) check([&] { return validate_cc(*ref->graph, *run.cc); });
+  } else if (a.alg == "tc") {
+    TcOptions options;
+    // Counted per vertex only when asked for: --out writes them, and
+    // --validate checks them too.
+    options.per_vertex = !a.out_file.empty() || a.validate;
+    options.threads = a.threads;
+    timed([&] {
+      auto r = run_tc(g, reader, options);
+      if (r)
+        run.tc = std::move(*r);
+      else
+        st = r.status();
+    });
+    if (st) check([&] { return validate_tc(*ref->graph, *run.tc); });
   } else {
     timed([&] {
       auto r = run_pagerank(g, reader, a.pagerank, readers.in.get());
@@ -309,6 +330,9 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
     rep.add("components", run.cc->components);
     rep.add("largest_component", run.cc->largest);
     rep.add("rounds", run.cc->rounds);
+  } else if (run.tc) {
+    rep.add("triangles", run.tc->triangles);
+    rep.add("batches", run.tc->batches);
   } else {
     rep.add("iterations", uint64_t{run.rank->iterations});
     rep.add("last_delta", run.rank->last_delta);
@@ -320,6 +344,7 @@ Status write_out(const AlgorithmArgs& a, const IdMap& ids, const AlgorithmRun& r
   return run.bfs     ? write_bfs_out(a.out_file, a.out_format, ids, *run.bfs)
          : run.kcore ? write_kcore_out(a.out_file, a.out_format, ids, *run.kcore)
          : run.cc    ? write_cc_out(a.out_file, a.out_format, ids, *run.cc)
+         : run.tc    ? write_tc_out(a.out_file, a.out_format, ids, *run.tc)
                      : write_pagerank_out(a.out_file, a.out_format, ids, *run.rank);
 }
 
@@ -342,6 +367,10 @@ int cmd_algorithm(int argc, char** argv) {
     return usage_error(alg, "k-core is defined on undirected graphs; " + a.dir +
                                 " is directed (import it without --directed to get the k-cores of the underlying "
                                 "undirected graph)");
+  if (alg == "tc" && g.directed())
+    return usage_error(alg, "triangle counting is defined on undirected graphs; " + a.dir +
+                                " is directed (import it without --directed to count the triangles of the "
+                                "underlying undirected graph)");
   // The id map costs 8 bytes per vertex: load it only for --root and --out.
   auto ids = a.has_root || !a.out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
   if (!ids) return error(ids.status());

@@ -5,9 +5,10 @@
 //   cc        vertex label          (smallest id of the vertex's component)
 //   kcore     vertex core
 //   pagerank  vertex rank           (%.17g: reads back as the same double)
+//   tc        vertex triangles      (triangles the vertex is a corner of)
 // Binary (--out-format bin): the same fields as little-endian 8-byte values,
 // uint64 vertex, then int64 depth and parent / uint64 label / uint64 core /
-// IEEE-754 double rank; no header, no padding.
+// IEEE-754 double rank / uint64 triangles; no header, no padding.
 // Written through a buffer and fsynced.
 // Thread rules: single-threaded.
 #pragma once
@@ -21,6 +22,7 @@
 #include "peregrine/graph/id_map.h"
 #include "peregrine/graph/kcore.h"
 #include "peregrine/graph/pagerank.h"
+#include "peregrine/graph/tc.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::graph::cli {
@@ -33,5 +35,6 @@ Status write_bfs_out(const std::filesystem::path& path, OutFormat f, const IdMap
 Status write_cc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const CcResult& r);
 Status write_kcore_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const KcoreResult& r);
 Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const PagerankResult& r);
+Status write_tc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const TcResult& r);
 
 }  // namespace peregrine::graph::cli

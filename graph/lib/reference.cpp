@@ -135,4 +135,22 @@ std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root) {
   return level;
 }
 
+std::vector<uint64_t> reference_triangles(const MemoryGraph& g) {
+  // Node iterator in id order: u < v < w, the closing edge u-w looked up.
+  const uint64_t n = g.num_vertices();
+  std::vector<uint64_t> at(n, 0);
+  for (uint64_t u = 0; u < n; ++u) {
+    for (Vertex v : g.neighbours(u)) {
+      if (v <= u) continue;
+      for (Vertex w : g.neighbours(v)) {
+        if (w <= v || !g.has_edge(u, w)) continue;
+        ++at[u];
+        ++at[v];
+        ++at[w];
+      }
+    }
+  }
+  return at;
+}
+
 }  // namespace peregrine::graph

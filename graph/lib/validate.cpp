@@ -81,6 +81,21 @@ Status validate_kcore(const MemoryGraph& g, const KcoreResult& r) {
   return Status::ok();
 }
 
+Status validate_tc(const MemoryGraph& g, const TcResult& r) {
+  auto ref = reference_triangles(g);
+  uint64_t corners = 0;
+  for (uint64_t c : ref) corners += c;
+  if (r.triangles != corners / 3)
+    return fail("counted " + s(r.triangles) + " triangles, the node iterator finds " + s(corners / 3));
+  if (r.per_vertex.empty()) return Status::ok();
+  if (r.per_vertex.size() != ref.size()) return fail("per-vertex triangle array has the wrong size");
+  for (uint64_t v = 0; v < ref.size(); ++v)
+    if (r.per_vertex[v] != ref[v])
+      return fail("vertex " + s(v) + " is in " + s(r.per_vertex[v]) + " triangles, the node iterator says " +
+                  s(ref[v]));
+  return Status::ok();
+}
+
 Status validate_pagerank(const MemoryGraph& g, const PagerankResult& r, double damping, double* l1_out) {
   auto ref = reference_pagerank(g, damping, r.iterations);
   if (r.rank.size() != ref.size()) return fail("rank array has the wrong size");

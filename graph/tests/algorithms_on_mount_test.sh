@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every graph algorithm, validated against its in-memory reference, on a
 # real peregrine mount (4 file-backed members): generate, check the CSR,
-# run bfs, kcore, cc and pagerank with --validate; import the karate club
+# run bfs, kcore, cc, pagerank and tc with --validate; import the karate club
 # and a directed graph from text edge lists on the mount and compare --out
 # with networkx's results (graph/tests/data); unmount cleanly.
 #   algorithms_on_mount_test.sh PEREGRINE PEREGRINE_GRAPH
@@ -30,7 +30,7 @@ trap cleanup EXIT
 "$peregrine" mount --pid-file "$work/pid" "$work"/m{0,1,2,3} "$work/mnt"
 "$graph" gen --scale 12 --seed 7 --out "$work/mnt/g" --quiet >/dev/null
 "$graph" check --graph "$work/mnt/g" >/dev/null
-for alg in bfs kcore cc pagerank; do
+for alg in bfs kcore cc pagerank tc; do
   "$graph" "$alg" --graph "$work/mnt/g" --validate >/dev/null
   echo "$alg validated on the mount"
 done
@@ -48,6 +48,8 @@ for g in karate dcycle; do
   if [ -z "$directed" ]; then
     "$graph" kcore --graph "$work/mnt/$g" --validate --out "$work/mnt/$g.kcore" >/dev/null
     diff "$work/mnt/$g.kcore" "$data/$g.kcore"
+    "$graph" tc --graph "$work/mnt/$g" --validate --out "$work/mnt/$g.tc" >/dev/null
+    diff "$work/mnt/$g.tc" "$data/$g.tc"
   fi
   "$graph" pagerank --graph "$work/mnt/$g" --validate --iterations 1000 --epsilon 1e-15 \
     --out "$work/mnt/$g.pagerank" >/dev/null

@@ -137,6 +137,24 @@ TEST_P(NetworkxResults, CoreNumbers) {
   EXPECT_EQ(run_alg("kcore"), expected("kcore"));
 }
 
+TEST_P(NetworkxResults, TrianglesAtEveryVertex) {
+  if (GetParam().directed) {
+    CliRun r = run_cli("tc --graph " + graph_);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("triangle counting is defined on undirected graphs"), std::string::npos) << r.output;
+    return;
+  }
+  auto want = expected("tc");
+  EXPECT_EQ(run_alg("tc"), want);
+  uint64_t corners = 0;
+  for (const auto& [v, fields] : want) corners += std::stoull(fields[0]);
+  EXPECT_EQ(field(output_, "triangles"), std::to_string(corners / 3)) << output_;
+  // Without --out or --validate only the total is counted.
+  CliRun r = run_cli("tc --graph " + graph_ + " --json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"triangles\": " + std::to_string(corners / 3)), std::string::npos) << r.output;
+}
+
 TEST_P(NetworkxResults, PagerankToConvergence) {
   auto got = run_alg("pagerank", "--iterations 10000 --epsilon 1e-15");
   auto want = expected("pagerank");

@@ -22,6 +22,7 @@ Expected files, one line per vertex, ascending id:
                                  ROOTS entry; -1 = not reached)
   NAME.cc        vertex label   (smallest id of its (weakly) connected component)
   NAME.kcore     vertex core    (undirected graphs only)
+  NAME.tc        vertex triangles (triangles at the vertex; undirected only)
   NAME.pagerank  vertex rank    (alpha 0.85, converged to tol 1e-15)
 """
 import networkx as nx
@@ -81,6 +82,8 @@ def main():
         if not directed:
             core = nx.core_number(g)
             write_lines(f"{name}.kcore", [f"{v} {core[v]}" for v in nodes])
+            tri = nx.triangles(g)
+            write_lines(f"{name}.tc", [f"{v} {tri[v]}" for v in nodes])
         rank = _pagerank_python(g, alpha=0.85, max_iter=100000, tol=1e-15)
         write_lines(f"{name}.pagerank", [f"{v} {rank[v]:.17g}" for v in nodes])
 

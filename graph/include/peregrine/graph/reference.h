@@ -1,7 +1,8 @@
 // In-memory reference algorithms, written independently of the
 // semi-external ones so that --validate compares two implementations:
 // union-find components, Batagelj-Zaversnik bucket peeling for core
-// numbers, and PageRank power iteration over the in-memory CSR.
+// numbers, PageRank power iteration over the in-memory CSR, and a node
+// iterator for triangles.
 // Thread rules: pure functions; any thread.
 #pragma once
 
@@ -22,6 +23,10 @@ std::vector<uint32_t> reference_core_numbers(const MemoryGraph& g);
 // Exactly `iterations` power iterations with the formula of pagerank.h,
 // pushing rank along out-lists (so it holds for directed graphs too).
 std::vector<double> reference_pagerank(const MemoryGraph& g, double damping, uint32_t iterations);
+
+// Triangles at every vertex (each triangle counts at its three corners),
+// by a node iterator over id order with binary-searched closing edges.
+std::vector<uint64_t> reference_triangles(const MemoryGraph& g);
 
 // BFS levels from root (-1 = unreachable).
 std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root);

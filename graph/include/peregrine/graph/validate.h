@@ -9,6 +9,7 @@
 #include "peregrine/graph/kcore.h"
 #include "peregrine/graph/memory_graph.h"
 #include "peregrine/graph/pagerank.h"
+#include "peregrine/graph/tc.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::graph {
@@ -21,6 +22,8 @@ namespace peregrine::graph {
 Status validate_bfs(const MemoryGraph& g, const BfsResult& r);
 Status validate_cc(const MemoryGraph& g, const CcResult& r);
 Status validate_kcore(const MemoryGraph& g, const KcoreResult& r);
+// The total, and the per-vertex counts if the result has them.
+Status validate_tc(const MemoryGraph& g, const TcResult& r);
 // L1 distance to the reference after the same number of iterations.
 inline constexpr double kPagerankTolerance = 1e-6;
 Status validate_pagerank(const MemoryGraph& g, const PagerankResult& r, double damping, double* l1_out = nullptr);
