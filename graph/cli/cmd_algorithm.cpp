@@ -1,4 +1,4 @@
-// `peregrine-graph {bfs,kcore,cc,pagerank,tc}`: open the graph, run one
+// `peregrine-graph {bfs,bc,kcore,cc,pagerank,tc}`: open the graph, run one
 // semi-external algorithm, report its IO, optionally validate it against the
 // in-memory reference (not counted in the wall time), optionally write the
 // per-vertex result (--out).
@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "options.h"
 #include "peregrine/graph/adjacency_reader.h"
+#include "peregrine/graph/bc.h"
 #include "peregrine/graph/bfs.h"
 #include "peregrine/graph/cc.h"
 #include "peregrine/graph/csr_check.h"
@@ -80,6 +81,11 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
                        "root vertex, an id of the input (default: the vertex of highest degree)")(
         "roots", po::value(&a->roots)->default_value(1)->value_name("N"),
         "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
+  } else if (alg == "bc") {
+    opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
+                       "first source, an id of the input (default: the vertex of highest degree)")(
+        "roots", po::value(&a->roots)->default_value(1)->value_name("N"),
+        "sources: --root first, then pseudo-random vertices with edges (as bfs --roots)");
   } else if (alg == "pagerank") {
     PagerankOptions& pr = a->pagerank;
     opts.add_options()("iterations", po::value(&pr.max_iterations)->default_value(20)->value_name("N"),
@@ -109,7 +115,8 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   auto out_fmt = parse_out_format(out_format);
   if (!out_fmt) return usage_error(alg, "--out-format: unknown format '" + out_format + "' (text, bin)");
   a->out_format = *out_fmt;
-  if (alg == "bfs" && (a->roots < 1 || a->roots > 1024)) return usage_error(alg, "--roots must be between 1 and 1024");
+  if ((alg == "bfs" || alg == "bc") && (a->roots < 1 || a->roots > 1024))
+    return usage_error(alg, "--roots must be between 1 and 1024");
   if (alg == "tc" && a->threads > 1024) return usage_error(alg, "--threads must be between 0 and 1024");
   if (alg == "pagerank") {
     const PagerankOptions& pr = a->pagerank;
@@ -195,6 +202,7 @@ struct AlgorithmRun {
   std::optional<CcResult> cc;
   std::optional<PagerankResult> rank;
   std::optional<TcResult> tc;
+  std::optional<BcResult> bc;
   double secs = 0;
   double cpu = 0;
   double inv_teps_sum = 0, teps_min = 0, teps_max = 0;
@@ -263,6 +271,16 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
         st = r.status();
     });
     if (st) check([&] { return validate_cc(*ref->graph, *run.cc); });
+  } else if (a.alg == "bc") {
+    const std::vector<Vertex> sources = pick_bfs_roots(g, root_vertex, a.roots);
+    timed([&] {
+      auto r = run_bc(g, reader, sources);
+      if (r)
+        run.bc = std::move(*r);
+      else
+        st = r.status();
+    });
+    if (st) check([&] { return validate_bc(*ref->graph, *run.bc); });
   } else if (a.alg == "tc") {
     TcOptions options;
     // Counted per vertex only when asked for: --out writes them, and
@@ -330,6 +348,16 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
     rep.add("components", run.cc->components);
     rep.add("largest_component", run.cc->largest);
     rep.add("rounds", run.cc->rounds);
+  } else if (run.bc) {
+    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.bc->sources.front()))
+                                                       : read_user_id(g, run.bc->sources.front());
+    if (!user_root) return user_root.status();
+    rep.add("root", *user_root);
+    rep.add("sources", static_cast<uint64_t>(run.bc->sources.size()));
+    rep.add("levels", run.bc->levels);
+    double top = 0;
+    for (double x : run.bc->score) top = std::max(top, x);
+    rep.add("max_score", top);
   } else if (run.tc) {
     rep.add("triangles", run.tc->triangles);
     rep.add("batches", run.tc->batches);
@@ -345,6 +373,7 @@ Status write_out(const AlgorithmArgs& a, const IdMap& ids, const AlgorithmRun& r
          : run.kcore ? write_kcore_out(a.out_file, a.out_format, ids, *run.kcore)
          : run.cc    ? write_cc_out(a.out_file, a.out_format, ids, *run.cc)
          : run.tc    ? write_tc_out(a.out_file, a.out_format, ids, *run.tc)
+         : run.bc    ? write_bc_out(a.out_file, a.out_format, ids, *run.bc)
                      : write_pagerank_out(a.out_file, a.out_format, ids, *run.rank);
 }
 
@@ -375,7 +404,7 @@ int cmd_algorithm(int argc, char** argv) {
   auto ids = a.has_root || !a.out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
   if (!ids) return error(ids.status());
   Vertex root_vertex = 0;
-  if (alg == "bfs") {
+  if (alg == "bfs" || alg == "bc") {
     auto r = bfs_root(a, g, *ids);
     if (!r) return usage_error(alg, r.status().message());
     root_vertex = *r;

@@ -101,6 +101,11 @@ Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const 
   return write_records(path, r.rank.size(), [&](uint64_t v) { return rec.u(ids.user_id(v)).d(r.rank[v]).done(); });
 }
 
+Status write_bc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const BcResult& r) {
+  Record rec(f);
+  return write_records(path, r.score.size(), [&](uint64_t v) { return rec.u(ids.user_id(v)).d(r.score[v]).done(); });
+}
+
 Status write_tc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const TcResult& r) {
   Record rec(f);
   return write_records(path, r.per_vertex.size(),

@@ -6,9 +6,11 @@
 //   kcore     vertex core
 //   pagerank  vertex rank           (%.17g: reads back as the same double)
 //   tc        vertex triangles      (triangles the vertex is a corner of)
+//   bc        vertex score          (%.17g, as pagerank)
 // Binary (--out-format bin): the same fields as little-endian 8-byte values,
 // uint64 vertex, then int64 depth and parent / uint64 label / uint64 core /
-// IEEE-754 double rank / uint64 triangles; no header, no padding.
+// IEEE-754 double rank / uint64 triangles / double score; no header, no
+// padding.
 // Written through a buffer and fsynced.
 // Thread rules: single-threaded.
 #pragma once
@@ -17,6 +19,7 @@
 #include <optional>
 #include <string_view>
 
+#include "peregrine/graph/bc.h"
 #include "peregrine/graph/bfs.h"
 #include "peregrine/graph/cc.h"
 #include "peregrine/graph/id_map.h"
@@ -35,6 +38,7 @@ Status write_bfs_out(const std::filesystem::path& path, OutFormat f, const IdMap
 Status write_cc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const CcResult& r);
 Status write_kcore_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const KcoreResult& r);
 Status write_pagerank_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const PagerankResult& r);
+Status write_bc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const BcResult& r);
 Status write_tc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const TcResult& r);
 
 }  // namespace peregrine::graph::cli

@@ -1,5 +1,6 @@
 #include "peregrine/graph/validate.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -78,6 +79,18 @@ Status validate_kcore(const MemoryGraph& g, const KcoreResult& r) {
   for (uint64_t v = 0; v < ref.size(); ++v)
     if (r.core[v] != ref[v])
       return fail("vertex " + s(v) + " has core number " + s(r.core[v]) + ", peeling says " + s(ref[v]));
+  return Status::ok();
+}
+
+Status validate_bc(const MemoryGraph& g, const BcResult& r) {
+  auto ref = reference_bc(g, r.sources);
+  if (r.score.size() != ref.size()) return fail("score array has the wrong size");
+  for (uint64_t v = 0; v < ref.size(); ++v) {
+    if (std::fabs(r.score[v] - ref[v]) <= kBcTolerance * std::max(1.0, std::fabs(ref[v]))) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.17g, Brandes says %.17g", r.score[v], ref[v]);
+    return fail("vertex " + s(v) + " has betweenness " + buf);
+  }
   return Status::ok();
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every graph algorithm, validated against its in-memory reference, on a
 # real peregrine mount (4 file-backed members): generate, check the CSR,
-# run bfs, kcore, cc, pagerank and tc with --validate; import the karate club
+# run bfs, bc, kcore, cc, pagerank and tc with --validate; import the karate club
 # and a directed graph from text edge lists on the mount and compare --out
 # with networkx's results (graph/tests/data); unmount cleanly.
 #   algorithms_on_mount_test.sh PEREGRINE PEREGRINE_GRAPH
@@ -30,7 +30,7 @@ trap cleanup EXIT
 "$peregrine" mount --pid-file "$work/pid" "$work"/m{0,1,2,3} "$work/mnt"
 "$graph" gen --scale 12 --seed 7 --out "$work/mnt/g" --quiet >/dev/null
 "$graph" check --graph "$work/mnt/g" >/dev/null
-for alg in bfs kcore cc pagerank tc; do
+for alg in bfs bc kcore cc pagerank tc; do
   "$graph" "$alg" --graph "$work/mnt/g" --validate >/dev/null
   echo "$alg validated on the mount"
 done
@@ -51,6 +51,9 @@ for g in karate dcycle; do
     "$graph" tc --graph "$work/mnt/$g" --validate --out "$work/mnt/$g.tc" >/dev/null
     diff "$work/mnt/$g.tc" "$data/$g.tc"
   fi
+  "$graph" bc --graph "$work/mnt/$g" --root 1 --validate --out "$work/mnt/$g.bc" >/dev/null
+  paste -d' ' "$work/mnt/$g.bc" "$data/$g.bc" |
+    awk '$1 != $3 || ($2 - $4 > 1e-9 || $4 - $2 > 1e-9) { print "bc differs: " $0; bad = 1 } END { exit bad }'
   "$graph" pagerank --graph "$work/mnt/$g" --validate --iterations 1000 --epsilon 1e-15 \
     --out "$work/mnt/$g.pagerank" >/dev/null
   paste -d' ' "$work/mnt/$g.pagerank" "$data/$g.pagerank" |

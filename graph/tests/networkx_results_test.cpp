@@ -4,6 +4,7 @@
 // path a user takes: their ids in, their ids out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -135,6 +136,20 @@ TEST_P(NetworkxResults, CoreNumbers) {
     return;
   }
   EXPECT_EQ(run_alg("kcore"), expected("kcore"));
+}
+
+TEST_P(NetworkxResults, BetweennessFromTheRoot) {
+  const Case& c = GetParam();
+  auto got = run_alg("bc", "--root " + std::to_string(c.root));
+  auto want = expected("bc");
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [v, fields] : want) {
+    ASSERT_EQ(got[v].size(), 1u) << "vertex " << v;
+    const double w = std::stod(fields[0]);
+    EXPECT_NEAR(std::stod(got[v][0]), w, 1e-12 * std::max(1.0, w)) << "betweenness of vertex " << v;
+  }
+  EXPECT_EQ(field(output_, "root"), std::to_string(c.root)) << output_;
+  EXPECT_EQ(field(output_, "sources"), "1") << output_;
 }
 
 TEST_P(NetworkxResults, TrianglesAtEveryVertex) {

@@ -23,6 +23,10 @@ Expected files, one line per vertex, ascending id:
   NAME.cc        vertex label   (smallest id of its (weakly) connected component)
   NAME.kcore     vertex core    (undirected graphs only)
   NAME.tc        vertex triangles (triangles at the vertex; undirected only)
+  NAME.bc        vertex score   (betweenness from the ROOTS vertex alone,
+                                 unnormalised, every ordered pair counted:
+                                 networkx's subset betweenness halves it on
+                                 an undirected graph, so it is doubled back)
   NAME.pagerank  vertex rank    (alpha 0.85, converged to tol 1e-15)
 """
 import networkx as nx
@@ -84,6 +88,9 @@ def main():
             write_lines(f"{name}.kcore", [f"{v} {core[v]}" for v in nodes])
             tri = nx.triangles(g)
             write_lines(f"{name}.tc", [f"{v} {tri[v]}" for v in nodes])
+        bc = nx.betweenness_centrality_subset(g, sources=[ROOTS[name]], targets=list(g), normalized=False)
+        twice = 1 if directed else 2
+        write_lines(f"{name}.bc", [f"{v} {twice * bc[v]:.17g}" for v in nodes])
         rank = _pagerank_python(g, alpha=0.85, max_iter=100000, tol=1e-15)
         write_lines(f"{name}.pagerank", [f"{v} {rank[v]:.17g}" for v in nodes])
 

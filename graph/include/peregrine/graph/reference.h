@@ -28,6 +28,10 @@ std::vector<double> reference_pagerank(const MemoryGraph& g, double damping, uin
 // by a node iterator over id order with binary-searched closing edges.
 std::vector<uint64_t> reference_triangles(const MemoryGraph& g);
 
+// Brandes' unnormalised betweenness from `sources` (each ordered pair
+// counted, as bc.h).
+std::vector<double> reference_bc(const MemoryGraph& g, const std::vector<Vertex>& sources);
+
 // BFS levels from root (-1 = unreachable).
 std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root);
 

@@ -4,6 +4,7 @@
 // Thread rules: pure functions; any thread.
 #pragma once
 
+#include "peregrine/graph/bc.h"
 #include "peregrine/graph/bfs.h"
 #include "peregrine/graph/cc.h"
 #include "peregrine/graph/kcore.h"
@@ -22,6 +23,10 @@ namespace peregrine::graph {
 Status validate_bfs(const MemoryGraph& g, const BfsResult& r);
 Status validate_cc(const MemoryGraph& g, const CcResult& r);
 Status validate_kcore(const MemoryGraph& g, const KcoreResult& r);
+// Every score within a relative 1e-9 of Brandes' (sums of doubles in
+// another order).
+inline constexpr double kBcTolerance = 1e-9;
+Status validate_bc(const MemoryGraph& g, const BcResult& r);
 // The total, and the per-vertex counts if the result has them.
 Status validate_tc(const MemoryGraph& g, const TcResult& r);
 // L1 distance to the reference after the same number of iterations.

@@ -1,0 +1,82 @@
+#include "peregrine/graph/bc.h"
+
+#include <cerrno>
+
+namespace peregrine::graph {
+namespace {
+
+constexpr uint32_t kUnreached = UINT32_MAX;
+
+}  // namespace
+
+Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std::vector<Vertex>& sources) {
+  const uint64_t n = graph.num_vertices();
+  BcResult r;
+  r.sources = sources;
+  r.score.assign(n, 0.0);
+  std::vector<uint32_t> depth(n, kUnreached);
+  std::vector<double> sigma(n, 0.0);
+  std::vector<double> delta(n, 0.0);
+  // Whether a vertex has a successor one level down: only those lists are
+  // read again on the way back (a leaf of the search pulls nothing).
+  std::vector<uint8_t> has_successor(n, 0);
+  std::vector<Vertex> order;  // reached vertices, level by level
+  std::vector<size_t> level_start;
+  std::vector<Vertex> batch;
+  for (Vertex s : sources) {
+    if (s >= n)
+      return Status::error(EINVAL, "source " + std::to_string(s) + " out of range: graph " + graph.dir.string() +
+                                       " has " + std::to_string(n) + " vertices");
+    // Forward: levels and path counts.
+    order.assign(1, s);
+    level_start.assign(1, 0);
+    depth[s] = 0;
+    sigma[s] = 1.0;
+    for (uint32_t d = 0; level_start.back() < order.size(); ++d) {
+      const size_t begin = level_start.back();
+      level_start.push_back(order.size());
+      batch.assign(order.begin() + static_cast<ptrdiff_t>(begin), order.end());
+      Status st = reader.read_lists(batch, [&](Vertex v, std::span<const Vertex> nbrs) {
+        for (Vertex w : nbrs) {
+          if (depth[w] == kUnreached) {
+            depth[w] = d + 1;
+            order.push_back(w);
+          }
+          if (depth[w] == d + 1) {
+            sigma[w] += sigma[v];
+            has_successor[v] = 1;
+          }
+        }
+      });
+      if (!st) return st;
+    }
+    // Level l is order[level_start[l], level_start[l + 1]).
+    const size_t levels = level_start.size() - 1;
+    r.levels += levels;
+    // Backward: each level pulls from the one below it; the deepest has
+    // none.
+    for (size_t l = levels - 1; l-- > 0;) {
+      batch.clear();
+      for (size_t i = level_start[l]; i < level_start[l + 1]; ++i)
+        if (has_successor[order[i]]) batch.push_back(order[i]);
+      const uint32_t below = static_cast<uint32_t>(l + 1);
+      Status st = reader.read_lists(batch, [&](Vertex v, std::span<const Vertex> nbrs) {
+        double pulled = 0;
+        for (Vertex w : nbrs)
+          if (depth[w] == below) pulled += (1.0 + delta[w]) / sigma[w];
+        delta[v] += sigma[v] * pulled;
+      });
+      if (!st) return st;
+    }
+    for (Vertex v : order) {
+      if (v != s) r.score[v] += delta[v];
+      depth[v] = kUnreached;
+      has_successor[v] = 0;
+      sigma[v] = 0.0;
+      delta[v] = 0.0;
+    }
+  }
+  return r;
+}
+
+}  // namespace peregrine::graph
