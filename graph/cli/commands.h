@@ -15,6 +15,7 @@ inline constexpr int kExitInvalid = 3;
 int cmd_gen(int argc, char** argv);
 int cmd_import(int argc, char** argv);
 int cmd_check(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 // algorithm is one of bfs, bc, kcore, cc, pagerank, tc.
 int cmd_algorithm(int argc, char** argv);
 

@@ -19,7 +19,8 @@ void usage(std::ostream& out) {
          "  cc        connected components (weakly connected on a directed graph)\n"
          "  pagerank  PageRank by power iteration\n"
          "  tc        triangle count (and the triangles at every vertex with --out)\n"
-         "  check     verify a graph directory (checksums, sortedness, symmetry)\n\n"
+         "  check     verify a graph directory (checksums, sortedness, symmetry)\n"
+         "  export    write a graph back as a text edge list (for gapbs and other tools)\n\n"
          "Algorithms keep vertex state in memory and read adjacency lists with\n"
          "O_DIRECT through io_uring from one IO thread. --out FILE writes one\n"
          "line per vertex (in the input's vertex ids).\n";
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     if (cmd == "gen") return cmd_gen(argc - 1, argv + 1);
     if (cmd == "import") return cmd_import(argc - 1, argv + 1);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);
+    if (cmd == "export") return cmd_export(argc - 1, argv + 1);
     if (cmd == "bfs" || cmd == "bc" || cmd == "kcore" || cmd == "cc" || cmd == "pagerank" || cmd == "tc")
       return cmd_algorithm(argc - 1, argv + 1);
   } catch (const std::exception& e) {

@@ -6,7 +6,10 @@
 #include <fstream>
 #include <iterator>
 
+#include <set>
+
 #include "cli_run.h"
+#include "edge_list_file.h"
 #include "graph_test_dir.h"
 #include "peregrine/graph/csr_writer.h"
 #include "peregrine/graph/edge_runs.h"
@@ -26,7 +29,7 @@ TEST(GraphCli, GenThenEveryAlgorithmValidates) {
   CliRun r = run("gen --scale 11 --seed 9 --quiet --out " + g);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("vertices         2048"), std::string::npos) << r.output;
-  for (const char* alg : {"bfs", "kcore", "cc", "pagerank"}) {
+  for (const char* alg : {"bfs", "bc", "kcore", "cc", "pagerank", "tc"}) {
     r = run(std::string(alg) + " --graph " + g + " --validate --json");
     ASSERT_EQ(r.code, 0) << alg << ": " << r.output;
     EXPECT_NE(r.output.find("\"algorithm\": \"" + std::string(alg) + "\""), std::string::npos) << r.output;
@@ -68,6 +71,43 @@ TEST(GraphCli, ImportFromStandardInput) {
   auto line = run("import --input - --out " + (d.path() / "c").string() + " -q < " + (d.path() / "bad.txt").string());
   EXPECT_EQ(line.code, 1) << line.output;
   EXPECT_NE(line.output.find("stdin:2: target vertex id 'x'"), std::string::npos) << line.output;
+}
+
+// export writes the edges back in the input's ids: each undirected edge
+// once, every arc of a directed graph; importing that list gives the same
+// graph again.
+TEST(GraphCli, ExportGivesTheInputsEdgesBack) {
+  TestDir d;
+  for (const auto& [name, directed] : {std::pair{"karate", false}, std::pair{"dcycle", true}}) {
+    const std::filesystem::path input = std::string(PEREGRINE_GRAPH_DATA) + "/" + name + ".txt";
+    const std::string g = (d.path() / name).string(), el = g + ".el", again = g + "-again";
+    CliRun r = run("import -q --input " + input.string() + " --out " + g + (directed ? " --directed" : ""));
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = run("export --graph " + g + " --out " + el);
+    ASSERT_EQ(r.code, 0) << r.output;
+    // An undirected edge as (smaller id, larger id).
+    auto key = [directed](uint64_t u, uint64_t v) {
+      return directed || u < v ? std::pair<uint64_t, uint64_t>{u, v} : std::pair<uint64_t, uint64_t>{v, u};
+    };
+    std::set<std::pair<uint64_t, uint64_t>> want, got;
+    for (auto [u, v] : test::text_pairs(input)) want.insert(key(u, v));
+    auto lines = test::text_pairs(el);
+    for (auto [u, v] : lines) got.insert(key(u, v));
+    EXPECT_EQ(got, want) << name;
+    EXPECT_EQ(lines.size(), want.size()) << name << ": every edge exactly once";
+    EXPECT_NE(r.output.find("edges         " + std::to_string(want.size())), std::string::npos) << r.output;
+    r = run("import -q --input " + el + " --out " + again + (directed ? " --directed" : ""));
+    ASSERT_EQ(r.code, 0) << r.output;
+    for (const char* f : {"index.u64", "adjacency.u32", "ids.u64"}) {
+      std::ifstream a(std::filesystem::path(g) / f, std::ios::binary);
+      std::ifstream b(std::filesystem::path(again) / f, std::ios::binary);
+      std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+      EXPECT_EQ(sa, sb) << name << ": " << f << " differs after export and import";
+    }
+  }
+  CliRun missing = run("export --graph " + (d.path() / "nope").string() + " --out " + (d.path() / "x.el").string());
+  EXPECT_EQ(missing.code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("not a graph directory"), std::string::npos) << missing.output;
 }
 
 TEST(GraphCli, BadInputExitsWithClearErrors) {

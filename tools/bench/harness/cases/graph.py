@@ -1,4 +1,5 @@
-"""The graph tools (BFS, k-core, CC, PageRank) on 4 shaped drives against 1,
+"""The graph tools (BFS, k-core, CC, PageRank, TC, BC from 2 sources) on 4
+shaped drives against 1,
 and against the per-volume baseline on 4, with drives slow enough to be
 the bottleneck at 4 (--graph-shape). One IO thread per algorithm. Two
 graphs: a generated Kronecker graph, and a uniform random graph of the same
@@ -14,7 +15,7 @@ from .. import systems
 from ..media import Shape
 from .base import Case, Config, cells, fmt, md_table, ratio, run_rounds, value
 
-ALGORITHMS = ("bfs", "kcore", "cc", "pagerank")
+ALGORITHMS = ("bfs", "kcore", "cc", "pagerank", "tc", "bc")
 
 
 def scale(ctx):
