@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <numeric>
-#include <thread>
-#include <unordered_map>
 #include <utility>
+
+#include "whole_lists.h"
 
 namespace peregrine::graph {
 namespace {
+
+using detail::Lists;
 
 // Position of every vertex in the order by degree, then id: one array
 // lookup per comparison instead of two degree lookups.
@@ -26,28 +27,11 @@ std::vector<uint32_t> rank_of(const Graph& g) {
   return rank;
 }
 
-// Lists kept in memory, one after another.
-struct Lists {
-  std::vector<Vertex> owner;
-  std::vector<uint64_t> offsets{0};
-  std::vector<Vertex> entries;
-
-  void clear() {
-    owner.clear();
-    offsets.assign(1, 0);
-    entries.clear();
-  }
-  size_t size() const { return owner.size(); }
-  std::span<const Vertex> list(size_t i) const {
-    return {entries.data() + offsets[i], offsets[i + 1] - offsets[i]};
-  }
-};
-
 // One batch of vertices: their higher-ranked neighbours (the lists, in
 // the order of `vertices`), and for each such neighbour v the batch
 // vertices that named it.
 struct Batch {
-  std::vector<Vertex> vertices;  // ascending
+  std::vector<Vertex> vertices;  // in the order their lists completed
   Lists higher;
   std::vector<Vertex> named;            // distinct neighbours, ascending
   std::vector<uint64_t> namer_offsets;  // per named vertex, into namers
@@ -115,8 +99,7 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
                                      " is directed (import it without --directed)");
   const uint64_t n = graph.num_vertices();
   const std::vector<uint32_t> rank = rank_of(graph);
-  const uint32_t threads = std::max<uint32_t>(
-      1, options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency()));
+  const uint32_t threads = detail::resolve_threads(options.threads);
   TcResult r;
   std::vector<uint64_t>* per_vertex = nullptr;
   if (options.per_vertex) {
@@ -125,95 +108,48 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
   }
   std::vector<Counter> counters(threads);
   for (Counter& c : counters) c.mark.assign(n, 0);
-  // Lists that arrived in pieces, until their last piece.
-  std::unordered_map<Vertex, std::vector<Vertex>> partial;
+  auto higher_ranked = [&rank](Vertex owner, Vertex w) { return rank[w] > rank[owner]; };
   Batch b;
-  Lists middles;                   // N+(v) of a chunk of named vertices
-  std::vector<size_t> middle_at;   // their indices in b.named
-  std::vector<Vertex> to_read;
+  std::vector<Vertex> lowest;
 
   uint64_t next = 0;
   while (next < n) {
     // A vertex can be the lowest corner of a triangle only with two
     // neighbours or more.
-    b.vertices.clear();
+    lowest.clear();
     uint64_t entries = 0;
-    for (; next < n && (b.vertices.empty() || entries + graph.degree(next) <= options.batch_entries); ++next) {
+    for (; next < n && (lowest.empty() || entries + graph.degree(next) <= options.batch_entries); ++next) {
       if (graph.degree(next) < 2) continue;
-      b.vertices.push_back(static_cast<Vertex>(next));
+      lowest.push_back(static_cast<Vertex>(next));
       entries += graph.degree(next);
     }
-    if (b.vertices.empty()) break;
-    // The batch's lists, each piece's higher-ranked part kept in place.
-    std::vector<std::vector<Vertex>> higher(b.vertices.size());
-    to_read = b.vertices;
-    Status st = reader.read_lists(to_read, [&](Vertex u, std::span<const Vertex> nbrs) {
-      const auto it = std::lower_bound(b.vertices.begin(), b.vertices.end(), u);
-      std::vector<Vertex>& h = higher[static_cast<size_t>(it - b.vertices.begin())];
-      for (Vertex w : nbrs)
-        if (rank[w] > rank[u]) h.push_back(w);
-    });
+    if (lowest.empty()) break;
+    // The batch's lists, their higher-ranked parts kept.
+    b.higher.clear();
+    Status st = detail::read_whole_lists(graph, reader, lowest, options.batch_entries, higher_ranked,
+                                         [&](const Lists& chunk) {
+                                           for (size_t i = 0; i < chunk.size(); ++i) {
+                                             const auto list = chunk.list(i);
+                                             b.higher.add(chunk.owner[i], list, [](Vertex, Vertex) { return true; });
+                                           }
+                                         });
     if (!st) return st;
     ++r.batches;
-    b.higher.clear();
-    for (size_t i = 0; i < higher.size(); ++i) {
-      b.higher.owner.push_back(b.vertices[i]);
-      b.higher.entries.insert(b.higher.entries.end(), higher[i].begin(), higher[i].end());
-      b.higher.offsets.push_back(b.higher.entries.size());
-    }
-    higher = {};
+    b.vertices = b.higher.owner;
     index_named(b);
 
     // The named vertices' lists, a chunk of about batch_entries at a time:
-    // read (the IO thread), then counted on every thread.
-    size_t first = 0;
-    while (first < b.named.size()) {
-      size_t last = first;
-      uint64_t chunk = 0;
-      for (; last < b.named.size() && (last == first || chunk + graph.degree(b.named[last]) <= options.batch_entries);
-           ++last)
-        chunk += graph.degree(b.named[last]);
-      middles.clear();
-      middle_at.clear();
-      auto keep = [&](Vertex v, std::span<const Vertex> nbrs) {
-        middles.owner.push_back(v);
-        for (Vertex w : nbrs)
-          if (rank[w] > rank[v]) middles.entries.push_back(w);
-        middles.offsets.push_back(middles.entries.size());
-        middle_at.push_back(
-            static_cast<size_t>(std::lower_bound(b.named.begin() + first, b.named.begin() + last, v) - b.named.begin()));
-      };
-      to_read.assign(b.named.begin() + first, b.named.begin() + last);
-      st = reader.read_lists(to_read, [&](Vertex v, std::span<const Vertex> nbrs) {
-        const uint64_t degree = graph.degree(v);
-        if (nbrs.size() == degree) return keep(v, nbrs);
-        std::vector<Vertex>& acc = partial[v];
-        acc.insert(acc.end(), nbrs.begin(), nbrs.end());
-        if (acc.size() < degree) return;
-        std::vector<Vertex> whole = std::move(acc);
-        partial.erase(v);
-        keep(v, whole);
-      });
-      if (!st) return st;
-      if (!partial.empty())
-        return Status::error(EIO, "adjacency list of vertex " + std::to_string(partial.begin()->first) +
-                                      " ended short of its degree");
-      std::atomic<size_t> next_item{0};
-      auto work = [&](Counter& c) {
-        constexpr size_t kItems = 64;  // taken at a time: hubs and leaves mix
-        for (;;) {
-          const size_t from = next_item.fetch_add(kItems, std::memory_order_relaxed);
-          if (from >= middles.size()) return;
-          const size_t to = std::min(from + kItems, middles.size());
-          for (size_t k = from; k < to; ++k) count_at(b, middle_at[k], middles.list(k), c, per_vertex);
-        }
-      };
-      std::vector<std::thread> helpers;
-      for (uint32_t t = 1; t < threads && middles.size() > 1; ++t) helpers.emplace_back(work, std::ref(counters[t]));
-      work(counters[0]);
-      for (std::thread& h : helpers) h.join();
-      first = last;
-    }
+    // read on this thread, then counted on every thread.
+    st = detail::read_whole_lists(graph, reader, b.named, options.batch_entries, higher_ranked,
+                                  [&](const Lists& middles) {
+                                    detail::for_each_parallel(middles.size(), threads, [&](size_t k, uint32_t t) {
+                                      const auto at = std::lower_bound(b.named.begin(), b.named.end(),
+                                                                       middles.owner[k]);
+                                      count_at(b, static_cast<size_t>(at - b.named.begin()), middles.list(k),
+                                               counters[t], per_vertex);
+                                    });
+                                  });
+    if (!st) return st;
   }
   for (const Counter& c : counters) r.triangles += c.triangles;
   return r;
