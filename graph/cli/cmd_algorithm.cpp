@@ -49,6 +49,7 @@ struct AlgorithmArgs {
   bool has_root = false;
   uint64_t root = 0;
   uint32_t roots = 1;
+  bool top_down = false;  // bfs: no bottom-up levels
   PagerankOptions pagerank;
   uint32_t threads = 0;  // tc: counting threads, 0 = one per CPU
   bool validate = false;
@@ -80,7 +81,9 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "root vertex, an id of the input (default: the vertex of highest degree)")(
         "roots", po::value(&a->roots)->default_value(1)->value_name("N"),
-        "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean");
+        "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean")(
+        "top-down", "expand every level from the frontier (by default an undirected graph's widest levels go "
+                    "bottom-up, from the vertices not reached yet, when their lists are the fewer entries)");
   } else if (alg == "bc") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "first source, an id of the input (default: the vertex of highest degree)")(
@@ -100,6 +103,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return rc;
   a->has_root = vm.count("root") > 0;
+  a->top_down = vm.count("top-down") > 0;
   a->validate = vm.count("validate") > 0;
   a->json = vm.count("json") > 0;
   auto max_io_bytes = parse_size(max_io);
@@ -237,7 +241,7 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     for (Vertex r0 : pick_bfs_roots(g, root_vertex, a.roots)) {
       std::optional<BfsResult> one;
       double s = timed([&] {
-        auto r = run_bfs(g, reader, r0);
+        auto r = run_bfs(g, reader, r0, a.top_down ? BfsDirection::kTopDown : BfsDirection::kOptimising);
         if (r)
           one = std::move(*r);
         else
@@ -334,6 +338,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
     rep.add("reached", run.bfs->reached);
     rep.add("levels", run.bfs->levels);
     rep.add("component_edges", run.bfs->component_edges);
+    rep.add("bottom_up_levels", run.bfs->bottom_up_levels);
     rep.add("roots", run.runs);
     rep.add("teps", run.inv_teps_sum > 0 ? static_cast<double>(run.runs) / run.inv_teps_sum : 0.0);
     if (run.runs > 1) {

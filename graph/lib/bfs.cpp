@@ -7,7 +7,7 @@
 
 namespace peregrine::graph {
 
-Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root) {
+Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root, BfsDirection direction) {
   const uint64_t n = graph.num_vertices();
   if (root >= n)
     return Status::error(EINVAL, "root " + std::to_string(root) + " out of range: graph " + graph.dir.string() +
@@ -22,20 +22,49 @@ Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_
   std::vector<Vertex> next;
   uint64_t degree_sum = graph.degree(root);
   r.reached = 1;
+  const bool may_go_bottom_up = direction == BfsDirection::kOptimising && !graph.directed();
+  // Entries in the lists of the vertices not reached yet.
+  uint64_t unreached_entries = graph.meta.adjacency_entries - graph.degree(root);
+  uint64_t frontier_entries = graph.degree(root);
   while (!frontier.empty()) {
     next.clear();
-    Status st = reader.read_lists(frontier, [&](Vertex v, std::span<const Vertex> nbrs) {
-      for (Vertex w : nbrs) {
-        if (r.parent[w] < 0) {
-          r.parent[w] = v;
-          r.depth[w] = static_cast<uint32_t>(r.levels + 1);
-          next.push_back(w);
+    const uint32_t level = static_cast<uint32_t>(r.levels);
+    Status st;
+    if (may_go_bottom_up && frontier_entries > unreached_entries) {
+      // Bottom-up: every unreached vertex with edges looks for a neighbour
+      // in the frontier. A list may come in pieces: once a piece found a
+      // parent, the rest of the list is skipped.
+      std::vector<Vertex> unreached;
+      for (uint64_t v = 0; v < n; ++v)
+        if (r.parent[v] < 0 && graph.degree(v) != 0) unreached.push_back(static_cast<Vertex>(v));
+      st = reader.read_lists(unreached, [&](Vertex v, std::span<const Vertex> nbrs) {
+        if (r.parent[v] >= 0) return;
+        for (Vertex w : nbrs) {
+          if (r.depth[w] != level) continue;
+          r.parent[v] = w;
+          r.depth[v] = level + 1;
+          next.push_back(v);
+          return;
         }
-      }
-    });
+      });
+      ++r.bottom_up_levels;
+    } else {
+      st = reader.read_lists(frontier, [&](Vertex v, std::span<const Vertex> nbrs) {
+        for (Vertex w : nbrs) {
+          if (r.parent[w] < 0) {
+            r.parent[w] = v;
+            r.depth[w] = level + 1;
+            next.push_back(w);
+          }
+        }
+      });
+    }
     if (!st) return st;
     ++r.levels;
-    for (Vertex w : next) degree_sum += graph.degree(w);
+    frontier_entries = 0;
+    for (Vertex w : next) frontier_entries += graph.degree(w);
+    degree_sum += frontier_entries;
+    unreached_entries -= frontier_entries;
     r.reached += next.size();
     frontier.swap(next);
   }

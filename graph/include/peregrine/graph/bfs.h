@@ -1,8 +1,13 @@
 // Semi-external breadth-first search: parent array in memory, adjacency
 // through one AdjacencyReader (out-lists: on a directed graph the search
-// follows arcs forward). Level-synchronous and top-down: each level's
-// whole frontier is one read_lists() batch, so its reads are sorted and
-// coalesced and keep the queue deep.
+// follows arcs forward). Level-synchronous: each level is one
+// read_lists() batch, so its reads are sorted and coalesced and keep the
+// queue deep. Direction-optimising on an undirected graph (Beamer's, as
+// GAP's bfs): a level whose frontier's lists hold more entries than the
+// lists of the vertices not yet reached is expanded bottom-up, reading
+// the unreached vertices' lists and taking as parent the first neighbour
+// found in the frontier; so the widest levels read the smaller side. A
+// directed graph's search stays top-down (bottom-up would need in-lists).
 // Thread rules: runs on the calling (IO) thread.
 #pragma once
 
@@ -24,11 +29,15 @@ struct BfsResult {
   // component (sum of reached degrees / 2); on a directed graph the arcs
   // leaving reached vertices (sum of their out-degrees).
   uint64_t component_edges = 0;
+  uint64_t bottom_up_levels = 0;  // levels expanded bottom-up
   static constexpr uint32_t kUnreached = UINT32_MAX;
 };
 
+enum class BfsDirection { kOptimising, kTopDown };
+
 // REQUIRES: root < graph.num_vertices() (checked: error otherwise).
-Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root);
+Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root,
+                            BfsDirection direction = BfsDirection::kOptimising);
 
 // The default root: the vertex of highest degree (lowest id on ties), so the
 // search covers the giant component whatever the seed.
