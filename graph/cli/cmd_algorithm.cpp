@@ -152,7 +152,7 @@ struct GraphReaders {
   // On the heap: the in-list reader and the reference keep its address
   // while GraphReaders moves.
   std::unique_ptr<Graph> transpose;
-  std::unique_ptr<AdjacencyReader> in;  // PageRank pulls over it, weak components follow it
+  std::unique_ptr<AdjacencyReader> in;  // PageRank pulls over it
 };
 
 Expected<GraphReaders> open_readers(const AlgorithmArgs& a, const Graph& g) {
@@ -160,7 +160,7 @@ Expected<GraphReaders> open_readers(const AlgorithmArgs& a, const Graph& g) {
   auto out = AdjacencyReader::open(g, a.reader);
   if (!out) return out.status();
   r.out = std::move(*out);
-  const bool uses_in = a.alg == "cc" || a.alg == "pagerank";
+  const bool uses_in = a.alg == "pagerank";
   if (g.directed() && (uses_in || a.validate)) {
     auto t = open_transpose(g);
     if (!t) return t.status();
@@ -268,7 +268,7 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     if (st) check([&] { return validate_kcore(*ref->graph, *run.kcore); });
   } else if (a.alg == "cc") {
     timed([&] {
-      auto r = run_cc(g, reader, readers.in.get());
+      auto r = run_cc(g, reader);
       if (r)
         run.cc = std::move(*r);
       else

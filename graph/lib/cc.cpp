@@ -3,58 +3,53 @@
 #include <algorithm>
 
 namespace peregrine::graph {
+namespace {
 
-Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader, AdjacencyReader* in_reader) {
-  const uint64_t n = graph.num_vertices();
-  CcResult r;
-  r.label.resize(n);
-  for (uint64_t v = 0; v < n; ++v) r.label[v] = static_cast<Vertex>(v);
-  std::vector<uint8_t> queued(n, 0);
-  std::vector<Vertex> next;
-
-  // Pull the smallest label into v, then push it to the neighbours: both
-  // directions in one visit halve the rounds.
-  auto visit = [&](Vertex v, std::span<const Vertex> nbrs) {
-    Vertex m = r.label[v];
-    for (Vertex w : nbrs) m = std::min(m, r.label[w]);
-    if (m < r.label[v]) {
-      r.label[v] = m;
-      if (!queued[v]) {
-        queued[v] = 1;
-        next.push_back(v);
-      }
-    }
-    for (Vertex w : nbrs) {
-      if (r.label[w] > m) {
-        r.label[w] = m;
-        if (!queued[w]) {
-          queued[w] = 1;
-          next.push_back(w);
-        }
-      }
-    }
-  };
-
-  // A directed graph's out-list of v does not name v's in-neighbours: read
-  // both lists of every vertex, so a label crosses every arc both ways.
-  Status st = reader.read_all(visit);
-  if (st && in_reader) st = in_reader->read_all(visit);
-  if (!st) return st;
-  r.rounds = 1;
-  std::vector<Vertex> frontier;
-  while (!next.empty()) {
-    frontier.swap(next);
-    next.clear();
-    for (Vertex v : frontier) queued[v] = 0;
-    if (in_reader) {
-      std::vector<Vertex> copy = frontier;
-      st = in_reader->read_lists(copy, visit);
-      if (!st) return st;
-    }
-    st = reader.read_lists(frontier, visit);
-    if (!st) return st;
-    ++r.rounds;
+// Union-find whose roots are their set's smallest vertex: a union links the
+// larger root under the smaller, and finds halve their paths.
+class MinRootSets {
+ public:
+  explicit MinRootSets(uint64_t n) : parent_(n) {
+    for (uint64_t v = 0; v < n; ++v) parent_[v] = static_cast<Vertex>(v);
   }
+  Vertex find(Vertex v) {
+    while (parent_[v] != v) {
+      parent_[v] = parent_[parent_[v]];
+      v = parent_[v];
+    }
+    return v;
+  }
+  void unite(Vertex a, Vertex b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (a < b)
+      parent_[b] = a;
+    else
+      parent_[a] = b;
+  }
+
+ private:
+  std::vector<Vertex> parent_;
+};
+
+}  // namespace
+
+Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
+  const uint64_t n = graph.num_vertices();
+  MinRootSets sets(n);
+  // An undirected edge is in both lists: one copy is enough. A directed
+  // graph's arcs, each seen once in its out-list, join weak components.
+  const bool both_copies = !graph.directed();
+  Status st = reader.read_all([&](Vertex v, std::span<const Vertex> nbrs) {
+    for (Vertex w : nbrs)
+      if (!both_copies || w > v) sets.unite(v, w);
+  });
+  if (!st) return st;
+  CcResult r;
+  r.rounds = 1;
+  r.label.resize(n);
+  for (uint64_t v = 0; v < n; ++v) r.label[v] = sets.find(static_cast<Vertex>(v));
   summarize_components(&r);
   return r;
 }

@@ -1,10 +1,11 @@
-// Semi-external connected components by min-label propagation.
-//
-// Every vertex starts with its own id as label. The first round sweeps the
-// whole adjacency sequentially; later rounds read only the lists of vertices
-// whose label dropped, in one batch per round. At the fixed point every
-// vertex carries the smallest id of its component, which is what the
-// union-find reference produces too. Labels live in memory.
+// Semi-external connected components: one sequential sweep of the
+// adjacency into a union-find held in memory (4 bytes a vertex), whose
+// roots are their component's smallest vertex; each undirected edge is
+// taken once (from its smaller end), each arc of a directed graph once,
+// which joins its weakly connected components without the in-lists. The
+// label of every vertex is the smallest id of its component, as the
+// reference's. Min-label propagation, used before, read the adjacency
+// 2-3 times on Kronecker graphs (and once more per round on a long path).
 //
 // Thread rules: runs on the calling (IO) thread.
 #pragma once
@@ -24,9 +25,8 @@ struct CcResult {
   uint64_t rounds = 0;
 };
 
-// On a directed graph pass the reader of the in-lists too (open_transpose):
-// the components are then the weakly connected ones, arcs taken both ways.
-Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader, AdjacencyReader* in_reader = nullptr);
+// On a directed graph: the weakly connected components.
+Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader);
 
 // Fills components/largest from labels that name a component's minimum id.
 void summarize_components(CcResult* r);

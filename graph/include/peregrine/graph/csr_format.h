@@ -7,7 +7,7 @@
 //                     entries: the out-list of v is entries [index[v], index[v+1]);
 //   adjacency.u32     little-endian uint32 neighbour ids, each list ascending;
 //   in_index.u64,     directed graphs only: the transposed CSR (in-lists),
-//   in_adjacency.u32  same layout, for PageRank's pull and weak components;
+//   in_adjacency.u32  same layout, for PageRank's pull and the checks;
 //   ids.u64           imported graphs only: n ascending uint64, the user's id
 //                     of every vertex (vertex v is ids[v] to the user).
 // Version 1 (gen before import existed) is undirected, 2^scale vertices,
