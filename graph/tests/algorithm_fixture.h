@@ -19,6 +19,16 @@ struct Loaded {
   MemoryGraph mem;
 };
 
+// One 4 KiB read at a time, three in flight, nothing coalesced: a long
+// list arrives in pieces, interleaved with other lists' pieces.
+inline ReaderOptions tiny_reads() {
+  ReaderOptions o;
+  o.queue_depth = 3;
+  o.max_io_bytes = 4096;
+  o.coalesce_gap_bytes = 0;
+  return o;
+}
+
 inline std::unique_ptr<Loaded> load(const std::filesystem::path& dir, ReaderOptions o = {}) {
   auto l = std::make_unique<Loaded>();
   auto g = open_graph(dir);

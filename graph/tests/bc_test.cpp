@@ -48,11 +48,7 @@ TEST(GraphBc, MatchesBrandesOnKroneckerGraphsFromSeveralSources) {
 TEST(GraphBc, ListsInPiecesGiveTheSameScores) {
   TestDir d;
   const auto dir = test::generate(d, "g", 11, 9);
-  ReaderOptions tiny;
-  tiny.queue_depth = 3;
-  tiny.max_io_bytes = 4096;
-  tiny.coalesce_gap_bytes = 0;
-  auto l = test::load(dir, tiny);
+  auto l = test::load(dir, test::tiny_reads());
   auto r = run_bc(l->graph, *l->reader, {default_bfs_root(l->graph)});
   ASSERT_TRUE(r) << r.status().message();
   Status st = validate_bc(l->mem, *r);

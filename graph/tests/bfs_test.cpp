@@ -28,11 +28,7 @@ TEST(GraphBfs, ValidOnKroneckerGraphs) {
 
 TEST(GraphBfs, ValidFromSeveralRootsWithTinyReads) {
   TestDir d;
-  ReaderOptions o;
-  o.queue_depth = 3;
-  o.max_io_bytes = 4096;
-  o.coalesce_gap_bytes = 0;
-  auto l = test::load(test::generate(d, "g", 12, 2), o);
+  auto l = test::load(test::generate(d, "g", 12, 2), test::tiny_reads());
   for (Vertex root : {0u, 1u, 77u, 4095u}) {
     auto r = run_bfs(l->graph, *l->reader, root);
     ASSERT_TRUE(r) << r.status().message();
@@ -63,11 +59,7 @@ TEST(GraphBfs, PicksDistinctDeterministicRoots) {
 TEST(GraphBfs, WidestLevelsGoBottomUpWithTheSameDepths) {
   TestDir d;
   const auto dir = test::generate(d, "g", 13, 5);
-  ReaderOptions tiny;
-  tiny.queue_depth = 3;
-  tiny.max_io_bytes = 4096;
-  tiny.coalesce_gap_bytes = 0;
-  for (const ReaderOptions& o : {ReaderOptions{}, tiny}) {
+  for (const ReaderOptions& o : {ReaderOptions{}, test::tiny_reads()}) {
     auto down = test::load(dir, o);
     auto opt = test::load(dir, o);
     const Vertex root = default_bfs_root(down->graph);

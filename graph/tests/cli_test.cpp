@@ -78,7 +78,8 @@ TEST(GraphCli, ImportFromStandardInput) {
 // graph again.
 TEST(GraphCli, ExportGivesTheInputsEdgesBack) {
   TestDir d;
-  for (const auto& [name, directed] : {std::pair{"karate", false}, std::pair{"dcycle", true}}) {
+  for (const auto& [name, arcs] : {std::pair{"karate", false}, std::pair{"dcycle", true}}) {
+    const bool directed = arcs;  // a lambda cannot capture a structured binding (clang 14)
     const std::filesystem::path input = std::string(PEREGRINE_GRAPH_DATA) + "/" + name + ".txt";
     const std::string g = (d.path() / name).string(), el = g + ".el", again = g + "-again";
     CliRun r = run("import -q --input " + input.string() + " --out " + g + (directed ? " --directed" : ""));

@@ -49,11 +49,7 @@ TEST(GraphTc, ManyBatchesAndListsInPiecesCountTheSame) {
   auto whole = test::load(dir);
   auto one = run_tc(whole->graph, *whole->reader);
   ASSERT_TRUE(one) << one.status().message();
-  ReaderOptions tiny;
-  tiny.queue_depth = 3;
-  tiny.max_io_bytes = 4096;  // long lists come in several reads
-  tiny.coalesce_gap_bytes = 0;
-  auto l = test::load(dir, tiny);
+  auto l = test::load(dir, test::tiny_reads());
   TcOptions o;
   o.batch_entries = 500;
   o.per_vertex = true;
