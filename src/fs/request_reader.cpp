@@ -158,7 +158,9 @@ ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& sta
     }
   }
   if (n < 0) {
-    n = read_next(fd, buf, len, spin);
+    // A worker that found the staged batch's end polls on the descriptor
+    // as it is; one that came with nothing staged reads blocking.
+    n = read_next(fd, buf, len, spin, !staged);
     if (n < 0) return -1;
   }
   *is_data = is_data_request(buf, n);
@@ -166,14 +168,16 @@ ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& sta
   return n;
 }
 
-ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin) {
+ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, bool blocking) {
   const bool spinner = spin != nullptr && spin->try_begin();
   const uint64_t began = spinner ? monotonic_ns() : 0;
   const uint64_t window = spinner ? spin->window_ns() : 0;
   if (window == 0) {
     // A quiet worker makes one read() per request, as libfuse's own loop
-    // does. If the mode cannot be set, the sleep polls first.
-    set_nonblocking(fd, false);
+    // does; a busy one keeps the descriptor non-blocking for its next
+    // batch rather than pay two fcntl() calls. If the mode cannot be set,
+    // the sleep polls first.
+    if (blocking) set_nonblocking(fd, false);
   } else if (set_nonblocking(fd, true)) {
     // Holding the spinner's place: not a moment to be cancelled at. The
     // yield lets the caller the last reply woke, or a drive thread, run at

@@ -123,6 +123,9 @@ TEST_F(RequestReaderTest, NoRequestWaitingHandsTheBatchOnBeforeSleeping) {
   EXPECT_TRUE(is_data);
   EXPECT_EQ(unique_of(buf_), 42u);
   EXPECT_EQ(staging.handed_on, 1);
+  // It slept in poll() on the descriptor as the batch left it: a busy
+  // worker pays no fcntl() pair per batch.
+  EXPECT_TRUE(nonblocking());
 }
 
 // Two workers sharing a wait (cloned descriptors share the kernel's queue):

@@ -60,8 +60,9 @@ class RequestReader {
   // is staged and no request waits.
   ssize_t read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadSpin* spin);
   // With nothing staged: the next request, spinning first if `spin` lets
-  // this worker; sleeps until one comes. -1 with errno on an error.
-  ssize_t read_next(int fd, void* buf, size_t len, ReadSpin* spin);
+  // this worker; sleeps until one comes (`blocking`: in a blocking read()
+  // when it does not spin). -1 with errno on an error.
+  ssize_t read_next(int fd, void* buf, size_t len, ReadSpin* spin, bool blocking);
   // Sleeps until a request comes and reads it: in read() on a blocking
   // descriptor, else in poll().
   ssize_t sleep_for_request(int fd, void* buf, size_t len);
