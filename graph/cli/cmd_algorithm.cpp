@@ -236,17 +236,19 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     *invalid = validator();
     run.validate_secs += since(vt0);
   };
+  // An algorithm's result into its slot, or its error into st.
+  auto keep = [&st](auto&& result, auto& slot) {
+    if (result)
+      slot = std::move(*result);
+    else
+      st = result.status();
+  };
   AdjacencyReader& reader = *readers.out;
   if (a.alg == "bfs") {
+    const BfsDirection direction = a.top_down ? BfsDirection::kTopDown : BfsDirection::kOptimising;
     for (Vertex r0 : pick_bfs_roots(g, root_vertex, a.roots)) {
       std::optional<BfsResult> one;
-      double s = timed([&] {
-        auto r = run_bfs(g, reader, r0, a.top_down ? BfsDirection::kTopDown : BfsDirection::kOptimising);
-        if (r)
-          one = std::move(*r);
-        else
-          st = r.status();
-      });
+      double s = timed([&] { keep(run_bfs(g, reader, r0, direction), one); });
       if (!st) break;
       check([&] { return validate_bfs(*ref->graph, *one); });
       // Graph500 reports the harmonic mean of the per-search TEPS.
@@ -258,32 +260,14 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
       if (!run.bfs) run.bfs = std::move(one);
     }
   } else if (a.alg == "kcore") {
-    timed([&] {
-      auto r = run_kcore(g, reader);
-      if (r)
-        run.kcore = std::move(*r);
-      else
-        st = r.status();
-    });
+    timed([&] { keep(run_kcore(g, reader), run.kcore); });
     if (st) check([&] { return validate_kcore(*ref->graph, *run.kcore); });
   } else if (a.alg == "cc") {
-    timed([&] {
-      auto r = run_cc(g, reader);
-      if (r)
-        run.cc = std::move(*r);
-      else
-        st = r.status();
-    });
+    timed([&] { keep(run_cc(g, reader), run.cc); });
     if (st) check([&] { return validate_cc(*ref->graph, *run.cc); });
   } else if (a.alg == "bc") {
     const std::vector<Vertex> sources = pick_bfs_roots(g, root_vertex, a.roots);
-    timed([&] {
-      auto r = run_bc(g, reader, sources);
-      if (r)
-        run.bc = std::move(*r);
-      else
-        st = r.status();
-    });
+    timed([&] { keep(run_bc(g, reader, sources), run.bc); });
     if (st) check([&] { return validate_bc(*ref->graph, *run.bc); });
   } else if (a.alg == "tc") {
     TcOptions options;
@@ -291,22 +275,10 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     // --validate checks them too.
     options.per_vertex = !a.out_file.empty() || a.validate;
     options.threads = a.threads;
-    timed([&] {
-      auto r = run_tc(g, reader, options);
-      if (r)
-        run.tc = std::move(*r);
-      else
-        st = r.status();
-    });
+    timed([&] { keep(run_tc(g, reader, options), run.tc); });
     if (st) check([&] { return validate_tc(*ref->graph, *run.tc); });
   } else {
-    timed([&] {
-      auto r = run_pagerank(g, reader, a.pagerank, readers.in.get());
-      if (r)
-        run.rank = std::move(*r);
-      else
-        st = r.status();
-    });
+    timed([&] { keep(run_pagerank(g, reader, a.pagerank, readers.in.get()), run.rank); });
     if (st) check([&] { return validate_pagerank(*ref->graph, *run.rank, a.pagerank.damping, &run.pagerank_l1); });
   }
   return st;

@@ -27,21 +27,20 @@ std::vector<uint32_t> rank_of(const Graph& g) {
   return rank;
 }
 
-// One batch of vertices: their higher-ranked neighbours (the lists, in
-// the order of `vertices`), and for each such neighbour v the batch
-// vertices that named it.
+// One batch of vertices: their higher-ranked neighbours (one list each,
+// `higher.owner` the vertex, in the order the lists completed), and for
+// each such neighbour v the batch vertices that named it.
 struct Batch {
-  std::vector<Vertex> vertices;  // in the order their lists completed
   Lists higher;
   std::vector<Vertex> named;            // distinct neighbours, ascending
   std::vector<uint64_t> namer_offsets;  // per named vertex, into namers
-  std::vector<uint32_t> namers;         // indices into vertices
+  std::vector<uint32_t> namers;         // indices into higher
 };
 
 void index_named(Batch& b) {
   std::vector<std::pair<Vertex, uint32_t>> pairs;
   pairs.reserve(b.higher.entries.size());
-  for (uint32_t i = 0; i < b.vertices.size(); ++i)
+  for (uint32_t i = 0; i < b.higher.size(); ++i)
     for (Vertex v : b.higher.list(i)) pairs.emplace_back(v, i);
   std::sort(pairs.begin(), pairs.end());
   b.named.clear();
@@ -84,7 +83,7 @@ void count_at(const Batch& b, size_t named_index, std::span<const Vertex> higher
         ++found;
         std::atomic_ref<uint64_t>((*per_vertex)[w]).fetch_add(1, std::memory_order_relaxed);
       }
-      std::atomic_ref<uint64_t>((*per_vertex)[b.vertices[i]]).fetch_add(found, std::memory_order_relaxed);
+      std::atomic_ref<uint64_t>((*per_vertex)[b.higher.owner[i]]).fetch_add(found, std::memory_order_relaxed);
       std::atomic_ref<uint64_t>((*per_vertex)[v]).fetch_add(found, std::memory_order_relaxed);
     }
     c.triangles += found;
@@ -135,7 +134,6 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
                                          });
     if (!st) return st;
     ++r.batches;
-    b.vertices = b.higher.owner;
     index_named(b);
 
     // The named vertices' lists, a chunk of about batch_entries at a time:
