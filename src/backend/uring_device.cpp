@@ -114,6 +114,20 @@ int UringDevice::flush_blocking() {
   }
 }
 
+int64_t UringDevice::transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+  uint64_t done = 0;
+  while (done < len) {
+    const off_t at = static_cast<off_t>(offset + done);
+    const ssize_t n = op == IoOp::write ? ::pwrite(fd_, buf + done, len - done, at)
+                                        : ::pread(fd_, buf + done, len - done, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -errno;
+    if (n == 0) break;  // the member ends here
+    done += static_cast<uint64_t>(n);
+  }
+  return static_cast<int64_t>(done);
+}
+
 void UringDevice::submit() {
   for (;;) {
     int rc = io_uring_submit(&ring_);

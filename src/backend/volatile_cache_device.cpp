@@ -96,6 +96,33 @@ int VolatileCacheDevice::flush_blocking() {
   return rc;
 }
 
+int64_t VolatileCacheDevice::transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+  if (op != IoOp::write) return inner_->transfer_blocking(op, offset, buf, len);
+  uint64_t seq;
+  {
+    MutexLock lock(mu_);
+    old_.resize(len);
+    const ssize_t got = pread_upto(read_fd_, old_.data(), len, offset);
+    if (got < 0) abort();
+    std::memset(old_.data() + got, 0, len - static_cast<uint64_t>(got));
+    UndoRecord r;
+    r.kind = UndoRecord::write;
+    r.seq = seq = next_seq_++;
+    r.offset = offset;
+    r.length = len;
+    append(r, old_.data());
+  }
+  cut_if_due();
+  const int64_t n = inner_->transfer_blocking(op, offset, buf, len);
+  MutexLock lock(mu_);
+  UndoRecord r;
+  r.kind = UndoRecord::completed;
+  r.seq = seq;
+  r.length = ++completions_;
+  append(r);
+  return n;
+}
+
 void VolatileCacheDevice::note_completions(std::span<DeviceCompletion> done) {
   MutexLock lock(mu_);
   for (const DeviceCompletion& c : done) {

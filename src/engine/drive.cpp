@@ -187,6 +187,36 @@ int Drive::flush_blocking() {
   return error == -ENODEV || error == -ENXIO ? -EIO : error;
 }
 
+int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len) {
+  DeviceQueue& device = device_for_blocking_flush();
+  if (op == IoOp::flush || !device.transfers_blocking()) return -EOPNOTSUPP;
+  const uint64_t start = monotonic_ns();
+  const int64_t moved = device.transfer_blocking(op, member_offset, buf, len);
+  const uint64_t now = monotonic_ns();
+  int error = moved < 0 ? static_cast<int>(moved) : 0;
+  const bool past_end = moved >= 0 && static_cast<uint64_t>(moved) < len;
+  if (past_end) error = -EIO;  // the member ended before the volume said it would
+  MutexLock lock(dispatch_mutex_);
+  ++counters_.subios;
+  ++counters_.ios;
+  if (op == IoOp::read) {
+    ++counters_.read_ios;
+    counters_.bytes_read += len;
+  } else {
+    ++counters_.write_ios;
+    counters_.bytes_written += len;
+    // As complete() counts it, a failed write too: a flush sent next must
+    // cover what it left on the drive.
+    writes_done_.fetch_add(1, std::memory_order_release);
+  }
+  counters_.device_latency.record(now - start);
+  dirty_ = true;
+  if (error == 0) return 0;
+  ++counters_.errors;
+  if (config_.on_io_error) config_.on_io_error(IoErrorReport{index_, op, member_offset, len, error, past_end});
+  return error == -ENODEV || error == -ENXIO ? -EIO : error;
+}
+
 // ---- submitter side, per-volume scheduler ----
 
 bool Drive::try_acquire_tag(uint32_t* tag) {

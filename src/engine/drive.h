@@ -4,8 +4,9 @@
 // drives) calls its rounds. Internal to the engine.
 //
 // Thread rules:
-// - push(), try_dispatch_inline(), complete_inline(), flush_blocking(), the
-//   tag calls and stats() are called by submitting threads; run_round(),
+// - push(), try_dispatch_inline(), complete_inline(), flush_blocking(),
+//   transfer_blocking(), the tag calls and stats() are called by
+//   submitting threads; run_round(),
 //   may_sleep() and finished() by the drive thread. Completions (reap,
 //   callbacks, SubIo returns) run under dispatch_mutex_, on the drive
 //   thread or on a submitter in complete_inline().
@@ -100,6 +101,12 @@ class Drive {
   // device does not flush that way (then nothing was done). The device's call runs without
   // the dispatch lock, so the drive's other IO goes on meanwhile.
   int flush_blocking() EXCLUDES(dispatch_mutex_);
+  // A read or write of one piece on the calling thread
+  // (DeviceQueue::transfer_blocking), counted and reported as one through
+  // the ring (a write counts for needs_flush): 0 or -errno, -EOPNOTSUPP
+  // when the device does not transfer that way (then nothing was done).
+  // Runs without the dispatch lock, as flush_blocking() does.
+  int transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len) EXCLUDES(dispatch_mutex_);
 
   // Submitter side, per-volume scheduler (PerVolumeScheduler): the drive's
   // tags, taken at plug time and dispatched at unplug.
@@ -153,8 +160,8 @@ class Drive {
   const uint32_t index_;
   const EngineConfig& config_;
   const std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
-  // DeviceQueue::flushes_blocking() and flush_blocking() are the calls a
-  // device takes without the lock.
+  // DeviceQueue::flushes_blocking(), flush_blocking() and their transfer_
+  // counterparts are the calls a device takes without the lock.
   DeviceQueue& device_for_blocking_flush() NO_THREAD_SAFETY_ANALYSIS { return *device_; }
   DriveThreadSleep* sleep_ = nullptr;  // set by attach()
 

@@ -132,6 +132,17 @@ uint64_t Engine::outstanding() const {
   return total;
 }
 
+int Engine::transfer_lone_piece(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+  constexpr uint64_t kAlign = 4096;  // Submitter::add's rule
+  if (offset % kAlign != 0 || len % kAlign != 0 || reinterpret_cast<uintptr_t>(buf) % kAlign != 0 ||
+      offset > map_.volume_size() || len > map_.volume_size() - offset)
+    return -EINVAL;
+  if (op == IoOp::flush || len == 0 || map_.piece_count(offset, len) != 1) return -EOPNOTSUPP;
+  StripePiece piece{};
+  map_.split(offset, len, [&](const StripePiece& p) { piece = p; });
+  return drives_[piece.member]->transfer_blocking(op, piece.member_offset, buf, len);
+}
+
 int Engine::flush_lone_drive() {
   Drive* lone = nullptr;
   for (const auto& d : drives_) {

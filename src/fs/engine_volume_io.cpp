@@ -57,12 +57,20 @@ int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len, 
 }
 
 int EngineVolumeIo::read(uint64_t offset, std::span<std::byte> out) {
-  return run(IoOp::read, offset, out.data(), out.size());
+  return run_lone_or_through_engine(IoOp::read, offset, out.data(), out.size());
 }
 
 int EngineVolumeIo::write(uint64_t offset, std::span<const std::byte> data) {
   // The engine only reads from a write's buffer.
-  return run(IoOp::write, offset, const_cast<std::byte*>(data.data()), data.size());
+  return run_lone_or_through_engine(IoOp::write, offset, const_cast<std::byte*>(data.data()), data.size());
+}
+
+int EngineVolumeIo::run_lone_or_through_engine(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+  // As run() does before it waits.
+  pool_.unplug_this_thread();
+  ReadTurn::leave_held_turn();
+  if (int rc = pool_.engine().transfer_lone_piece(op, offset, buf, len); rc != -EOPNOTSUPP) return rc;
+  return run(op, offset, buf, len);
 }
 
 int EngineVolumeIo::read_here(uint64_t offset, std::span<std::byte> out, bool* waited) {

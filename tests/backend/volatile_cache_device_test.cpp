@@ -45,6 +45,12 @@ class InstantDevice final : public DeviceQueue {
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override { return reap(out); }
   bool flushes_blocking() const override { return true; }
   int flush_blocking() override { return 0; }
+  bool transfers_blocking() const override { return true; }
+  int64_t transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) override {
+    const off_t at = static_cast<off_t>(offset);
+    ssize_t n = op == IoOp::write ? ::pwrite(fd_, buf, len, at) : ::pread(fd_, buf, len, at);
+    return n < 0 ? -errno : n;
+  }
 
  private:
   int fd_;
@@ -147,6 +153,34 @@ TEST_F(VolatileCacheDeviceTest, ABlockingFlushMakesDurableWhatCompletedBeforeItA
     EXPECT_EQ(o.pending, 1u) << "seed " << seed;
     EXPECT_EQ(after.substr(0, 8192), std::string(8192, 'a')) << "seed " << seed << ": a flushed write was undone";
     b_lost_once = b_lost_once || after.substr(16384, 8192) != std::string(8192, 'b');
+  }
+  EXPECT_TRUE(b_lost_once) << "the write after the flush was never lost";
+}
+
+// A write the engine makes on a waiting thread (Drive::transfer_blocking,
+// the journal's commit) is as volatile as one through start() until a
+// flush covers it, and as durable after.
+TEST_F(VolatileCacheDeviceTest, ABlockingWriteIsLostOrKeptAtACutUntilAFlushCoversIt) {
+  ASSERT_TRUE(dev_->transfers_blocking());
+  std::string a(8192, 'a'), b(8192, 'b');
+  ASSERT_EQ(dev_->transfer_blocking(IoOp::write, 0, reinterpret_cast<std::byte*>(a.data()), a.size()), 8192);
+  ASSERT_EQ(member().substr(0, 8192), a);
+  std::set<std::string> seen;
+  for (uint64_t seed = 0; seed < 32; ++seed) {
+    PowerCutOutcome o;
+    std::string after = cut(seed, &o);
+    EXPECT_EQ(o.pending, 1u) << "seed " << seed;
+    std::string got = after.substr(0, 8192);
+    seen.insert(got == a ? "kept" : got == std::string(8192, 'o') ? "lost" : "torn");
+  }
+  EXPECT_TRUE(seen.count("lost")) << "the unflushed write was never lost";
+  ASSERT_EQ(dev_->flush_blocking(), 0);
+  ASSERT_EQ(dev_->transfer_blocking(IoOp::write, 16384, reinterpret_cast<std::byte*>(b.data()), b.size()), 8192);
+  bool b_lost_once = false;
+  for (uint64_t seed = 0; seed < 32; ++seed) {
+    std::string after = cut(seed);
+    EXPECT_EQ(after.substr(0, 8192), a) << "seed " << seed << ": a flushed write was undone";
+    b_lost_once = b_lost_once || after.substr(16384, 8192) != b;
   }
   EXPECT_TRUE(b_lost_once) << "the write after the flush was never lost";
 }

@@ -17,6 +17,7 @@
 
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -79,6 +80,17 @@ class DeviceQueue {
   // dispatch lock: every write the member completed before the call is
   // durable when it returns 0 (else -errno). Thread-safe.
   virtual int flush_blocking() { return -EOPNOTSUPP; }
+  // Whether transfer_blocking() may be called: as flushes_blocking().
+  virtual bool transfers_blocking() const { return false; }
+  // A read or write of one buffer made by the calling thread, blocking,
+  // without the drive's dispatch lock, continued after short transfers:
+  // the bytes moved (fewer than `len` only where the member ends), or
+  // -errno. For a lone synchronous IO, whose trip through the ring would
+  // cost hand-offs between threads. Thread-safe.
+  virtual int64_t transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
+    (void)op, (void)offset, (void)buf, (void)len;
+    return -EOPNOTSUPP;
+  }
 };
 
 }  // namespace peregrine

@@ -53,6 +53,9 @@ class UringDevice final : public DeviceQueue {
   // and a ring's IO and a syscall on one fd may run side by side.
   bool flushes_blocking() const override { return true; }
   int flush_blocking() override;
+  // pread(2) / pwrite(2) of the member, on the same terms.
+  bool transfers_blocking() const override { return true; }
+  int64_t transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) override;
 
  private:
   UringDevice() = default;

@@ -15,13 +15,13 @@
 // The log is truncated when the device opens: what the members hold at
 // mount is the baseline.
 //
-// A flush the engine makes on a waiting thread (flush_blocking, when the
-// member beneath flushes that way) is logged and cut at like one through
-// start().
+// A flush or write the engine makes on a waiting thread (flush_blocking,
+// transfer_blocking, when the member beneath does them that way) is logged
+// and cut at like one through start().
 //
 // Thread rules: the device follows DeviceQueue's (one holder of the
-// drive's dispatch lock at a time), except flush_blocking(), which runs
-// without that lock: the log and the completion count are guarded by the
+// drive's dispatch lock at a time), except flush_blocking() and
+// transfer_blocking(), which run without that lock: the log and the completion count are guarded by the
 // device's own mutex. The write counter for kill_at_io is shared by the
 // members' devices and atomic.
 // apply_power_cut() runs in a test, with no daemon on the members.
@@ -79,6 +79,8 @@ class VolatileCacheDevice final : public DeviceQueue {
   size_t reap_finished_inline(std::span<DeviceCompletion> out) override;
   bool flushes_blocking() const override { return inner_->flushes_blocking(); }
   int flush_blocking() override;
+  bool transfers_blocking() const override { return inner_->transfers_blocking(); }
+  int64_t transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) override;
 
  private:
   VolatileCacheDevice(std::unique_ptr<DeviceQueue> inner, int read_fd, int log_fd, PowerCutPlan plan);

@@ -78,6 +78,15 @@ class Engine {
   // -EOPNOTSUPP when more drives need one (flushed in parallel through
   // the rings, as submit() does) or the device cannot. Any thread.
   int flush_lone_drive();
+  // A read or write of the volume that one stripe unit holds, made by the
+  // calling thread on that member (DeviceQueue::transfer_blocking), for a
+  // caller that would only wait for it: the journal's commits, the
+  // metadata's reads. The ring's way would hand it to the drive thread and
+  // back (and, on a member with latency, wake the drive thread from the
+  // kernel's completion first). 0 or -errno; -EINVAL as Submitter::add;
+  // -EOPNOTSUPP when the range spans members or the device cannot (then
+  // nothing was done). Any thread.
+  int transfer_lone_piece(IoOp op, uint64_t offset, std::byte* buf, uint64_t len);
 
  private:
   friend class Submitter;

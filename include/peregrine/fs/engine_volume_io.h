@@ -1,6 +1,7 @@
 // EngineVolumeIo: the metadata layer's blocking VolumeIo, served by the
 // per-drive engine. Each call borrows a Submitter, submits one request and
-// waits for its completion (on a drive thread) with an atomic wait.
+// waits for its completion (on a drive thread) with an atomic wait, or
+// moves a lone piece itself (read, write, flush).
 // Discards do not go through the engine (it has no such operation): the
 // calling thread cuts the range into one span per member (StripeMap::
 // member_spans) and discards each on the member file itself, counting per
@@ -34,6 +35,10 @@ class EngineVolumeIo final : public VolumeIo {
   explicit EngineVolumeIo(SubmitterPool& pool, const std::vector<MemberFile>* members = nullptr);
 
   uint64_t size() const override { return pool_.engine().map().volume_size(); }
+  // A range one stripe unit holds is moved by the calling thread on its
+  // member (Engine::transfer_lone_piece): the journal's commit write then
+  // costs the member's write and no hand-off between threads. Others go
+  // through the engine.
   int read(uint64_t offset, std::span<std::byte> out) override;
   int write(uint64_t offset, std::span<const std::byte> data) override;
   // The same, but IO that a member finishes within an inline dispatch
@@ -58,6 +63,7 @@ class EngineVolumeIo final : public VolumeIo {
   struct Counters {
     std::atomic<uint64_t> discards{0}, bytes{0}, errors{0};
   };
+  int run_lone_or_through_engine(IoOp op, uint64_t offset, std::byte* buf, uint64_t len);
   int run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len,
           Submitter::Completions where = Submitter::Completions::on_drive_thread, bool* waited = nullptr);
   SubmitterPool& pool_;

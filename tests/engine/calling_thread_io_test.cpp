@@ -1,0 +1,86 @@
+// IO the calling thread does itself instead of handing it to a drive
+// thread and waiting: a lone piece moved on its member
+// (Engine::transfer_lone_piece).
+#include <cstring>
+
+#include "engine_fixture.h"
+
+namespace peregrine::testing {
+namespace {
+
+class CallingThreadIo : public EngineFixture {
+ protected:
+  static constexpr uint32_t kUnit = 16384;
+  void start_four(std::vector<DeviceLayers> layers = {}) {
+    make_members(4, 1 << 20);
+    if (!layers.empty()) layers_ = std::move(layers);
+    start(EngineConfig{}, kUnit, specs());
+  }
+  // The member bytes at volume offset `off`, read past the engine.
+  std::vector<std::byte> on_member(uint64_t off, uint64_t len) {
+    StripePiece p = engine_->map().piece_at(off, len);
+    AlignedBuffer b(len);
+    EXPECT_EQ(members_[p.member].pread_full(b.data(), len, p.member_offset), 0);
+    return std::vector<std::byte>(b.data(), b.data() + len);
+  }
+};
+
+TEST_F(CallingThreadIo, ALonePieceIsWrittenAndReadOnItsMemberAndCounted) {
+  start_four();
+  // Unit 2 of the volume is member 2's first.
+  const uint64_t off = 2 * kUnit + 8192;
+  AlignedBuffer out(8192);
+  fill(out, 7);
+  ASSERT_EQ(engine_->transfer_lone_piece(IoOp::write, off, out.data(), out.size()), 0);
+  std::vector<std::byte> got = on_member(off, out.size());
+  EXPECT_EQ(std::memcmp(got.data(), out.data(), out.size()), 0);
+  AlignedBuffer in(8192);
+  ASSERT_EQ(engine_->transfer_lone_piece(IoOp::read, off, in.data(), in.size()), 0);
+  EXPECT_EQ(std::memcmp(in.data(), out.data(), out.size()), 0);
+
+  DriveStats s = engine_->stats(2);
+  EXPECT_EQ(s.ios, 2u);
+  EXPECT_EQ(s.write_ios, 1u);
+  EXPECT_EQ(s.read_ios, 1u);
+  EXPECT_EQ(s.bytes_written, 8192u);
+  EXPECT_EQ(s.bytes_read, 8192u);
+  EXPECT_EQ(s.errors, 0u);
+  for (uint32_t d : {0u, 1u, 3u}) EXPECT_EQ(engine_->stats(d).ios, 0u) << "drive " << d;
+  // The write leaves drive 2, and only it, needing a flush.
+  ASSERT_EQ(engine_->flush_lone_drive(), 0);
+  EXPECT_EQ(engine_->stats(2).flushes, 1u);
+  EXPECT_EQ(engine_->flush_lone_drive(), 0);
+  EXPECT_EQ(engine_->stats(2).flushes, 1u);
+}
+
+TEST_F(CallingThreadIo, ARangeOverTwoMembersOrMisalignedIsNotMovedHere) {
+  start_four();
+  AlignedBuffer b(8192);
+  fill(b, 3);
+  EXPECT_EQ(engine_->transfer_lone_piece(IoOp::write, kUnit - 4096, b.data(), b.size()), -EOPNOTSUPP);
+  EXPECT_EQ(engine_->transfer_lone_piece(IoOp::write, 512, b.data(), 4096), -EINVAL);
+  EXPECT_EQ(engine_->transfer_lone_piece(IoOp::write, 0, b.data() + 512, 4096), -EINVAL);
+  EXPECT_EQ(engine_->transfer_lone_piece(IoOp::write, engine_->map().volume_size(), b.data(), 4096), -EINVAL);
+  for (uint32_t d = 0; d < 4; ++d) EXPECT_EQ(engine_->stats(d).ios, 0u) << "drive " << d;
+  std::vector<std::byte> got = on_member(kUnit - 4096, 4096);
+  EXPECT_EQ(got, std::vector<std::byte>(4096, std::byte{0}));
+}
+
+// A device that models a drive's timing or faults keeps every IO on its
+// model: nothing is moved past it.
+TEST_F(CallingThreadIo, ADeviceThatModelsTheDriveIsLeftToItsRing) {
+  std::vector<DeviceLayers> layers(4);
+  auto gate = std::make_shared<GatedDevice::Gate>();
+  layers[1].wrap = [gate](std::unique_ptr<DeviceQueue> inner) -> std::unique_ptr<DeviceQueue> {
+    return std::make_unique<GatedDevice>(std::move(inner), gate);
+  };
+  start_four(std::move(layers));
+  AlignedBuffer b(4096);
+  fill(b, 5);
+  EXPECT_EQ(engine_->transfer_lone_piece(IoOp::write, kUnit, b.data(), b.size()), -EOPNOTSUPP);
+  EXPECT_EQ(gate->started.load(), 0u);
+  EXPECT_EQ(on_member(kUnit, 4096), std::vector<std::byte>(4096, std::byte{0}));
+}
+
+}  // namespace
+}  // namespace peregrine::testing
