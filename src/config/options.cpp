@@ -149,7 +149,9 @@ std::vector<Option> engine_options() {
                  "busy for up to this long per lone IO. Memory members finish inline and never "
                  "need it. Measured on 2 CPUs, 4 file members on a virtual disk, 4 KiB random "
                  "read at QD 1 on io-uring: 155-208 us per read without, 102-105 us with 100 "
-                 "(the raw member file: 74 us). 0: never.",
+                 "(the raw member file: 74 us). An fsync waiting for its file's writebacks "
+                 "(fuse.cache=writeback) completes their member IO itself for up to this long "
+                 "too. 0: never.",
           .store = [](Settings& s, const Value& v) { s.engine.inline_poll_us = u32(v); },
           .load = [](const Settings& s) { return Value(int64_t{s.engine.inline_poll_us}); },
       },

@@ -162,6 +162,19 @@ bool Drive::poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const v
   }
 }
 
+size_t Drive::reap_here() {
+  if (outstanding() == 0 || !dispatch_mutex_.try_lock()) return 0;
+  MutexLock lock(dispatch_mutex_, std::adopt_lock);
+  uint64_t now = 0;
+  const size_t n = reap_and_complete(false, &now);
+  if (n != 0) {
+    counters_.polled += n;
+    dirty_ = true;
+    after_completions(now);
+  }
+  return n;
+}
+
 int Drive::flush_blocking() {
   // What the flush covers is what had completed when it started, as for a
   // flush through the ring (TagSlot::flush_covers).

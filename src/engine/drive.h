@@ -96,6 +96,10 @@ class Drive {
   // the caller has other work (false: the drive thread reaps the rest; the
   // completion that wakes it still does).
   bool poll_inline(uint64_t deadline_ns, bool (*stop)(const void*), const void* stop_ctx) EXCLUDES(dispatch_mutex_);
+  // One try at what poll_inline() does, for IO any thread dispatched: if
+  // the dispatch lock is free, reaps the device's completions and runs
+  // their callbacks on the calling thread. Returns how many completed.
+  size_t reap_here() EXCLUDES(dispatch_mutex_);
   // A flush on the calling thread (DeviceQueue::flush_blocking), counted and
   // reported as one through the ring: 0 or -errno, -EOPNOTSUPP when the
   // device does not flush that way (then nothing was done). The device's call runs without

@@ -132,6 +132,12 @@ uint64_t Engine::outstanding() const {
   return total;
 }
 
+size_t Engine::reap_here() {
+  size_t n = 0;
+  for (const auto& d : drives_) n += d->reap_here();
+  return n;
+}
+
 int Engine::transfer_lone_piece(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
   constexpr uint64_t kAlign = 4096;  // Submitter::add's rule
   if (offset % kAlign != 0 || len % kAlign != 0 || reinterpret_cast<uintptr_t>(buf) % kAlign != 0 ||

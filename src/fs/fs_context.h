@@ -67,11 +67,13 @@ struct FsContext final : TransportHost {
         settings(s),
         tails(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.tail_blocks : 0),
         read_blocks(s.fuse.cache == config::CacheMode::kDirect ? s.fuse.read_blocks : 0),
-        write_behind(s.fuse.cache == config::CacheMode::kWriteback ? uint64_t{s.fuse.write_behind_mib} << 20 : 0,
-                     [&p] {
-                       p.unplug_this_thread();
-                       ReadTurn::leave_held_turn();
-                     }),
+        write_behind(
+            s.fuse.cache == config::CacheMode::kWriteback ? uint64_t{s.fuse.write_behind_mib} << 20 : 0,
+            [&p] {
+              p.unplug_this_thread();
+              ReadTurn::leave_held_turn();
+            },
+            [&p] { p.engine().reap_here(); }, uint64_t{s.engine.inline_poll_us} * 1000),
         member_names(std::move(names)),
         preferred_io_bytes(io_size) {
     if (tails.enabled()) meta.set_before_persist([this] { return write_back_tails(); });

@@ -112,8 +112,9 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
   // up to this file's last change (fdatasync: leaving out times alone).
   FsContext& fs = context(req);
   // The file's writebacks answered before their IO (write_behind.h) first:
-  // their bytes, and the error any of them met.
-  int rc = fs.write_behind.wait_file(ino, true);
+  // their bytes, and the error any of them met. This thread holds no lock
+  // and would only sleep: it completes their IO itself (reap).
+  int rc = fs.write_behind.wait_file(ino, true, true);
   if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
   if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0);

@@ -1,7 +1,10 @@
 #include "write_behind.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
+
+#include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
 namespace {
@@ -11,7 +14,7 @@ bool overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return a < d && c
 }  // namespace
 
 template <typename Done>
-void WriteBehind::wait(MutexLock& lock, Done done) {
+void WriteBehind::wait(MutexLock& lock, Done done, bool reap) {
   if (done()) return;
   ++counts_.waits;
   if (before_wait_) {
@@ -20,6 +23,20 @@ void WriteBehind::wait(MutexLock& lock, Done done) {
     mu_.unlock();
     before_wait_();
     mu_.lock();
+  }
+  if (reap && reap_here_ && reap_ns_ != 0) {
+    // Unlocked too: the callbacks reap_here runs call done().
+    const uint64_t deadline = monotonic_ns() + reap_ns_;
+    while (!done()) {
+      mu_.unlock();
+      reap_here_();
+      // The thread whose kernel work posts the completion may share this
+      // CPU: let it run.
+      std::this_thread::yield();
+      const bool late = monotonic_ns() >= deadline;
+      mu_.lock();
+      if (late) break;
+    }
   }
   lock.wait(cv_, done);
 }
@@ -75,15 +92,18 @@ void WriteBehind::done(uint64_t ino, uint64_t start, uint64_t end, int err) {
   cv_.notify_all();
 }
 
-int WriteBehind::wait_file(uint64_t ino, bool take_error) {
+int WriteBehind::wait_file(uint64_t ino, bool take_error, bool reap) {
   MutexLock lock(mu_);
   const uint64_t target = last_seq_;
-  wait(lock, [&] {
-    mu_.assert_held();  // wait() calls it with mu_ held
-    auto it = files_.find(ino);
-    return it == files_.end() || std::none_of(it->second.pending.begin(), it->second.pending.end(),
-                                              [&](const Range& r) { return r.seq <= target; });
-  });
+  wait(
+      lock,
+      [&] {
+        mu_.assert_held();  // wait() calls it with mu_ held
+        auto it = files_.find(ino);
+        return it == files_.end() || std::none_of(it->second.pending.begin(), it->second.pending.end(),
+                                                  [&](const Range& r) { return r.seq <= target; });
+      },
+      reap);
   auto it = files_.find(ino);
   if (it == files_.end()) return 0;
   const int err = it->second.error;

@@ -21,8 +21,9 @@
 //   case the kernel forgot the file meanwhile.
 //
 // Thread rules: thread-safe. admit() and done() are called by the writer
-// and by the drive thread that completes the IO; the waits run on FUSE
-// threads and call before_wait (hand on staged IO) first.
+// and by the thread that completes the IO (a drive thread, or an fsync
+// reaping it); the waits run on FUSE threads and call before_wait (hand on
+// staged IO) first, and reap_here without mu_ held.
 #pragma once
 
 #include <atomic>
@@ -40,8 +41,15 @@ namespace peregrine::fs {
 
 class WriteBehind {
  public:
-  WriteBehind(uint64_t budget_bytes, std::function<void()> before_wait)
-      : budget_(budget_bytes), before_wait_(std::move(before_wait)) {}
+  // `reap_here` (may be empty) completes on the calling thread what the
+  // drives have finished (Engine::reap_here); an fsync waits by calling it
+  // for up to `reap_ns` before it sleeps.
+  WriteBehind(uint64_t budget_bytes, std::function<void()> before_wait, std::function<void()> reap_here = {},
+              uint64_t reap_ns = 0)
+      : budget_(budget_bytes),
+        before_wait_(std::move(before_wait)),
+        reap_here_(std::move(reap_here)),
+        reap_ns_(reap_ns) {}
 
   bool enabled() const { return budget_ != 0; }
   // No answered write in flight: the checks of every other write, stat
@@ -63,8 +71,12 @@ class WriteBehind {
   // Waits for the answered writes of `ino` admitted before the call (not for
   // those a busy writer keeps adding); returns the first error one of them
   // met since the last call that took it (take_error: and forgets it, as
-  // fsync reports a writeback error once), else 0.
-  int wait_file(uint64_t ino, bool take_error) EXCLUDES(mu_);
+  // fsync reports a writeback error once), else 0. With `reap`, for a
+  // caller that holds no lock an IO callback takes (fsync), the wait first
+  // completes the IO itself (reap_here) rather than sleep until a drive
+  // thread, woken by the member's completion, wakes it: two wake-ups of
+  // an idle CPU saved on a member with latency.
+  int wait_file(uint64_t ino, bool take_error, bool reap = false) EXCLUDES(mu_);
   // Waits for every answered write admitted before the call; returns the
   // first error any answered write met since the last call (the volume's
   // sync reports it once, as syncfs reports a writeback error; the file's
@@ -94,10 +106,12 @@ class WriteBehind {
   };
   // Waits, with mu_ held on entry and return, until done() holds.
   template <typename Done>
-  void wait(MutexLock& lock, Done done) REQUIRES(mu_);
+  void wait(MutexLock& lock, Done done, bool reap = false) REQUIRES(mu_);
 
   const uint64_t budget_;
   const std::function<void()> before_wait_;
+  const std::function<void()> reap_here_;
+  const uint64_t reap_ns_;
   mutable Mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<uint64_t, File> files_ GUARDED_BY(mu_);

@@ -1,7 +1,9 @@
 // IO the calling thread does itself instead of handing it to a drive
 // thread and waiting: a lone piece moved on its member
-// (Engine::transfer_lone_piece).
+// (Engine::transfer_lone_piece), and completions reaped by a thread that
+// would otherwise sleep until a drive thread wakes it (Engine::reap_here).
 #include <cstring>
+#include <thread>
 
 #include "engine_fixture.h"
 
@@ -80,6 +82,57 @@ TEST_F(CallingThreadIo, ADeviceThatModelsTheDriveIsLeftToItsRing) {
   EXPECT_EQ(engine_->transfer_lone_piece(IoOp::write, kUnit, b.data(), b.size()), -EOPNOTSUPP);
   EXPECT_EQ(gate->started.load(), 0u);
   EXPECT_EQ(on_member(kUnit, 4096), std::vector<std::byte>(4096, std::byte{0}));
+}
+
+// Hides the member's completions from every thread but one: the drive
+// thread never completes an IO, so only reap_here() on that thread can.
+class ReapedOnlyBy final : public DeviceQueue {
+ public:
+  ReapedOnlyBy(std::unique_ptr<DeviceQueue> inner, std::thread::id reaper)
+      : inner_(std::move(inner)), reaper_(reaper) {}
+  void start(const DeviceIo& io) override { inner_->start(io); }
+  void submit() override { inner_->submit(); }
+  size_t reap(std::span<DeviceCompletion> out) override { return mine() ? inner_->reap(out) : 0; }
+  Status attach_waker(CompletionWaker& waker) override { return inner_->attach_waker(waker); }
+  bool prepare_sleep(uint64_t& deadline_ns) override { return !mine() || inner_->prepare_sleep(deadline_ns); }
+  bool has_ready() const override { return inner_->has_ready(); }
+  size_t reap_finished_inline(std::span<DeviceCompletion> out) override { return inner_->reap_finished_inline(out); }
+
+ private:
+  bool mine() const { return std::this_thread::get_id() == reaper_; }
+  std::unique_ptr<DeviceQueue> inner_;
+  std::thread::id reaper_;
+};
+
+TEST_F(CallingThreadIo, AWaitingThreadCompletesIoThatTheDriveThreadHasNotReaped) {
+  std::vector<DeviceLayers> layers(4);
+  const std::thread::id me = std::this_thread::get_id();
+  layers[0].wrap = [me](std::unique_ptr<DeviceQueue> inner) -> std::unique_ptr<DeviceQueue> {
+    return std::make_unique<ReapedOnlyBy>(std::move(inner), me);
+  };
+  start_four(std::move(layers));
+  AlignedBuffer b(4096);
+  fill(b, 9);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  Request r = request_for(IoOp::write, 0, b);
+  Waiter w;
+  w.arm(r);
+  ASSERT_EQ((*sub)->add(r), 0);
+  (*sub)->unplug();
+  // The write is on the member (or on its way); no thread but this one
+  // can complete it.
+  size_t reaped = 0;
+  const uint64_t deadline = monotonic_ns() + 30000000000ull;  // a bug fails, not hangs
+  while (w.done.load() == 0 && monotonic_ns() < deadline) {
+    reaped += engine_->reap_here();
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(w.done.load(), 1);
+  EXPECT_EQ(w.result.load(), 0);
+  EXPECT_EQ(reaped, 1u);
+  EXPECT_EQ(on_member(0, 4096), std::vector<std::byte>(b.data(), b.data() + 4096));
+  EXPECT_EQ(engine_->reap_here(), 0u);
 }
 
 }  // namespace

@@ -78,6 +78,13 @@ class Engine {
   // -EOPNOTSUPP when more drives need one (flushed in parallel through
   // the rings, as submit() does) or the device cannot. Any thread.
   int flush_lone_drive();
+  // For a thread about to sleep until IO dispatched earlier completes
+  // (fsync waiting for a write answered before its IO): reaps what each
+  // drive with IO outstanding has finished, if its lock is free, and runs
+  // the callbacks here, so that no drive thread has to be woken to do it.
+  // Returns how many IOs completed. The caller must hold no lock an IO's
+  // callback takes. Any thread.
+  size_t reap_here();
   // A read or write of the volume that one stripe unit holds, made by the
   // calling thread on that member (DeviceQueue::transfer_blocking), for a
   // caller that would only wait for it: the journal's commits, the

@@ -1,0 +1,69 @@
+// WriteBehind's waits (write_behind.h): an fsync that completes the IO it
+// waits for itself (reap_here) returns with no other thread's help and
+// takes the IO's error; the other waits never reap; a reap that finds
+// nothing ends in the ordinary sleep until another thread completes it.
+#include "write_behind.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <thread>
+
+namespace peregrine::fs {
+namespace {
+
+constexpr uint64_t kIno = 42;
+constexpr uint64_t kLongNs = 3600ull * 1000000000;  // longer than any test
+
+TEST(WriteBehindTest, AnFsyncCompletesTheWriteItWaitsForItselfAndTakesItsError) {
+  WriteBehind* self = nullptr;
+  int reaps = 0;
+  WriteBehind wb(1 << 20, {}, [&] {
+    // What a drive's callback does when this thread reaps the member IO.
+    if (++reaps == 3) self->done(kIno, 0, 1, -EIO);
+  }, kLongNs);
+  self = &wb;
+  ASSERT_TRUE(wb.admit(kIno, 0, 1, 4096));
+  EXPECT_EQ(wb.wait_file(kIno, true, true), -EIO);
+  EXPECT_EQ(reaps, 3);
+  EXPECT_TRUE(wb.idle());
+  EXPECT_EQ(wb.wait_file(kIno, true, true), 0);  // reported once
+  EXPECT_EQ(reaps, 3);                           // nothing to wait for: no reap
+}
+
+TEST(WriteBehindTest, WaitsThatHoldLocksNeverReap) {
+  std::atomic<int> reaps{0};
+  WriteBehind wb(1 << 20, {}, [&] { reaps.fetch_add(1); }, kLongNs);
+  ASSERT_TRUE(wb.admit(kIno, 0, 1, 4096));
+  std::atomic<bool> waiting{false};
+  std::thread completer([&] {
+    waiting.wait(false);
+    wb.done(kIno, 0, 1, 0);
+  });
+  waiting.store(true);
+  waiting.notify_one();
+  EXPECT_EQ(wb.wait_file(kIno, false), 0);
+  completer.join();
+  EXPECT_EQ(reaps.load(), 0);
+}
+
+TEST(WriteBehindTest, AReapThatFindsNothingEndsInTheSleepUntilAnotherThreadCompletes) {
+  std::atomic<int> reaps{0};
+  WriteBehind wb(1 << 20, {}, [&] {
+    reaps.fetch_add(1);
+    reaps.notify_one();
+  }, 1000);  // 1 us of reaping, then the sleep
+  ASSERT_TRUE(wb.admit(kIno, 0, 1, 4096));
+  std::thread completer([&] {
+    reaps.wait(0);  // the fsync has begun to wait
+    wb.done(kIno, 0, 1, 0);
+  });
+  EXPECT_EQ(wb.wait_file(kIno, true, true), 0);
+  completer.join();
+  EXPECT_GE(reaps.load(), 1);
+  EXPECT_TRUE(wb.idle());
+}
+
+}  // namespace
+}  // namespace peregrine::fs
