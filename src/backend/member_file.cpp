@@ -90,13 +90,17 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
   return MemberFile(fd, std::move(info));
 }
 
-MemberFile::MemberFile(MemberFile&& other) noexcept : fd_(other.fd_), info_(std::move(other.info_)) { other.fd_ = -1; }
+MemberFile::MemberFile(MemberFile&& other) noexcept
+    : fd_(other.fd_), info_(std::move(other.info_)), write_layer_(std::move(other.write_layer_)) {
+  other.fd_ = -1;
+}
 
 MemberFile& MemberFile::operator=(MemberFile&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
     info_ = std::move(other.info_);
+    write_layer_ = std::move(other.write_layer_);
     other.fd_ = -1;
   }
   return *this;
@@ -113,9 +117,18 @@ int MemberFile::pread_full(void* buf, uint64_t len, uint64_t offset) const {
 }
 
 int MemberFile::pwrite_full(const void* buf, uint64_t len, uint64_t offset) const {
+  if (write_layer_) {
+    // The layer only reads from a write's buffer.
+    const int64_t n =
+        write_layer_->transfer_blocking(IoOp::write, offset, static_cast<std::byte*>(const_cast<void*>(buf)), len);
+    return n < 0 ? static_cast<int>(n) : (static_cast<uint64_t>(n) == len ? 0 : -EIO);
+  }
   return peregrine::pwrite_full(fd_, buf, len, offset);
 }
 
-int MemberFile::sync() const { return ::fdatasync(fd_) == 0 ? 0 : -errno; }
+int MemberFile::sync() const {
+  if (write_layer_) return write_layer_->flush_blocking();
+  return ::fdatasync(fd_) == 0 ? 0 : -errno;
+}
 
 }  // namespace peregrine

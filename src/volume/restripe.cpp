@@ -212,6 +212,13 @@ Expected<MemberFile> open_new_member(const RestripeOptions& o, const MemberIdent
   return std::move(*file);
 }
 
+Status prepare_members(const RestripeOptions& o, RestripeVolume& r) {
+  if (!o.prepare_member) return Status::ok();
+  for (uint32_t i = 0; i < r.members.size(); ++i)
+    if (Status s = o.prepare_member(r.members[i], i); !s) return s;
+  return Status::ok();
+}
+
 // The old volume, whole and sound, and the new members checked: the
 // restripe as it starts (nothing written yet).
 Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolume& vol, CreatedFiles& created) {
@@ -249,6 +256,7 @@ Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolum
   for (const Superblock& s : vol.member_superblocks) r.generation = std::max(r.generation, s.generation);
   if (Status s = validate_superblock(r.sb); !s) return Status::error(EINVAL, "internal: " + s.message());
   r.phase = RestripeVolume::Phase::preparing;
+  if (Status s = prepare_members(o, r); !s) return s;
 
   // The new members' header regions (an old superblock or mount record
   // there must never pass for this volume's) and their last MiB, as mkfs
@@ -299,6 +307,7 @@ Expected<RestripeResult> restripe_volume(const RestripeOptions& o) {
     // copies, whichever of the given paths were old or new.
     state = assemble_restripe(all);
     if (!state) return state.status();
+    if (Status s = prepare_members(o, *state); !s) return s;
     result.resumed = true;
     if (o.note)
       o.note("resuming the interrupted restripe of volume " + state->sb.volume_uuid.to_string() + " from " +

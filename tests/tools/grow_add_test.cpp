@@ -22,6 +22,8 @@
 #include <filesystem>
 
 #include "fs_test_util.h"
+#include "peregrine/backend/volatile_cache_device.h"
+#include "power_cut_util.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -217,6 +219,81 @@ TEST(GrowAddKilled, DuringTheMoveThenARerunFinishes) {
   ASSERT_EQ(r.code, 0) << r.describe();
   EXPECT_EQ(describe_tree_difference(before.tree, mount_and_read(v, all).tree), "");
   expect_fsck_clean(all);
+}
+
+// Power cuts inside grow --add: its member writes go through the power-cut
+// layer (PEREGRINE_TEST_POWER_CUT, fs/power_cut_members.h), the command
+// dies as a chosen member write or flush starts, and every write no flush
+// covered is kept, lost or torn. The volume then mounts unchanged, or a
+// rerun of the command finishes (with --force when the cut tore the new
+// member's only superblock copy, which the refusal names), and every file
+// reads back. Rounds: PEREGRINE_POWER_CUT_GROW_ROUNDS (default 8); the
+// seed is printed (PEREGRINE_CRASH_SEED reproduces).
+uint64_t member_ios_logged(const std::string& dir) {
+  uint64_t ios = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    Fd fd(::open(e.path().c_str(), O_RDONLY));
+    UndoRecord r;
+    while (::read(fd.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r)) {
+      if (r.kind == UndoRecord::write) ::lseek(fd.get(), static_cast<off_t>(r.length), SEEK_CUR);
+      if (r.kind != UndoRecord::completed) ++ios;  // a write started, or a flush
+    }
+  }
+  return ios;
+}
+
+void copy_members(const std::vector<std::string>& from, const std::vector<std::string>& to) {
+  for (size_t i = 0; i < from.size(); ++i) {
+    RunResult r = run({"cp", "--sparse=always", from[i], to[i]});
+    ASSERT_EQ(r.code, 0) << r.describe();
+  }
+}
+
+TEST(GrowAddPowerCut, power_cut_AnywhereInTheRunThenTheVolumeMountsOrARerunFinishes) {
+  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const uint64_t rounds = fstest::env_u64("PEREGRINE_POWER_CUT_GROW_ROUNDS", 8);
+  Volume v(2, "64M");
+  const Mounted before = populate(v, 40 << 20);
+  const std::vector<std::string> news = {v.dir() + "/new0"};
+  const auto all = plus(v.members(), news);
+  const std::vector<std::string> pristine = {v.dir() + "/pristine0", v.dir() + "/pristine1"};
+  copy_members(v.members(), pristine);
+  const std::string logs = v.dir() + "/undo";
+  ASSERT_EQ(::mkdir(logs.c_str(), 0755), 0);
+  auto with_cut = [&](uint64_t kill_at) {
+    const std::string spec = logs + (kill_at ? ",kill_at_io=" + std::to_string(kill_at) : "");
+    ::setenv("PEREGRINE_TEST_POWER_CUT", spec.c_str(), 1);
+    RunResult r = grow_add(v.members(), news);
+    ::unsetenv("PEREGRINE_TEST_POWER_CUT");
+    return r;
+  };
+  // A whole run through the layer: how many member writes and flushes it makes.
+  RunResult whole = with_cut(0);
+  ASSERT_EQ(whole.code, 0) << whole.describe();
+  const uint64_t total = member_ios_logged(logs);
+  ASSERT_GT(total, 20u);
+  const uint64_t seed = fstest::crash_seed("grow --add power cuts", rounds);
+  for (uint64_t round = 0; round < rounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
+    copy_members(pristine, v.members());
+    ::unlink(news[0].c_str());
+    const uint64_t kill_at = 1 + fstest::mix(seed * 7919 + round) % total;
+    RunResult cut = with_cut(kill_at);
+    ASSERT_EQ(cut.code, 128 + SIGKILL) << "kill_at_io=" << kill_at << " of " << total << ": " << cut.describe();
+    wait_members_released(all);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!std::filesystem::exists(all[i])) continue;  // cut before the new member was made
+      auto out = apply_power_cut(all[i], logs + "/member-" + std::to_string(i) + ".undo", fstest::mix(seed + round * 31 + i));
+      ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
+    }
+    RunResult r = grow_add(v.members(), news);
+    if (r.code != 0 && contains(r.err, "damaged peregrine superblock") && contains(r.err, "--force"))
+      r = grow_add(v.members(), news, {"--force"});
+    ASSERT_EQ(r.code, 0) << "kill_at_io=" << kill_at << " of " << total << ": " << r.describe();
+    EXPECT_EQ(describe_tree_difference(before.tree, mount_and_read(v, all).tree), "") << "kill_at_io=" << kill_at;
+    expect_fsck_clean(all);
+    if (::testing::Test::HasFailure()) break;
+  }
 }
 
 class GrowAddRefusal : public ::testing::Test {

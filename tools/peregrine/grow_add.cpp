@@ -9,6 +9,7 @@
 #include <string>
 
 #include "copy_progress.h"
+#include "peregrine/fs/power_cut_members.h"
 #include "peregrine/volume/restripe.h"
 #include "peregrine/volume/size_text.h"
 
@@ -56,6 +57,16 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
       if (++windows == stop_window) stop();
     };
   o.note = [](const std::string& line) { std::fprintf(stderr, "peregrine grow: %s\n", line.c_str()); };
+  auto power_cut = fs::power_cut_hook_from_env();
+  if (!power_cut) {
+    std::fprintf(stderr, "peregrine grow: %s\n", power_cut.status().message().c_str());
+    return 1;
+  }
+  if (*power_cut) {
+    std::fprintf(stderr, "peregrine grow: TEST ONLY: members keep undo logs for power cuts (%s)\n",
+                 std::getenv("PEREGRINE_TEST_POWER_CUT"));
+    o.prepare_member = *power_cut;
+  }
 
   auto r = restripe_volume(o);
   if (!r) {

@@ -5,12 +5,16 @@
 // alignment), queue depth and NUMA node (read from sysfs for block devices).
 // Opening never writes.
 //
-// Thread rules: a MemberFile is immutable after open() and may be read from
-// any thread; the descriptor is used by one drive thread for IO.
+// Thread rules: a MemberFile is immutable after open() (and, in tests,
+// route_writes_through()) and may be read from any thread; the descriptor
+// is used by one drive thread for IO.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "peregrine/backend/device_queue.h"
 
 #include "peregrine/util/result.h"
 
@@ -64,10 +68,18 @@ class MemberFile {
   // the caller makes sure no IO to the range is in flight.
   int discard(uint64_t offset, uint64_t len) const;
 
+  // Tests only: from now on pwrite_full() and sync() go through `layer`'s
+  // transfer_blocking() and flush_blocking() (the power-cut layer over the
+  // member: volatile_cache_device.h), so that an offline command's writes
+  // can be cut at like the daemon's. Called before the file is shared.
+  void route_writes_through(std::shared_ptr<DeviceQueue> layer) { write_layer_ = std::move(layer); }
+  bool writes_routed() const { return write_layer_ != nullptr; }
+
  private:
   MemberFile(int fd, MemberInfo info) : fd_(fd), info_(std::move(info)) {}
   int fd_ = -1;
   MemberInfo info_;
+  std::shared_ptr<DeviceQueue> write_layer_;
 };
 
 }  // namespace peregrine

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "peregrine/backend/member_file.h"
 #include "peregrine/util/result.h"
 #include "peregrine/volume/superblock.h"
 
@@ -49,6 +50,10 @@ struct RestripeOptions {
   // and the cursor not advanced.
   std::function<void(int step)> after_step;
   std::function<void()> after_window_written;
+  // Tests only: called for every member (old and new, by its index in the
+  // grown volume) before the run writes anything, e.g. to put the
+  // power-cut layer over it (MemberFile::route_writes_through).
+  std::function<Status(MemberFile& member, uint32_t index)> prepare_member;
   std::function<void(const std::string&)> note;  // lines for the user
 };
 

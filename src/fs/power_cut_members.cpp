@@ -1,0 +1,35 @@
+#include "peregrine/fs/power_cut_members.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+
+#include "peregrine/backend/volatile_cache_device.h"
+#include "peregrine/engine/device_factory.h"
+#include "test_faults.h"
+
+namespace peregrine::fs {
+
+Expected<MemberHook> power_cut_hook_from_env() {
+  const char* spec = std::getenv(kTestPowerCutEnv);
+  if (spec == nullptr) return MemberHook{};
+  auto plan = parse_test_power_cut(spec);
+  if (!plan) return plan.status();
+  auto ios = std::make_shared<std::atomic<uint64_t>>(0);
+  return MemberHook([dir = plan->dir, kill_at = plan->kill_at_io, ios](MemberFile& m, uint32_t index) -> Status {
+    // The layer's blocking calls are the ring device's pread/pwrite and
+    // fdatasync on the member's own descriptor; the ring itself idles.
+    DriveSpec spec;
+    spec.name = m.info().path;
+    spec.fd = m.fd();
+    spec.queue_depth = 1;
+    auto ring = UringDeviceFactory::open_ring(spec);
+    if (!ring) return ring.status();
+    auto layer = VolatileCacheDevice::create(std::move(*ring), m.fd(), PowerCutPlan{power_cut_log(dir, index), kill_at, ios});
+    if (!layer) return layer.status();
+    m.route_writes_through(std::shared_ptr<DeviceQueue>(std::move(*layer)));
+    return Status::ok();
+  });
+}
+
+}  // namespace peregrine::fs
