@@ -54,7 +54,9 @@ class Pipeline {
     // tmpfs cannot do IO without blocking: io_uring would hand every chunk
     // to a kernel worker, and those memory copies contend with each other;
     // plain system calls in this thread are faster there.
-    if (reader_.info().memory_backed || (writer_ != nullptr && writer_->info().memory_backed))
+    // A writer under a test's power-cut layer takes it one write at a time.
+    if (reader_.info().memory_backed ||
+        (writer_ != nullptr && (writer_->info().memory_backed || writer_->writes_routed())))
       return run_synchronously(jobs, on_read, on_done);
     io_uring ring{};
     if (int rc = io_uring_queue_init(depth_ * 2, &ring, 0); rc < 0)

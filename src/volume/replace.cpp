@@ -313,7 +313,7 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
   uint32_t index = 0;
   while (index < vol->members.size() && !is_file(vol->members[index], ids->old_member)) ++index;
   if (index == vol->members.size()) return Status::error(EINVAL, "internal: the old member is not in the volume");
-  const MemberFile& old_file = vol->members[index];
+  MemberFile& old_file = vol->members[index];
   const Superblock& old_sb = vol->member_superblocks[index];
   const uint64_t needed = old_sb.member_bytes_needed();
 
@@ -322,9 +322,13 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
   CreatedFile created;
   auto opened = open_new_member(o, ids->new_member, old_file, needed, created);
   if (!opened) return opened.status();
-  const MemberFile& new_file = *opened;
+  MemberFile& new_file = *opened;
   auto contents = examine_new_member(o, new_file, old_sb, created);
   if (!contents) return contents.status();
+  if (o.prepare_member) {
+    if (Status s = o.prepare_member(old_file, index); !s) return s;
+    if (Status s = o.prepare_member(new_file, old_sb.member_count()); !s) return s;
+  }
 
   ReplaceResult result;
   result.member_index = index;

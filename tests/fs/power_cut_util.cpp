@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 
 namespace peregrine::fstest {
@@ -77,6 +78,26 @@ RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& option
   RunResult r = v.mount(options);
   ::unsetenv("PEREGRINE_TEST_POWER_CUT");
   return r;
+}
+
+uint64_t member_ios_logged(const std::string& dir) {
+  uint64_t ios = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    Fd fd(::open(e.path().c_str(), O_RDONLY));
+    UndoRecord r;
+    while (::read(fd.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r)) {
+      if (r.kind == UndoRecord::write) ::lseek(fd.get(), static_cast<off_t>(r.length), SEEK_CUR);
+      if (r.kind != UndoRecord::completed) ++ios;  // a write started, or a flush
+    }
+  }
+  return ios;
+}
+
+void copy_member_files(const std::vector<std::string>& from, const std::vector<std::string>& to) {
+  for (size_t i = 0; i < from.size(); ++i) {
+    RunResult r = run({"cp", "--sparse=always", from[i], to[i]});
+    ASSERT_EQ(r.code, 0) << r.describe();
+  }
 }
 
 PowerCutOutcome cut_power(const Volume& v, uint64_t seed) {

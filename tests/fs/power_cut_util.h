@@ -55,6 +55,14 @@ std::string unmount_and_fsck(Volume& v);
 // kill).
 RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& options, uint64_t kill_at_io);
 
+// Member writes and flushes started, over every undo log in `dir` (an
+// uncut run's, to spread cut points over it).
+uint64_t member_ios_logged(const std::string& dir);
+
+// cp --sparse=always of from[i] to to[i] (a volume's pristine members
+// put back before each round).
+void copy_member_files(const std::vector<std::string>& from, const std::vector<std::string>& to);
+
 // The cut itself, member by member (the daemon is gone): every write no
 // flush covered is kept, lost or torn, from `seed`. Summed over members.
 PowerCutOutcome cut_power(const Volume& v, uint64_t seed);

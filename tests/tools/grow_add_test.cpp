@@ -22,7 +22,6 @@
 #include <filesystem>
 
 #include "fs_test_util.h"
-#include "peregrine/backend/volatile_cache_device.h"
 #include "power_cut_util.h"
 
 namespace peregrine::fstest {
@@ -229,26 +228,6 @@ TEST(GrowAddKilled, DuringTheMoveThenARerunFinishes) {
 // member's only superblock copy, which the refusal names), and every file
 // reads back. Rounds: PEREGRINE_POWER_CUT_GROW_ROUNDS (default 8); the
 // seed is printed (PEREGRINE_CRASH_SEED reproduces).
-uint64_t member_ios_logged(const std::string& dir) {
-  uint64_t ios = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    Fd fd(::open(e.path().c_str(), O_RDONLY));
-    UndoRecord r;
-    while (::read(fd.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r)) {
-      if (r.kind == UndoRecord::write) ::lseek(fd.get(), static_cast<off_t>(r.length), SEEK_CUR);
-      if (r.kind != UndoRecord::completed) ++ios;  // a write started, or a flush
-    }
-  }
-  return ios;
-}
-
-void copy_members(const std::vector<std::string>& from, const std::vector<std::string>& to) {
-  for (size_t i = 0; i < from.size(); ++i) {
-    RunResult r = run({"cp", "--sparse=always", from[i], to[i]});
-    ASSERT_EQ(r.code, 0) << r.describe();
-  }
-}
-
 TEST(GrowAddPowerCut, power_cut_AnywhereInTheRunThenTheVolumeMountsOrARerunFinishes) {
   if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   const uint64_t rounds = fstest::env_u64("PEREGRINE_POWER_CUT_GROW_ROUNDS", 8);
@@ -257,7 +236,7 @@ TEST(GrowAddPowerCut, power_cut_AnywhereInTheRunThenTheVolumeMountsOrARerunFinis
   const std::vector<std::string> news = {v.dir() + "/new0"};
   const auto all = plus(v.members(), news);
   const std::vector<std::string> pristine = {v.dir() + "/pristine0", v.dir() + "/pristine1"};
-  copy_members(v.members(), pristine);
+  copy_member_files(v.members(), pristine);
   const std::string logs = v.dir() + "/undo";
   ASSERT_EQ(::mkdir(logs.c_str(), 0755), 0);
   auto with_cut = [&](uint64_t kill_at) {
@@ -275,7 +254,7 @@ TEST(GrowAddPowerCut, power_cut_AnywhereInTheRunThenTheVolumeMountsOrARerunFinis
   const uint64_t seed = fstest::crash_seed("grow --add power cuts", rounds);
   for (uint64_t round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
-    copy_members(pristine, v.members());
+    copy_member_files(pristine, v.members());
     ::unlink(news[0].c_str());
     const uint64_t kill_at = 1 + fstest::mix(seed * 7919 + round) % total;
     RunResult cut = with_cut(kill_at);

@@ -21,6 +21,7 @@
 #include <filesystem>
 
 #include "fs_test_util.h"
+#include "power_cut_util.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -411,6 +412,68 @@ TEST(PeregrineReplaceKilled, DuringTheCopyLeavesOldInPlace) {
 // Block devices (loop devices over files): a file member replaced by a
 // device and back, the device read and written with O_DIRECT and claimed
 // O_EXCL (a device claimed by someone else is refused as busy).
+// Power cuts inside a replace: its writes to OLD and NEW go through the
+// power-cut layer (PEREGRINE_TEST_POWER_CUT, fs/power_cut_members.h), the
+// command dies as a chosen one of them starts, and every write no flush
+// covered is kept, lost or torn. A rerun of the command then finishes
+// (with --force where it refuses and names it) and the volume mounts with
+// NEW in OLD's place, every file there. Rounds:
+// PEREGRINE_POWER_CUT_REPLACE_ROUNDS (default 8); the seed is printed
+// (PEREGRINE_CRASH_SEED reproduces).
+TEST(PeregrineReplacePowerCut, power_cut_AnywhereInTheRunThenARerunFinishes) {
+  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const uint64_t rounds = env_u64("PEREGRINE_POWER_CUT_REPLACE_ROUNDS", 8);
+  Volume v(2);
+  const Tree before = populate(v);
+  const std::string old = v.members()[1], now = v.dir() + "/new1";
+  const auto new_members = with(v.members(), old, now);
+  const std::vector<std::string> pristine = {v.dir() + "/pristine0", v.dir() + "/pristine1"};
+  copy_member_files(v.members(), pristine);
+  const std::string logs = v.dir() + "/undo";
+  ASSERT_EQ(::mkdir(logs.c_str(), 0755), 0);
+  auto with_cut = [&](uint64_t kill_at) {
+    const std::string spec = logs + (kill_at ? ",kill_at_io=" + std::to_string(kill_at) : "");
+    ::setenv("PEREGRINE_TEST_POWER_CUT", spec.c_str(), 1);
+    RunResult r = replace(v.members(), old, now);
+    ::unsetenv("PEREGRINE_TEST_POWER_CUT");
+    return r;
+  };
+  // A whole run through the layer: how many writes and flushes it makes.
+  RunResult whole = with_cut(0);
+  ASSERT_EQ(whole.code, 0) << whole.describe();
+  const uint64_t total = member_ios_logged(logs);
+  ASSERT_GT(total, 10u);
+  const uint64_t seed = crash_seed("replace power cuts", rounds);
+  for (uint64_t round = 0; round < rounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
+    copy_member_files(pristine, v.members());
+    ::unlink(now.c_str());
+    // Every other round in the switch, the last writes and flushes of the
+    // run (superblock copies of NEW, then OLD), which the copy outnumbers.
+    const uint64_t r = mix(seed * 7919 + round);
+    const uint64_t kill_at = round % 2 == 0 ? 1 + r % total : total - r % std::min<uint64_t>(total, 16);
+    RunResult cut = with_cut(kill_at);
+    ASSERT_EQ(cut.code, 128 + SIGKILL) << "kill_at_io=" << kill_at << " of " << total << ": " << cut.describe();
+    wait_members_released({old, now});
+    // OLD logs as member 1, NEW as the volume's member count.
+    const std::pair<std::string, int> logged[] = {{old, 1}, {now, 2}};
+    for (const auto& [path, index] : logged) {
+      if (!std::filesystem::exists(path)) continue;  // cut before NEW was made
+      auto out = apply_power_cut(path, logs + "/member-" + std::to_string(index) + ".undo", mix(seed + round * 31 + index));
+      ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
+    }
+    RunResult again = replace(v.members(), old, now);
+    if (again.code != 0 && contains(again.err, "--force")) again = replace(v.members(), old, now, {"--force"});
+    ASSERT_EQ(again.code, 0) << "kill_at_io=" << kill_at << " of " << total << ": " << again.describe();
+    EXPECT_EQ(describe_tree_difference(before, tree_of(v, new_members)), "") << "kill_at_io=" << kill_at;
+    std::vector<std::string> fsck = {peregrine_bin(), "fsck", "-n"};
+    fsck.insert(fsck.end(), new_members.begin(), new_members.end());
+    RunResult f = run(fsck);
+    EXPECT_EQ(f.code, 0) << "kill_at_io=" << kill_at << ": " << f.describe();
+    if (::testing::Test::HasFailure()) break;
+  }
+}
+
 class PeregrineReplaceDevice : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "copy_progress.h"
 #include "mount_table.h"
+#include "peregrine/fs/power_cut_members.h"
 #include "peregrine/volume/mount_table.h"
 #include "peregrine/volume/replace.h"
 #include "peregrine/volume/size_text.h"
@@ -129,6 +130,16 @@ int cmd_replace(int argc, char** argv) {
     }
   };
   o.note = [](const std::string& line) { std::fprintf(stderr, "peregrine replace: %s\n", line.c_str()); };
+  auto power_cut = fs::power_cut_hook_from_env();
+  if (!power_cut) {
+    std::fprintf(stderr, "peregrine replace: %s\n", power_cut.status().message().c_str());
+    return 1;
+  }
+  if (*power_cut) {
+    std::fprintf(stderr, "peregrine replace: TEST ONLY: members keep undo logs for power cuts (%s)\n",
+                 std::getenv("PEREGRINE_TEST_POWER_CUT"));
+    o.prepare_member = *power_cut;
+  }
 
   auto r = replace_member(o);
   if (!r) {

@@ -42,6 +42,11 @@ struct ReplaceOptions {
   // "new-primary", "new-backup", "old-primary", "old-backup". Tests stop
   // the process there.
   std::function<void(std::string_view step)> after_step;
+  // Tests only: called for OLD (with its index in the volume) and for NEW
+  // (with the volume's member count as its index, so that the two differ)
+  // before the run writes anything, e.g. to put the power-cut layer over
+  // them (MemberFile::route_writes_through).
+  std::function<Status(MemberFile& member, uint32_t index)> prepare_member;
   // Lines for the user: assembly warnings, what an earlier run left.
   std::function<void(const std::string&)> note;
 };
