@@ -266,8 +266,11 @@ TEST(GrowAddPowerCut, power_cut_AnywhereInTheRunThenTheVolumeMountsOrARerunFinis
       ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
     }
     RunResult r = grow_add(v.members(), news);
-    if (r.code != 0 && contains(r.err, "damaged peregrine superblock") && contains(r.err, "--force"))
+    if (r.code != 0 && contains(r.err, "damaged peregrine superblock") && contains(r.err, "--force")) {
+      std::printf("kill_at_io=%llu: the rerun refused, then --force: %s", static_cast<unsigned long long>(kill_at),
+                  r.err.c_str());
       r = grow_add(v.members(), news, {"--force"});
+    }
     ASSERT_EQ(r.code, 0) << "kill_at_io=" << kill_at << " of " << total << ": " << r.describe();
     EXPECT_EQ(describe_tree_difference(before.tree, mount_and_read(v, all).tree), "") << "kill_at_io=" << kill_at;
     expect_fsck_clean(all);

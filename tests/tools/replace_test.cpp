@@ -463,7 +463,11 @@ TEST(PeregrineReplacePowerCut, power_cut_AnywhereInTheRunThenARerunFinishes) {
       ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
     }
     RunResult again = replace(v.members(), old, now);
-    if (again.code != 0 && contains(again.err, "--force")) again = replace(v.members(), old, now, {"--force"});
+    if (again.code != 0 && contains(again.err, "--force")) {
+      std::printf("kill_at_io=%llu: the rerun refused, then --force: %s", static_cast<unsigned long long>(kill_at),
+                  again.err.c_str());
+      again = replace(v.members(), old, now, {"--force"});
+    }
     ASSERT_EQ(again.code, 0) << "kill_at_io=" << kill_at << " of " << total << ": " << again.describe();
     EXPECT_EQ(describe_tree_difference(before, tree_of(v, new_members)), "") << "kill_at_io=" << kill_at;
     std::vector<std::string> fsck = {peregrine_bin(), "fsck", "-n"};
