@@ -77,6 +77,11 @@ Status write_zeros(const MemberFile& m, uint64_t offset, uint64_t len) {
   return Status::ok();
 }
 
+Status clear_mount_record(const MemberFile& m) {
+  if (Status s = write_zeros(m, kMountRecordOffset, kMountRecordMaxBytes); !s) return s;
+  return sync_member(m);
+}
+
 Status clear_superblocks(const MemberFile& m) {
   if (Status s = write_zeros(m, kPrimarySuperblockOffset, kSuperblockSize); !s) return s;
   if (Status s = write_zeros(m, kBackupSuperblockOffset, kSuperblockSize); !s) return s;
@@ -100,6 +105,15 @@ std::optional<ReplaceResult> finished_before(const ReplaceOptions& o, const Memb
   if (!new_id) return std::nullopt;
   for (uint32_t i = 0; i < vol->members.size(); ++i) {
     if (!is_file(vol->members[i], *new_id)) continue;
+    // A run stopped between OLD's last superblock copy and its mount
+    // record (commit) left the record: it goes now.
+    if (auto seen = MemberFile::open(o.old_member, MemberFile::Mode::read_only); seen) {
+      auto record = read_mount_record(*seen);
+      if (!record || *record) {
+        auto old_file = open_member_locked(o.old_member, MemberFile::Mode::read_write);
+        if (!old_file || !clear_mount_record(*old_file)) return std::nullopt;
+      }
+    }
     ReplaceResult r;
     r.already_done = true;
     r.member_index = i;
@@ -183,15 +197,17 @@ Expected<ReplaceResult> commit(const ReplaceOptions& o, const MemberFile& old_fi
                       [&] { return write_zeros(old_file, kPrimarySuperblockOffset, kSuperblockSize); });
       !s)
     return s;
-  // The mount record goes with the backup: examine and scan must not call
-  // OLD a member of the volume from its record either.
   if (Status s = step(old_file, "old-backup",
-                      [&] {
-                        if (Status z = write_zeros(old_file, kBackupSuperblockOffset, kSuperblockSize); !z) return z;
-                        return write_zeros(old_file, kMountRecordOffset, kMountRecordMaxBytes);
-                      });
+                      [&] { return write_zeros(old_file, kBackupSuperblockOffset, kSuperblockSize); });
       !s)
     return s;
+  // The mount record goes too (examine and scan must not call OLD a member
+  // of the volume from its record), but only once OLD's last superblock
+  // copy is gone for good: cleared in one go with it, a power cut could
+  // keep the record's clearing and lose the copy's, and OLD, still a
+  // member, would no longer match the copy NEW holds. A run stopped in
+  // between leaves the record to the rerun (finished_before).
+  if (Status s = clear_mount_record(old_file); !s) return s;
   return result;
 }
 

@@ -99,6 +99,14 @@ Tree populate(Volume& v) {
   return t;
 }
 
+// Whether [offset, offset + len) of the file reads as zeros.
+bool all_zero(const std::string& path, uint64_t offset, size_t len) {
+  std::string b(len, '\1');
+  Fd fd(::open(path.c_str(), O_RDONLY));
+  if (!fd.ok() || ::pread(fd.get(), b.data(), len, static_cast<off_t>(offset)) != static_cast<ssize_t>(len)) return false;
+  return b.find_first_not_of('\0') == std::string::npos;
+}
+
 uint64_t file_hash_or_zero(const std::string& path) { return std::filesystem::exists(path) ? hash_file(path) : 0; }
 
 class PeregrineReplace : public ::testing::TestWithParam<int> {
@@ -307,6 +315,8 @@ TEST_P(PeregrineReplaceInterrupted, MountsWithOldOrNewAndARerunFinishes) {
   EXPECT_EQ(contains(again.out, "the copy an interrupted run made matched"), old_usable && new_usable) << again.out;
   EXPECT_EQ(describe_tree_difference(before, tree_of(v, new_members)), "");
   EXPECT_NE(info(v.members()).code, 0);
+  // OLD's mount record went with it, also when the run stopped before it.
+  EXPECT_TRUE(all_zero(old, 4096, 320 * 1024)) << "OLD keeps a mount record";
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, PeregrineReplaceInterrupted,
