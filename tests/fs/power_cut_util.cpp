@@ -80,9 +80,44 @@ RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& option
   return r;
 }
 
-uint64_t member_ios_logged(const std::string& dir) {
+namespace {
+
+void copy_member_files(const std::vector<std::string>& from, const std::vector<std::string>& to) {
+  for (size_t i = 0; i < from.size(); ++i) {
+    RunResult r = run({"cp", "--sparse=always", from[i], to[i]});
+    ASSERT_EQ(r.code, 0) << r.describe();
+  }
+}
+
+}  // namespace
+
+OfflineCommandCuts::OfflineCommandCuts(const Volume& v, std::function<RunResult()> command)
+    : v_(v), command_(std::move(command)), logs_(v.dir() + "/undo") {
+  for (size_t i = 0; i < v.members().size(); ++i) pristine_.push_back(v.dir() + "/pristine" + std::to_string(i));
+  copy_member_files(v.members(), pristine_);
+  EXPECT_EQ(::mkdir(logs_.c_str(), 0755), 0);
+}
+
+RunResult OfflineCommandCuts::run(uint64_t kill_at) {
+  const std::string spec = logs_ + (kill_at ? ",kill_at_io=" + std::to_string(kill_at) : "");
+  ::setenv("PEREGRINE_TEST_POWER_CUT", spec.c_str(), 1);
+  RunResult r = command_();
+  ::unsetenv("PEREGRINE_TEST_POWER_CUT");
+  return r;
+}
+
+void OfflineCommandCuts::put_members_back() { copy_member_files(pristine_, v_.members()); }
+
+std::string OfflineCommandCuts::log(uint32_t index) const {
+  return logs_ + "/member-" + std::to_string(index) + ".undo";
+}
+
+uint64_t OfflineCommandCuts::measure_whole_run() {
+  RunResult whole = run(0);
+  EXPECT_EQ(whole.code, 0) << whole.describe();
+  put_members_back();
   uint64_t ios = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+  for (const auto& e : std::filesystem::directory_iterator(logs_)) {
     Fd fd(::open(e.path().c_str(), O_RDONLY));
     UndoRecord r;
     while (::read(fd.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r)) {
@@ -91,13 +126,6 @@ uint64_t member_ios_logged(const std::string& dir) {
     }
   }
   return ios;
-}
-
-void copy_member_files(const std::vector<std::string>& from, const std::vector<std::string>& to) {
-  for (size_t i = 0; i < from.size(); ++i) {
-    RunResult r = run({"cp", "--sparse=always", from[i], to[i]});
-    ASSERT_EQ(r.code, 0) << r.describe();
-  }
 }
 
 PowerCutOutcome cut_power(const Volume& v, uint64_t seed) {

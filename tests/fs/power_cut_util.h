@@ -55,13 +55,30 @@ std::string unmount_and_fsck(Volume& v);
 // kill).
 RunResult mount_with_power_cut(Volume& v, const std::vector<std::string>& options, uint64_t kill_at_io);
 
-// Member writes and flushes started, over every undo log in `dir` (an
-// uncut run's, to spread cut points over it).
-uint64_t member_ios_logged(const std::string& dir);
+// Power cuts of an offline command that writes the members itself (grow
+// --add, replace: fs/power_cut_members.h). The volume's members as they
+// are now are kept aside; each round puts them back, and runs `command`
+// with PEREGRINE_TEST_POWER_CUT naming the undo logs' directory.
+class OfflineCommandCuts {
+ public:
+  OfflineCommandCuts(const Volume& v, std::function<RunResult()> command);
+  // Runs the command, to die as the volume's kill_at-th member write or
+  // flush starts (0: a whole run).
+  RunResult run(uint64_t kill_at);
+  // A whole run (which must succeed), then the members put back: how many
+  // member writes and flushes it made, to spread cut points over.
+  uint64_t measure_whole_run();
+  // The members as they were when this was made.
+  void put_members_back();
+  // Member `index`'s undo log.
+  std::string log(uint32_t index) const;
 
-// cp --sparse=always of from[i] to to[i] (a volume's pristine members
-// put back before each round).
-void copy_member_files(const std::vector<std::string>& from, const std::vector<std::string>& to);
+ private:
+  const Volume& v_;
+  std::function<RunResult()> command_;
+  std::vector<std::string> pristine_;
+  std::string logs_;
+};
 
 // The cut itself, member by member (the daemon is gone): every write no
 // flush covered is kept, lost or torn, from `seed`. Summed over members.

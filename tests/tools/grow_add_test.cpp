@@ -235,34 +235,21 @@ TEST(GrowAddPowerCut, power_cut_AnywhereInTheRunThenTheVolumeMountsOrARerunFinis
   const Mounted before = populate(v, 40 << 20);
   const std::vector<std::string> news = {v.dir() + "/new0"};
   const auto all = plus(v.members(), news);
-  const std::vector<std::string> pristine = {v.dir() + "/pristine0", v.dir() + "/pristine1"};
-  copy_member_files(v.members(), pristine);
-  const std::string logs = v.dir() + "/undo";
-  ASSERT_EQ(::mkdir(logs.c_str(), 0755), 0);
-  auto with_cut = [&](uint64_t kill_at) {
-    const std::string spec = logs + (kill_at ? ",kill_at_io=" + std::to_string(kill_at) : "");
-    ::setenv("PEREGRINE_TEST_POWER_CUT", spec.c_str(), 1);
-    RunResult r = grow_add(v.members(), news);
-    ::unsetenv("PEREGRINE_TEST_POWER_CUT");
-    return r;
-  };
-  // A whole run through the layer: how many member writes and flushes it makes.
-  RunResult whole = with_cut(0);
-  ASSERT_EQ(whole.code, 0) << whole.describe();
-  const uint64_t total = member_ios_logged(logs);
+  OfflineCommandCuts cuts(v, [&] { return grow_add(v.members(), news); });
+  const uint64_t total = cuts.measure_whole_run();
   ASSERT_GT(total, 20u);
   const uint64_t seed = fstest::crash_seed("grow --add power cuts", rounds);
   for (uint64_t round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
-    copy_member_files(pristine, v.members());
+    cuts.put_members_back();
     ::unlink(news[0].c_str());
     const uint64_t kill_at = 1 + fstest::mix(seed * 7919 + round) % total;
-    RunResult cut = with_cut(kill_at);
+    RunResult cut = cuts.run(kill_at);
     ASSERT_EQ(cut.code, 128 + SIGKILL) << "kill_at_io=" << kill_at << " of " << total << ": " << cut.describe();
     wait_members_released(all);
     for (size_t i = 0; i < all.size(); ++i) {
       if (!std::filesystem::exists(all[i])) continue;  // cut before the new member was made
-      auto out = apply_power_cut(all[i], logs + "/member-" + std::to_string(i) + ".undo", fstest::mix(seed + round * 31 + i));
+      auto out = apply_power_cut(all[i], cuts.log(static_cast<uint32_t>(i)), fstest::mix(seed + round * 31 + i));
       ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
     }
     RunResult r = grow_add(v.members(), news);

@@ -437,39 +437,26 @@ TEST(PeregrineReplacePowerCut, power_cut_AnywhereInTheRunThenARerunFinishes) {
   const Tree before = populate(v);
   const std::string old = v.members()[1], now = v.dir() + "/new1";
   const auto new_members = with(v.members(), old, now);
-  const std::vector<std::string> pristine = {v.dir() + "/pristine0", v.dir() + "/pristine1"};
-  copy_member_files(v.members(), pristine);
-  const std::string logs = v.dir() + "/undo";
-  ASSERT_EQ(::mkdir(logs.c_str(), 0755), 0);
-  auto with_cut = [&](uint64_t kill_at) {
-    const std::string spec = logs + (kill_at ? ",kill_at_io=" + std::to_string(kill_at) : "");
-    ::setenv("PEREGRINE_TEST_POWER_CUT", spec.c_str(), 1);
-    RunResult r = replace(v.members(), old, now);
-    ::unsetenv("PEREGRINE_TEST_POWER_CUT");
-    return r;
-  };
-  // A whole run through the layer: how many writes and flushes it makes.
-  RunResult whole = with_cut(0);
-  ASSERT_EQ(whole.code, 0) << whole.describe();
-  const uint64_t total = member_ios_logged(logs);
+  OfflineCommandCuts cuts(v, [&] { return replace(v.members(), old, now); });
+  const uint64_t total = cuts.measure_whole_run();
   ASSERT_GT(total, 10u);
   const uint64_t seed = crash_seed("replace power cuts", rounds);
   for (uint64_t round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
-    copy_member_files(pristine, v.members());
+    cuts.put_members_back();
     ::unlink(now.c_str());
     // Every other round in the switch, the last writes and flushes of the
     // run (superblock copies of NEW, then OLD), which the copy outnumbers.
     const uint64_t r = mix(seed * 7919 + round);
     const uint64_t kill_at = round % 2 == 0 ? 1 + r % total : total - r % std::min<uint64_t>(total, 16);
-    RunResult cut = with_cut(kill_at);
+    RunResult cut = cuts.run(kill_at);
     ASSERT_EQ(cut.code, 128 + SIGKILL) << "kill_at_io=" << kill_at << " of " << total << ": " << cut.describe();
     wait_members_released({old, now});
     // OLD logs as member 1, NEW as the volume's member count.
-    const std::pair<std::string, int> logged[] = {{old, 1}, {now, 2}};
+    const std::pair<std::string, uint32_t> logged[] = {{old, 1}, {now, 2}};
     for (const auto& [path, index] : logged) {
       if (!std::filesystem::exists(path)) continue;  // cut before NEW was made
-      auto out = apply_power_cut(path, logs + "/member-" + std::to_string(index) + ".undo", mix(seed + round * 31 + index));
+      auto out = apply_power_cut(path, cuts.log(index), mix(seed + round * 31 + index));
       ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
     }
     RunResult again = replace(v.members(), old, now);
