@@ -54,23 +54,35 @@ void VolatileCacheDevice::cut_if_due() {
   }
 }
 
+uint64_t VolatileCacheDevice::log_write_started(uint64_t offset, uint64_t len) {
+  old_.resize(len);
+  // Past the end of the file reads as zeros.
+  const ssize_t got = pread_upto(read_fd_, old_.data(), len, offset);
+  if (got < 0) abort();
+  std::memset(old_.data() + got, 0, len - static_cast<uint64_t>(got));
+  UndoRecord r;
+  r.kind = UndoRecord::write;
+  r.seq = next_seq_++;
+  r.offset = offset;
+  r.length = len;
+  append(r, old_.data());
+  return r.seq;
+}
+
+void VolatileCacheDevice::log_write_completed(uint64_t seq) {
+  UndoRecord r;
+  r.kind = UndoRecord::completed;
+  r.seq = seq;
+  r.length = ++completions_;
+  append(r);
+}
+
 void VolatileCacheDevice::start(const DeviceIo& io) {
   MutexLock lock(mu_);
   if (io.op == IoOp::write) {
     uint64_t len = 0;
     for (uint32_t i = 0; i < io.iovcnt; ++i) len += io.iov[i].iov_len;
-    old_.resize(len);
-    // Past the end of the file reads as zeros.
-    const ssize_t got = pread_upto(read_fd_, old_.data(), len, io.offset);
-    if (got < 0) abort();
-    std::memset(old_.data() + got, 0, len - static_cast<uint64_t>(got));
-    UndoRecord r;
-    r.kind = UndoRecord::write;
-    r.seq = next_seq_++;
-    r.offset = io.offset;
-    r.length = len;
-    append(r, old_.data());
-    started_[io.tag] = Started{IoOp::write, r.seq};
+    started_[io.tag] = Started{IoOp::write, log_write_started(io.offset, len)};
   } else if (io.op == IoOp::flush) {
     started_[io.tag] = Started{IoOp::flush, completions_};
   }
@@ -101,25 +113,12 @@ int64_t VolatileCacheDevice::transfer_blocking(IoOp op, uint64_t offset, std::by
   uint64_t seq;
   {
     MutexLock lock(mu_);
-    old_.resize(len);
-    const ssize_t got = pread_upto(read_fd_, old_.data(), len, offset);
-    if (got < 0) abort();
-    std::memset(old_.data() + got, 0, len - static_cast<uint64_t>(got));
-    UndoRecord r;
-    r.kind = UndoRecord::write;
-    r.seq = seq = next_seq_++;
-    r.offset = offset;
-    r.length = len;
-    append(r, old_.data());
+    seq = log_write_started(offset, len);
   }
   cut_if_due();
   const int64_t n = inner_->transfer_blocking(op, offset, buf, len);
   MutexLock lock(mu_);
-  UndoRecord r;
-  r.kind = UndoRecord::completed;
-  r.seq = seq;
-  r.length = ++completions_;
-  append(r);
+  log_write_completed(seq);
   return n;
 }
 
@@ -130,13 +129,10 @@ void VolatileCacheDevice::note_completions(std::span<DeviceCompletion> done) {
     if (it == started_.end()) continue;  // a read
     const Started s = it->second;
     started_.erase(it);
-    UndoRecord r;
     if (s.op == IoOp::write) {
-      r.kind = UndoRecord::completed;
-      r.seq = s.seq;
-      r.length = ++completions_;
-      append(r);
+      log_write_completed(s.seq);
     } else if (c.result >= 0) {
+      UndoRecord r;
       r.kind = UndoRecord::flushed;
       r.seq = s.seq;
       append(r);

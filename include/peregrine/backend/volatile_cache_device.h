@@ -89,6 +89,10 @@ class VolatileCacheDevice final : public DeviceQueue {
     uint64_t seq;  // write: its sequence number; flush: completions it covers
   };
   void append(const UndoRecord& r, const void* data = nullptr) REQUIRES(mu_);
+  // A write's record with the bytes it replaces (its sequence number), and
+  // its completion, in start()/reap() and transfer_blocking() alike.
+  uint64_t log_write_started(uint64_t offset, uint64_t len) REQUIRES(mu_);
+  void log_write_completed(uint64_t seq) REQUIRES(mu_);
   void note_completions(std::span<DeviceCompletion> done) EXCLUDES(mu_);
   // The cut, if this write or flush is the volume's kill_at_io-th.
   void cut_if_due();
