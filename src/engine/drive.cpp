@@ -194,10 +194,14 @@ int Drive::flush_blocking() {
       flushed_through_.store(covers, std::memory_order_release);
     return 0;
   }
+  return blocking_failure(IoErrorReport{index_, IoOp::flush, 0, 0, error, false});
+}
+
+int Drive::blocking_failure(const IoErrorReport& report) {
   ++counters_.errors;
-  if (config_.on_io_error) config_.on_io_error(IoErrorReport{index_, IoOp::flush, 0, 0, error, false});
+  if (config_.on_io_error) config_.on_io_error(report);
   // As complete() reports it: a device that is gone is an IO error.
-  return error == -ENODEV || error == -ENXIO ? -EIO : error;
+  return report.error == -ENODEV || report.error == -ENXIO ? -EIO : report.error;
 }
 
 int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len) {
@@ -225,9 +229,7 @@ int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, ui
   counters_.device_latency.record(now - start);
   dirty_ = true;
   if (error == 0) return 0;
-  ++counters_.errors;
-  if (config_.on_io_error) config_.on_io_error(IoErrorReport{index_, op, member_offset, len, error, past_end});
-  return error == -ENODEV || error == -ENXIO ? -EIO : error;
+  return blocking_failure(IoErrorReport{index_, op, member_offset, len, error, past_end});
 }
 
 // ---- submitter side, per-volume scheduler ----

@@ -142,6 +142,9 @@ class Drive {
   void merge_into_backlog(SubIo* const* items, size_t n) REQUIRES(dispatch_mutex_);
   void dispatch_backlog(uint64_t now) REQUIRES(dispatch_mutex_);
   void wake_for_inline_completions() REQUIRES(dispatch_mutex_);  // submitter side
+  // A blocking call's failure counted and reported as complete() does one
+  // through the ring: the error its caller gets.
+  int blocking_failure(const IoErrorReport& report) REQUIRES(dispatch_mutex_);
   void start_io(uint32_t tag, SubIo* head, uint64_t now) REQUIRES(dispatch_mutex_);
   // finished_inline_only: DeviceQueue::reap_finished_inline (submitters).
   // *now_out, if given, gets the time the completions were stamped with
