@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "peregrine/backend/volatile_cache_device.h"
 #include "peregrine/engine/device_factory.h"
@@ -10,11 +11,13 @@
 
 namespace peregrine::fs {
 
-Expected<MemberHook> power_cut_hook_from_env() {
+Expected<MemberHook> power_cut_hook_from_env(const std::function<void(const std::string&)>& note) {
   const char* spec = std::getenv(kTestPowerCutEnv);
   if (spec == nullptr) return MemberHook{};
   auto plan = parse_test_power_cut(spec);
   if (!plan) return plan.status();
+  if (note)
+    note(std::string("TEST ONLY: members keep undo logs for power cuts (") + kTestPowerCutEnv + "=" + spec + ")");
   auto ios = std::make_shared<std::atomic<uint64_t>>(0);
   return MemberHook([dir = plan->dir, kill_at = plan->kill_at_io, ios](MemberFile& m, uint32_t index) -> Status {
     // The layer's blocking calls are the ring device's pread/pwrite and

@@ -130,16 +130,12 @@ int cmd_replace(int argc, char** argv) {
     }
   };
   o.note = [](const std::string& line) { std::fprintf(stderr, "peregrine replace: %s\n", line.c_str()); };
-  auto power_cut = fs::power_cut_hook_from_env();
+  auto power_cut = fs::power_cut_hook_from_env(o.note);
   if (!power_cut) {
     std::fprintf(stderr, "peregrine replace: %s\n", power_cut.status().message().c_str());
     return 1;
   }
-  if (*power_cut) {
-    std::fprintf(stderr, "peregrine replace: TEST ONLY: members keep undo logs for power cuts (%s)\n",
-                 std::getenv("PEREGRINE_TEST_POWER_CUT"));
-    o.prepare_member = *power_cut;
-  }
+  o.prepare_member = *power_cut;
 
   auto r = replace_member(o);
   if (!r) {

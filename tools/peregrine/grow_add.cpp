@@ -57,16 +57,12 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
       if (++windows == stop_window) stop();
     };
   o.note = [](const std::string& line) { std::fprintf(stderr, "peregrine grow: %s\n", line.c_str()); };
-  auto power_cut = fs::power_cut_hook_from_env();
+  auto power_cut = fs::power_cut_hook_from_env(o.note);
   if (!power_cut) {
     std::fprintf(stderr, "peregrine grow: %s\n", power_cut.status().message().c_str());
     return 1;
   }
-  if (*power_cut) {
-    std::fprintf(stderr, "peregrine grow: TEST ONLY: members keep undo logs for power cuts (%s)\n",
-                 std::getenv("PEREGRINE_TEST_POWER_CUT"));
-    o.prepare_member = *power_cut;
-  }
+  o.prepare_member = *power_cut;
 
   auto r = restripe_volume(o);
   if (!r) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "peregrine/backend/member_file.h"
 #include "peregrine/util/result.h"
@@ -22,7 +23,8 @@ using MemberHook = std::function<Status(MemberFile& member, uint32_t index)>;
 
 // The hook that routes a member's writes through the layer
 // (MemberFile::route_writes_through), or an empty function when the
-// variable is not set; EINVAL naming the variable on a bad value.
-Expected<MemberHook> power_cut_hook_from_env();
+// variable is not set; EINVAL naming the variable on a bad value. When it
+// is set, `note` is told so ("TEST ONLY: ...") for the user.
+Expected<MemberHook> power_cut_hook_from_env(const std::function<void(const std::string&)>& note);
 
 }  // namespace peregrine::fs
