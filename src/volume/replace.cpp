@@ -107,11 +107,15 @@ std::optional<ReplaceResult> finished_before(const ReplaceOptions& o, const Memb
     if (!is_file(vol->members[i], *new_id)) continue;
     // A run stopped between OLD's last superblock copy and its mount
     // record (commit) left the record: it goes now.
+    // Not clearing it leaves the replace done: said, not failed.
     if (auto seen = MemberFile::open(o.old_member, MemberFile::Mode::read_only); seen) {
       auto record = read_mount_record(*seen);
       if (!record || *record) {
         auto old_file = open_member_locked(o.old_member, MemberFile::Mode::read_write);
-        if (!old_file || !clear_mount_record(*old_file)) return std::nullopt;
+        Status cleared = old_file ? clear_mount_record(*old_file) : old_file.status();
+        if (!cleared && o.note)
+          o.note("old member " + o.old_member + ": cannot clear the mount record an interrupted replace left: " +
+                 cleared.message());
       }
     }
     ReplaceResult r;
