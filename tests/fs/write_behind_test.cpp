@@ -1,7 +1,8 @@
 // WriteBehind's waits (write_behind.h): an fsync that completes the IO it
 // waits for itself (reap_here) returns with no other thread's help and
-// takes the IO's error; the other waits never reap; a reap that finds
-// nothing ends in the ordinary sleep until another thread completes it.
+// takes the IO's error; waits not asked to reap never do; an fsync whose
+// reaping finds nothing still returns once another thread completes the
+// IO.
 #include "write_behind.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +33,7 @@ TEST(WriteBehindTest, AnFsyncCompletesTheWriteItWaitsForItselfAndTakesItsError) 
   EXPECT_EQ(reaps, 3);                           // nothing to wait for: no reap
 }
 
-TEST(WriteBehindTest, WaitsThatHoldLocksNeverReap) {
+TEST(WriteBehindTest, WaitsNotAskedToReapNeverReap) {
   std::atomic<int> reaps{0};
   WriteBehind wb(1 << 20, {}, [&] { reaps.fetch_add(1); }, kLongNs);
   ASSERT_TRUE(wb.admit(kIno, 0, 1, 4096));
@@ -48,7 +49,7 @@ TEST(WriteBehindTest, WaitsThatHoldLocksNeverReap) {
   EXPECT_EQ(reaps.load(), 0);
 }
 
-TEST(WriteBehindTest, AReapThatFindsNothingEndsInTheSleepUntilAnotherThreadCompletes) {
+TEST(WriteBehindTest, AnFsyncWhoseReapFindsNothingReturnsOnceAnotherThreadCompletes) {
   std::atomic<int> reaps{0};
   WriteBehind wb(1 << 20, {}, [&] {
     reaps.fetch_add(1);
