@@ -178,6 +178,7 @@ size_t Drive::reap_here() {
 int Drive::flush_blocking() {
   // What the flush covers is what had completed when it started, as for a
   // flush through the ring (TagSlot::flush_covers).
+  std::shared_lock swap(device_swap_mutex_);
   DeviceQueue& device = device_for_blocking_flush();
   if (!device.flushes_blocking()) return -EOPNOTSUPP;
   const uint64_t covers = writes_done_.load(std::memory_order_acquire);
@@ -205,6 +206,7 @@ int Drive::blocking_failure(const IoErrorReport& report) {
 }
 
 int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len) {
+  std::shared_lock swap(device_swap_mutex_);
   DeviceQueue& device = device_for_blocking_flush();
   if (op == IoOp::flush || !device.transfers_blocking()) return -EOPNOTSUPP;
   const uint64_t start = monotonic_ns();
@@ -230,6 +232,21 @@ int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, ui
   dirty_ = true;
   if (error == 0) return 0;
   return blocking_failure(IoErrorReport{index_, op, member_offset, len, error, past_end});
+}
+
+Status Drive::install_mirror(std::unique_ptr<DeviceQueue> secondary, std::shared_ptr<MirrorFence> fence) {
+  std::unique_lock swap(device_swap_mutex_);
+  if (Status s = secondary->attach_waker(*sleep_->waker); !s) return s;
+  fence->set_waker(sleep_->waker.get());
+  MutexLock lock(dispatch_mutex_);
+  std::vector<bool> is_free(tags_.size(), false);
+  for (uint32_t t : free_tags_) is_free[t] = true;
+  std::vector<uint32_t> busy;
+  for (uint32_t t = 0; t < tags_.size(); ++t)
+    if (!is_free[t]) busy.push_back(t);
+  device_ = std::make_unique<MirrorDevice>(std::move(device_), std::move(secondary), std::move(fence), busy);
+  sleep_->wake_if_sleeping();
+  return Status::ok();
 }
 
 // ---- submitter side, per-volume scheduler ----

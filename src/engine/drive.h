@@ -24,10 +24,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
 #include <vector>
 
 #include "peregrine/backend/completion_waker.h"
 #include "peregrine/backend/device_queue.h"
+#include "peregrine/backend/mirror_device.h"
 #include "peregrine/engine/drive_stats.h"
 #include "peregrine/engine/engine_config.h"
 #include "peregrine/util/mutex.h"
@@ -122,6 +124,12 @@ class Drive {
   SubIo* tag_chain(uint32_t tag);
   void dispatch_tags(const uint32_t* tags, size_t n) EXCLUDES(dispatch_mutex_);
 
+  // Puts a MirrorDevice (backend/mirror_device.h) over the drive's device,
+  // with `secondary` (a new member's ring) as its other side: an online
+  // replace. Any thread; waits for blocking calls in progress.
+  Status install_mirror(std::unique_ptr<DeviceQueue> secondary, std::shared_ptr<MirrorFence> fence)
+      EXCLUDES(dispatch_mutex_);
+
   // Any thread that holds no drive's dispatch lock (it takes this one's).
   DriveStats stats() EXCLUDES(dispatch_mutex_, stats_mutex_);
 
@@ -166,10 +174,13 @@ class Drive {
 
   const uint32_t index_;
   const EngineConfig& config_;
-  const std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
+  // Replaced only by install_mirror(), under both locks.
+  std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
   // DeviceQueue::flushes_blocking(), flush_blocking() and their transfer_
-  // counterparts are the calls a device takes without the lock.
+  // counterparts are the calls a device takes without the dispatch lock;
+  // they hold device_swap_mutex_ shared meanwhile.
   DeviceQueue& device_for_blocking_flush() NO_THREAD_SAFETY_ANALYSIS { return *device_; }
+  std::shared_mutex device_swap_mutex_;
   DriveThreadSleep* sleep_ = nullptr;  // set by attach()
 
   // Hand-off: inbox_[slot] is written by that slot's submitter only.

@@ -159,4 +159,10 @@ int Engine::flush_lone_drive() {
   return lone == nullptr ? 0 : lone->flush_blocking();
 }
 
+Status Engine::install_mirror(uint32_t drive, std::unique_ptr<DeviceQueue> secondary,
+                              std::shared_ptr<MirrorFence> fence) {
+  if (drive >= drives_.size()) return Status::error(EINVAL, "no drive " + std::to_string(drive));
+  return drives_[drive]->install_mirror(std::move(secondary), std::move(fence));
+}
+
 }  // namespace peregrine

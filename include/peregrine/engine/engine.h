@@ -37,6 +37,7 @@
 namespace peregrine {
 
 class Drive;
+class MirrorFence;
 class DriveThread;
 class PerVolumeScheduler;
 struct SubmitterSlot;
@@ -94,6 +95,13 @@ class Engine {
   // -EOPNOTSUPP when the range spans members or the device cannot (then
   // nothing was done). Any thread.
   int transfer_lone_piece(IoOp op, uint64_t offset, std::byte* buf, uint64_t len);
+
+  // Online replace: drive `drive` gets a MirrorDevice over its device with
+  // `secondary` (the new member's, from the same DeviceFactory kind) as
+  // its other side; `fence` is how the copier steers it
+  // (backend/mirror_device.h). The mirror stays until the Engine goes.
+  // Any thread.
+  Status install_mirror(uint32_t drive, std::unique_ptr<DeviceQueue> secondary, std::shared_ptr<MirrorFence> fence);
 
  private:
   friend class Submitter;
