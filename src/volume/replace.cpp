@@ -1,6 +1,5 @@
 #include "peregrine/volume/replace.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,19 +7,17 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <optional>
 
 #include "member_identity.h"
-#include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/member_examination.h"
 #include "peregrine/volume/member_lock.h"
 #include "peregrine/volume/member_superblocks.h"
 #include "peregrine/volume/mount_record.h"
+#include "peregrine/volume/replace_steps.h"
 #include "peregrine/volume/size_text.h"
-#include "signature_probe.h"
 
 namespace peregrine {
 namespace {
@@ -53,39 +50,6 @@ std::string when(uint64_t t) {
   gmtime_r(&tt, &tm);
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
   return buf;
-}
-
-// Removes a NEW this run created unless it was kept (committed).
-class CreatedFile {
- public:
-  void set(std::string path) { path_ = std::move(path); }
-  void keep() { path_.clear(); }
-  bool created() const { return !path_.empty(); }
-  ~CreatedFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
-
- private:
-  std::string path_;
-};
-
-Status write_zeros(const MemberFile& m, uint64_t offset, uint64_t len) {
-  AlignedBuffer zeros(len);
-  if (int rc = m.pwrite_full(zeros.data(), len, offset); rc < 0)
-    return Status::error(-rc, "member " + m.info().path + ": cannot write at offset " + std::to_string(offset) + ": " +
-                                  std::strerror(-rc));
-  return Status::ok();
-}
-
-Status clear_mount_record(const MemberFile& m) {
-  if (Status s = write_zeros(m, kMountRecordOffset, kMountRecordMaxBytes); !s) return s;
-  return sync_member(m);
-}
-
-Status clear_superblocks(const MemberFile& m) {
-  if (Status s = write_zeros(m, kPrimarySuperblockOffset, kSuperblockSize); !s) return s;
-  if (Status s = write_zeros(m, kBackupSuperblockOffset, kSuperblockSize); !s) return s;
-  return sync_member(m);
 }
 
 // After an assembly that failed: did an earlier run already finish, so
@@ -136,13 +100,6 @@ std::string last_mount_text(const MemberFile& m) {
   return "last mounted " + when((*r)->mount_time) + " on " + (*r)->mountpoint;
 }
 
-// NEW carries OLD's own identity: left by an interrupted replace.
-bool is_earlier_copy(const MemberSuperblocks& sbs, const Superblock& old_sb) {
-  const SuperblockCopy& copy = sbs.primary.superblock ? sbs.primary : sbs.backup;
-  return copy.superblock && copy.superblock->volume_uuid == old_sb.volume_uuid &&
-         copy.superblock->member_uuid == old_sb.member_uuid;
-}
-
 // The copy of an interrupted replace no longer matches OLD: the volume was
 // used (mounted, fsck) with one of them since, and only the user knows which.
 Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile& old_file, const MemberFile& new_file,
@@ -158,60 +115,15 @@ Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile
           "\"Replacing a member\")");
 }
 
-// NEW holds a peregrine superblock other than OLD's identity.
-Status check_foreign_superblock(const ReplaceOptions& o, const MemberSuperblocks& sbs) {
-  const SuperblockCopy& copy = sbs.primary.superblock ? sbs.primary : sbs.backup;
-  if (o.force) return Status::ok();
-  if (copy.superblock) {
-    const Superblock& sb = *copy.superblock;
-    return refuse_new(o.new_member, "already member " + std::to_string(sb.member_index) + " of " +
-                                        std::to_string(sb.member_count()) + " of peregrine volume " +
-                                        sb.volume_uuid.to_string() + " (use --force to overwrite)");
-  }
-  return refuse_new(o.new_member, "holds a damaged peregrine superblock (use --force to overwrite)");
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// NEW takes OLD's identity, one generation on; from the first sync on,
-// the volume assembles with either (never with both: they claim the same
-// index), and once OLD's copies are gone only with NEW.
 Expected<ReplaceResult> commit(const ReplaceOptions& o, const MemberFile& old_file, const MemberFile& new_file,
-                               const Superblock& old_sb, CreatedFile& created, ReplaceResult result) {
+                               const Superblock& old_sb, CreatedMemberFile& created, ReplaceResult result) {
   created.keep();
-  Superblock new_sb = old_sb;
-  new_sb.generation += 1;
-  auto step = [&](const MemberFile& m, const char* name, auto&& write) -> Status {
-    if (Status s = write(); !s) return s;
-    if (Status s = sync_member(m); !s) return s;
-    if (o.after_step) o.after_step(name);
-    return Status::ok();
-  };
-  if (Status s = step(new_file, "new-primary",
-                      [&] { return write_superblock_copy(new_file, new_sb, kPrimarySuperblockOffset); });
-      !s)
-    return s;
-  if (Status s = step(new_file, "new-backup",
-                      [&] { return write_superblock_copy(new_file, new_sb, kBackupSuperblockOffset); });
-      !s)
-    return s;
-  if (Status s = step(old_file, "old-primary",
-                      [&] { return write_zeros(old_file, kPrimarySuperblockOffset, kSuperblockSize); });
-      !s)
-    return s;
-  if (Status s = step(old_file, "old-backup",
-                      [&] { return write_zeros(old_file, kBackupSuperblockOffset, kSuperblockSize); });
-      !s)
-    return s;
-  // The mount record goes too (examine and scan must not call OLD a member
-  // of the volume from its record), but only once OLD's last superblock
-  // copy is gone for good: cleared in one go with it, a power cut could
-  // keep the record's clearing and lose the copy's, and OLD, still a
-  // member, would no longer match the copy NEW holds. A run stopped in
-  // between leaves the record to the rerun (finished_before).
-  if (Status s = clear_mount_record(old_file); !s) return s;
+  auto done = commit_replace(old_file, new_file, old_sb, o.after_step);
+  if (!done) return done.status();
   return result;
 }
 
@@ -244,61 +156,6 @@ Expected<ReplaceIdentities> identify_replace(const ReplaceOptions& o) {
   return ReplaceIdentities{std::move(*ids), std::move(*old_id), std::move(*new_id)};
 }
 
-// Phase 2: NEW, created when it is a missing regular file (as large as
-// OLD), then opened, locked and checked as mkfs checks a member.
-Expected<MemberFile> open_new_member(const ReplaceOptions& o, const MemberIdentity& new_id, const MemberFile& old_file,
-                                     uint64_t needed, CreatedFile& created) {
-  if (!new_id.exists) {
-    std::filesystem::path dir = std::filesystem::path(new_id.absolute).parent_path();
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-      return refuse_new(o.new_member, "does not exist, and " + dir.string() + " is not a directory to create it in");
-    int fd = ::open(o.new_member.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return refuse_new(o.new_member, std::string("cannot create: ") + std::strerror(errno));
-    created.set(o.new_member);
-    const uint64_t size = std::max(needed, old_file.info().size_bytes);
-    int rc = ::ftruncate(fd, static_cast<off_t>(size));
-    int e = errno;
-    ::close(fd);
-    if (rc != 0) return refuse_new(o.new_member, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
-  }
-  auto opened = open_member_locked(o.new_member, MemberFile::Mode::read_write);
-  if (!opened) return Status::error(opened.status().errnum(), "new " + opened.status().message());
-  if (opened->info().logical_block_size > kBlockSize)
-    return refuse_new(o.new_member, "logical block size " + std::to_string(opened->info().logical_block_size) +
-                                        " is larger than the volume block size " + std::to_string(kBlockSize));
-  if (opened->info().size_bytes < needed)
-    return refuse_new(o.new_member, "too small (" + std::to_string(opened->info().size_bytes) + " bytes); member " +
-                                        o.old_member + " holds " + std::to_string(needed) + " bytes of the volume (" +
-                                        format_size(needed) + ")");
-  return opened;
-}
-
-// What NEW holds, once it passed phase 3's checks.
-struct NewMemberContents {
-  bool has_superblock = false;  // cleared before the copy
-  bool earlier_copy = false;    // OLD's copy from an interrupted replace
-};
-
-// Phase 3: NEW's contents. An earlier copy of OLD is recognised; another
-// volume's member or a filesystem is refused unless --force.
-Expected<NewMemberContents> examine_new_member(const ReplaceOptions& o, const MemberFile& new_file,
-                                               const Superblock& old_sb, const CreatedFile& created) {
-  auto sbs = read_member_superblocks(new_file);
-  if (!sbs) return sbs.status();
-  NewMemberContents c;
-  c.has_superblock = sbs->any_magic();
-  c.earlier_copy = is_earlier_copy(*sbs, old_sb);
-  if (c.has_superblock && !c.earlier_copy) {
-    if (Status s = check_foreign_superblock(o, *sbs); !s) return s;
-  } else if (!c.has_superblock && !o.force && !created.created()) {
-    auto found = probe_foreign_signature(o.new_member);
-    if (!found) return found.status();
-    if (*found) return refuse_new(o.new_member, "holds " + **found + " (use --force to overwrite)");
-  }
-  return c;
-}
-
 // Phase 4: NEW written: a superblock it carries cleared first, so that a
 // half-made copy never looks like a member; OLD's ranges copied; the end
 // of a larger NEW zeroed as mkfs zeroes it (kTailWipe); synced.
@@ -307,14 +164,7 @@ Status copy_onto_new(MemberCopy& copier, std::span<const CopyRange> ranges, cons
   if (has_superblock)
     if (Status s = clear_superblocks(new_file); !s) return s;
   if (Status s = copier.copy(ranges, progress); !s) return s;
-  const uint64_t new_size = new_file.info().size_bytes / kBlockSize * kBlockSize;
-  if (new_size > needed) {
-    AlignedBuffer zeros(1 << 20);
-    if (Status s =
-            zero_member_range(new_file, std::max(needed, new_size - std::min(new_size, kTailWipe)), new_size, zeros);
-        !s)
-      return s;
-  }
+  if (Status s = wipe_new_member_tail(new_file, needed); !s) return s;
   return sync_member(new_file);
 }
 
@@ -339,12 +189,10 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
 
   // Nothing is written to NEW before every check passed; a NEW this run
   // created goes again if the replace fails.
-  CreatedFile created;
-  auto opened = open_new_member(o, ids->new_member, old_file, needed, created);
-  if (!opened) return opened.status();
-  MemberFile& new_file = *opened;
-  auto contents = examine_new_member(o, new_file, old_sb, created);
-  if (!contents) return contents.status();
+  auto prepared = prepare_new_member(NewMemberRequest{o.new_member, &old_file, &old_sb, nullptr, o.force});
+  if (!prepared) return prepared.status();
+  MemberFile& new_file = prepared->file;
+  CreatedMemberFile& created = prepared->created;
   if (o.prepare_member) {
     if (Status s = o.prepare_member(old_file, index); !s) return s;
     if (Status s = o.prepare_member(new_file, old_sb.member_count()); !s) return s;
@@ -371,7 +219,7 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
 
   // An interrupted replace whose copy still matches OLD byte for byte (it
   // stopped in the switch, and neither was used since) is only finished.
-  if (contents->earlier_copy) {
+  if (prepared->earlier_copy) {
     if (o.note)
       o.note("new member " + o.new_member + " already carries member index " + std::to_string(index) +
              " of this volume (an earlier replace was interrupted): comparing it with the old member");
@@ -388,7 +236,7 @@ Expected<ReplaceResult> replace_member(const ReplaceOptions& o) {
     t0 = std::chrono::steady_clock::now();
   }
 
-  if (Status s = copy_onto_new(copier, ranges, new_file, contents->has_superblock, needed, progress("copy")); !s)
+  if (Status s = copy_onto_new(copier, ranges, new_file, prepared->has_superblock, needed, progress("copy")); !s)
     return s;
   result.copy_seconds = seconds_since(t0);
   result.data_bytes = copier.data_bytes();
