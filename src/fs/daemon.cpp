@@ -21,6 +21,7 @@
 #include "peregrine/volume/mount_record.h"
 #include "member_errors.h"
 #include "online_grow.h"
+#include "online_replace.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "peregrine/util/clock.h"
@@ -384,8 +385,11 @@ int run_daemon(const DaemonOptions& o) {
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
   ctx.log = log.as_line();
-  OnlineGrow online_grow(vr, **meta, log.as_line());
+  Mutex layout_mu;  // online grow and online replace change the member list one at a time
+  OnlineReplace online_replace(vr, o.settings, layout_mu, log.as_line());
+  OnlineGrow online_grow(vr, **meta, layout_mu, [&online_replace] { return online_replace.busy(); }, log.as_line());
   ctx.online_grow = &online_grow;
+  ctx.online_replace = o.read_only ? nullptr : &online_replace;
   ctx.read_only = o.read_only;
   // The io-uring transport says it serves once its rings are registered,
   // so that when a mount command returns, requests already use them.
@@ -408,6 +412,9 @@ int run_daemon(const DaemonOptions& o) {
     if (!plan->uring) serving();
     serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent, log);
   }
+  // A copy still running gives up: the unmount's flush and mount record
+  // must find the member list settled.
+  online_replace.stop();
   if (!finish_unmount(**meta, vr, mount_record, log)) exit_code = 1;
   meta->reset();
   rt->reset();

@@ -26,7 +26,7 @@ struct Wait {
 
 }  // namespace
 
-EngineVolumeIo::EngineVolumeIo(SubmitterPool& pool, const std::vector<MemberFile>* members)
+EngineVolumeIo::EngineVolumeIo(SubmitterPool& pool, std::vector<MemberFile>* members)
     : pool_(pool), members_(members), counters_(new Counters[pool.engine().map().members()]) {}
 
 int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len, Submitter::Completions where,
@@ -94,6 +94,7 @@ int EngineVolumeIo::flush() {
 int EngineVolumeIo::discard(uint64_t offset, uint64_t length) {
   if (members_ == nullptr || members_->empty()) return -EOPNOTSUPP;
   if (length == 0) return 0;
+  std::shared_lock lock(members_mu_);
   int first_error = 0;
   pool_.engine().map().member_spans(offset, length, [&](uint32_t m, uint64_t moff, uint64_t mlen) {
     if (m >= members_->size()) return;
@@ -108,6 +109,11 @@ int EngineVolumeIo::discard(uint64_t offset, uint64_t length) {
     }
   });
   return first_error;
+}
+
+void EngineVolumeIo::swap_member(uint32_t index, MemberFile& other) {
+  std::unique_lock lock(members_mu_);
+  if (members_ != nullptr && index < members_->size()) std::swap((*members_)[index], other);
 }
 
 DiscardCounts EngineVolumeIo::discard_counts(uint32_t member) const {

@@ -42,6 +42,7 @@
 namespace peregrine::fs {
 
 class OnlineGrow;
+class OnlineReplace;
 
 // A ring thread's part of the host (transport/data_calls.h): its
 // Submitter, made the thread's own as the thread starts. The same
@@ -128,6 +129,9 @@ struct FsContext final : TransportHost {
   // Serves `peregrine grow MOUNTPOINT` (fs_grow.cpp); null: not offered.
   // Set before the session serves.
   OnlineGrow* online_grow = nullptr;
+  // Serves `peregrine replace ... MOUNTPOINT` (fs_replace.cpp); null: not
+  // offered. Set before the session serves.
+  OnlineReplace* online_replace = nullptr;
   // The daemon's log (daemon_log.h), for what an operation has to say
   // there. Set before the session serves.
   LogLine log = [](int, const std::string&) {};
@@ -300,7 +304,9 @@ void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache);
 void add_trim_ops(fuse_lowlevel_ops& ops);
 // The online grow ioctl (grow_ioctl.h), dispatched from the ioctl op.
 void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz,
-                      size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
+                      size_t out_bufsz);
+// The online replace ioctl (replace_ioctl.h), dispatched from the ioctl op.
+void serve_replace_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
 // For a read-only mount, after the groups above: every changing operation
 // is answered EROFS (read_only_ops.cpp). Main thread, before the session.
 void make_read_only(fuse_lowlevel_ops& ops);

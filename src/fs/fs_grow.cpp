@@ -27,6 +27,8 @@ GrowIoctl failed(int err, const std::string& why) {
 
 GrowIoctl OnlineGrow::run() {
   MutexLock lk(mu_);
+  if (replace_busy_ && replace_busy_())
+    return failed(EBUSY, "a member is being replaced online: grow the volume once the replace is done");
   AssembledVolume& vol = vr_.volume;
   const uint64_t data_offset = vr_.meta_geometry.data_offset;
   GrowIoctl r{};

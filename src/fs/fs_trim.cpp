@@ -18,6 +18,7 @@
 
 #include "fs_context.h"
 #include "peregrine/fs/grow_ioctl.h"
+#include "peregrine/fs/replace_ioctl.h"
 
 namespace peregrine::fs {
 namespace {
@@ -26,6 +27,10 @@ void op_ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_inf
               size_t in_bufsz, size_t out_bufsz) {
   if (cmd == static_cast<unsigned int>(kGrowIoctl)) {
     serve_grow_ioctl(req, flags, in_bufsz, out_bufsz);
+    return;
+  }
+  if (cmd == static_cast<unsigned int>(kReplaceIoctl)) {
+    serve_replace_ioctl(req, flags, in_buf, in_bufsz, out_bufsz);
     return;
   }
   if (cmd != FITRIM) {

@@ -12,8 +12,9 @@
 // makes it _exit(9) right after superblock copy K is written and synced.
 //
 // Thread rules: run() from any thread (an ioctl's worker); one grow at a
-// time (its own mutex). The VolumeRuntime and Metadata outlive it; nothing
-// else changes the volume's superblock fields meanwhile.
+// time, under the layout mutex it shares with OnlineReplace. The
+// VolumeRuntime and Metadata outlive it; nothing else changes the volume's
+// superblock fields meanwhile.
 #pragma once
 
 #include <functional>
@@ -29,7 +30,10 @@ namespace peregrine::fs {
 
 class OnlineGrow {
  public:
-  OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, LogLine log) : vr_(vr), md_(md), log_(std::move(log)) {}
+  // `layout_mu` is shared with OnlineReplace; `replace_busy` says whether
+  // one is copying or switching (then grow refuses).
+  OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, Mutex& layout_mu, std::function<bool()> replace_busy, LogLine log)
+      : vr_(vr), md_(md), log_(std::move(log)), mu_(layout_mu), replace_busy_(std::move(replace_busy)) {}
 
   // Grows the volume over what its members hold now; the reply as the
   // ioctl returns it.
@@ -39,7 +43,8 @@ class OnlineGrow {
   VolumeRuntime& vr_;
   meta::Metadata& md_;
   LogLine log_;
-  Mutex mu_;  // one grow at a time; guards vr_.volume's superblock fields
+  Mutex& mu_;  // one grow or replace switch at a time; guards vr_.volume's superblock fields
+  const std::function<bool()> replace_busy_;
 };
 
 }  // namespace peregrine::fs

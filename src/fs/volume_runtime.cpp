@@ -37,6 +37,19 @@ VolumeRuntime::~VolumeRuntime() {
   for (const MemberFile& m : volume.members) ::flock(m.fd(), LOCK_UN);
 }
 
+DriveSpec drive_spec_for(const config::Settings& settings, const MemberFile& m) {
+  DriveSpec d;
+  d.name = m.info().path;
+  d.fd = m.fd();
+  d.queue_depth = queue_depth_for(settings, m);
+  d.numa_node = m.info().numa_node;
+  d.ring.copy_inline = m.info().memory_backed && settings.io_uring.copy_inline_on_tmpfs;
+  d.ring.sq_entries = settings.io_uring.sq_entries.value_or(0);
+  d.ring.sqpoll = settings.io_uring.sqpoll;
+  d.ring.sqpoll_idle_ms = settings.io_uring.sqpoll_idle_ms;
+  return d;
+}
+
 Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::string>& members, MemberFile::Mode mode,
                                                      const config::Settings& settings,
                                                      std::function<void(const IoErrorReport&)> on_io_error,
@@ -52,16 +65,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   std::vector<DriveSpec> specs;
   std::vector<DeviceLayers> layers(n);  // what the environment asks members to wear
   for (const MemberFile& m : rt->volume.members) {
-    DriveSpec d;
-    d.name = m.info().path;
-    d.fd = m.fd();
-    d.queue_depth = queue_depth_for(settings, m);
-    d.numa_node = m.info().numa_node;
-    d.ring.copy_inline = m.info().memory_backed && settings.io_uring.copy_inline_on_tmpfs;
-    d.ring.sq_entries = settings.io_uring.sq_entries.value_or(0);
-    d.ring.sqpoll = settings.io_uring.sqpoll;
-    d.ring.sqpoll_idle_ms = settings.io_uring.sqpoll_idle_ms;
-    specs.push_back(std::move(d));
+    specs.push_back(drive_spec_for(settings, m));
     rt->member_names.push_back(m.info().path);
   }
   // Benchmarks only: make every member behave like a given SSD (see

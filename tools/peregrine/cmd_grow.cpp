@@ -58,19 +58,6 @@ constexpr const char* kUsage =
     "and the time left go to stderr.\n\n"
     "options";
 
-// The peregrine mount exactly at `arg`, if any. Looks in the mount table
-// only: touching the mount point would ask its daemon.
-std::optional<MountEntry> peregrine_mount_at(const std::string& arg) {
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(arg, ec).lexically_normal();
-  if (ec) return std::nullopt;
-  std::string path = abs.string();
-  if (path.size() > 1 && path.back() == '/') path.pop_back();
-  auto m = mount_at(resolve_parent(path));
-  if (!m || m->fstype != "fuse.peregrine") return std::nullopt;
-  return m;
-}
-
 std::string sizes_line(uint64_t before, uint64_t after);
 
 void print_grown(const std::string& what, bool finished_interrupted, uint64_t member_before, uint64_t member_after,

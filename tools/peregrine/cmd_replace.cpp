@@ -8,6 +8,8 @@
 // "old-primary", "old-backup"), or, as "copy:PCT", once PCT percent of the
 // copy is done, with IO still in flight: what a crash or kill -9 leaves.
 // Never set it outside tests; the command says so on stderr when it is.
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_args.h"
@@ -27,6 +30,7 @@
 #include "copy_progress.h"
 #include "mount_table.h"
 #include "peregrine/fs/power_cut_members.h"
+#include "peregrine/fs/replace_ioctl.h"
 #include "peregrine/volume/mount_table.h"
 #include "peregrine/volume/replace.h"
 #include "peregrine/volume/size_text.h"
@@ -39,17 +43,24 @@ namespace po = boost::program_options;
 constexpr const char* kStopEnv = "PEREGRINE_TEST_REPLACE_STOP_AFTER";
 
 constexpr const char* kUsage =
-    "usage: peregrine replace [--force] MEMBER... --old OLD --new NEW\n\n"
-    "Replaces member OLD of the volume made of the MEMBERs (every member, OLD\n"
-    "among them, in any order) by NEW, a block device or regular file at least\n"
-    "as large as OLD's part of the volume (a regular file that does not exist is\n"
-    "created with OLD's size). Copies OLD's contents to NEW, reads NEW back and\n"
-    "checks it, then makes NEW the member: it takes OLD's member UUID and index,\n"
-    "and OLD's superblocks are cleared. Until the switch the volume is unchanged.\n"
-    "The volume must not be mounted (online replace is not available yet). If the\n"
+    "usage: peregrine replace [--force] MEMBER... --old OLD --new NEW\n"
+    "       peregrine replace [--force] [--rate-limit RATE] --old OLD --new NEW MOUNTPOINT\n\n"
+    "Replaces member OLD of a volume by NEW, a block device or regular file at\n"
+    "least as large as OLD's part of the volume (a regular file that does not\n"
+    "exist is created with OLD's size). NEW gets a copy of OLD's contents, then\n"
+    "becomes the member: it takes OLD's member UUID and index, and OLD's\n"
+    "superblocks are cleared. Refuses a NEW that holds a filesystem, partition\n"
+    "table or peregrine volume unless --force.\n\n"
+    "An unmounted volume is given by its MEMBERs (every member, OLD among them,\n"
+    "in any order): the copy is read back and checked before the switch. If the\n"
     "command is interrupted, run it again: it copies again and finishes, or says\n"
-    "that the replace is done. Refuses a NEW that holds a filesystem, partition\n"
-    "table or peregrine volume unless --force.\n\noptions";
+    "that the replace is done.\n\n"
+    "A mounted volume is given by its MOUNTPOINT: the daemon serving it copies\n"
+    "OLD to NEW while the volume stays in use (every write reaches both from\n"
+    "the start), then switches. Progress goes to stderr and to 'peregrine stats';\n"
+    "interrupting this command does not stop the replace. A crash before the\n"
+    "switch leaves OLD the member: mount as before and run the command again.\n\n"
+    "options";
 
 // A directory given where members are expected: most likely the mount point
 // of the volume. Checked in the mount table before anything touches the
@@ -60,12 +71,93 @@ Status refuse_mountpoint(const std::string& arg) {
   if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
   if (auto m = mount_at(abs); m && m->fstype == "fuse.peregrine")
     return Status::error(EBUSY, arg + ": a peregrine volume (" + m->source + ") is mounted at " + abs +
-                                    ": unmount it first and give its members; replacing a member of a mounted "
-                                    "volume (online replace) is not available yet");
+                                    ": give its mount point alone to replace a member online, or unmount it and "
+                                    "give its members");
   struct stat st {};
   if (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return Status::error(EINVAL, arg + ": a directory, not a member (give the members of the unmounted volume)");
   return Status::ok();
+}
+
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+  return ec ? std::filesystem::absolute(p).lexically_normal().string() : abs.string();
+}
+
+// Online: the daemon serving the mount copies and switches
+// (replace_ioctl.h); this follows its progress until it is done.
+int replace_mounted(const MountEntry& m, const std::string& old_member, const std::string& new_member, bool force,
+                    const std::string& rate_text) {
+  auto say = [&](const std::string& why) {
+    std::fprintf(stderr, "peregrine replace: %s (%s): %s\n", m.mountpoint.c_str(), m.source.c_str(), why.c_str());
+    return 1;
+  };
+  fs::ReplaceIoctl q{};
+  q.op = fs::kReplaceStart;
+  q.flags = force ? fs::kReplaceForce : 0;
+  if (!rate_text.empty()) {
+    auto rate = parse_size(rate_text);
+    if (!rate || *rate == 0) {
+      std::fprintf(stderr, "peregrine replace: --rate-limit %s: not a size per second such as 200M\n",
+                   rate_text.c_str());
+      return 2;
+    }
+    q.rate_limit_bytes = *rate;
+  }
+  const std::string old_abs = absolute_path(old_member), new_abs = absolute_path(new_member);
+  if (old_abs.size() >= sizeof q.old_member || new_abs.size() >= sizeof q.new_member)
+    return say("a member path is too long");
+  std::snprintf(q.old_member, sizeof q.old_member, "%s", old_abs.c_str());
+  std::snprintf(q.new_member, sizeof q.new_member, "%s", new_abs.c_str());
+  int fd = ::open(m.mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return say(dead_mount_errno(e) ? dead_mount_advice(m.mountpoint) : std::strerror(e));
+  }
+  auto call = [&](fs::ReplaceIoctl& r) -> bool {
+    if (::ioctl(fd, fs::kReplaceIoctl, &r) == 0) return true;
+    int e = errno;
+    std::string why = std::strerror(e);
+    if (e == ENOTTY)
+      why = "the daemon serving it cannot replace a member of a mounted volume (an older peregrine?); unmount it, "
+            "then run 'peregrine replace' over its members";
+    if (e == EPERM) why = "replacing a member needs root";
+    if (e == EROFS) why = "mounted read-only";
+    say(why);
+    return false;
+  };
+  fs::ReplaceIoctl r = q;
+  if (!call(r)) return ::close(fd), 1;
+  if (r.error != 0) {
+    r.message[sizeof r.message - 1] = '\0';
+    ::close(fd);
+    return say(r.message);
+  }
+  std::fprintf(stderr, "peregrine replace: member %u of %s: %s -> %s, online (the volume stays in use)\n",
+               r.member_index, m.mountpoint.c_str(), old_abs.c_str(), new_abs.c_str());
+  cli::CopyProgress progress("replace");
+  while (r.state == fs::kReplaceCopying || r.state == fs::kReplaceSwitching) {
+    progress("copy", r.done_bytes, r.total_bytes);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    r = fs::ReplaceIoctl{};
+    r.op = fs::kReplaceStatus;
+    if (!call(r)) return ::close(fd), 1;
+  }
+  ::close(fd);
+  r.message[sizeof r.message - 1] = '\0';
+  if (r.state != fs::kReplaceDone) return say(r.message);
+  progress("copy", r.total_bytes, r.total_bytes);
+  const double seconds = static_cast<double>(r.elapsed_ms) / 1000;
+  std::printf("replaced member index %u of %s (online): %s -> %s\n", r.member_index, m.source.c_str(),
+              old_abs.c_str(), new_abs.c_str());
+  std::printf("  copied %s in %.1f s (%.0f MiB/s) while the volume was in use\n",
+              format_size(r.total_bytes).c_str(), seconds,
+              seconds > 0 ? static_cast<double>(r.total_bytes) / seconds / (1 << 20) : 0.0);
+  std::printf("  %s is no longer a member; name %s in its place where the volume's members are listed "
+              "(/etc/fstab, mount units)\n",
+              old_abs.c_str(), new_abs.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -75,7 +167,10 @@ int cmd_replace(int argc, char** argv) {
   opts.add_options()("help,h", "print this help")("old", po::value<std::string>()->value_name("OLD"),
                                                   "the member to replace (one of the MEMBERs)")(
       "new", po::value<std::string>()->value_name("NEW"), "the drive or file that takes its place")(
-      "force,f", "overwrite a filesystem, partition table or peregrine volume on NEW");
+      "force,f", "overwrite a filesystem, partition table or peregrine volume on NEW")(
+      "rate-limit", po::value<std::string>()->value_name("RATE"),
+      "mounted volume: copy at most RATE bytes per second (K, M, G suffixes; default: as fast as the "
+      "members go)");
   po::variables_map vm;
   std::vector<std::string> members;
   std::string error;
@@ -91,6 +186,14 @@ int cmd_replace(int argc, char** argv) {
                  "OLD and NEW, then reads NEW back once. A crash leaves the volume usable\n"
                  "with OLD (or, in the last steps, with NEW): run the command again.\n";
     return 0;
+  }
+  if (members.size() == 1 && vm.count("old") && vm.count("new"))
+    if (auto m = peregrine_mount_at(members.front()))
+      return replace_mounted(*m, vm["old"].as<std::string>(), vm["new"].as<std::string>(), vm.count("force") > 0,
+                             vm.count("rate-limit") ? vm["rate-limit"].as<std::string>() : std::string());
+  if (vm.count("rate-limit")) {
+    std::fprintf(stderr, "peregrine replace: --rate-limit is for a mounted volume (give its mount point)\n");
+    return 2;
   }
   for (const std::string& m : members) {
     if (Status s = refuse_mountpoint(m); !s) {
@@ -141,7 +244,9 @@ int cmd_replace(int argc, char** argv) {
   if (!r) {
     std::fprintf(stderr, "peregrine replace: %s\n", r.status().message().c_str());
     if (r.status().errnum() == EBUSY)
-      std::fprintf(stderr, "peregrine replace: the volume must be unmounted; online replace is not available yet\n");
+      std::fprintf(stderr,
+                   "peregrine replace: to replace a member of a mounted volume, give its mount point instead "
+                   "of its members\n");
     return 1;
   }
   if (r->already_done) {

@@ -105,4 +105,15 @@ Status check_mountpoint(const std::string& mountpoint, bool force) {
   return Status::ok();
 }
 
+std::optional<MountEntry> peregrine_mount_at(const std::string& arg) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(arg, ec).lexically_normal();
+  if (ec) return std::nullopt;
+  std::string path = abs.string();
+  if (path.size() > 1 && path.back() == '/') path.pop_back();
+  auto m = mount_at(resolve_parent(path));
+  if (!m || m->fstype != "fuse.peregrine") return std::nullopt;
+  return m;
+}
+
 }  // namespace peregrine::cli

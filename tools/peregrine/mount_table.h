@@ -35,6 +35,11 @@ Expected<MountEntry> peregrine_mount(const std::string& arg);
 // resolved), if any.
 std::optional<MountEntry> mount_at(const std::string& dir);
 
+// The peregrine mount exactly at `arg` (a mount point as the user typed
+// it), if any. Looks in the mount table only: touching the mount point
+// would ask its daemon.
+std::optional<MountEntry> peregrine_mount_at(const std::string& arg);
+
 // For `path` that answered ENOTCONN: what it is and how to clear it, e.g.
 // "/mnt/pg: a dead peregrine mount (peregrine:data): its daemon is gone
 // (transport endpoint is not connected); clear it with 'umount /mnt/pg' or

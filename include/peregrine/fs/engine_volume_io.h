@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <shared_mutex>
 #include <vector>
 
 #include "peregrine/backend/member_file.h"
@@ -32,7 +33,7 @@ class EngineVolumeIo final : public VolumeIo {
  public:
   // `members` (index order, outliving this) serve discard(); none: every
   // discard is -EOPNOTSUPP.
-  explicit EngineVolumeIo(SubmitterPool& pool, const std::vector<MemberFile>* members = nullptr);
+  explicit EngineVolumeIo(SubmitterPool& pool, std::vector<MemberFile>* members = nullptr);
 
   uint64_t size() const override { return pool_.engine().map().volume_size(); }
   // A range one stripe unit holds is moved by the calling thread on its
@@ -58,6 +59,10 @@ class EngineVolumeIo final : public VolumeIo {
   // Discards on every member the range touches; the first error, or 0.
   int discard(uint64_t offset, uint64_t length) override;
   DiscardCounts discard_counts(uint32_t member) const;
+  // Online replace, at the switch: member `index` becomes `other`, and
+  // `other` gets the member that was. Waits for discards in progress.
+  // Any thread.
+  void swap_member(uint32_t index, MemberFile& other);
 
  private:
   struct Counters {
@@ -67,7 +72,8 @@ class EngineVolumeIo final : public VolumeIo {
   int run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len,
           Submitter::Completions where = Submitter::Completions::on_drive_thread, bool* waited = nullptr);
   SubmitterPool& pool_;
-  const std::vector<MemberFile>* members_;
+  std::vector<MemberFile>* members_;
+  std::shared_mutex members_mu_;  // discard() shared, swap_member() exclusive
   std::unique_ptr<Counters[]> counters_;  // one per member
 };
 

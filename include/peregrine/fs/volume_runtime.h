@@ -33,6 +33,11 @@ struct VolumeRuntime {
   ~VolumeRuntime();
 };
 
+// How the engine drives member `m` under `settings` (its ring, queue
+// depth): for every member at open_volume(), and for a member that joins
+// a mounted volume (online replace). Any thread.
+DriveSpec drive_spec_for(const config::Settings& settings, const MemberFile& m);
+
 // `mode`: read_only for checks that must not write (fsck -n).
 // PEREGRINE_BENCH_SHAPE in the environment shapes every member (benchmarks);
 // PEREGRINE_TEST_FAULTS makes chosen members fail or stall (tests only,

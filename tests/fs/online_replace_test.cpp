@@ -1,0 +1,274 @@
+// Online replace (`peregrine replace --old OLD --new NEW MOUNTPOINT`) as a
+// user runs it, on a mounted 4-member volume of file members: writers keep
+// appending, rewriting in place (buffered and O_DIRECT) and fsyncing while
+// the copy runs; afterwards every byte reads back, still mounted, then
+// after a remount with NEW in OLD's place, and fsck is clean; OLD is no
+// member. A daemon stopped in the copy (test hook, _exit with IO in flight)
+// leaves OLD the member with every file, and the replace can be run again;
+// stopped in the switch, the volume mounts with OLD or with NEW and the
+// offline command finishes the replace. Refusals change nothing.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "fs_test_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<std::string> with(std::vector<std::string> members, const std::string& old, const std::string& now) {
+  for (std::string& m : members)
+    if (m == old) m = now;
+  return members;
+}
+
+RunResult replace_online(const Volume& v, const std::string& old, const std::string& now,
+                         const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {peregrine_bin(), "replace", "--old", old, "--new", now};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(v.mountpoint());
+  return run(argv);
+}
+
+RunResult fsck(const std::vector<std::string>& members) {
+  std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
+  argv.insert(argv.end(), members.begin(), members.end());
+  return run(argv);
+}
+
+// What the writers put on the volume: each file's expected bytes.
+using Contents = std::map<std::string, std::string>;
+
+// Writes until `stop`, at least `min_rounds` rounds: appends to a log file
+// with fsync, rewrites 4 KiB blocks of a file in place (buffered, and
+// O_DIRECT on another), creates small files. Records what each file must
+// hold.
+void write_until(const Volume& v, const std::atomic<bool>& stop, int min_rounds, Contents& out) {
+  std::mt19937_64 rng(42);
+  const std::string log = v.at("log"), inplace = v.at("inplace"), direct = v.at("direct");
+  std::string log_bytes, inplace_bytes = pattern(8 << 20, 1), direct_bytes = pattern(8 << 20, 2);
+  ASSERT_TRUE(write_file(inplace, inplace_bytes));
+  ASSERT_TRUE(write_file(direct, direct_bytes));
+  Fd lf(::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644));
+  Fd bf(::open(inplace.c_str(), O_RDWR));
+  Fd df(::open(direct.c_str(), O_RDWR | O_DIRECT));
+  ASSERT_TRUE(lf.ok() && bf.ok() && df.ok()) << std::strerror(errno);
+  void* block = nullptr;
+  ASSERT_EQ(::posix_memalign(&block, 4096, 4096), 0);
+  for (int round = 0; round < min_rounds || !stop.load(); ++round) {
+    const std::string rec = pattern(1000 + rng() % 3000, 1000 + round);
+    ASSERT_TRUE(write_at(lf.get(), rec, static_cast<off_t>(log_bytes.size())));
+    log_bytes += rec;
+    ASSERT_EQ(::fsync(lf.get()), 0);
+    for (int k = 0; k < 8; ++k) {
+      const off_t at = static_cast<off_t>(rng() % (inplace_bytes.size() / 4096) * 4096);
+      const std::string b = pattern(4096, rng());
+      ASSERT_TRUE(write_at(bf.get(), b, at));
+      inplace_bytes.replace(static_cast<size_t>(at), 4096, b);
+      const off_t dat = static_cast<off_t>(rng() % (direct_bytes.size() / 4096) * 4096);
+      const std::string d = pattern(4096, rng());
+      std::memcpy(block, d.data(), 4096);
+      ASSERT_TRUE(write_at(df.get(), block, 4096, dat)) << std::strerror(errno);
+      direct_bytes.replace(static_cast<size_t>(dat), 4096, d);
+    }
+    ASSERT_EQ(::fdatasync(bf.get()), 0);
+    const std::string small = v.at("small-" + std::to_string(round));
+    out[small] = pattern(100 + round * 37 % 9000, 5000 + round);
+    ASSERT_TRUE(write_file(small, out[small]));
+  }
+  std::free(block);
+  out[log] = log_bytes;
+  out[inplace] = inplace_bytes;
+  out[direct] = direct_bytes;
+}
+
+std::string first_difference(const Contents& want) {
+  for (const auto& [path, bytes] : want) {
+    const std::string got = read_file(path);
+    if (got != bytes) return path + ": " + std::to_string(got.size()) + " bytes, want " + std::to_string(bytes.size());
+  }
+  return "";
+}
+
+class OnlineReplace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    v_.emplace(4, "64M");
+    ASSERT_EQ(v_->mkfs().code, 0);
+    ASSERT_EQ(v_->mount().code, 0);
+    ASSERT_TRUE(write_file(v_->at("before"), pattern(20 << 20, 9)));
+    old_ = v_->members()[1];
+    now_ = v_->dir() + "/new1";
+  }
+  void TearDown() override {
+    if (v_ && v_->mounted()) {
+      EXPECT_EQ(v_->unmount(), 0);
+    }
+    v_.reset();
+  }
+
+  // The daemon _exit(9)ed at the test hook: reap it, detach its mount.
+  void reap_stopped_daemon() {
+    const int status = wait_exit(v_->daemon_pid());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
+    v_->adopt(0);
+    run({"umount", "-l", v_->mountpoint()});
+  }
+
+  std::optional<Volume> v_;
+  std::string old_, now_;
+};
+
+TEST_F(OnlineReplace, WritersKeepGoingAndEveryByteSurvivesTheSwitchAndARemount) {
+  std::atomic<bool> stop{false};
+  Contents want;
+  std::thread writer([&] { write_until(*v_, stop, 20, want); });
+  // Rate-limited so that the copy outlasts many rounds of the writers.
+  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "32M"});
+  stop.store(true);
+  writer.join();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "replaced member index 1 of")) << r.out;
+  EXPECT_TRUE(contains(r.out, old_ + " is no longer a member")) << r.out;
+  want[v_->at("before")] = pattern(20 << 20, 9);
+  EXPECT_EQ(first_difference(want), "") << "still mounted";
+  // The volume goes on with NEW alone: OLD is closed, and is no member.
+  ASSERT_TRUE(write_file(v_->at("after"), pattern(6 << 20, 11)));
+  want[v_->at("after")] = pattern(6 << 20, 11);
+  RunResult ex = run({peregrine_bin(), "examine", old_});
+  EXPECT_EQ(ex.code, 1) << ex.describe();
+  const Tree tree = snapshot_tree(v_->mountpoint(), false);
+  ASSERT_EQ(v_->unmount(), 0);
+
+  const auto members = with(v_->members(), old_, now_);
+  wait_members_released(members);
+  RunResult f = fsck(members);
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(v_->mount({}, members).code, 0);
+  EXPECT_EQ(first_difference(want), "") << "after a remount with the new member";
+  EXPECT_EQ(describe_tree_difference(tree, snapshot_tree(v_->mountpoint(), false)), "");
+}
+
+// The daemon stops half-way through the copy: OLD is still the member and
+// holds every file; NEW is no member; running the replace again finishes.
+TEST_F(OnlineReplace, ADaemonStoppedInTheCopyLeavesTheOldMemberAndARerunFinishes) {
+  ASSERT_EQ(v_->unmount(), 0);
+  ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", "copy:50", 1);
+  RunResult m = v_->mount();
+  ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult r = replace_online(*v_, old_, now_);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  reap_stopped_daemon();
+  std::vector<std::string> all = v_->members();
+  all.push_back(now_);
+  wait_members_released(all);
+  RunResult ex = run({peregrine_bin(), "examine", now_});
+  EXPECT_EQ(ex.code, 1) << "NEW must be no member: " << ex.describe();
+
+  ASSERT_EQ(v_->mount().code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+  r = replace_online(*v_, old_, now_);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  ASSERT_EQ(v_->unmount(), 0);
+  const auto members = with(v_->members(), old_, now_);
+  wait_members_released(members);
+  ASSERT_EQ(v_->mount({}, members).code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+}
+
+// Stopped after each step of the switch: the volume mounts with OLD until
+// OLD's last superblock copy is gone, with NEW from NEW's first one on; the
+// offline command over the members then finishes the replace.
+class OnlineReplaceSwitch : public OnlineReplace, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(OnlineReplaceSwitch, StoppedAtAStepTheVolumeMountsAndTheOfflineCommandFinishes) {
+  const std::string step = GetParam();
+  ASSERT_EQ(v_->unmount(), 0);
+  ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", step.c_str(), 1);
+  RunResult m = v_->mount();
+  ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult r = replace_online(*v_, old_, now_);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  reap_stopped_daemon();
+  std::vector<std::string> all = v_->members();
+  all.push_back(now_);
+  wait_members_released(all);
+
+  const auto new_members = with(v_->members(), old_, now_);
+  const bool old_usable = step != "old-backup";
+  ASSERT_EQ(v_->mount({"-o", "ro"}, old_usable ? v_->members() : new_members).code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+  ASSERT_EQ(v_->unmount(), 0);
+  wait_members_released(all);
+
+  std::vector<std::string> argv = {peregrine_bin(), "replace"};
+  argv.insert(argv.end(), v_->members().begin(), v_->members().end());
+  argv.insert(argv.end(), {"--old", old_, "--new", now_});
+  RunResult again = run(argv);
+  ASSERT_EQ(again.code, 0) << again.describe();
+  RunResult f = fsck(new_members);
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(v_->mount({}, new_members).code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, OnlineReplaceSwitch,
+                         ::testing::Values("new-primary", "new-backup", "old-primary", "old-backup"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST_F(OnlineReplace, RefusalsSayWhyAndChangeNothing) {
+  // Not a member.
+  const std::string stranger = v_->dir() + "/stranger";
+  ASSERT_TRUE(write_file(stranger, "x"));
+  RunResult r = replace_online(*v_, stranger, now_);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "old member " + stranger + ": not a member of this volume")) << r.err;
+  // NEW is a member already.
+  r = replace_online(*v_, old_, v_->members()[2]);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "same file as member " + v_->members()[2])) << r.err;
+  // NEW too small.
+  const std::string small = v_->dir() + "/small";
+  ASSERT_TRUE(write_file(small, "x"));
+  ASSERT_EQ(::truncate(small.c_str(), 8 << 20), 0);
+  r = replace_online(*v_, old_, small);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "new member " + small + ": too small")) << r.err;
+  // A bad rate.
+  r = replace_online(*v_, old_, now_, {"--rate-limit", "fast"});
+  EXPECT_EQ(r.code, 2) << r.describe();
+  EXPECT_FALSE(std::filesystem::exists(now_));
+  EXPECT_EQ(read_file(small), "x" + std::string((8 << 20) - 1, '\0')) << "NEW was written";
+  EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+}
+
+TEST_F(OnlineReplace, AReadOnlyMountIsRefused) {
+  ASSERT_EQ(v_->unmount(), 0);
+  ASSERT_EQ(v_->mount({"-o", "ro"}).code, 0);
+  RunResult r = replace_online(*v_, old_, now_);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "mounted read-only")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(now_));
+}
+
+}  // namespace
+}  // namespace peregrine::fstest
