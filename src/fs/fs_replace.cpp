@@ -78,6 +78,9 @@ ReplaceIoctl OnlineReplace::status() const {
   r.member_index = index_;
   r.done_bytes = done_bytes_.load(std::memory_order_relaxed);
   r.total_bytes = total_bytes_;
+  r.rate_limit_bytes = rate_;
+  std::snprintf(r.old_member, sizeof r.old_member, "%s", old_path_.c_str());
+  std::snprintf(r.new_member, sizeof r.new_member, "%s", new_path_.c_str());
   if (started_ns_ != 0) r.elapsed_ms = ((finished_ns_ != 0 ? finished_ns_ : monotonic_ns()) - started_ns_) / 1000000;
   std::snprintf(r.message, sizeof r.message, "%s", message_.c_str());
   return r;
@@ -122,16 +125,18 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   if (Status s = vr_.engine->install_mirror(*index, std::move(*ring), fence); !s)
     return refused(s.errnum() != 0 ? s.errnum() : EIO, "new member " + new_path + ": " + s.message());
 
-  index_ = *index;
-  rate_ = request.rate_limit_bytes;
   old_sb_ = old_sb;
   new_.emplace(std::move(*prepared));
   fence_ = std::move(fence);
   done_bytes_.store(0);
   {
     MutexLock lock(mu_);
+    index_ = *index;
+    rate_ = request.rate_limit_bytes;
     state_ = kReplaceCopying;
     message_ = "copying " + old_path + " to " + new_path;
+    old_path_ = vr_.volume.members[*index].info().path;
+    new_path_ = new_->file.info().path;
     started_ns_ = monotonic_ns();
     finished_ns_ = 0;
     total_bytes_ = old_sb_.member_bytes_needed() - kMountRecordOffset - kSuperblockSize;
@@ -144,6 +149,13 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   thread_ = std::thread([this] { run(); });
   ReplaceIoctl r = status();
   return r;
+}
+
+std::string OnlineReplace::member_path(uint32_t index) const {
+  MutexLock lock(mu_);
+  for (const auto& [i, path] : replaced_)
+    if (i == index) return path;
+  return "";
 }
 
 void OnlineReplace::stop() {
@@ -291,6 +303,11 @@ void OnlineReplace::finish() {
   new_.reset();
   log_(LOG_NOTICE, "online replace: member " + std::to_string(index_) + " is " + new_path + " now; " + old_path +
                        " is no member and closed");
+  {
+    MutexLock lock(mu_);
+    std::erase_if(replaced_, [&](const auto& r) { return r.first == index_; });
+    replaced_.emplace_back(index_, new_path);
+  }
   busy_.store(false, std::memory_order_release);
   set_state(kReplaceDone, "member " + std::to_string(index_) + " replaced: " + old_path + " -> " + new_path);
 }

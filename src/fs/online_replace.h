@@ -56,6 +56,9 @@ class OnlineReplace {
   ReplaceIoctl start(const ReplaceIoctl& request) EXCLUDES(mu_);
   // kReplaceStatus, and the statistics document's "replace" object.
   ReplaceIoctl status() const EXCLUDES(mu_);
+  // Member `index`'s path if a replace made it another than at mount
+  // (else ""). Any thread.
+  std::string member_path(uint32_t index) const EXCLUDES(mu_);
   // A copy or switch in progress (OnlineGrow refuses then). REQUIRES: the
   // caller holds layout_mu.
   bool busy() const { return busy_.load(std::memory_order_acquire); }
@@ -85,10 +88,13 @@ class OnlineReplace {
   uint64_t finished_ns_ GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> done_bytes_{0};
   uint64_t total_bytes_ GUARDED_BY(mu_) = 0;
+  std::string old_path_ GUARDED_BY(mu_), new_path_ GUARDED_BY(mu_);
+  // Members a finished replace changed: index -> path.
+  std::vector<std::pair<uint32_t, std::string>> replaced_ GUARDED_BY(mu_);
   std::atomic<bool> busy_{false};
 
-  // The replace in progress: set by start() before the thread starts, then
-  // the thread's alone.
+  // The replace in progress: set by start() before the thread starts (the
+  // two below under mu_, for status()), then read by the thread.
   uint32_t index_ = 0;
   uint64_t rate_ = 0;  // bytes per second, 0: no limit
   Superblock old_sb_;

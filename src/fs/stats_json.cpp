@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "fs_context.h"
+#include "online_replace.h"
 #include "transport/transport.h"
 #include "peregrine/util/clock.h"
 
@@ -41,6 +42,40 @@ void histogram(std::ostringstream& out, const LatencyHistogram& h) {
   out << "]";
 }
 
+// The member's path; after an online replace, the new member's.
+std::string member_name(const FsContext& fs, uint32_t d) {
+  if (fs.online_replace != nullptr)
+    if (std::string now = fs.online_replace->member_path(d); !now.empty()) return now;
+  return d < fs.member_names.size() ? fs.member_names[d] : "";
+}
+
+const char* replace_state_name(uint32_t s) {
+  switch (s) {
+    case kReplaceCopying:
+      return "copying";
+    case kReplaceSwitching:
+      return "switching";
+    case kReplaceDone:
+      return "done";
+    case kReplaceFailed:
+      return "failed";
+    default:
+      return "none";
+  }
+}
+
+// The latest online replace of this mount (online_replace.h), if any.
+void replace_json(std::ostringstream& out, const FsContext& fs) {
+  if (fs.online_replace == nullptr) return;
+  const ReplaceIoctl r = fs.online_replace->status();
+  if (r.state == kReplaceNone) return;
+  out << ",\"replace\":{\"state\":\"" << replace_state_name(r.state) << "\",\"member\":" << r.member_index
+      << ",\"old\":" << quoted(r.old_member) << ",\"new\":" << quoted(r.new_member)
+      << ",\"done_bytes\":" << r.done_bytes << ",\"total_bytes\":" << r.total_bytes
+      << ",\"elapsed_ms\":" << r.elapsed_ms << ",\"rate_limit_bytes\":" << r.rate_limit_bytes
+      << ",\"message\":" << quoted(r.message) << "}";
+}
+
 }  // namespace
 
 std::string stats_json(FsContext& fs) {
@@ -65,7 +100,7 @@ std::string stats_json(FsContext& fs) {
   for (uint32_t d = 0; d < e.drive_count(); ++d) {
     DriveStats s = e.stats(d);
     out << (d ? "," : "") << "{\"index\":" << d
-        << ",\"name\":" << quoted(d < fs.member_names.size() ? fs.member_names[d] : "")
+        << ",\"name\":" << quoted(member_name(fs, d))
         << ",\"queue_depth\":" << s.queue_depth << ",\"subios\":" << s.subios << ",\"ios\":" << s.ios
         << ",\"read_ios\":" << s.read_ios << ",\"write_ios\":" << s.write_ios << ",\"merged\":" << s.merged
         << ",\"bytes_read\":" << s.bytes_read << ",\"bytes_written\":" << s.bytes_written
@@ -84,6 +119,7 @@ std::string stats_json(FsContext& fs) {
         << "}";
   }
   out << "]";
+  replace_json(out, fs);
   out << ",\"volume\":{\"label\":" << quoted(fs.volume_label) << ",\"uuid\":" << quoted(fs.volume_uuid) << "}";
   // The data area as statfs reports it, and the metadata area's use (what
   // `peregrine info` shows; new files fail with ENOSPC when it is full).

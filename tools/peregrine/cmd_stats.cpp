@@ -108,6 +108,7 @@ struct Snapshot {
   std::string transport;                // "" from a daemon too old to say
   std::vector<uint64_t> ring_requests;  // io-uring transport: requests served per ring
   json engine;                          // effective engine settings (null from an older daemon)
+  json replace;                         // the latest online replace (null: none, or an older daemon)
   uint64_t ring_entries = 0;            // io-uring: entries per ring (0 from an older daemon)
   uint64_t ring_request_bytes = 0;      // io-uring: largest request an entry carries
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
@@ -171,6 +172,7 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
       }
     }
     if (doc.contains("engine")) s.engine = doc["engine"];
+    if (doc.contains("replace")) s.replace = doc["replace"];
     for (const json& d : doc.at("drives")) {
       Drive drive;
       drive.index = d.at("index").get<uint64_t>();
@@ -254,6 +256,7 @@ struct Report {
   uint64_t ring_request_bytes = 0;
   ReadSpinCounts read_spin;  // counts in the interval
   json engine;
+  json replace;
 };
 
 Report make_report(const std::string& root, const Snapshot& now, const Snapshot* before) {
@@ -266,6 +269,7 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.dev_fuse_requests = now.dev_fuse_requests;
   r.ring_entries = now.ring_entries;
   r.engine = now.engine;
+  r.replace = now.replace;
   r.ring_request_bytes = now.ring_request_bytes;
   r.read_spin = now.read_spin;
   if (before != nullptr && before->read_spin.present) {
@@ -321,6 +325,21 @@ std::string rate(uint64_t n, const std::optional<double>& seconds, double unit, 
   return buf;
 }
 
+// One line for the latest online replace: "replace: member 1 /a -> /b:
+// copying 42% (430 of 1024 MiB in 0:12)", or done, or why it failed.
+void print_replace(const json& rp) {
+  const std::string state = rp.value("state", std::string("?"));
+  const uint64_t done = rp.value("done_bytes", uint64_t{0}), total = rp.value("total_bytes", uint64_t{0});
+  const double seconds = static_cast<double>(rp.value("elapsed_ms", uint64_t{0})) / 1000;
+  std::printf("replace: member %llu %s -> %s: %s", static_cast<unsigned long long>(rp.value("member", uint64_t{0})),
+              rp.value("old", std::string()).c_str(), rp.value("new", std::string()).c_str(), state.c_str());
+  if (state == "copying" || state == "switching" || state == "done")
+    std::printf(" %llu%% (%llu of %llu MiB in %.0f s)", static_cast<unsigned long long>(total ? done * 100 / total : 0),
+                static_cast<unsigned long long>(done >> 20), static_cast<unsigned long long>(total >> 20), seconds);
+  if (state == "failed") std::printf(": %s", rp.value("message", std::string()).c_str());
+  std::printf("\n");
+}
+
 void print_text(const Report& r) {
   if (r.since_mount && r.seconds)
     std::printf("%s: since mount (%.1f s)\n", r.mountpoint.c_str(), *r.seconds);
@@ -360,6 +379,7 @@ void print_text(const Report& r) {
         e.value("inline_dispatch", false) ? "on" : "off",
         static_cast<unsigned long long>(e.value("inline_poll_us", uint64_t{0})));
   }
+  if (r.replace.is_object()) print_replace(r.replace);
   std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read", "MB/s rd",
               "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
   Row total{nullptr, {}, {}, {}};
@@ -432,6 +452,7 @@ json report_json(const Report& r) {
     }
   }
   if (r.engine.is_object()) out["engine"] = r.engine;
+  if (r.replace.is_object()) out["replace"] = r.replace;
   out["drives"] = json::array();
   std::map<std::string, uint64_t> total;
   for (const Row& row : r.rows) {

@@ -195,6 +195,24 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
     out.sample("peregrine_volume_discard_pending_bytes", base, d.at("pending_bytes").get<uint64_t>());
   }
 
+  if (doc.contains("replace")) {
+    // The latest online replace of this mount; labels name its members.
+    const json& rp = doc["replace"];
+    auto labels = with(with(with(base, "member", std::to_string(rp.at("member").get<uint64_t>())), "old",
+                            rp.at("old").get<std::string>()),
+                       "new", rp.at("new").get<std::string>());
+    const std::string state = rp.at("state").get<std::string>();
+    out.family("peregrine_replace_active", "gauge",
+               "1 while an online replace copies or switches a member, else 0 (its last state in peregrine stats).");
+    out.sample("peregrine_replace_active", labels, state == "copying" || state == "switching" ? 1 : 0);
+    out.family("peregrine_replace_copied_bytes", "gauge", "Bytes of the member the online replace has copied.");
+    out.sample("peregrine_replace_copied_bytes", labels, rp.at("done_bytes").get<uint64_t>());
+    out.family("peregrine_replace_total_bytes", "gauge", "Bytes of the member the online replace copies in all.");
+    out.sample("peregrine_replace_total_bytes", labels, rp.at("total_bytes").get<uint64_t>());
+    out.family("peregrine_replace_failed", "gauge", "1 if the latest online replace gave up (the old member stays).");
+    out.sample("peregrine_replace_failed", labels, state == "failed" ? 1 : 0);
+  }
+
   if (doc.contains("tail_blocks")) {
     const json& t = doc["tail_blocks"];
     out.family("peregrine_tail_blocks", "gauge",

@@ -7,7 +7,8 @@
 // `op` kReplaceStart: OLD (a member's path, absolute) and NEW (absolute)
 // are checked and the copy starts in the background; the reply says so or
 // why not (`error`, a positive errno, and `message`). kReplaceStatus: the
-// reply gives the state of the latest replace of this mount. The ioctl call
+// reply gives the state of the latest replace of this mount (its OLD, NEW
+// and rate limit in the request's fields). The ioctl call
 // itself fails with ENOTTY (a daemon without online replace), EPERM (not
 // root) or EROFS (read-only).
 //
