@@ -24,7 +24,7 @@ namespace peregrine::fs {
 namespace {
 
 constexpr const char* kStopEnv = "PEREGRINE_TEST_REPLACE_STOP_AFTER";
-constexpr uint64_t kChunk = 1 << 20;  // one fence, one read, one write
+constexpr uint64_t kChunk = 256 << 10;  // one fence, one read, one write
 
 ReplaceIoctl refused(int err, const std::string& why) {
   ReplaceIoctl r{};
