@@ -184,7 +184,7 @@ void OnlineReplace::pace() {
 // that comes waits, so the copy cannot overtake it on NEW. A hole of a
 // sparse OLD (no write reached it, or it would not be one) is zeroed on
 // NEW, or left alone on a NEW this replace created.
-Status OnlineReplace::copy_chunk(uint64_t begin, uint64_t end) {
+Status OnlineReplace::copy_chunk(uint64_t begin, uint64_t end, bool fail_read) {
   const MemberFile& old_file = vr_.volume.members[index_];
   const MemberFile& new_file = new_->file;
   static thread_local AlignedBuffer buf(kChunk);
@@ -196,7 +196,9 @@ Status OnlineReplace::copy_chunk(uint64_t begin, uint64_t end) {
     hole = (data < 0 && errno == ENXIO) || (data >= 0 && static_cast<uint64_t>(data) >= end);
   }
   Status result = Status::ok();
-  if (hole) {
+  if (fail_read) {
+    result = Status::error(EIO, io_error("cannot read old", old_file, begin, -EIO) + " (TEST ONLY: injected)");
+  } else if (hole) {
     if (!new_->created.created()) {
       std::memset(buf.data(), 0, len);
       if (int rc = new_file.pwrite_full(buf.data(), len, begin); rc != 0)
@@ -218,6 +220,7 @@ Status OnlineReplace::copy_all() {
   const uint64_t needed = old_sb_.member_bytes_needed();
   const std::string stop = stop_step();
   const int stop_pct = stop.starts_with("copy:") ? std::atoi(stop.c_str() + 5) : -1;
+  const int fail_pct = stop.starts_with("read-error:") ? std::atoi(stop.c_str() + 11) : -1;
   uint64_t total = 0;
   {
     MutexLock lock(mu_);
@@ -231,7 +234,8 @@ Status OnlineReplace::copy_all() {
         MutexLock lock(mu_);
         if (stop_) return Status::error(ECANCELED, "the volume was unmounted before the copy was done");
       }
-      if (Status s = copy_chunk(at, std::min(at + kChunk, r.end)); !s) return s;
+      const bool fail_read = fail_pct >= 0 && done_bytes_.load() * 100 >= total * static_cast<uint64_t>(fail_pct);
+      if (Status s = copy_chunk(at, std::min(at + kChunk, r.end), fail_read); !s) return s;
       if (int e = fence_->secondary_error(); e != 0)
         return Status::error(-e, "new member " + new_->file.info().path + ": a write the volume sent it failed: " +
                                      std::strerror(-e));

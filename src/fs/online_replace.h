@@ -19,7 +19,8 @@
 // Tests only: PEREGRINE_TEST_REPLACE_STOP_AFTER in the daemon's
 // environment makes it _exit(9) at a step ("copy:PCT", "copy",
 // "new-primary", "new-backup", "old-primary", "old-backup"), as the
-// offline command does.
+// offline command does; "read-error:PCT" makes OLD's reads fail with EIO
+// from PCT percent of the copy on (a failing old member).
 //
 // Thread rules: start(), status() and progress() from any thread (ioctl
 // workers, the statistics reader); stop() from the thread that ends the
@@ -68,7 +69,8 @@ class OnlineReplace {
  private:
   void run();  // the copy thread
   Status copy_all();
-  Status copy_chunk(uint64_t begin, uint64_t end);
+  // fail_read: the test hook's read error.
+  Status copy_chunk(uint64_t begin, uint64_t end, bool fail_read);
   void give_up(const Status& why);
   void finish();
   void set_state(ReplaceState s, const std::string& message = {}) EXCLUDES(mu_);

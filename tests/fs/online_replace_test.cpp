@@ -235,6 +235,80 @@ INSTANTIATE_TEST_SUITE_P(Steps, OnlineReplaceSwitch,
                            return n;
                          });
 
+// OLD fails to read half-way (the test hook's injected EIO): the replace
+// gives up and says why, naming OLD and the offset; the writes that ran
+// meanwhile are all on OLD, which goes on alone; the NEW the replace
+// created is gone; and a later replace succeeds.
+TEST_F(OnlineReplace, AReadErrorOnTheOldMemberGivesUpAndTheVolumeGoesOnWithIt) {
+  ASSERT_EQ(v_->unmount(), 0);
+  ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", "read-error:50", 1);
+  RunResult m = v_->mount();
+  ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
+  ASSERT_EQ(m.code, 0) << m.describe();
+  std::atomic<bool> stop{false};
+  Contents want;
+  std::thread writer([&] { write_until(*v_, stop, 20, want); });
+  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "32M"});
+  stop.store(true);
+  writer.join();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "gave up replacing member 1 (" + old_ + ") by " + now_ + ": cannot read old member " +
+                                  old_ + ": Input/output error at offset"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "the volume goes on with the old member")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(now_)) << "the NEW the replace created is left";
+  RunResult st = run({peregrine_bin(), "stats", v_->mountpoint()});
+  EXPECT_TRUE(contains(st.out, "replace: member 1 " + old_ + " -> " + now_ + ": failed: gave up")) << st.out;
+  want[v_->at("before")] = pattern(20 << 20, 9);
+  EXPECT_EQ(first_difference(want), "");
+  const Tree tree = snapshot_tree(v_->mountpoint(), false);
+  ASSERT_EQ(v_->unmount(), 0);
+  RunResult f = fsck(v_->members());
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(v_->mount().code, 0);
+  EXPECT_EQ(describe_tree_difference(tree, snapshot_tree(v_->mountpoint(), false)), "");
+  r = replace_online(*v_, old_, now_);
+  EXPECT_EQ(r.code, 0) << r.describe();
+}
+
+// A real block device: a file member onto a loop device whose first
+// megabyte holds junk (holes of OLD must not keep it), then back onto a
+// file, writers running through both.
+TEST_F(OnlineReplace, AFileMemberMovesOntoALoopDeviceAndBackWhileWritten) {
+  const std::string backing = v_->dir() + "/backing";
+  ASSERT_TRUE(write_file(backing, pattern(1 << 20, 4)));
+  ASSERT_EQ(::truncate(backing.c_str(), 80 << 20), 0);
+  RunResult lo = run({"losetup", "-f", "--show", backing});
+  if (lo.code != 0 || lo.out.empty()) GTEST_SKIP() << "losetup could not attach a loop device: " << lo.describe();
+  const std::string device = lo.out.substr(0, lo.out.find('\n'));
+  struct Detach {
+    std::string dev;
+    ~Detach() { run({"losetup", "-d", dev}); }
+  } detach{device};
+
+  std::atomic<bool> stop{false};
+  Contents want;
+  std::thread writer([&] { write_until(*v_, stop, 20, want); });
+  RunResult onto = replace_online(*v_, old_, device, {"--force"});
+  const std::string back = v_->dir() + "/back1";
+  RunResult off = replace_online(*v_, device, back);
+  stop.store(true);
+  writer.join();
+  ASSERT_EQ(onto.code, 0) << onto.describe();
+  ASSERT_EQ(off.code, 0) << off.describe();
+  want[v_->at("before")] = pattern(20 << 20, 9);
+  EXPECT_EQ(first_difference(want), "");
+  ASSERT_EQ(v_->unmount(), 0);
+  const auto members = with(v_->members(), old_, back);
+  wait_members_released(members);
+  RunResult f = fsck(members);
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(v_->mount({}, members).code, 0);
+  EXPECT_EQ(first_difference(want), "") << "after a remount";
+  RunResult ex = run({peregrine_bin(), "examine", device});
+  EXPECT_TRUE(contains(ex.out, "not a peregrine member")) << ex.describe();
+}
+
 TEST_F(OnlineReplace, RefusalsSayWhyAndChangeNothing) {
   // Not a member.
   const std::string stranger = v_->dir() + "/stranger";
