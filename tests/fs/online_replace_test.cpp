@@ -136,7 +136,7 @@ TEST_F(OnlineReplace, WritersKeepGoingAndEveryByteSurvivesTheSwitchAndARemount) 
   Contents want;
   std::thread writer([&] { write_until(*v_, stop, 20, want); });
   // Rate-limited so that the copy outlasts many rounds of the writers.
-  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "32M"});
+  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "64M"});
   stop.store(true);
   writer.join();
   ASSERT_EQ(r.code, 0) << r.describe();
@@ -248,7 +248,7 @@ TEST_F(OnlineReplace, AReadErrorOnTheOldMemberGivesUpAndTheVolumeGoesOnWithIt) {
   std::atomic<bool> stop{false};
   Contents want;
   std::thread writer([&] { write_until(*v_, stop, 20, want); });
-  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "32M"});
+  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "64M"});
   stop.store(true);
   writer.join();
   EXPECT_EQ(r.code, 1) << r.describe();
