@@ -408,6 +408,12 @@ int run_daemon(const DaemonOptions& o) {
   } else {
     // A read-only mount writes nothing to the members, not even this record.
     if (!o.read_only) mount_record = record_read_write_mount(vr, o.mountpoint, log);
+    // Tests only: from now on the daemon's own member writes go through the
+    // power-cut layers too. Not the mount's record, made durable before a
+    // request is served: the power-cut tests count member IOs from the
+    // first one the volume serves.
+    for (uint32_t i = 0; i < vr.member_layers.size(); ++i)
+      if (vr.member_layers[i]) vr.volume.members[i].route_writes_through(vr.member_layers[i]);
     log.log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
     if (!plan->uring) serving();
     serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent, log);

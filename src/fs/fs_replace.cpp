@@ -113,16 +113,24 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
       NewMemberRequest{new_path, &old_file, &old_sb, &vol.members, (request.flags & kReplaceForce) != 0});
   if (!prepared) return refused(prepared.status().errnum() != 0 ? prepared.status().errnum() : EINVAL,
                                 prepared.status().message());
+  DriveSpec spec = drive_spec_for(settings_, prepared->file);
+  spec.queue_depth = std::max(spec.queue_depth, vr_.engine->stats(*index).queue_depth);
+  auto opened_ring = UringDeviceFactory::open_ring(spec);
+  if (!opened_ring)
+    return refused(opened_ring.status().errnum(), "new member " + new_path + ": " + opened_ring.status().message());
+  std::unique_ptr<DeviceQueue> ring = std::move(*opened_ring);
+  if (vr_.join_layers) {
+    // Tests only: NEW's undo log is the volume's member count's, as the
+    // offline replace names it.
+    auto layered = vr_.join_layers(prepared->file, vol.superblock.member_count(), std::move(ring));
+    if (!layered) return refused(EIO, "new member " + new_path + ": " + layered.status().message());
+    ring = std::move(*layered);
+  }
   // An earlier copy of OLD is copied again: the volume changed since.
   if (prepared->has_superblock)
     if (Status s = clear_superblocks(prepared->file); !s) return refused(s.errnum(), s.message());
-
-  DriveSpec spec = drive_spec_for(settings_, prepared->file);
-  spec.queue_depth = std::max(spec.queue_depth, vr_.engine->stats(*index).queue_depth);
-  auto ring = UringDeviceFactory::open_ring(spec);
-  if (!ring) return refused(ring.status().errnum(), "new member " + new_path + ": " + ring.status().message());
   auto fence = std::make_shared<MirrorFence>();
-  if (Status s = vr_.engine->install_mirror(*index, std::move(*ring), fence); !s)
+  if (Status s = vr_.engine->install_mirror(*index, std::move(ring), fence); !s)
     return refused(s.errnum() != 0 ? s.errnum() : EIO, "new member " + new_path + ": " + s.message());
 
   old_sb_ = old_sb;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "peregrine/config/engine_mapping.h"
+#include "peregrine/backend/shared_device.h"
 #include "peregrine/engine/layered_device_factory.h"
 #include "peregrine/fs/read_turn.h"
 #include "test_faults.h"
@@ -91,12 +92,28 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     }
   }
   // Tests only: members with a volatile write cache, for power cuts.
+  std::vector<std::shared_ptr<DeviceQueue>> cut_layers(n);
   if (const char* cut = std::getenv(kTestPowerCutEnv)) {
     auto plan = parse_test_power_cut(cut);
     if (!plan) return plan.status();
     auto ios = std::make_shared<std::atomic<uint64_t>>(0);
-    for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t i = 0; i < n; ++i) {
       layers[i].power_cut = PowerCutPlan{power_cut_log(plan->dir, i), plan->kill_at_io, ios};
+      layers[i].wrap = [&cut_layers, i](std::unique_ptr<DeviceQueue> stack) -> std::unique_ptr<DeviceQueue> {
+        cut_layers[i] = std::shared_ptr<DeviceQueue>(std::move(stack));
+        return std::make_unique<SharedDevice>(cut_layers[i]);
+      };
+    }
+    rt->join_layers = [dir = plan->dir, kill_at = plan->kill_at_io, ios](
+                          MemberFile& member, uint32_t index,
+                          std::unique_ptr<DeviceQueue> ring) -> Expected<std::unique_ptr<DeviceQueue>> {
+      auto layer = VolatileCacheDevice::create(std::move(ring), member.fd(),
+                                               PowerCutPlan{power_cut_log(dir, index), kill_at, ios});
+      if (!layer) return layer.status();
+      std::shared_ptr<DeviceQueue> shared(std::move(*layer));
+      member.route_writes_through(shared);
+      return std::unique_ptr<DeviceQueue>(std::make_unique<SharedDevice>(shared));
+    };
   }
   if (const std::string plant = planted_bug();
       !plant.empty() && plant != kPlantJournalWithoutDataFlush && plant != kPlantDiscardBeforeFreeDurable)
@@ -119,6 +136,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   auto engine = Engine::create(ec, map, std::move(specs), devices);
   if (!engine) return engine.status();
   rt->engine = std::move(*engine);
+  rt->member_layers = std::move(cut_layers);
   rt->pool = std::make_unique<SubmitterPool>(*rt->engine);
   rt->io = std::make_unique<EngineVolumeIo>(*rt->pool, &rt->volume.members);
 

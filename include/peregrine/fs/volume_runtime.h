@@ -29,6 +29,19 @@ struct VolumeRuntime {
   std::unique_ptr<EngineVolumeIo> io;
   meta::Geometry meta_geometry;
   std::vector<std::string> member_names;  // in member index order
+  // Tests only (PEREGRINE_TEST_POWER_CUT): member i's power-cut layer (the
+  // one its drive wears), for the daemon's own writes to it once mounted
+  // (MemberFile::route_writes_through: the unmount's mount record, online
+  // grow and replace superblocks), so that a cut loses or tears them as a
+  // drive would. Null where the member wears none.
+  std::vector<std::shared_ptr<DeviceQueue>> member_layers;
+  // Tests only (PEREGRINE_TEST_POWER_CUT): puts the power-cut layer over a
+  // member that joins the mounted volume (online replace) as over the
+  // others: over its ring, and over its MemberFile's own writes, with
+  // `index` naming its undo log. Empty when the members wear no layer.
+  std::function<Expected<std::unique_ptr<DeviceQueue>>(MemberFile& member, uint32_t index,
+                                                       std::unique_ptr<DeviceQueue> ring)>
+      join_layers;
 
   ~VolumeRuntime();
 };
