@@ -305,6 +305,12 @@ void add_trim_ops(fuse_lowlevel_ops& ops);
 // The online grow ioctl (grow_ioctl.h), dispatched from the ioctl op.
 void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz,
                       size_t out_bufsz);
+// The checks of an ioctl that changes the volume's members (online grow,
+// online replace): root's (as resize2fs and xfs_growfs need
+// CAP_SYS_ADMIN; FUSE tells the daemon only the caller's uid), a
+// restricted ioctl of `size` bytes both ways, and a daemon that serves it
+// (`served`). False once it replied with the error.
+bool admit_member_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz, size_t out_bufsz, size_t size, bool served);
 // The online replace ioctl (replace_ioctl.h), dispatched from the ioctl op.
 void serve_replace_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
 // For a read-only mount, after the groups above: every changing operation

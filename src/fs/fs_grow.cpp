@@ -70,28 +70,26 @@ GrowIoctl OnlineGrow::run() {
   return r;
 }
 
+bool admit_member_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz, size_t out_bufsz, size_t size,
+                        bool served) {
+  int err = 0;
+  if (flags & FUSE_IOCTL_UNRESTRICTED)
+    err = EINVAL;
+  else if (fuse_req_ctx(req)->uid != 0)
+    err = EPERM;
+  else if (in_bufsz != size || out_bufsz < size)
+    err = EINVAL;
+  else if (!served)
+    err = ENOTTY;
+  if (err != 0) fuse_reply_err(req, err);
+  return err == 0;
+}
+
 // On a classic worker or a blocking-op thread (as every ioctl): it writes
 // and syncs the members.
 void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz, size_t out_bufsz) {
-  if (flags & FUSE_IOCTL_UNRESTRICTED) {
-    fuse_reply_err(req, EINVAL);
-    return;
-  }
-  // Growing a filesystem needs CAP_SYS_ADMIN elsewhere (resize2fs,
-  // xfs_growfs); FUSE tells the daemon only the caller's uid.
-  if (fuse_req_ctx(req)->uid != 0) {
-    fuse_reply_err(req, EPERM);
-    return;
-  }
-  if (in_bufsz != sizeof(GrowIoctl) || out_bufsz < sizeof(GrowIoctl)) {
-    fuse_reply_err(req, EINVAL);
-    return;
-  }
   FsContext& fs = context(req);
-  if (fs.online_grow == nullptr) {
-    fuse_reply_err(req, ENOTTY);
-    return;
-  }
+  if (!admit_member_ioctl(req, flags, in_bufsz, out_bufsz, sizeof(GrowIoctl), fs.online_grow != nullptr)) return;
   GrowIoctl reply = fs.online_grow->run();
   fuse_reply_ioctl(req, 0, &reply, sizeof reply);
 }

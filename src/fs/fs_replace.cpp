@@ -335,24 +335,8 @@ void OnlineReplace::run() {
 
 // On a classic worker or a blocking-op thread (as every ioctl).
 void serve_replace_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
-  if (flags & FUSE_IOCTL_UNRESTRICTED) {
-    fuse_reply_err(req, EINVAL);
-    return;
-  }
-  // As for grow: changing the volume's members is root's.
-  if (fuse_req_ctx(req)->uid != 0) {
-    fuse_reply_err(req, EPERM);
-    return;
-  }
-  if (in_bufsz != sizeof(ReplaceIoctl) || out_bufsz < sizeof(ReplaceIoctl)) {
-    fuse_reply_err(req, EINVAL);
-    return;
-  }
   FsContext& fs = context(req);
-  if (fs.online_replace == nullptr) {
-    fuse_reply_err(req, ENOTTY);
-    return;
-  }
+  if (!admit_member_ioctl(req, flags, in_bufsz, out_bufsz, sizeof(ReplaceIoctl), fs.online_replace != nullptr)) return;
   ReplaceIoctl request;
   std::memcpy(&request, in_buf, sizeof request);
   ReplaceIoctl reply{};

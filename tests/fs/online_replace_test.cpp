@@ -121,12 +121,41 @@ class OnlineReplace : public ::testing::Test {
     v_.reset();
   }
 
-  // The daemon _exit(9)ed at the test hook: reap it, detach its mount.
-  void reap_stopped_daemon() {
+  // Replaces OLD online (with `extra` options) while the writers of
+  // write_until() run, from before the copy to after the command returned;
+  // their expected contents in *want.
+  RunResult replace_while_written(const std::string& old, const std::string& now, Contents* want,
+                                  const std::vector<std::string>& extra = {}) {
+    std::atomic<bool> stop{false};
+    std::thread writer([&] { write_until(*v_, stop, 20, *want); });
+    RunResult r = replace_online(*v_, old, now, extra);
+    stop.store(true);
+    writer.join();
+    return r;
+  }
+  // Remounts with PEREGRINE_TEST_REPLACE_STOP_AFTER=`hook` in the daemon's
+  // environment.
+  void remount_with_hook(const std::string& hook) {
+    ASSERT_EQ(v_->unmount(), 0);
+    ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", hook.c_str(), 1);
+    RunResult m = v_->mount();
+    ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
+    ASSERT_EQ(m.code, 0) << m.describe();
+  }
+  // Remounts with the test hook at `step` in the daemon's environment and
+  // replaces OLD online: the daemon _exit(9)s there, the command fails;
+  // reaps the daemon, detaches its mount, waits for the members.
+  void replace_stopped_at(const std::string& step) {
+    remount_with_hook(step);
+    RunResult r = replace_online(*v_, old_, now_);
+    EXPECT_EQ(r.code, 1) << r.describe();
     const int status = wait_exit(v_->daemon_pid());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
     v_->adopt(0);
     run({"umount", "-l", v_->mountpoint()});
+    std::vector<std::string> all = v_->members();
+    all.push_back(now_);
+    wait_members_released(all);
   }
 
   std::optional<Volume> v_;
@@ -134,13 +163,9 @@ class OnlineReplace : public ::testing::Test {
 };
 
 TEST_F(OnlineReplace, WritersKeepGoingAndEveryByteSurvivesTheSwitchAndARemount) {
-  std::atomic<bool> stop{false};
   Contents want;
-  std::thread writer([&] { write_until(*v_, stop, 20, want); });
   // Rate-limited so that the copy outlasts many rounds of the writers.
-  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "64M"});
-  stop.store(true);
-  writer.join();
+  RunResult r = replace_while_written(old_, now_, &want, {"--rate-limit", "64M"});
   ASSERT_EQ(r.code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "replaced member index 1 of")) << r.out;
   EXPECT_TRUE(contains(r.out, old_ + " is no longer a member")) << r.out;
@@ -166,23 +191,13 @@ TEST_F(OnlineReplace, WritersKeepGoingAndEveryByteSurvivesTheSwitchAndARemount) 
 // The daemon stops half-way through the copy: OLD is still the member and
 // holds every file; NEW is no member; running the replace again finishes.
 TEST_F(OnlineReplace, ADaemonStoppedInTheCopyLeavesTheOldMemberAndARerunFinishes) {
-  ASSERT_EQ(v_->unmount(), 0);
-  ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", "copy:50", 1);
-  RunResult m = v_->mount();
-  ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
-  ASSERT_EQ(m.code, 0) << m.describe();
-  RunResult r = replace_online(*v_, old_, now_);
-  EXPECT_EQ(r.code, 1) << r.describe();
-  reap_stopped_daemon();
-  std::vector<std::string> all = v_->members();
-  all.push_back(now_);
-  wait_members_released(all);
+  replace_stopped_at("copy:50");
   RunResult ex = run({peregrine_bin(), "examine", now_});
   EXPECT_EQ(ex.code, 1) << "NEW must be no member: " << ex.describe();
 
   ASSERT_EQ(v_->mount().code, 0);
   EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
-  r = replace_online(*v_, old_, now_);
+  RunResult r = replace_online(*v_, old_, now_);
   ASSERT_EQ(r.code, 0) << r.describe();
   ASSERT_EQ(v_->unmount(), 0);
   const auto members = with(v_->members(), old_, now_);
@@ -198,17 +213,9 @@ class OnlineReplaceSwitch : public OnlineReplace, public ::testing::WithParamInt
 
 TEST_P(OnlineReplaceSwitch, StoppedAtAStepTheVolumeMountsAndTheOfflineCommandFinishes) {
   const std::string step = GetParam();
-  ASSERT_EQ(v_->unmount(), 0);
-  ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", step.c_str(), 1);
-  RunResult m = v_->mount();
-  ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
-  ASSERT_EQ(m.code, 0) << m.describe();
-  RunResult r = replace_online(*v_, old_, now_);
-  EXPECT_EQ(r.code, 1) << r.describe();
-  reap_stopped_daemon();
+  replace_stopped_at(step);
   std::vector<std::string> all = v_->members();
   all.push_back(now_);
-  wait_members_released(all);
 
   const auto new_members = with(v_->members(), old_, now_);
   const bool old_usable = step != "old-backup";
@@ -242,17 +249,9 @@ INSTANTIATE_TEST_SUITE_P(Steps, OnlineReplaceSwitch,
 // meanwhile are all on OLD, which goes on alone; the NEW the replace
 // created is gone; and a later replace succeeds.
 TEST_F(OnlineReplace, AReadErrorOnTheOldMemberGivesUpAndTheVolumeGoesOnWithIt) {
-  ASSERT_EQ(v_->unmount(), 0);
-  ::setenv("PEREGRINE_TEST_REPLACE_STOP_AFTER", "read-error:50", 1);
-  RunResult m = v_->mount();
-  ::unsetenv("PEREGRINE_TEST_REPLACE_STOP_AFTER");
-  ASSERT_EQ(m.code, 0) << m.describe();
-  std::atomic<bool> stop{false};
+  remount_with_hook("read-error:50");
   Contents want;
-  std::thread writer([&] { write_until(*v_, stop, 20, want); });
-  RunResult r = replace_online(*v_, old_, now_, {"--rate-limit", "64M"});
-  stop.store(true);
-  writer.join();
+  RunResult r = replace_while_written(old_, now_, &want, {"--rate-limit", "64M"});
   EXPECT_EQ(r.code, 1) << r.describe();
   EXPECT_TRUE(contains(r.err, "gave up replacing member 1 (" + old_ + ") by " + now_ + ": cannot read old member " +
                                   old_ + ": Input/output error at offset"))
