@@ -110,28 +110,33 @@ int replace_mounted(const MountEntry& m, const std::string& old_member, const st
     return say("a member path is too long");
   std::snprintf(q.old_member, sizeof q.old_member, "%s", old_abs.c_str());
   std::snprintf(q.new_member, sizeof q.new_member, "%s", new_abs.c_str());
-  int fd = ::open(m.mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    return say(dead_mount_errno(e) ? dead_mount_advice(m.mountpoint) : std::strerror(e));
-  }
+  // The mount point is opened for each call only, so that the volume can
+  // be unmounted while this follows the copy (the unmount gives it up).
   auto call = [&](fs::ReplaceIoctl& r) -> bool {
-    if (::ioctl(fd, fs::kReplaceIoctl, &r) == 0) return true;
+    int fd = ::open(m.mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      say(dead_mount_errno(e) ? dead_mount_advice(m.mountpoint) : std::strerror(e));
+      return false;
+    }
+    int rc = ::ioctl(fd, fs::kReplaceIoctl, &r);
     int e = errno;
+    ::close(fd);
+    if (rc == 0) return true;
     std::string why = std::strerror(e);
     if (e == ENOTTY)
       why = "the daemon serving it cannot replace a member of a mounted volume (an older peregrine?); unmount it, "
             "then run 'peregrine replace' over its members";
     if (e == EPERM) why = "replacing a member needs root";
     if (e == EROFS) why = "mounted read-only";
+    if (dead_mount_errno(e)) why = dead_mount_advice(m.mountpoint);
     say(why);
     return false;
   };
   fs::ReplaceIoctl r = q;
-  if (!call(r)) return ::close(fd), 1;
+  if (!call(r)) return 1;
   if (r.error != 0) {
     r.message[sizeof r.message - 1] = '\0';
-    ::close(fd);
     return say(r.message);
   }
   std::fprintf(stderr, "peregrine replace: member %u of %s: %s -> %s, online (the volume stays in use)\n",
@@ -140,11 +145,13 @@ int replace_mounted(const MountEntry& m, const std::string& old_member, const st
   while (r.state == fs::kReplaceCopying || r.state == fs::kReplaceSwitching) {
     progress("copy", r.done_bytes, r.total_bytes);
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    if (!peregrine_mount_at(m.mountpoint))
+      return say("unmounted while the copy ran: the replace gave up, and " + old_abs +
+                 " is still the member (run the command again once it is mounted)");
     r = fs::ReplaceIoctl{};
     r.op = fs::kReplaceStatus;
-    if (!call(r)) return ::close(fd), 1;
+    if (!call(r)) return 1;
   }
-  ::close(fd);
   r.message[sizeof r.message - 1] = '\0';
   if (r.state != fs::kReplaceDone) return say(r.message);
   progress("copy", r.total_bytes, r.total_bytes);
