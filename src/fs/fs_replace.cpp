@@ -59,8 +59,9 @@ std::string io_error(const char* what, const MemberFile& m, uint64_t offset, int
 
 }  // namespace
 
-OnlineReplace::OnlineReplace(VolumeRuntime& vr, const config::Settings& settings, Mutex& layout_mu, LogLine log)
-    : vr_(vr), settings_(settings), layout_mu_(layout_mu), log_(std::move(log)) {}
+OnlineReplace::OnlineReplace(VolumeRuntime& vr, const config::Settings& settings, Mutex& layout_mu, LogLine log,
+                             std::function<void(uint32_t, const std::string&)> renamed)
+    : vr_(vr), settings_(settings), layout_mu_(layout_mu), log_(std::move(log)), renamed_(std::move(renamed)) {}
 
 OnlineReplace::~OnlineReplace() { stop(); }
 
@@ -320,6 +321,7 @@ void OnlineReplace::finish() {
     std::erase_if(replaced_, [&](const auto& r) { return r.first == index_; });
     replaced_.emplace_back(index_, new_path);
   }
+  if (renamed_) renamed_(index_, new_path);
   busy_.store(false, std::memory_order_release);
   set_state(kReplaceDone, "member " + std::to_string(index_) + " replaced: " + old_path + " -> " + new_path);
 }

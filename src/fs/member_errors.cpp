@@ -25,10 +25,11 @@ std::string MemberErrorLog::describe(const IoErrorReport& r, const std::string& 
 }
 
 void MemberErrorLog::report(const IoErrorReport& r) {
-  std::string line = describe(r, r.drive < names_.size() ? names_[r.drive] : std::string("?"));
-  if (r.op != IoOp::read) {
+  std::string line;
+  {
     MutexLock lk(mu_);
-    last_write_failure_ = line;
+    line = describe(r, r.drive < names_.size() ? names_[r.drive] : std::string("?"));
+    if (r.op != IoOp::read) last_write_failure_ = line;
   }
   uint64_t n = r.drive < members_ ? counts_[r.drive].fetch_add(1) + 1 : 1;
   if (n < kLoggedPerMember) {

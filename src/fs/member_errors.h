@@ -29,8 +29,16 @@ class MemberErrorLog {
   static constexpr uint64_t kLoggedPerMember = 5;
 
   MemberErrorLog(uint32_t members, LogLine log);
-  // The members' paths in index order; set once, before any IO.
-  void set_names(std::vector<std::string> names) { names_ = std::move(names); }
+  // The members' paths in index order, before any IO.
+  void set_names(std::vector<std::string> names) EXCLUDES(mu_) {
+    MutexLock lk(mu_);
+    names_ = std::move(names);
+  }
+  // Member `index` is another drive now (online replace). Any thread.
+  void rename(uint32_t index, const std::string& name) EXCLUDES(mu_) {
+    MutexLock lk(mu_);
+    if (index < names_.size()) names_[index] = name;
+  }
 
   void report(const IoErrorReport& r) EXCLUDES(mu_);
   // "member PATH (index I): write at member offset N: Input/output error",
@@ -40,11 +48,11 @@ class MemberErrorLog {
   static std::string describe(const IoErrorReport& r, const std::string& name);
 
  private:
-  std::vector<std::string> names_;
   const uint32_t members_;
   LogLine log_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;
   mutable Mutex mu_;
+  std::vector<std::string> names_ GUARDED_BY(mu_);
   std::string last_write_failure_ GUARDED_BY(mu_);
 };
 

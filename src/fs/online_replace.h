@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,10 @@ namespace peregrine::fs {
 
 class OnlineReplace {
  public:
-  OnlineReplace(VolumeRuntime& vr, const config::Settings& settings, Mutex& layout_mu, LogLine log);
+  // `renamed(index, path)` is told once NEW serves member `index` (the
+  // daemon's error log names members by path).
+  OnlineReplace(VolumeRuntime& vr, const config::Settings& settings, Mutex& layout_mu, LogLine log,
+                std::function<void(uint32_t, const std::string&)> renamed = {});
   ~OnlineReplace();
   OnlineReplace(const OnlineReplace&) = delete;
   OnlineReplace& operator=(const OnlineReplace&) = delete;
@@ -80,6 +84,7 @@ class OnlineReplace {
   const config::Settings& settings_;
   Mutex& layout_mu_;
   LogLine log_;
+  const std::function<void(uint32_t, const std::string&)> renamed_;
 
   mutable Mutex mu_;  // guards the status below and the stop flag
   std::condition_variable stop_cv_;  // with mu_: stop() wakes a pacing copy
