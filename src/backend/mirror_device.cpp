@@ -22,6 +22,7 @@ void MirrorFence::bump_and_wake() {
 void MirrorFence::fence(uint64_t begin, uint64_t end) {
   MutexLock lock(mu_);
   has_fence_ = true;
+  dirty_ = false;
   fence_ = Range{begin, end};
   lock.wait(cv_, [&] {
     mu_.assert_held();
@@ -30,11 +31,11 @@ void MirrorFence::fence(uint64_t begin, uint64_t end) {
   });
 }
 
-void MirrorFence::release() {
+bool MirrorFence::release() {
   MutexLock lock(mu_);
   has_fence_ = false;
   bump_and_wake();
-  cv_.notify_all();
+  return dirty_;
 }
 
 void MirrorFence::flush_both() { flush_both_.store(true, std::memory_order_seq_cst); }
@@ -44,7 +45,6 @@ void MirrorFence::set_mode(MirrorMode mode) {
   mode_.store(mode, std::memory_order_seq_cst);
   has_fence_ = false;
   bump_and_wake();
-  cv_.notify_all();
 }
 
 void MirrorFence::wait_retired() {
@@ -64,10 +64,7 @@ bool MirrorFence::try_admit_write(uint64_t begin, uint64_t end) {
 
 void MirrorFence::admit_write(uint64_t begin, uint64_t end) {
   MutexLock lock(mu_);
-  lock.wait(cv_, [&] {
-    mu_.assert_held();
-    return !fenced(begin, end);
-  });
+  if (fenced(begin, end)) dirty_ = true;
   in_flight_.push_back(Range{begin, end});
 }
 

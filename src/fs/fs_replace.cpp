@@ -112,8 +112,8 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   const Superblock& old_sb = vol.member_superblocks[*index];
   auto prepared = prepare_new_member(
       NewMemberRequest{new_path, &old_file, &old_sb, &vol.members, (request.flags & kReplaceForce) != 0});
-  if (!prepared) return refused(prepared.status().errnum() != 0 ? prepared.status().errnum() : EINVAL,
-                                prepared.status().message());
+  if (!prepared)
+    return refused(prepared.status().errnum() != 0 ? prepared.status().errnum() : EINVAL, prepared.status().message());
   DriveSpec spec = drive_spec_for(settings_, prepared->file);
   spec.queue_depth = std::max(spec.queue_depth, vr_.engine->stats(*index).queue_depth);
   auto opened_ring = UringDeviceFactory::open_ring(spec);
@@ -190,36 +190,40 @@ void OnlineReplace::pace() {
 }
 
 // One chunk under the fence: no write to it is in flight meanwhile, and one
-// that comes waits, so the copy cannot overtake it on NEW. A hole of a
-// sparse OLD (no write reached it, or it would not be one) is zeroed on
-// NEW, or left alone on a NEW this replace created.
+// through the ring that comes waits, so the copy cannot overtake it on NEW;
+// one a thread makes itself marks the fence, and the chunk is copied again.
+// A hole of a sparse OLD (no write reached it, or it would not be one) is
+// zeroed on NEW, or left alone on a NEW this replace created.
 Status OnlineReplace::copy_chunk(uint64_t begin, uint64_t end, bool fail_read) {
   const MemberFile& old_file = vr_.volume.members[index_];
   const MemberFile& new_file = new_->file;
   static thread_local AlignedBuffer buf(kChunk);
   const uint64_t len = end - begin;
-  fence_->fence(begin, end);
-  bool hole = false;
-  if (!old_file.info().is_block_device) {
-    const off_t data = ::lseek(old_file.fd(), static_cast<off_t>(begin), SEEK_DATA);
-    hole = (data < 0 && errno == ENXIO) || (data >= 0 && static_cast<uint64_t>(data) >= end);
-  }
-  Status result = Status::ok();
-  if (fail_read) {
-    result = Status::error(EIO, io_error("cannot read old", old_file, begin, -EIO) + " (TEST ONLY: injected)");
-  } else if (hole) {
-    if (!new_->created.created()) {
-      std::memset(buf.data(), 0, len);
-      if (int rc = new_file.pwrite_full(buf.data(), len, begin); rc != 0)
-        result = Status::error(rc < 0 ? -rc : EIO, io_error("cannot write new", new_file, begin, rc));
+  for (;;) {
+    fence_->fence(begin, end);
+    bool hole = false;
+    if (!old_file.info().is_block_device) {
+      const off_t data = ::lseek(old_file.fd(), static_cast<off_t>(begin), SEEK_DATA);
+      hole = (data < 0 && errno == ENXIO) || (data >= 0 && static_cast<uint64_t>(data) >= end);
     }
-  } else if (int rc = old_file.pread_full(buf.data(), len, begin); rc != 0) {
-    result = Status::error(rc < 0 ? -rc : EIO, io_error("cannot read old", old_file, begin, rc));
-  } else if (int rc2 = new_file.pwrite_full(buf.data(), len, begin); rc2 != 0) {
-    result = Status::error(rc2 < 0 ? -rc2 : EIO, io_error("cannot write new", new_file, begin, rc2));
+    Status result = Status::ok();
+    if (fail_read) {
+      result = Status::error(EIO, io_error("cannot read old", old_file, begin, -EIO) + " (TEST ONLY: injected)");
+    } else if (hole) {
+      if (!new_->created.created()) {
+        std::memset(buf.data(), 0, len);
+        if (int rc = new_file.pwrite_full(buf.data(), len, begin); rc != 0)
+          result = Status::error(rc < 0 ? -rc : EIO, io_error("cannot write new", new_file, begin, rc));
+      }
+    } else if (int rc = old_file.pread_full(buf.data(), len, begin); rc != 0) {
+      result = Status::error(rc < 0 ? -rc : EIO, io_error("cannot read old", old_file, begin, rc));
+    } else if (int rc2 = new_file.pwrite_full(buf.data(), len, begin); rc2 != 0) {
+      result = Status::error(rc2 < 0 ? -rc2 : EIO, io_error("cannot write new", new_file, begin, rc2));
+    }
+    // A blocking write that met the fence may have landed on NEW before the
+    // copy's older bytes: copy the chunk again.
+    if (!fence_->release() || !result) return result;
   }
-  fence_->release();
-  return result;
 }
 
 // Everything of OLD's but its two superblock blocks, as the offline copy:
@@ -246,8 +250,8 @@ Status OnlineReplace::copy_all() {
       const bool fail_read = fail_pct >= 0 && done_bytes_.load() * 100 >= total * static_cast<uint64_t>(fail_pct);
       if (Status s = copy_chunk(at, std::min(at + kChunk, r.end), fail_read); !s) return s;
       if (int e = fence_->secondary_error(); e != 0)
-        return Status::error(-e, "new member " + new_->file.info().path + ": a write the volume sent it failed: " +
-                                     std::strerror(-e));
+        return Status::error(
+            -e, "new member " + new_->file.info().path + ": a write the volume sent it failed: " + std::strerror(-e));
       const uint64_t done = done_bytes_.fetch_add(std::min(kChunk, r.end - at)) + std::min(kChunk, r.end - at);
       if (stop_pct >= 0 && done * 100 >= total * static_cast<uint64_t>(stop_pct) && done < total) ::_exit(9);
       pace();
@@ -298,8 +302,8 @@ void OnlineReplace::finish() {
     const std::string message = "the switch of member " + std::to_string(index_) + " from " + old_path + " to " +
                                 new_path + " failed: " + committed.status().message() +
                                 "; writes still reach both members. Unmount the volume and run 'peregrine "
-                                "replace' over its members with --old " + old_path + " --new " + new_path +
-                                " to finish";
+                                "replace' over its members with --old " +
+                                old_path + " --new " + new_path + " to finish";
     log_(LOG_ERR, "online replace: " + message);
     busy_.store(false, std::memory_order_release);
     set_state(kReplaceFailed, message);

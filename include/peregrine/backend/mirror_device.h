@@ -10,9 +10,13 @@
 //
 // The copy and the writes meet in a MirrorFence: the copier fences the range
 // it is about to copy, waits until no write to it is in flight, copies it,
-// and releases it; a write to a fenced range waits (held in the device, or
-// for a blocking write on its own thread) until the release. So no copy of
-// old bytes overtakes a newer write on the new member.
+// and releases it. A write through the ring to a fenced range is held in the
+// device until the release. A blocking write (the calling thread's own,
+// e.g. a journal commit) never waits: it marks the fence dirty, and the
+// copier copies the range again once it is done. So no copy of old bytes
+// overtakes a newer write on the new member, and no thread waits on the
+// copy (a blocked writer could hold a lock a drive thread's callback needs
+// before it reaps the completion the copier waits for).
 //
 // Thread rules: MirrorDevice follows DeviceQueue's (its ring calls under the
 // drive's dispatch lock; the blocking calls from any thread). MirrorFence is
@@ -48,7 +52,9 @@ class MirrorFence {
   // no write overlapping it is in flight on either side.
   void fence(uint64_t begin, uint64_t end) EXCLUDES(mu_);
   // Copier: lets the held writes go (and wakes the drive thread for them).
-  void release() EXCLUDES(mu_);
+  // True if a blocking write reached the range while it was fenced: copy
+  // it again (under a new fence).
+  bool release() EXCLUDES(mu_);
   // Copier: the copy is complete and the new member synced once after this:
   // from now on flushes reach both members.
   void flush_both() EXCLUDES(mu_);
@@ -67,7 +73,8 @@ class MirrorFence {
   // A write to [begin, end) may start now (counted in flight: done_write
   // when it completed on both), or must wait for the fence's release.
   bool try_admit_write(uint64_t begin, uint64_t end) EXCLUDES(mu_);
-  // As try_admit_write, waiting for the release (blocking writes).
+  // A blocking write: admitted at once, marking the fence dirty if it
+  // overlaps it.
   void admit_write(uint64_t begin, uint64_t end) EXCLUDES(mu_);
   void done_write(uint64_t begin, uint64_t end) EXCLUDES(mu_);
   void note_secondary_error(int error);
@@ -89,6 +96,7 @@ class MirrorFence {
   mutable Mutex mu_;
   std::condition_variable cv_;  // with mu_: in-flight writes done, release, retirement
   bool has_fence_ GUARDED_BY(mu_) = false;
+  bool dirty_ GUARDED_BY(mu_) = false;  // a blocking write met the fence
   Range fence_ GUARDED_BY(mu_){0, 0};
   std::vector<Range> in_flight_ GUARDED_BY(mu_);
   bool retired_ GUARDED_BY(mu_) = false;
