@@ -133,6 +133,15 @@ class OnlineReplace : public ::testing::Test {
     writer.join();
     return r;
   }
+  // Unmounts, checks the volume `members` make with fsck -n (clean), and
+  // mounts it with them.
+  void remount_checked(const std::vector<std::string>& members) {
+    ASSERT_EQ(v_->unmount(), 0);
+    wait_members_released(members);
+    RunResult f = fsck(members);
+    EXPECT_EQ(f.code, 0) << f.describe();
+    ASSERT_EQ(v_->mount({}, members).code, 0);
+  }
   // Remounts with PEREGRINE_TEST_REPLACE_STOP_AFTER=`hook` in the daemon's
   // environment.
   void remount_with_hook(const std::string& hook) {
@@ -177,13 +186,7 @@ TEST_F(OnlineReplace, WritersKeepGoingAndEveryByteSurvivesTheSwitchAndARemount) 
   RunResult ex = run({peregrine_bin(), "examine", old_});
   EXPECT_EQ(ex.code, 1) << ex.describe();
   const Tree tree = snapshot_tree(v_->mountpoint(), false);
-  ASSERT_EQ(v_->unmount(), 0);
-
-  const auto members = with(v_->members(), old_, now_);
-  wait_members_released(members);
-  RunResult f = fsck(members);
-  EXPECT_EQ(f.code, 0) << f.describe();
-  ASSERT_EQ(v_->mount({}, members).code, 0);
+  remount_checked(with(v_->members(), old_, now_));
   EXPECT_EQ(first_difference(want), "") << "after a remount with the new member";
   EXPECT_EQ(describe_tree_difference(tree, snapshot_tree(v_->mountpoint(), false)), "");
 }
@@ -199,10 +202,7 @@ TEST_F(OnlineReplace, ADaemonStoppedInTheCopyLeavesTheOldMemberAndARerunFinishes
   EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
   RunResult r = replace_online(*v_, old_, now_);
   ASSERT_EQ(r.code, 0) << r.describe();
-  ASSERT_EQ(v_->unmount(), 0);
-  const auto members = with(v_->members(), old_, now_);
-  wait_members_released(members);
-  ASSERT_EQ(v_->mount({}, members).code, 0);
+  remount_checked(with(v_->members(), old_, now_));
   EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
 }
 
@@ -263,10 +263,7 @@ TEST_F(OnlineReplace, AReadErrorOnTheOldMemberGivesUpAndTheVolumeGoesOnWithIt) {
   want[v_->at("before")] = pattern(20 << 20, 9);
   EXPECT_EQ(first_difference(want), "");
   const Tree tree = snapshot_tree(v_->mountpoint(), false);
-  ASSERT_EQ(v_->unmount(), 0);
-  RunResult f = fsck(v_->members());
-  EXPECT_EQ(f.code, 0) << f.describe();
-  ASSERT_EQ(v_->mount().code, 0);
+  remount_checked(v_->members());
   EXPECT_EQ(describe_tree_difference(tree, snapshot_tree(v_->mountpoint(), false)), "");
   r = replace_online(*v_, old_, now_);
   EXPECT_EQ(r.code, 0) << r.describe();
@@ -299,12 +296,7 @@ TEST_F(OnlineReplace, AFileMemberMovesOntoALoopDeviceAndBackWhileWritten) {
   ASSERT_EQ(off.code, 0) << off.describe();
   want[v_->at("before")] = pattern(20 << 20, 9);
   EXPECT_EQ(first_difference(want), "");
-  ASSERT_EQ(v_->unmount(), 0);
-  const auto members = with(v_->members(), old_, back);
-  wait_members_released(members);
-  RunResult f = fsck(members);
-  EXPECT_EQ(f.code, 0) << f.describe();
-  ASSERT_EQ(v_->mount({}, members).code, 0);
+  remount_checked(with(v_->members(), old_, back));
   EXPECT_EQ(first_difference(want), "") << "after a remount";
   RunResult ex = run({peregrine_bin(), "examine", device});
   EXPECT_TRUE(contains(ex.out, "not a peregrine member")) << ex.describe();
