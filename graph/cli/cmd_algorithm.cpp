@@ -1,4 +1,4 @@
-// `peregrine-graph {bfs,bc,kcore,cc,pagerank,tc}`: open the graph, run one
+// `peregrine-graph {bfs,sssp,bc,kcore,cc,pagerank,tc}`: open the graph, run one
 // semi-external algorithm, report its IO, optionally validate it against the
 // in-memory reference (not counted in the wall time), optionally write the
 // per-vertex result (--out).
@@ -18,6 +18,7 @@
 #include "peregrine/graph/kcore.h"
 #include "peregrine/graph/memory_graph.h"
 #include "peregrine/graph/pagerank.h"
+#include "peregrine/graph/sssp.h"
 #include "peregrine/graph/tc.h"
 #include "peregrine/graph/validate.h"
 #include "report.h"
@@ -51,6 +52,7 @@ struct AlgorithmArgs {
   uint32_t roots = 1;
   bool top_down = false;  // bfs: no bottom-up levels
   PagerankOptions pagerank;
+  SsspOptions sssp;
   uint32_t threads = 0;  // tc: counting threads, 0 = one per CPU
   bool validate = false;
   bool json = false;
@@ -82,8 +84,14 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
                        "root vertex, an id of the input (default: the vertex of highest degree)")(
         "roots", po::value(&a->roots)->default_value(1)->value_name("N"),
         "searches to run: --root first, then pseudo-random vertices with edges; TEPS is their harmonic mean")(
-        "top-down", "expand every level from the frontier (by default an undirected graph's widest levels go "
-                    "bottom-up, from the vertices not reached yet, when their lists are the fewer entries)");
+        "top-down",
+        "expand every level from the frontier (by default an undirected graph's widest levels go "
+        "bottom-up, from the vertices not reached yet, when their lists are the fewer entries)");
+  } else if (alg == "sssp") {
+    opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
+                       "source vertex, an id of the input (default: the vertex of highest degree)")(
+        "delta", po::value(&a->sssp.delta)->default_value(1)->value_name("D"),
+        "delta-stepping bucket width, in weight units (every edge weighs 1 until the format stores weights)");
   } else if (alg == "bc") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "first source, an id of the input (default: the vertex of highest degree)")(
@@ -121,6 +129,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   a->out_format = *out_fmt;
   if ((alg == "bfs" || alg == "bc") && (a->roots < 1 || a->roots > 1024))
     return usage_error(alg, "--roots must be between 1 and 1024");
+  if (alg == "sssp" && a->sssp.delta < 1) return usage_error(alg, "--delta must be at least 1");
   if (alg == "tc" && a->threads > 1024) return usage_error(alg, "--threads must be between 0 and 1024");
   if (alg == "pagerank") {
     const PagerankOptions& pr = a->pagerank;
@@ -131,7 +140,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   return std::nullopt;
 }
 
-// --root in the input's ids, as a vertex of the graph (BFS only).
+// --root in the input's ids, as a vertex of the graph (bfs, sssp, bc).
 Expected<Vertex> bfs_root(const AlgorithmArgs& a, const Graph& g, const IdMap& ids) {
   if (!a.has_root) return default_bfs_root(g);
   auto v = ids.find(a.root);
@@ -202,6 +211,7 @@ Expected<Reference> load_reference(const Graph& g, const GraphReaders& readers, 
 // (validation excluded), and BFS's per-search rates.
 struct AlgorithmRun {
   std::optional<BfsResult> bfs;  // the first root's
+  std::optional<SsspResult> sssp;
   std::optional<KcoreResult> kcore;
   std::optional<CcResult> cc;
   std::optional<PagerankResult> rank;
@@ -259,6 +269,9 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
       ++run.runs;
       if (!run.bfs) run.bfs = std::move(one);
     }
+  } else if (a.alg == "sssp") {
+    timed([&] { keep(run_sssp(g, reader, root_vertex, a.sssp), run.sssp); });
+    if (st) check([&] { return validate_sssp(*ref->graph, *run.sssp); });
   } else if (a.alg == "kcore") {
     timed([&] { keep(run_kcore(g, reader), run.kcore); });
     if (st) check([&] { return validate_kcore(*ref->graph, *run.kcore); });
@@ -317,6 +330,17 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
       rep.add("teps_min", run.teps_min);
       rep.add("teps_max", run.teps_max);
     }
+  } else if (run.sssp) {
+    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.sssp->root))
+                                                       : read_user_id(g, run.sssp->root);
+    if (!user_root) return user_root.status();
+    rep.add("root", *user_root);
+    rep.add("delta", a.sssp.delta);
+    rep.add("reached", run.sssp->reached);
+    rep.add("max_distance", run.sssp->max_distance);
+    rep.add("buckets", run.sssp->buckets);
+    rep.add("rounds", run.sssp->rounds);
+    rep.add("relaxations", run.sssp->relaxations);
   } else if (run.kcore) {
     rep.add("max_core", uint64_t{run.kcore->max_core});
     rep.add("batches", run.kcore->batches);
@@ -347,6 +371,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
 
 Status write_out(const AlgorithmArgs& a, const IdMap& ids, const AlgorithmRun& run) {
   return run.bfs     ? write_bfs_out(a.out_file, a.out_format, ids, *run.bfs)
+         : run.sssp  ? write_sssp_out(a.out_file, a.out_format, ids, *run.sssp)
          : run.kcore ? write_kcore_out(a.out_file, a.out_format, ids, *run.kcore)
          : run.cc    ? write_cc_out(a.out_file, a.out_format, ids, *run.cc)
          : run.tc    ? write_tc_out(a.out_file, a.out_format, ids, *run.tc)
@@ -381,7 +406,7 @@ int cmd_algorithm(int argc, char** argv) {
   auto ids = a.has_root || !a.out_file.empty() ? IdMap::load(g) : IdMap::identity(g.num_vertices());
   if (!ids) return error(ids.status());
   Vertex root_vertex = 0;
-  if (alg == "bfs" || alg == "bc") {
+  if (alg == "bfs" || alg == "sssp" || alg == "bc") {
     auto r = bfs_root(a, g, *ids);
     if (!r) return usage_error(alg, r.status().message());
     root_vertex = *r;

@@ -16,7 +16,7 @@ int cmd_gen(int argc, char** argv);
 int cmd_import(int argc, char** argv);
 int cmd_check(int argc, char** argv);
 int cmd_export(int argc, char** argv);
-// algorithm is one of bfs, bc, kcore, cc, pagerank, tc.
+// algorithm is one of bfs, sssp, bc, kcore, cc, pagerank, tc.
 int cmd_algorithm(int argc, char** argv);
 
 }  // namespace peregrine::graph::cli

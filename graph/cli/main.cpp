@@ -14,6 +14,7 @@ void usage(std::ostream& out) {
          "  gen       generate a Graph500 Kronecker graph as an on-disk CSR\n"
          "  import    read an edge list (text, Matrix Market, binary) into an on-disk CSR\n"
          "  bfs       breadth-first search from a root (reports TEPS)\n"
+         "  sssp      single-source shortest paths (delta-stepping; every edge weighs 1)\n"
          "  bc        betweenness centrality from one or more sources (Brandes)\n"
          "  kcore     core number of every vertex\n"
          "  cc        connected components (weakly connected on a directed graph)\n"
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
     if (cmd == "import") return cmd_import(argc - 1, argv + 1);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);
     if (cmd == "export") return cmd_export(argc - 1, argv + 1);
-    if (cmd == "bfs" || cmd == "bc" || cmd == "kcore" || cmd == "cc" || cmd == "pagerank" || cmd == "tc")
+    if (cmd == "bfs" || cmd == "sssp" || cmd == "bc" || cmd == "kcore" || cmd == "cc" || cmd == "pagerank" ||
+        cmd == "tc")
       return cmd_algorithm(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "peregrine-graph " << cmd << ": " << e.what() << "\n";

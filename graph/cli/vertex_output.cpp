@@ -85,6 +85,14 @@ Status write_bfs_out(const std::filesystem::path& path, OutFormat f, const IdMap
   });
 }
 
+Status write_sssp_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const SsspResult& r) {
+  Record rec(f);
+  return write_records(path, r.distance.size(), [&](uint64_t v) {
+    rec.u(ids.user_id(v));
+    return (r.distance[v] == SsspResult::kUnreached ? rec.i(-1) : rec.i(static_cast<int64_t>(r.distance[v]))).done();
+  });
+}
+
 Status write_cc_out(const std::filesystem::path& path, OutFormat f, const IdMap& ids, const CcResult& r) {
   Record rec(f);
   return write_records(path, r.label.size(),

@@ -1,7 +1,11 @@
 #include "peregrine/graph/reference.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
+#include <queue>
+
+#include "peregrine/graph/sssp.h"
 
 namespace peregrine::graph {
 namespace {
@@ -133,6 +137,29 @@ std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root) {
     }
   }
   return level;
+}
+
+std::vector<int64_t> reference_sssp(const MemoryGraph& g, uint64_t root) {
+  std::vector<int64_t> dist(g.num_vertices(), -1);
+  using Entry = std::pair<uint64_t, uint64_t>;  // distance, vertex
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  std::vector<bool> done(g.num_vertices(), false);
+  dist[root] = 0;
+  heap.push({0, root});
+  while (!heap.empty()) {
+    const auto [d, v] = heap.top();
+    heap.pop();
+    if (done[v]) continue;
+    done[v] = true;
+    for (Vertex w : g.neighbours(v)) {
+      const uint64_t dw = d + edge_weight();
+      if (dist[w] < 0 || dw < static_cast<uint64_t>(dist[w])) {
+        dist[w] = static_cast<int64_t>(dw);
+        heap.push({dw, w});
+      }
+    }
+  }
+  return dist;
 }
 
 std::vector<uint64_t> reference_triangles(const MemoryGraph& g) {

@@ -94,6 +94,18 @@ Status validate_bc(const MemoryGraph& g, const BcResult& r) {
   return Status::ok();
 }
 
+Status validate_sssp(const MemoryGraph& g, const SsspResult& r) {
+  const auto ref = reference_sssp(g, r.root);
+  if (r.distance.size() != ref.size()) return fail("distance array has the wrong size");
+  for (uint64_t v = 0; v < ref.size(); ++v) {
+    const int64_t got = r.distance[v] == SsspResult::kUnreached ? -1 : static_cast<int64_t>(r.distance[v]);
+    if (got != ref[v])
+      return fail("vertex " + s(v) + " has distance " + std::to_string(got) + ", Dijkstra's is " +
+                  std::to_string(ref[v]));
+  }
+  return Status::ok();
+}
+
 Status validate_tc(const MemoryGraph& g, const TcResult& r) {
   auto ref = reference_triangles(g);
   uint64_t corners = 0;

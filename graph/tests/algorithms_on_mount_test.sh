@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every graph algorithm, validated against its in-memory reference, on a
 # real peregrine mount (4 file-backed members): generate, check the CSR,
-# run bfs, bc, kcore, cc, pagerank and tc with --validate; import the karate club
+# run bfs, sssp, bc, kcore, cc, pagerank and tc with --validate; import the karate club
 # and a directed graph from text edge lists on the mount and compare --out
 # with networkx's results (graph/tests/data); unmount cleanly.
 #   algorithms_on_mount_test.sh PEREGRINE PEREGRINE_GRAPH
@@ -30,7 +30,7 @@ trap cleanup EXIT
 "$peregrine" mount --pid-file "$work/pid" "$work"/m{0,1,2,3} "$work/mnt"
 "$graph" gen --scale 12 --seed 7 --out "$work/mnt/g" --quiet >/dev/null
 "$graph" check --graph "$work/mnt/g" >/dev/null
-for alg in bfs bc kcore cc pagerank tc; do
+for alg in bfs sssp bc kcore cc pagerank tc; do
   "$graph" "$alg" --graph "$work/mnt/g" --validate >/dev/null
   echo "$alg validated on the mount"
 done
@@ -43,6 +43,8 @@ for g in karate dcycle; do
   "$graph" check --graph "$work/mnt/$g" >/dev/null
   "$graph" bfs --graph "$work/mnt/$g" --root 1 --validate --out "$work/mnt/$g.bfs" >/dev/null
   cut -d' ' -f1,2 "$work/mnt/$g.bfs" | diff - "$data/$g.bfs"
+  "$graph" sssp --graph "$work/mnt/$g" --root 1 --validate --out "$work/mnt/$g.sssp" >/dev/null
+  diff "$work/mnt/$g.sssp" "$data/$g.sssp"
   "$graph" cc --graph "$work/mnt/$g" --validate --out "$work/mnt/$g.cc" >/dev/null
   diff "$work/mnt/$g.cc" "$data/$g.cc"
   if [ -z "$directed" ]; then

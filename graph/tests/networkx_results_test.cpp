@@ -122,6 +122,14 @@ TEST_P(NetworkxResults, BfsDepthsAndParents) {
   }
 }
 
+TEST_P(NetworkxResults, ShortestPathDistances) {
+  const Case& c = GetParam();
+  EXPECT_EQ(run_alg("sssp", "--root " + std::to_string(c.root)), expected("sssp"));
+  EXPECT_EQ(field(output_, "root"), std::to_string(c.root)) << output_;
+  // Wider buckets settle the same distances.
+  EXPECT_EQ(run_alg("sssp", "--delta 3 --root " + std::to_string(c.root)), expected("sssp"));
+}
+
 TEST_P(NetworkxResults, ComponentLabels) {
   auto got = run_alg("cc");
   EXPECT_EQ(got, expected("cc"));

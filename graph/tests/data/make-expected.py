@@ -20,6 +20,9 @@ Graphs (edge lists in the user's ids, as `peregrine-graph import` reads them):
 Expected files, one line per vertex, ascending id:
   NAME.bfs       vertex depth   (BFS from the first vertex of the graph's
                                  ROOTS entry; -1 = not reached)
+  NAME.sssp      vertex distance (Dijkstra from the ROOTS vertex, every edge
+                                 weighing 1 as the graph format holds no
+                                 weights yet; -1 = not reached)
   NAME.cc        vertex label   (smallest id of its (weakly) connected component)
   NAME.kcore     vertex core    (undirected graphs only)
   NAME.tc        vertex triangles (triangles at the vertex; undirected only)
@@ -80,6 +83,8 @@ def main():
         nodes = sorted(g.nodes())
         depth = nx.single_source_shortest_path_length(g, ROOTS[name])
         write_lines(f"{name}.bfs", [f"{v} {depth.get(v, -1)}" for v in nodes])
+        dist = nx.single_source_dijkstra_path_length(g, ROOTS[name], weight=lambda u, v, d: 1)
+        write_lines(f"{name}.sssp", [f"{v} {dist.get(v, -1)}" for v in nodes])
         comps = nx.weakly_connected_components(g) if directed else nx.connected_components(g)
         label = {v: min(c) for c in comps for v in c}
         write_lines(f"{name}.cc", [f"{v} {label[v]}" for v in nodes])

@@ -10,6 +10,7 @@
 #include "peregrine/graph/kcore.h"
 #include "peregrine/graph/memory_graph.h"
 #include "peregrine/graph/pagerank.h"
+#include "peregrine/graph/sssp.h"
 #include "peregrine/graph/tc.h"
 #include "peregrine/util/result.h"
 
@@ -21,6 +22,8 @@ namespace peregrine::graph {
 // levels that differ by at most one and tree edges join levels differing by
 // exactly one; (4) exactly the root's component is reached.
 Status validate_bfs(const MemoryGraph& g, const BfsResult& r);
+// Every distance equal to Dijkstra's, the same vertices reached.
+Status validate_sssp(const MemoryGraph& g, const SsspResult& r);
 Status validate_cc(const MemoryGraph& g, const CcResult& r);
 Status validate_kcore(const MemoryGraph& g, const KcoreResult& r);
 // Every score within a relative 1e-9 of Brandes' (sums of doubles in

@@ -1,0 +1,51 @@
+// Semi-external single-source shortest paths by delta-stepping (Meyer and
+// Sanders; GAP's sssp): distances in memory, adjacency through one
+// AdjacencyReader (out-lists: on a directed graph paths follow arcs).
+// Vertices wait in buckets of width `delta` by tentative distance; the
+// lowest bucket is settled in rounds, each one read_lists() batch of the
+// vertices whose distance fell into it since the last round (sorted and
+// coalesced reads, the queue kept deep), until no relaxation lands in it
+// again; then the next non-empty bucket. A vertex whose distance dropped
+// below its bucket's after it was filed is skipped there (it waits in the
+// lower one).
+//
+// Weights: the graph format holds none yet, so every edge weighs 1 (as
+// GAP's sssp asks of unweighted inputs, the rule); the distances
+// are then hop counts. The kernel takes its weights from
+// `edge_weight()` so that a weighted format plugs in there.
+//
+// Thread rules: runs on the calling (IO) thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "peregrine/graph/adjacency_reader.h"
+#include "peregrine/graph/csr_format.h"
+
+namespace peregrine::graph {
+
+struct SsspOptions {
+  uint64_t delta = 1;  // bucket width, in weight units; at least 1
+};
+
+struct SsspResult {
+  Vertex root = 0;
+  std::vector<uint64_t> distance;  // kUnreached or the length of a shortest path from root
+  uint64_t reached = 0;            // vertices reached, root included
+  uint64_t max_distance = 0;       // of the reached vertices
+  uint64_t buckets = 0;            // non-empty buckets settled
+  uint64_t rounds = 0;             // read_lists() batches (relaxation rounds)
+  uint64_t relaxations = 0;        // edges that lowered a distance
+  static constexpr uint64_t kUnreached = UINT64_MAX;
+};
+
+// The weight of every edge until the format stores weights.
+inline constexpr uint64_t edge_weight() { return 1; }
+
+// REQUIRES: root < graph.num_vertices(), options.delta >= 1 (checked:
+// error otherwise).
+Expected<SsspResult> run_sssp(const Graph& graph, AdjacencyReader& reader, uint64_t root,
+                              const SsspOptions& options = {});
+
+}  // namespace peregrine::graph

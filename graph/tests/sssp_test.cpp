@@ -1,0 +1,93 @@
+// Semi-external delta-stepping against Dijkstra and BFS levels (every
+// edge weighs 1 until the format stores weights).
+#include "peregrine/graph/sssp.h"
+
+#include "algorithm_fixture.h"
+#include "peregrine/graph/bfs.h"
+#include "peregrine/graph/reference.h"
+#include "peregrine/graph/validate.h"
+
+namespace peregrine::graph {
+namespace {
+
+using test::TestDir;
+
+TEST(GraphSssp, MatchesDijkstraAndBfsLevelsOnKroneckerGraphs) {
+  TestDir d;
+  for (uint32_t scale : {10u, 14u}) {
+    auto l = test::load(test::generate(d, "g" + std::to_string(scale), scale, 300 + scale));
+    const Vertex root = default_bfs_root(l->graph);
+    auto r = run_sssp(l->graph, *l->reader, root);
+    ASSERT_TRUE(r) << r.status().message();
+    Status st = validate_sssp(l->mem, *r);
+    EXPECT_TRUE(st) << st.message();
+    auto levels = reference_bfs_levels(l->mem, root);
+    uint64_t reached = 0;
+    for (uint64_t v = 0; v < levels.size(); ++v) {
+      reached += levels[v] >= 0;
+      const int64_t got = r->distance[v] == SsspResult::kUnreached ? -1 : static_cast<int64_t>(r->distance[v]);
+      ASSERT_EQ(got, levels[v]) << "vertex " << v << ": with unit weights a distance is the BFS level";
+    }
+    EXPECT_EQ(r->reached, reached);
+    EXPECT_GT(r->reached, l->graph.num_vertices() / 2);
+    // Delta 1 and unit weights: one bucket per level, settled in one round.
+    EXPECT_EQ(r->buckets, r->max_distance + 1);
+    EXPECT_EQ(r->rounds, r->buckets);
+  }
+}
+
+TEST(GraphSssp, WideBucketsAndListsInPiecesGiveTheSameDistances) {
+  TestDir d;
+  auto l = test::load(test::generate(d, "g", 12, 7), test::tiny_reads());
+  const Vertex root = default_bfs_root(l->graph);
+  auto narrow = run_sssp(l->graph, *l->reader, root);
+  ASSERT_TRUE(narrow) << narrow.status().message();
+  for (uint64_t delta : {2u, 3u, 1000u}) {
+    auto wide = run_sssp(l->graph, *l->reader, root, SsspOptions{delta});
+    ASSERT_TRUE(wide) << wide.status().message();
+    EXPECT_EQ(wide->distance, narrow->distance) << "delta " << delta;
+    EXPECT_TRUE(validate_sssp(l->mem, *wide)) << "delta " << delta;
+    // A bucket spans `delta` distances: fewer buckets, a round per level
+    // inside each.
+    EXPECT_EQ(wide->buckets, narrow->max_distance / delta + 1) << "delta " << delta;
+    EXPECT_EQ(wide->rounds, narrow->rounds) << "delta " << delta;
+  }
+}
+
+TEST(GraphSssp, ExactOnASmallGraphWithAnUnreachedPart) {
+  TestDir d;
+  // 0-1-2-3 and a chord 0-3; 4-5 apart; 6 and 7 isolated.
+  auto l = test::load(test::write_graph(d, "s", 3, {{0, 1}, {1, 2}, {2, 3}, {0, 3}, {4, 5}}));
+  auto r = run_sssp(l->graph, *l->reader, 1);
+  ASSERT_TRUE(r) << r.status().message();
+  const uint64_t u = SsspResult::kUnreached;
+  EXPECT_EQ(r->distance, (std::vector<uint64_t>{1, 0, 1, 2, u, u, u, u}));
+  EXPECT_EQ(r->reached, 4u);
+  EXPECT_EQ(r->max_distance, 2u);
+  EXPECT_EQ(r->relaxations, 3u);
+}
+
+TEST(GraphSssp, RefusesABadRootOrDelta) {
+  TestDir d;
+  auto l = test::load(test::write_graph(d, "s", 2, {{0, 1}}));
+  auto r = run_sssp(l->graph, *l->reader, 4);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("root 4 out of range"), std::string::npos) << r.status().message();
+  r = run_sssp(l->graph, *l->reader, 0, SsspOptions{0});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("delta must be at least 1"), std::string::npos) << r.status().message();
+}
+
+TEST(GraphSssp, ValidatorRejectsAWrongDistance) {
+  TestDir d;
+  auto l = test::load(test::write_graph(d, "s", 3, {{0, 1}, {1, 2}}));
+  auto r = run_sssp(l->graph, *l->reader, 0);
+  ASSERT_TRUE(r);
+  r->distance[2] = 1;
+  Status st = validate_sssp(l->mem, *r);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("vertex 2 has distance 1, Dijkstra's is 2"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace peregrine::graph
