@@ -91,7 +91,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "source vertex, an id of the input (default: the vertex of highest degree)")(
         "delta", po::value(&a->sssp.delta)->default_value(1)->value_name("D"),
-        "delta-stepping bucket width, in weight units (every edge weighs 1 until the format stores weights)");
+        "delta-stepping bucket width, in weight units (an unweighted graph's edges weigh 1)");
   } else if (alg == "bc") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "first source, an id of the input (default: the vertex of highest degree)")(
@@ -166,7 +166,9 @@ struct GraphReaders {
 
 Expected<GraphReaders> open_readers(const AlgorithmArgs& a, const Graph& g) {
   GraphReaders r;
-  auto out = AdjacencyReader::open(g, a.reader);
+  ReaderOptions out_options = a.reader;
+  out_options.weights = a.alg == "sssp" && g.weighted();  // the others ignore weights
+  auto out = AdjacencyReader::open(g, out_options);
   if (!out) return out.status();
   r.out = std::move(*out);
   const bool uses_in = a.alg == "pagerank";
@@ -422,6 +424,7 @@ int cmd_algorithm(int argc, char** argv) {
   rep.add("graph", a.dir);
   if (!g.meta.imported) rep.add("scale", uint64_t{g.meta.scale});
   rep.add("directed", g.directed());
+  rep.add("weighted", g.weighted());
   rep.add("vertices", g.meta.vertices);
   rep.add("edges", g.meta.edges);
   rep.add("direct", readers->out->direct());

@@ -1,9 +1,9 @@
 // `peregrine-graph export`: a graph directory back to a text edge list in
 // the input's ids, "u v" a line, the form other graph tools read (GAP's
 // .el: gapbs's benchmarks take it with -f FILE.el, and -s for an
-// undirected graph). An undirected graph gives each edge once (gapbs's -s
-// symmetrizes it again), a directed one every arc. Vertices without
-// edges do not appear: an edge list cannot say they exist.
+// undirected graph); a weighted graph as "u v weight" (GAP's .wel). An undirected graph gives each edge once (gapbs's
+// -s symmetrizes it again), a directed one every arc. Vertices without edges do not appear: an edge list cannot say
+// they exist.
 #include <charconv>
 #include <chrono>
 #include <iostream>
@@ -34,27 +34,40 @@ int cmd_export(int argc, char** argv) {
   if (!g) return error(g.status());
   auto ids = IdMap::load(*g);
   if (!ids) return error(ids.status());
-  auto reader = AdjacencyReader::open(*g, ReaderOptions{});
+  ReaderOptions options;
+  options.weights = g->weighted();
+  auto reader = AdjacencyReader::open(*g, options);
   if (!reader) return error(reader.status());
   auto file = FileWriter::create(out, 1 << 20, false);
   if (!file) return error(file.status());
   const bool directed = g->directed();
   uint64_t lines = 0;
   Status written;
-  char line[48];
-  Status st = (*reader)->read_all([&](Vertex u, std::span<const Vertex> nbrs) {
+  char line[64];
+  // One line per edge (weights: nullptr for an unweighted graph).
+  auto write_lines = [&](Vertex u, std::span<const Vertex> nbrs, const uint32_t* weights) {
     if (!written) return;
-    for (Vertex v : nbrs) {
+    for (size_t i = 0; i < nbrs.size(); ++i) {
+      const Vertex v = nbrs[i];
       if (!directed && v < u) continue;  // the other copy of an undirected edge
       char* p = std::to_chars(line, line + sizeof line, ids->user_id(u)).ptr;
       *p++ = ' ';
       p = std::to_chars(p, line + sizeof line, ids->user_id(v)).ptr;
+      if (weights != nullptr) {
+        *p++ = ' ';
+        p = std::to_chars(p, line + sizeof line, weights[i]).ptr;
+      }
       *p++ = '\n';
       written = file->append(line, static_cast<size_t>(p - line));
       if (!written) return;
       ++lines;
     }
-  });
+  };
+  Status st = g->weighted()
+                  ? (*reader)->read_all([&](Vertex u, std::span<const Vertex> nbrs, std::span<const uint32_t> w) {
+                      write_lines(u, nbrs, w.data());
+                    })
+                  : (*reader)->read_all([&](Vertex u, std::span<const Vertex> nbrs) { write_lines(u, nbrs, nullptr); });
   if (!st) return error(st);
   if (!written) return error(written);
   if (Status f = file->finish(); !f) return error(f);
@@ -62,6 +75,7 @@ int cmd_export(int argc, char** argv) {
   rep.add("graph", dir);
   rep.add("out", out);
   rep.add("directed", directed);
+  rep.add("weighted", g->weighted());
   rep.add("edges", lines);
   rep.add("bytes", file->bytes());
   rep.add("wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -21,6 +21,7 @@ int cmd_gen(int argc, char** argv) {
       "edgefactor", po::value(&g.edgefactor)->default_value(16)->value_name("N"), "sampled edges per vertex")(
       "seed", po::value(&g.seed)->default_value(1)->value_name("N"), "random seed; the graph is a pure function of it")(
       "out", po::value(&out)->required()->value_name("DIR"), "output directory (created)")(
+      "weighted", "give every edge a weight in [1, 255] (weights.u32, for sssp), as GAP's generator does")(
       "memory", po::value(&memory)->default_value("1G")->value_name("SIZE"), "sort memory budget, e.g. 256M, 2G")(
       "threads", po::value(&threads)->default_value("0")->value_name("N"),
       "sampling threads, 1 to 256 (0 = one per core)")("quiet,q", "no progress on stderr")("json",
@@ -28,6 +29,7 @@ int cmd_gen(int argc, char** argv) {
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph gen --scale S --out DIR [options]", opts, vm)) return *rc;
   g.scale = scale;
+  g.weighted = vm.count("weighted") > 0;
   auto mem = parse_size(memory);
   if (!mem) {
     std::cerr << "peregrine-graph gen: --memory: bad size '" << memory << "' (use e.g. 512M or 2G)\n";
@@ -60,6 +62,7 @@ int cmd_gen(int argc, char** argv) {
   r.add("vertices", meta->vertices);
   r.add("sampled_edges", meta->sampled_edges);
   r.add("edges", meta->edges);
+  r.add("weighted", meta->weighted);
   r.add("adjacency_bytes", meta->adjacency_entries * 4);
   r.add("wall_seconds", secs);
   if (vm.count("json"))

@@ -14,7 +14,7 @@ void usage(std::ostream& out) {
          "  gen       generate a Graph500 Kronecker graph as an on-disk CSR\n"
          "  import    read an edge list (text, Matrix Market, binary) into an on-disk CSR\n"
          "  bfs       breadth-first search from a root (reports TEPS)\n"
-         "  sssp      single-source shortest paths (delta-stepping; every edge weighs 1)\n"
+         "  sssp      single-source shortest paths (delta-stepping; 1 per edge if unweighted)\n"
          "  bc        betweenness centrality from one or more sources (Brandes)\n"
          "  kcore     core number of every vertex\n"
          "  cc        connected components (weakly connected on a directed graph)\n"

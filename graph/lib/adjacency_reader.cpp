@@ -137,10 +137,11 @@ class ExtentCutter {
   uint64_t end_ = 0;
 };
 
-// Hands the lists of a completed read to fn, after checking that every
-// neighbour is a vertex of the graph (a corrupt file says so, not crash).
-Status deliver(const std::byte* buf, const Extent& e, uint64_t n, const std::string& path, IoStats& stats,
-               const NeighbourFn& fn) {
+// Hands the lists of a completed read to fn (with their weights from
+// wbuf to wfn), after checking that every neighbour is a vertex of the
+// graph (a corrupt file says so, not crash).
+Status deliver(const std::byte* buf, const std::byte* wbuf, const Extent& e, uint64_t n, const std::string& path,
+               IoStats& stats, const NeighbourFn* fn, const WeightedNeighbourFn* wfn) {
   for (const auto& p : e.pieces) {
     const auto* nb = reinterpret_cast<const Vertex*>(buf + p.buf_offset);
     for (uint32_t i = 0; i < p.count; ++i) {
@@ -149,18 +150,32 @@ Status deliver(const std::byte* buf, const Extent& e, uint64_t n, const std::str
                                       std::to_string(nb[i]) + " >= " + std::to_string(n) + " vertices");
     }
     stats.list_bytes += static_cast<uint64_t>(p.count) * sizeof(Vertex);
-    fn(p.v, std::span<const Vertex>(nb, p.count));
+    const std::span<const Vertex> neighbours(nb, p.count);
+    if (wfn != nullptr)
+      (*wfn)(p.v, neighbours,
+             std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(wbuf + p.buf_offset), p.count));
+    else
+      (*fn)(p.v, neighbours);
   }
   return Status::ok();
 }
+
+// A read's user data: its slot, and in the low bit whether it is the
+// weights' read (slots are aligned, so the bit is free).
+constexpr uintptr_t kWeightsRead = 1;
 
 }  // namespace
 
 struct AdjacencyReader::Slot {
   AlignedBuffer buf;
-  Extent extent;       // the read and the lists it holds
-  uint32_t done = 0;   // bytes arrived so far
-  unsigned index = 0;  // position in slots_ = registered buffer index
+  AlignedBuffer wbuf;           // the weights of the same entries (weights only)
+  Extent extent;                // the read and the lists it holds
+  uint32_t done = 0;            // bytes arrived so far
+  uint32_t wdone = 0;           // weight bytes arrived so far
+  unsigned reads = 0;           // reads of the extent not finished (1, or 2 with weights)
+  int error = 0;                // the first failed read's -errno, or EIO when truncated
+  bool weights_failed = false;  // the failure was the weights' read
+  unsigned index = 0;           // position in slots_ = registered buffer index (weights: + queue depth)
 };
 
 struct AdjacencyReader::Ring {
@@ -170,19 +185,23 @@ struct AdjacencyReader::Ring {
   // the file on every read; both are optional (old kernels, memlock limits).
   bool fixed_buffers = false;
   bool fixed_file = false;
-  // Prepares the read of the rest of a slot's extent (the ring has
-  // queue_depth entries and at most queue_depth reads exist).
-  void prep_read(int fd, Slot& s) {
+  unsigned slots = 0;  // queue depth: the weights' buffers follow the lists' in the registration
+  // Prepares the read of the rest of a slot's extent from the adjacency
+  // (fd, fixed file 0) or the weights (fixed file 1). The ring has room for
+  // every read: queue_depth entries per file read.
+  void prep_read(int fd, Slot& s, bool weights) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);
     const Extent& e = s.extent;
-    if (fixed_file) fd = 0;
+    const uint32_t done = weights ? s.wdone : s.done;
+    std::byte* buf = (weights ? s.wbuf.data() : s.buf.data()) + done;
+    if (fixed_file) fd = weights ? 1 : 0;
     if (fixed_buffers)
-      io_uring_prep_read_fixed(sqe, fd, s.buf.data() + s.done, e.length - s.done, e.offset + s.done,
-                               static_cast<int>(s.index));
+      io_uring_prep_read_fixed(sqe, fd, buf, e.length - done, e.offset + done,
+                               static_cast<int>(weights ? slots + s.index : s.index));
     else
-      io_uring_prep_read(sqe, fd, s.buf.data() + s.done, e.length - s.done, e.offset + s.done);
+      io_uring_prep_read(sqe, fd, buf, e.length - done, e.offset + done);
     if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
-    io_uring_sqe_set_data(sqe, &s);
+    io_uring_sqe_set_data(sqe, reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(&s) | (weights ? kWeightsRead : 0)));
   }
   ~Ring() {
     if (!ready) return;
@@ -205,34 +224,63 @@ Status AdjacencyReader::check_options(const ReaderOptions& o) {
   return Status::ok();
 }
 
+namespace {
+
+// Opens a graph file for reading, O_DIRECT if asked and the filesystem
+// allows (*direct tells which); -errno on failure.
+int open_graph_file(const std::filesystem::path& path, bool* direct) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (*direct ? O_DIRECT : 0));
+  if (fd < 0 && *direct && errno == EINVAL) {
+    // The filesystem refuses O_DIRECT (old tmpfs, some FUSE mounts): still
+    // run, but buffered; callers report direct() so numbers are not misread.
+    *direct = false;
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  return fd < 0 ? -errno : fd;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& graph, const ReaderOptions& o) {
   Status st = check_options(o);
   if (!st) return st;
+  if (o.weights && !graph.weighted())
+    return Status::error(EINVAL, graph.dir.string() +
+                                     ": the graph has no weights (not generated with --weighted "
+                                     "or imported from a weighted edge list)");
   auto path = graph.adjacency_path();
   bool direct = o.direct;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-  if (fd < 0 && direct && errno == EINVAL) {
-    // The filesystem refuses O_DIRECT (old tmpfs, some FUSE mounts): still
-    // run, but buffered; callers report direct() so numbers are not misread.
-    direct = false;
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  }
-  if (fd < 0) return Status::error(errno, path.string() + ": cannot open: " + std::strerror(errno));
+  int fd = open_graph_file(path, &direct);
+  if (fd < 0) return Status::error(-fd, path.string() + ": cannot open: " + std::strerror(-fd));
   std::unique_ptr<AdjacencyReader> r(new AdjacencyReader(graph, o, fd, direct));
-  int rc = io_uring_queue_init(o.queue_depth, &r->ring_->ring, 0);
+  if (o.weights) {
+    bool weights_direct = direct;
+    r->weights_fd_ = open_graph_file(graph.weights_path(), &weights_direct);
+    if (r->weights_fd_ < 0) {
+      const int e = -r->weights_fd_;
+      return Status::error(e, graph.weights_path().string() + ": cannot open: " + std::strerror(e));
+    }
+  }
+  const unsigned files = o.weights ? 2 : 1;
+  int rc = io_uring_queue_init(files * o.queue_depth, &r->ring_->ring, 0);
   if (rc < 0) return Status::error(-rc, std::string("io_uring_queue_init failed: ") + std::strerror(-rc));
   r->ring_->ready = true;
+  r->ring_->slots = o.queue_depth;
   for (unsigned i = 0; i < o.queue_depth; ++i) {
     auto s = std::make_unique<Slot>();
     s->buf = AlignedBuffer(o.max_io_bytes, kAlign);
+    if (o.weights) s->wbuf = AlignedBuffer(o.max_io_bytes, kAlign);
     s->index = i;
     r->slots_.push_back(std::move(s));
   }
   std::vector<iovec> iovs;
   for (auto& s : r->slots_) iovs.push_back({s->buf.data(), o.max_io_bytes});
+  if (o.weights)
+    for (auto& s : r->slots_) iovs.push_back({s->wbuf.data(), o.max_io_bytes});
   r->ring_->fixed_buffers =
       io_uring_register_buffers(&r->ring_->ring, iovs.data(), static_cast<unsigned>(iovs.size())) == 0;
-  r->ring_->fixed_file = io_uring_register_files(&r->ring_->ring, &fd, 1) == 0;
+  const int fds[2] = {fd, r->weights_fd_};
+  r->ring_->fixed_file = io_uring_register_files(&r->ring_->ring, fds, files) == 0;
   return r;
 }
 
@@ -242,36 +290,56 @@ AdjacencyReader::AdjacencyReader(const Graph& graph, const ReaderOptions& option
 AdjacencyReader::~AdjacencyReader() {
   ring_.reset();
   ::close(fd_);
+  if (weights_fd_ >= 0) ::close(weights_fd_);
 }
 
-Status AdjacencyReader::read_lists(std::vector<Vertex>& vertices, const NeighbourFn& fn) {
+Status AdjacencyReader::sort_batch(std::vector<Vertex>& vertices) const {
   std::sort(vertices.begin(), vertices.end());
   vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
   if (!vertices.empty() && vertices.back() >= graph_.num_vertices())
     return Status::error(EINVAL, "vertex " + std::to_string(vertices.back()) + " out of range");
+  return Status::ok();
+}
+
+Status AdjacencyReader::read_lists(std::vector<Vertex>& vertices, const NeighbourFn& fn) {
+  if (Status st = sort_batch(vertices); !st) return st;
   SpanSource src(graph_, vertices);
-  return run(src, fn);
+  return run(src, &fn, nullptr);
+}
+
+Status AdjacencyReader::read_lists(std::vector<Vertex>& vertices, const WeightedNeighbourFn& fn) {
+  if (!reads_weights()) return Status::error(EINVAL, "weights asked of a reader opened without them");
+  if (Status st = sort_batch(vertices); !st) return st;
+  SpanSource src(graph_, vertices);
+  return run(src, nullptr, &fn);
 }
 
 Status AdjacencyReader::read_all(const NeighbourFn& fn) {
   AllSource src(graph_);
-  return run(src, fn);
+  return run(src, &fn, nullptr);
 }
 
-Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
+Status AdjacencyReader::read_all(const WeightedNeighbourFn& fn) {
+  if (!reads_weights()) return Status::error(EINVAL, "weights asked of a reader opened without them");
+  AllSource src(graph_);
+  return run(src, nullptr, &fn);
+}
+
+Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const WeightedNeighbourFn* wfn) {
   io_uring* ring = &ring_->ring;
   const uint64_t n = graph_.num_vertices();
   const std::string path = graph_.adjacency_path().string();
+  const bool weights = wfn != nullptr;
   ExtentCutter cutter(graph_, source, options_);
 
   std::vector<Slot*> free_slots;
   for (auto& s : slots_) free_slots.push_back(s.get());
-  unsigned inflight = 0;
+  unsigned inflight = 0;     // slots with reads out
   unsigned unsubmitted = 0;  // prepared but not yet handed to the kernel
   bool more = true;
   Status error;
-  auto resubmit = [&](Slot& s) {
-    ring_->prep_read(fd_, s);
+  auto resubmit = [&](Slot& s, bool weights_read) {
+    ring_->prep_read(weights_read ? weights_fd_ : fd_, s, weights_read);
     ++unsubmitted;
   };
   auto refill = [&]() {
@@ -282,10 +350,23 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
         break;
       }
       free_slots.pop_back();
-      s->done = 0;
-      resubmit(*s);
+      s->done = s->wdone = 0;
+      s->error = 0;
+      s->weights_failed = false;
+      s->reads = weights ? 2 : 1;
+      resubmit(*s, false);
+      if (weights) resubmit(*s, true);
       ++inflight;
     }
+  };
+  // The error of a slot whose reads all ended, naming the file that failed.
+  auto slot_error = [&](const Slot& s) {
+    const std::string file = s.weights_failed ? graph_.weights_path().string() : path;
+    const uint32_t done = s.weights_failed ? s.wdone : s.done;
+    if (s.error == EIO && done < s.extent.needed)
+      return Status::error(EIO, file + ": truncated: no data at offset " + std::to_string(s.extent.offset + done));
+    return Status::error(
+        s.error, file + ": read at offset " + std::to_string(s.extent.offset) + " failed: " + std::strerror(s.error));
   };
 
   refill();
@@ -302,30 +383,35 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn& fn) {
     unsigned seen = 0;
     io_uring_for_each_cqe(ring, head, cqe) {
       ++seen;
-      Slot& s = *static_cast<Slot*>(io_uring_cqe_get_data(cqe));
+      const auto data = reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe));
+      const bool weights_read = (data & kWeightsRead) != 0;
+      Slot& s = *reinterpret_cast<Slot*>(data & ~kWeightsRead);
+      uint32_t& done = weights_read ? s.wdone : s.done;
       const int res = cqe->res;
       ++stats_.reads;
       if (res == -EINTR || res == -EAGAIN) {
-        resubmit(s);
+        resubmit(s, weights_read);
         continue;
       }
       if (res > 0) {
-        s.done += static_cast<uint32_t>(res);
+        done += static_cast<uint32_t>(res);
         stats_.bytes += static_cast<uint64_t>(res);
-        if (s.done < s.extent.needed) {  // short read: ask for the rest
-          resubmit(s);
+        if (done < s.extent.needed) {  // short read: ask for the rest
+          resubmit(s, weights_read);
           continue;
         }
       }
+      if (s.error == 0 && (res < 0 || done < s.extent.needed)) {
+        s.error = res < 0 ? -res : EIO;
+        s.weights_failed = weights_read;
+      }
+      if (--s.reads > 0) continue;  // the extent's other read is still out
       if (!error.is_ok()) {
         // A read after the first error only gives its slot back.
-      } else if (res < 0) {
-        error = Status::error(
-            -res, path + ": read at offset " + std::to_string(s.extent.offset) + " failed: " + std::strerror(-res));
-      } else if (s.done < s.extent.needed) {
-        error = Status::error(EIO, path + ": truncated: no data at offset " + std::to_string(s.extent.offset + s.done));
+      } else if (s.error != 0) {
+        error = slot_error(s);
       } else {
-        error = deliver(s.buf.data(), s.extent, n, path, stats_, fn);
+        error = deliver(s.buf.data(), weights ? s.wbuf.data() : nullptr, s.extent, n, path, stats_, fn, wfn);
       }
       --inflight;
       free_slots.push_back(&s);

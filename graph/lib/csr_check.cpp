@@ -1,5 +1,6 @@
 #include "peregrine/graph/csr_check.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -73,6 +74,34 @@ Status check_id_map(const Graph& g) {
   return map ? Status::ok() : map.status();
 }
 
+// A weighted graph's weights: their checksum, and on an undirected graph
+// one weight per edge (u->v weighs what v->u does).
+Status check_weights(const MemoryGraph& m) {
+  const Graph& g = *m.graph;
+  if (!g.weighted()) return Status::ok();
+  const std::string path = g.weights_path().string();
+  const uint32_t wcrc = crc_of(m.weights.data(), m.weights.size() * sizeof(uint32_t));
+  if (wcrc != g.meta.weights_crc32c)
+    return Status::error(EIO,
+                         path + ": checksum " + hex(wcrc) + " != " + hex(g.meta.weights_crc32c) + " in graph.meta");
+  if (g.directed()) return Status::ok();
+  for (uint64_t u = 0; u < g.num_vertices(); ++u) {
+    const auto nbrs = m.neighbours(u);
+    for (size_t i = 0; i < nbrs.size(); ++i) {
+      const auto back = m.neighbours(nbrs[i]);
+      const auto at = std::lower_bound(back.begin(), back.end(), static_cast<Vertex>(u));
+      if (at == back.end() || *at != u) continue;  // the symmetry check reports it
+      const uint32_t w = m.weights_of(u)[i];
+      const uint32_t w_back = m.weights_of(nbrs[i])[static_cast<size_t>(at - back.begin())];
+      if (w != w_back)
+        return Status::error(EIO, path + ": edge " + std::to_string(u) + "-" + std::to_string(nbrs[i]) + " weighs " +
+                                      std::to_string(w) + " one way and " + std::to_string(w_back) +
+                                      " the other (an undirected edge has one weight)");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status check_graph(const MemoryGraph& m, const MemoryGraph* t) {
@@ -80,6 +109,8 @@ Status check_graph(const MemoryGraph& m, const MemoryGraph* t) {
   Status st = check_lists(m, g.meta.index_crc32c, g.meta.adjacency_crc32c, kIndexFile);
   if (!st) return st;
   st = check_id_map(g);
+  if (!st) return st;
+  st = check_weights(m);
   if (!st) return st;
   const std::string adj = g.adjacency_path().string();
   const uint64_t n = g.num_vertices();

@@ -67,7 +67,7 @@ std::string format_meta(const GraphMeta& m) {
     std::snprintf(b, sizeof b, "0x%08x", x);
     return std::string(b);
   };
-  o << "format_version " << kFormatVersion << "\n";
+  o << "format_version " << (m.weighted ? kWeightedFormatVersion : kFormatVersion) << "\n";
   o << "source " << (m.imported ? "import" : "kronecker") << "\n";
   o << "directed " << (m.directed ? 1 : 0) << "\n";
   o << "vertices " << m.vertices << "\n";
@@ -91,6 +91,11 @@ std::string format_meta(const GraphMeta& m) {
   if (m.has_id_map) {
     o << "id_map_file " << kIdMapFile << "\n";
     o << "id_map_crc32c " << hex(m.id_map_crc32c) << "\n";
+  }
+  if (m.weighted) {
+    o << "weighted 1\n";
+    o << "weights_file " << kWeightsFile << "\n";
+    o << "weights_crc32c " << hex(m.weights_crc32c) << "\n";
   }
   if (m.directed) {
     o << "in_index_file " << kInIndexFile << "\n";
@@ -176,9 +181,20 @@ Status read_origin(const KeyValues& kv, const std::string& path, GraphMeta* m) {
   return Status::ok();
 }
 
-// The checksums of the files beside the CSR: the id map's, if any, and a
-// directed graph's in-edges.
+// The checksums of the files beside the CSR: the id map's, if any, a
+// weighted graph's weights and a directed graph's in-edges.
 Status read_side_checksums(const KeyValues& kv, const std::string& path, GraphMeta* m) {
+  if (m->format_version >= kWeightedFormatVersion) {
+    uint64_t weighted = 0, wc = 0;
+    if (Status st = read_fields(kv, path, {{"weighted", &weighted}}); !st) return st;
+    if (weighted != 1) return Status::error(EINVAL, path + ": weighted must be 1 in format version 3");
+    if (Status st = read_fields(kv, path, {{"weights_crc32c", &wc}}); !st) return st;
+    m->weighted = true;
+    m->weights_crc32c = crc(wc);
+  } else if (kv.count("weighted")) {
+    return Status::error(EINVAL,
+                         path + ": key 'weighted' needs format version 3, not " + std::to_string(m->format_version));
+  }
   if (kv.count("id_map_crc32c")) {
     uint64_t c = 0;
     if (Status st = read_fields(kv, path, {{"id_map_crc32c", &c}}); !st) return st;
@@ -202,11 +218,11 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
   // The version first: a future layout may change every other key.
   auto version = parse_u64(*kv, "format_version", path);
   if (!version) return version.status();
-  if (*version < kOldestFormatVersion || *version > kFormatVersion)
+  if (*version < kOldestFormatVersion || *version > kWeightedFormatVersion)
     return Status::error(EPROTO, path + ": format version " + std::to_string(*version) +
                                      " is not supported (this build reads versions " +
-                                     std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) +
-                                     ")");
+                                     std::to_string(kOldestFormatVersion) + " to " +
+                                     std::to_string(kWeightedFormatVersion) + ")");
   GraphMeta m;
   m.format_version = static_cast<uint32_t>(*version);
   uint64_t index_crc = 0, adj_crc = 0, nbytes = 0;
@@ -265,23 +281,27 @@ Expected<GraphMeta> read_meta(const std::filesystem::path& dir) {
 
 namespace {
 
-// Checks the sizes of an index/adjacency pair and loads the index.
+// A file that must hold `want` bytes.
+Status check_size(const std::filesystem::path& path, uint64_t want) {
+  auto size = stat_size(path);
+  if (!size) return size.status();
+  if (*size != want)
+    return Status::error(EIO, path.string() + ": " + (*size < want ? "truncated" : "too long") + ": " +
+                                  std::to_string(*size) + " bytes, expected " + std::to_string(want));
+  return Status::ok();
+}
+
+// Checks the sizes of an index/adjacency pair (and the weights beside the
+// out-lists) and loads the index.
 Status load_csr_index(Graph& g, const char* index_file) {
   const uint64_t n = g.meta.vertices;
   auto index_path = g.dir / index_file;
   auto adj_path = g.adjacency_path();
-  auto isize = stat_size(index_path);
-  if (!isize) return isize.status();
-  uint64_t want = (n + 1) * sizeof(uint64_t);
-  if (*isize != want)
-    return Status::error(EIO, index_path.string() + ": " + (*isize < want ? "truncated" : "too long") + ": " +
-                                  std::to_string(*isize) + " bytes, expected " + std::to_string(want));
-  auto asize = stat_size(adj_path);
-  if (!asize) return asize.status();
-  want = g.meta.adjacency_entries * sizeof(Vertex);
-  if (*asize != want)
-    return Status::error(EIO, adj_path.string() + ": " + (*asize < want ? "truncated" : "too long") + ": " +
-                                  std::to_string(*asize) + " bytes, expected " + std::to_string(want));
+  if (Status st = check_size(index_path, (n + 1) * sizeof(uint64_t)); !st) return st;
+  if (Status st = check_size(adj_path, g.meta.adjacency_entries * sizeof(Vertex)); !st) return st;
+  if (g.weighted()) {
+    if (Status st = check_size(g.weights_path(), g.meta.adjacency_entries * sizeof(uint32_t)); !st) return st;
+  }
 
   g.offsets.resize(n + 1);
   int fd = ::open(index_path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -15,6 +15,15 @@ Expected<CsrWriter> CsrWriter::create(const std::filesystem::path& dir, uint64_t
   return CsrWriter(vertices, std::move(*index), std::move(*adjacency));
 }
 
+Expected<CsrWriter> CsrWriter::create_weighted(const std::filesystem::path& dir, uint64_t vertices) {
+  auto w = create(dir, vertices);
+  if (!w) return w.status();
+  auto weights = FileWriter::create(dir / kWeightsFile);
+  if (!weights) return weights.status();
+  w->weights_.emplace(std::move(*weights));
+  return w;
+}
+
 Status CsrWriter::emit_offsets_through(uint64_t vertex) {
   // Vertices up to `vertex` start where the adjacency stands now.
   while (next_vertex_ <= vertex) {
@@ -29,7 +38,20 @@ Status CsrWriter::emit_offsets_through(uint64_t vertex) {
   return Status::ok();
 }
 
+Status CsrWriter::add(std::span<const uint64_t> keys, std::span<const uint32_t> weights) {
+  if (!weights_ || weights.size() != keys.size())
+    return Status::error(EINVAL, "weights given to an unweighted CSR writer, or not one per key");
+  Status st = weights_->append(weights.data(), weights.size() * sizeof(uint32_t));
+  if (!st) return st;
+  return add_keys(keys);
+}
+
 Status CsrWriter::add(std::span<const uint64_t> keys) {
+  if (weights_) return Status::error(EINVAL, "a weighted CSR writer needs a weight for every key");
+  return add_keys(keys);
+}
+
+Status CsrWriter::add_keys(std::span<const uint64_t> keys) {
   adj_buf_.clear();
   for (uint64_t k : keys) {
     uint64_t u = edge_source(k);
@@ -56,6 +78,10 @@ Status CsrWriter::finish() {
   }
   st = index_.finish();
   if (!st) return st;
+  if (weights_) {
+    st = weights_->finish();
+    if (!st) return st;
+  }
   return adjacency_.finish();
 }
 
@@ -66,6 +92,8 @@ Status CsrWriter::finish(GraphMeta* meta) {
   meta->edges = entries_ / 2;
   meta->index_crc32c = index_.crc();
   meta->adjacency_crc32c = adjacency_.crc();
+  meta->weighted = weights_.has_value();
+  meta->weights_crc32c = weights_crc();
   return Status::ok();
 }
 

@@ -10,6 +10,7 @@
 #include "peregrine/graph/csr_writer.h"
 #include "peregrine/graph/edge_runs.h"
 #include "peregrine/graph/kronecker.h"
+#include "peregrine/graph/rng.h"
 
 namespace peregrine::graph {
 namespace {
@@ -44,6 +45,12 @@ void sample_range(const KroneckerSampler& s, uint64_t first, uint64_t last, uint
 
 }  // namespace
 
+uint32_t generated_weight(uint64_t seed, uint32_t u, uint32_t v) {
+  const uint64_t pair = u < v ? pack_edge(u, v) : pack_edge(v, u);
+  return static_cast<uint32_t>(mix64(mix64(seed ^ 0x7765696768747321ULL) ^ pair) % kMaxGeneratedWeight) +
+         1;  // "weights!"
+}
+
 Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesystem::path& out,
                                    const ProgressFn& progress) {
   Status st = check_options(options);
@@ -53,8 +60,9 @@ Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesys
   if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
   // An old graph.meta must not vouch for the half-written files that follow.
   std::filesystem::remove(out / kMetaFile, ec);
-  // Nor may an imported graph's id map or transpose outlive it.
-  for (const char* stale : {kIdMapFile, kInIndexFile, kInAdjacencyFile}) std::filesystem::remove(out / stale, ec);
+  // Nor may an imported graph's id map or transpose, or weights, outlive it.
+  for (const char* stale : {kIdMapFile, kInIndexFile, kInAdjacencyFile, kWeightsFile})
+    std::filesystem::remove(out / stale, ec);
 
   GraphMeta meta;
   meta.scale = options.scale;
@@ -93,12 +101,21 @@ Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesys
   keys.clear();
   keys.shrink_to_fit();  // give the batch back before the merge
 
-  auto writer = CsrWriter::create(out, meta.vertices);
+  auto writer =
+      options.weighted ? CsrWriter::create_weighted(out, meta.vertices) : CsrWriter::create(out, meta.vertices);
   if (!writer) return writer.status();
-  st = runs.merge([&](std::span<const uint64_t> batch) { return writer->add(batch); },
-                  [&](uint64_t done, uint64_t total) {
-                    if (progress) progress("merge", done, total);
-                  });
+  std::vector<uint32_t> weights;
+  st = runs.merge(
+      [&](std::span<const uint64_t> batch) {
+        if (!options.weighted) return writer->add(batch);
+        weights.resize(batch.size());
+        for (size_t i = 0; i < batch.size(); ++i)
+          weights[i] = generated_weight(options.seed, edge_source(batch[i]), edge_target(batch[i]));
+        return writer->add(batch, weights);
+      },
+      [&](uint64_t done, uint64_t total) {
+        if (progress) progress("merge", done, total);
+      });
   if (!st) return st;
   st = writer->finish(&meta);
   if (!st) return st;

@@ -447,6 +447,7 @@ Status prepare_output(const std::filesystem::path& out, bool directed) {
   std::filesystem::create_directories(out, ec);
   if (ec) return Status::error(ec.value(), out.string() + ": cannot create directory: " + ec.message());
   std::filesystem::remove(out / kMetaFile, ec);
+  std::filesystem::remove(out / kWeightsFile, ec);
   if (!directed) {
     std::filesystem::remove(out / kInIndexFile, ec);
     std::filesystem::remove(out / kInAdjacencyFile, ec);

@@ -5,8 +5,6 @@
 #include <numeric>
 #include <queue>
 
-#include "peregrine/graph/sssp.h"
-
 namespace peregrine::graph {
 namespace {
 
@@ -151,8 +149,10 @@ std::vector<int64_t> reference_sssp(const MemoryGraph& g, uint64_t root) {
     heap.pop();
     if (done[v]) continue;
     done[v] = true;
-    for (Vertex w : g.neighbours(v)) {
-      const uint64_t dw = d + edge_weight();
+    const auto nbrs = g.neighbours(v);
+    for (size_t i = 0; i < nbrs.size(); ++i) {
+      const Vertex w = nbrs[i];
+      const uint64_t dw = d + (g.weighted() ? g.weights_of(v)[i] : 1);
       if (dist[w] < 0 || dw < static_cast<uint64_t>(dist[w])) {
         dist[w] = static_cast<int64_t>(dw);
         heap.push({dw, w});

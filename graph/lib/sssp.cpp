@@ -13,6 +13,9 @@ Expected<SsspResult> run_sssp(const Graph& graph, AdjacencyReader& reader, uint6
     return Status::error(EINVAL, "root " + std::to_string(root) + " out of range: graph " + graph.dir.string() +
                                      " has " + std::to_string(n) + " vertices (0.." + std::to_string(n - 1) + ")");
   if (options.delta < 1) return Status::error(EINVAL, "delta must be at least 1");
+  const bool weighted = graph.weighted();
+  if (weighted && !reader.reads_weights())
+    return Status::error(EINVAL, graph.dir.string() + ": a weighted graph's sssp needs a reader of its weights");
   const uint64_t delta = options.delta;
   SsspResult r;
   r.root = static_cast<Vertex>(root);
@@ -39,17 +42,26 @@ Expected<SsspResult> run_sssp(const Graph& graph, AdjacencyReader& reader, uint6
         buckets.front().clear();
         if (round.empty()) break;
         ++r.rounds;
-        Status st = reader.read_lists(round, [&](Vertex v, std::span<const Vertex> nbrs) {
+        auto relax = [&](Vertex v, std::span<const Vertex> nbrs, auto weight_of) {
           const uint64_t dv = r.distance[v];
-          for (Vertex w : nbrs) {
-            const uint64_t dw = dv + edge_weight();
+          for (size_t i = 0; i < nbrs.size(); ++i) {
+            const Vertex w = nbrs[i];
+            const uint64_t dw = dv + weight_of(i);
             if (dw < r.distance[w]) {
               r.distance[w] = dw;
               ++r.relaxations;
               file(w, dw);
             }
           }
-        });
+        };
+        Status st = weighted ? reader.read_lists(
+                                   round,
+                                   [&](Vertex v, std::span<const Vertex> nbrs, std::span<const uint32_t> weights) {
+                                     relax(v, nbrs, [&](size_t i) { return uint64_t{weights[i]}; });
+                                   })
+                             : reader.read_lists(round, [&](Vertex v, std::span<const Vertex> nbrs) {
+                                 relax(v, nbrs, [](size_t) { return uint64_t{1}; });
+                               });
         if (!st) return st;
       }
     }

@@ -122,6 +122,66 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AdjacencyReaderTest,
                                   "_gap" + std::to_string(info.param.gap) + (info.param.direct ? "" : "_buffered");
                          });
 
+// A weighted graph's lists come with their weights, piece by piece, from
+// any read shape: each piece's weights are those of its entries.
+TEST(AdjacencyReader, WeightsArriveBesideTheirNeighbours) {
+  TestDir d;
+  auto path = test::generate(d, "w", 11, 3, /*weighted=*/true);
+  auto g = open_graph(path);
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = load_memory_graph(*g);
+  ASSERT_TRUE(m) << m.status().message();
+  m->graph = &*g;
+  for (Shape shape : {Shape{64, 256 * 1024, 16 * 1024}, Shape{3, 4096, 0}, Shape{2, 8192, 4096, false}}) {
+    ReaderOptions o;
+    o.queue_depth = shape.qd;
+    o.max_io_bytes = shape.max_io;
+    o.coalesce_gap_bytes = shape.gap;
+    o.direct = shape.direct;
+    o.weights = true;
+    auto r = AdjacencyReader::open(*g, o);
+    ASSERT_TRUE(r) << r.status().message();
+    std::map<Vertex, std::vector<std::pair<Vertex, uint32_t>>> got;
+    Status st = (*r)->read_all([&](Vertex v, std::span<const Vertex> nb, std::span<const uint32_t> w) {
+      ASSERT_EQ(nb.size(), w.size());
+      for (size_t i = 0; i < nb.size(); ++i) got[v].push_back({nb[i], w[i]});
+    });
+    ASSERT_TRUE(st) << st.message();
+    std::vector<Vertex> some{5, 900, 17, 2047};
+    std::map<Vertex, std::vector<std::pair<Vertex, uint32_t>>> batch;
+    st = (*r)->read_lists(some, [&](Vertex v, std::span<const Vertex> nb, std::span<const uint32_t> w) {
+      for (size_t i = 0; i < nb.size(); ++i) batch[v].push_back({nb[i], w[i]});
+    });
+    ASSERT_TRUE(st) << st.message();
+    for (uint64_t v = 0; v < g->num_vertices(); ++v) {
+      std::vector<std::pair<Vertex, uint32_t>> want;
+      for (size_t i = 0; i < m->neighbours(v).size(); ++i) want.push_back({m->neighbours(v)[i], m->weights_of(v)[i]});
+      if (want.empty()) continue;
+      ASSERT_EQ(got[static_cast<Vertex>(v)], want) << "vertex " << v << ", qd " << shape.qd;
+      if (batch.count(static_cast<Vertex>(v))) {
+        EXPECT_EQ(batch[static_cast<Vertex>(v)], want) << v;
+      }
+    }
+    EXPECT_EQ(batch.size(), 4u);
+  }
+}
+
+TEST(AdjacencyReader, WeightsOfAnUnweightedGraphAreRefused) {
+  TestDir d;
+  auto g = open_graph(test::generate(d, "u", 8));
+  ASSERT_TRUE(g);
+  ReaderOptions o;
+  o.weights = true;
+  auto r = AdjacencyReader::open(*g, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("the graph has no weights"), std::string::npos) << r.status().message();
+  auto plain = AdjacencyReader::open(*g, ReaderOptions{});
+  ASSERT_TRUE(plain);
+  std::vector<Vertex> vs{1};
+  Status st = (*plain)->read_lists(vs, [](Vertex, std::span<const Vertex>, std::span<const uint32_t>) {});
+  EXPECT_FALSE(st);
+}
+
 TEST(AdjacencyReader, RejectsBadOptions) {
   TestDir d;
   auto g = open_graph(test::generate(d, "g", 10));

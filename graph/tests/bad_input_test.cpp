@@ -61,8 +61,28 @@ TEST_F(GraphBadInput, MissingAdjacency) {
 }
 
 TEST_F(GraphBadInput, WrongFormatVersion) {
+  replace_in_meta("format_version 2", "format_version 4");
+  EXPECT_CONTAINS(open_error(), "graph.meta: format version 4 is not supported (this build reads versions 1 to 3)");
+}
+
+// Version 3 is a weighted graph's: it names its weights, and they must be
+// there, at their size.
+TEST_F(GraphBadInput, VersionThreeWithoutItsWeightsKeys) {
   replace_in_meta("format_version 2", "format_version 3");
-  EXPECT_CONTAINS(open_error(), "graph.meta: format version 3 is not supported (this build reads versions 1 to 2)");
+  EXPECT_CONTAINS(open_error(), "graph.meta: missing key 'weighted'");
+}
+
+TEST_F(GraphBadInput, WeightsKeyInAnOlderVersion) {
+  replace_in_meta("directed 0\n", "directed 0\nweighted 1\n");
+  EXPECT_CONTAINS(open_error(), "graph.meta: key 'weighted' needs format version 3, not 2");
+}
+
+TEST_F(GraphBadInput, WeightedGraphWithoutItsWeightsFile) {
+  replace_in_meta("format_version 2", "format_version 3");
+  replace_in_meta("directed 0\n", "directed 0\nweighted 1\nweights_file weights.u32\nweights_crc32c 0x0\n");
+  EXPECT_CONTAINS(open_error(), "weights.u32: missing (no such file)");
+  std::ofstream(dir_ / "weights.u32") << "short";
+  EXPECT_CONTAINS(open_error(), "weights.u32: truncated: 5 bytes, expected");
 }
 
 // A graph written before import existed (format 1: no 'directed' or

@@ -29,7 +29,7 @@ TEST(GraphCli, GenThenEveryAlgorithmValidates) {
   CliRun r = run("gen --scale 11 --seed 9 --quiet --out " + g);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("vertices         2048"), std::string::npos) << r.output;
-  for (const char* alg : {"bfs", "bc", "kcore", "cc", "pagerank", "tc"}) {
+  for (const char* alg : {"bfs", "sssp", "bc", "kcore", "cc", "pagerank", "tc"}) {
     r = run(std::string(alg) + " --graph " + g + " --validate --json");
     ASSERT_EQ(r.code, 0) << alg << ": " << r.output;
     EXPECT_NE(r.output.find("\"algorithm\": \"" + std::string(alg) + "\""), std::string::npos) << r.output;
@@ -43,6 +43,45 @@ TEST(GraphCli, GenThenEveryAlgorithmValidates) {
   EXPECT_NE(r.output.find("\"validated\": true"), std::string::npos) << r.output;
   r = run("check --graph " + g);
   EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// gen --weighted: sssp follows the weights (validated against Dijkstra),
+// check covers them, and export writes GAP's .wel (u v weight).
+TEST(GraphCli, WeightedGenSsspCheckAndExport) {
+  TestDir d;
+  std::string g = (d.path() / "w").string();
+  CliRun r = run("gen --scale 10 --weighted --quiet --out " + g);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("weighted         yes"), std::string::npos) << r.output;
+  for (const char* delta : {"1", "32"}) {
+    r = run("sssp --graph " + g + " --validate --json --delta " + delta);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("\"weighted\": true"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\"validated\": true"), std::string::npos) << r.output;
+  }
+  r = run("check --graph " + g);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const auto wel = d.path() / "w.wel";
+  r = run("export --graph " + g + " --out " + wel.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(wel);
+  uint64_t u, v, w, lines = 0;
+  while (in >> u >> v >> w) {
+    EXPECT_LT(u, v);  // an undirected edge once
+    EXPECT_GE(w, 1u);
+    EXPECT_LE(w, 255u);
+    ++lines;
+  }
+  EXPECT_GT(lines, 1000u);
+  // A weight byte changed: check names the file.
+  {
+    std::fstream f(g + "/weights.u32", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8);
+    f.put('\x7f');
+  }
+  r = run("check --graph " + g);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("weights.u32: checksum"), std::string::npos) << r.output;
 }
 
 // --input - reads standard input (zcat graph.txt.gz | peregrine-graph

@@ -81,6 +81,26 @@ TEST(GraphCsr, MetaRoundTrips) {
   EXPECT_FALSE(p->imported);
 }
 
+TEST(GraphCsr, WeightedMetaRoundTripsAsVersionThree) {
+  GraphMeta m;
+  m.scale = 4;
+  m.vertices = 16;
+  m.edges = 3;
+  m.adjacency_entries = 6;
+  m.weighted = true;
+  m.weights_crc32c = 0xabcdef01;
+  const std::string text = format_meta(m);
+  EXPECT_NE(text.find("format_version 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("weights_file weights.u32\n"), std::string::npos) << text;
+  auto p = parse_meta(text, "x/graph.meta");
+  ASSERT_TRUE(p) << p.status().message();
+  EXPECT_TRUE(p->weighted);
+  EXPECT_EQ(p->weights_crc32c, m.weights_crc32c);
+  EXPECT_EQ(p->format_version, kWeightedFormatVersion);
+  m.weighted = false;
+  EXPECT_NE(format_meta(m).find("format_version 2\n"), std::string::npos) << "unweighted graphs stay version 2";
+}
+
 TEST(GraphCsr, ImportedDirectedMetaRoundTrips) {
   GraphMeta m;
   m.imported = true;

@@ -2,8 +2,12 @@
 // the memory budget or thread count, and its counts add up.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "graph_test_dir.h"
+#include "peregrine/graph/csr_check.h"
 #include "peregrine/graph/generator.h"
+#include "peregrine/graph/memory_graph.h"
 #include "peregrine/graph/kronecker.h"
 
 namespace peregrine::graph {
@@ -40,6 +44,45 @@ TEST(GraphGenerator, DifferentSeedGivesDifferentGraph) {
   auto b = gen(d, "b", 12, 8);
   EXPECT_NE(test::read_file(a / kAdjacencyFile), test::read_file(b / kAdjacencyFile));
   EXPECT_NE(test::read_file(a / kIndexFile), test::read_file(b / kIndexFile));
+}
+
+// --weighted adds weights.u32 and changes nothing else of the graph: the
+// same lists, a weight in [1, 255] per entry, one weight per undirected
+// edge, a pure function of the seed.
+TEST(GraphGenerator, WeightsLeaveTheListsAloneAndAgreeBothWays) {
+  TestDir d;
+  auto plain = test::generate(d, "plain", 12, 5);
+  auto a = test::generate(d, "a", 12, 5, /*weighted=*/true);
+  auto b = test::generate(d, "b", 12, 5, /*weighted=*/true);
+  for (const char* f : {kIndexFile, kAdjacencyFile}) EXPECT_EQ(test::read_file(plain / f), test::read_file(a / f)) << f;
+  EXPECT_FALSE(std::filesystem::exists(plain / kWeightsFile));
+  EXPECT_EQ(test::read_file(a / kWeightsFile), test::read_file(b / kWeightsFile));
+  auto g = open_graph(a);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_TRUE(g->weighted());
+  EXPECT_EQ(g->meta.format_version, kWeightedFormatVersion);
+  auto m = load_memory_graph(*g);
+  ASSERT_TRUE(m) << m.status().message();
+  m->graph = &*g;
+  ASSERT_EQ(m->weights.size(), g->meta.adjacency_entries);
+  std::set<uint32_t> seen;
+  for (uint64_t u = 0; u < g->num_vertices(); ++u) {
+    const auto nbrs = m->neighbours(u);
+    for (size_t i = 0; i < nbrs.size(); ++i) {
+      const uint32_t w = m->weights_of(u)[i];
+      ASSERT_GE(w, 1u);
+      ASSERT_LE(w, kMaxGeneratedWeight);
+      ASSERT_EQ(w, generated_weight(5, static_cast<Vertex>(u), nbrs[i]));
+      seen.insert(w);
+    }
+  }
+  EXPECT_GT(seen.size(), 200u) << "weights spread over [1, 255]";
+  EXPECT_TRUE(check_graph(*m));  // checksums, symmetry, one weight per edge
+  EXPECT_EQ(generated_weight(5, 1, 2), generated_weight(5, 2, 1));
+  // A regenerated unweighted graph leaves no weights behind.
+  test::generate(d, "a", 12, 5);
+  EXPECT_FALSE(std::filesystem::exists(a / kWeightsFile));
+  EXPECT_FALSE(open_graph(a)->weighted());
 }
 
 TEST(GraphGenerator, MemoryBudgetAndThreadsDoNotChangeTheGraph) {

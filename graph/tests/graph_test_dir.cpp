@@ -46,10 +46,12 @@ TestDir::~TestDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-std::filesystem::path generate(const TestDir& dir, const std::string& name, uint32_t scale, uint64_t seed) {
+std::filesystem::path generate(const TestDir& dir, const std::string& name, uint32_t scale, uint64_t seed,
+                               bool weighted) {
   GenOptions o;
   o.scale = scale;
   o.seed = seed;
+  o.weighted = weighted;
   auto out = dir.path() / name;
   auto meta = generate_graph(o, out);
   if (!meta) throw std::runtime_error(meta.status().message());
@@ -58,24 +60,38 @@ std::filesystem::path generate(const TestDir& dir, const std::string& name, uint
 
 std::filesystem::path write_graph(const TestDir& dir, const std::string& name, uint32_t scale,
                                   const std::vector<std::pair<Vertex, Vertex>>& edges) {
+  std::vector<WeightedEdge> unweighted;
+  for (auto [u, v] : edges) unweighted.push_back({u, v, 0});
+  return write_weighted_graph(dir, name, scale, unweighted, /*weighted=*/false);
+}
+
+std::filesystem::path write_weighted_graph(const TestDir& dir, const std::string& name, uint32_t scale,
+                                           const std::vector<WeightedEdge>& edges, bool weighted) {
   auto out = dir.path() / name;
   std::filesystem::create_directories(out);
-  std::vector<uint64_t> keys;
-  for (auto [u, v] : edges) {
-    if (u == v) continue;
-    keys.push_back(pack_edge(u, v));
-    keys.push_back(pack_edge(v, u));
+  std::vector<std::pair<uint64_t, uint32_t>> entries;  // key, weight
+  for (const WeightedEdge& e : edges) {
+    if (e.u == e.v) continue;
+    entries.push_back({pack_edge(e.u, e.v), e.weight});
+    entries.push_back({pack_edge(e.v, e.u), e.weight});
   }
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::sort(entries.begin(), entries.end());  // a duplicate keeps its smallest weight
+  entries.erase(std::unique(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.first == b.first; }),
+                entries.end());
+  std::vector<uint64_t> keys;
+  std::vector<uint32_t> weights;
+  for (auto [k, w] : entries) {
+    keys.push_back(k);
+    weights.push_back(w);
+  }
   GraphMeta meta;
   meta.scale = scale;
   meta.edgefactor = 0;
   meta.vertices = 1ULL << scale;
   meta.sampled_edges = edges.size();
-  auto w = CsrWriter::create(out, meta.vertices);
+  auto w = weighted ? CsrWriter::create_weighted(out, meta.vertices) : CsrWriter::create(out, meta.vertices);
   if (!w) throw std::runtime_error(w.status().message());
-  Status st = w->add(keys);
+  Status st = weighted ? w->add(keys, weights) : w->add(keys);
   if (st) st = w->finish(&meta);
   if (st) st = write_meta(out, meta);
   if (!st) throw std::runtime_error(st.message());

@@ -29,13 +29,24 @@ class TestDir {
   std::filesystem::path path_;
 };
 
-// Generates a Kronecker graph into dir/name with default options.
-std::filesystem::path generate(const TestDir& dir, const std::string& name, uint32_t scale, uint64_t seed = 1);
+// Generates a Kronecker graph into dir/name with default options (and
+// gen's weights if `weighted`).
+std::filesystem::path generate(const TestDir& dir, const std::string& name, uint32_t scale, uint64_t seed = 1,
+                               bool weighted = false);
 
 // Writes an undirected graph with 2^scale vertices and the given edges
 // (either direction, loops and duplicates ignored) as a CSR directory.
 std::filesystem::path write_graph(const TestDir& dir, const std::string& name, uint32_t scale,
                                   const std::vector<std::pair<Vertex, Vertex>>& edges);
+
+// The same with a weight per edge (weights.u32, format 3); `weighted`
+// false writes an unweighted graph and ignores them.
+struct WeightedEdge {
+  Vertex u, v;
+  uint32_t weight;
+};
+std::filesystem::path write_weighted_graph(const TestDir& dir, const std::string& name, uint32_t scale,
+                                           const std::vector<WeightedEdge>& edges, bool weighted = true);
 
 // Reads a whole file as bytes.
 std::vector<char> read_file(const std::filesystem::path& path);

@@ -1,5 +1,6 @@
-// Semi-external delta-stepping against Dijkstra and BFS levels (every
-// edge weighs 1 until the format stores weights).
+// Semi-external delta-stepping against Dijkstra: on weighted graphs (gen's
+// weights, hand-made ones with a zero weight) and, with every edge weighing
+// 1, against BFS levels.
 #include "peregrine/graph/sssp.h"
 
 #include "algorithm_fixture.h"
@@ -65,6 +66,52 @@ TEST(GraphSssp, ExactOnASmallGraphWithAnUnreachedPart) {
   EXPECT_EQ(r->reached, 4u);
   EXPECT_EQ(r->max_distance, 2u);
   EXPECT_EQ(r->relaxations, 3u);
+}
+
+TEST(GraphSssp, WeightedKroneckerGraphsMatchDijkstraForAnyDelta) {
+  TestDir d;
+  auto l = test::load(test::generate(d, "w", 12, 11, /*weighted=*/true), [] {
+    ReaderOptions o = test::tiny_reads();
+    o.weights = true;
+    return o;
+  }());
+  const Vertex root = default_bfs_root(l->graph);
+  std::vector<uint64_t> first;
+  for (uint64_t delta : {1u, 7u, 255u, 100000u}) {
+    auto r = run_sssp(l->graph, *l->reader, root, SsspOptions{delta});
+    ASSERT_TRUE(r) << r.status().message();
+    Status st = validate_sssp(l->mem, *r);
+    EXPECT_TRUE(st) << "delta " << delta << ": " << st.message();
+    if (first.empty()) first = r->distance;
+    EXPECT_EQ(r->distance, first) << "delta " << delta;
+    EXPECT_GT(r->max_distance, 255u) << "paths of several weighted edges";
+  }
+}
+
+TEST(GraphSssp, ExactOnASmallWeightedGraph) {
+  TestDir d;
+  // 0-1 weighs 4 but 0-2-1 only 3; 1-3 (5) beats 2-3 (8); 3-4 weighs 0; 5 apart.
+  auto l = test::load(test::write_weighted_graph(
+                          d, "w", 3, {{0, 1, 4}, {0, 2, 1}, {2, 1, 2}, {1, 3, 5}, {2, 3, 8}, {3, 4, 0}, {5, 6, 1}}),
+                      [] {
+                        ReaderOptions o;
+                        o.weights = true;
+                        return o;
+                      }());
+  auto r = run_sssp(l->graph, *l->reader, 0);
+  ASSERT_TRUE(r) << r.status().message();
+  const uint64_t u = SsspResult::kUnreached;
+  EXPECT_EQ(r->distance, (std::vector<uint64_t>{0, 3, 1, 8, 8, u, u, u}));
+  EXPECT_EQ(r->reached, 5u);
+  EXPECT_EQ(r->max_distance, 8u);
+  EXPECT_TRUE(validate_sssp(l->mem, *r));
+  // Without the weights' reader a weighted graph is refused, not run as unweighted.
+  auto plain = AdjacencyReader::open(l->graph, ReaderOptions{});
+  ASSERT_TRUE(plain);
+  auto refused = run_sssp(l->graph, **plain, 0);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("needs a reader of its weights"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(GraphSssp, RefusesABadRootOrDelta) {

@@ -9,7 +9,12 @@
 // every list piece in it, so a vertex's neighbours may arrive in several
 // calls (in order); algorithms must treat each call as a subset.
 //
-// The slot buffers and the file are registered with the ring when the
+// On a weighted graph opened with `weights`, each read of adjacency.u32
+// is paired with the read of the same range of weights.u32 (same layout,
+// an entry's weight at its entry's offset), and the weighted calls hand
+// each piece's weights beside its neighbours once both reads are in.
+//
+// The slot buffers and the files are registered with the ring when the
 // kernel allows it.
 //
 // Thread rules: the thread that calls read_lists()/read_all() is the one IO
@@ -35,6 +40,7 @@ struct ReaderOptions {
   uint32_t max_io_bytes = 256 * 1024;       // multiple of 4096
   uint32_t coalesce_gap_bytes = 16 * 1024;  // read through gaps up to this size
   bool direct = true;                       // O_DIRECT; falls back if the filesystem refuses it
+  bool weights = false;                     // also read weights.u32 (a weighted graph's out-lists)
 };
 
 struct IoStats {
@@ -44,6 +50,9 @@ struct IoStats {
 };
 
 using NeighbourFn = std::function<void(Vertex v, std::span<const Vertex> neighbours)>;
+// weights[i] is the weight of the edge to neighbours[i].
+using WeightedNeighbourFn =
+    std::function<void(Vertex v, std::span<const Vertex> neighbours, std::span<const uint32_t> weights)>;
 
 class AdjacencyReader {
  public:
@@ -60,20 +69,28 @@ class AdjacencyReader {
   Status read_lists(std::vector<Vertex>& vertices, const NeighbourFn& fn);
   // Delivers every non-empty list in vertex order: one sequential sweep.
   Status read_all(const NeighbourFn& fn);
+  // The same with the weights; REQUIRES: opened with options.weights.
+  Status read_lists(std::vector<Vertex>& vertices, const WeightedNeighbourFn& fn);
+  Status read_all(const WeightedNeighbourFn& fn);
 
   const IoStats& stats() const { return stats_; }
   bool direct() const { return direct_; }
+  bool reads_weights() const { return weights_fd_ >= 0; }
 
   class Source;  // a stream of vertices in ascending order (internal)
 
  private:
   struct Slot;
   AdjacencyReader(const Graph& graph, const ReaderOptions& options, int fd, bool direct);
-  Status run(Source& source, const NeighbourFn& fn);
+  // Sorts and deduplicates a batch; an error for a vertex out of range.
+  Status sort_batch(std::vector<Vertex>& vertices) const;
+  // Exactly one of fn and wfn is set.
+  Status run(Source& source, const NeighbourFn* fn, const WeightedNeighbourFn* wfn);
 
   const Graph& graph_;
   ReaderOptions options_;
   int fd_;
+  int weights_fd_ = -1;
   bool direct_;
   IoStats stats_;
   struct Ring;

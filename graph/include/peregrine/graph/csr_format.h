@@ -9,11 +9,13 @@
 //   in_index.u64,     directed graphs only: the transposed CSR (in-lists),
 //   in_adjacency.u32  same layout, for PageRank's pull and the checks;
 //   ids.u64           imported graphs only: n ascending uint64, the user's id
-//                     of every vertex (vertex v is ids[v] to the user).
+//                     of every vertex (vertex v is ids[v] to the user);
+//   weights.u32       weighted graphs only: little-endian uint32, the weight
+//                     of every out-list entry, in adjacency.u32's order.
 // Version 1 (gen before import existed) is undirected, 2^scale vertices,
-// and still opens. open_graph() checks everything that is cheap (version,
-// file sizes, the offsets) and loads the index into memory: the vertex side
-// of a semi-external algorithm.
+// and still opens. Version 3 is version 2 with weights: only a weighted
+// graph is written as 3, so builds that read 2 keep reading the others. open_graph() checks everything that is cheap
+// (version, file sizes, the offsets) and loads the index into memory: the vertex side of a semi-external algorithm.
 //
 // Thread rules: a Graph is immutable once opened and may be read from any
 // number of threads.
@@ -30,8 +32,9 @@ namespace peregrine::graph {
 
 using Vertex = uint32_t;  // at most 2^32 vertices, so a neighbour id fits 4 bytes
 
-inline constexpr uint32_t kFormatVersion = 2;        // what this build writes
-inline constexpr uint32_t kOldestFormatVersion = 1;  // oldest it still reads
+inline constexpr uint32_t kFormatVersion = 2;          // what this build writes for an unweighted graph
+inline constexpr uint32_t kWeightedFormatVersion = 3;  // ... and for a weighted one; the newest it reads
+inline constexpr uint32_t kOldestFormatVersion = 1;    // oldest it still reads
 inline constexpr uint32_t kMaxScale = 32;
 inline constexpr uint64_t kMaxVertices = 1ULL << 32;
 inline constexpr const char* kMetaFile = "graph.meta";
@@ -40,6 +43,7 @@ inline constexpr const char* kAdjacencyFile = "adjacency.u32";
 inline constexpr const char* kInIndexFile = "in_index.u64";
 inline constexpr const char* kInAdjacencyFile = "in_adjacency.u32";
 inline constexpr const char* kIdMapFile = "ids.u64";
+inline constexpr const char* kWeightsFile = "weights.u32";
 
 struct GraphMeta {
   uint32_t format_version = kFormatVersion;
@@ -61,6 +65,10 @@ struct GraphMeta {
   uint64_t duplicates = 0;   // edges dropped as already present
   bool has_id_map = false;
   uint32_t id_map_crc32c = 0;
+  // weighted only (format 3): weights.u32. An undirected edge has one
+  // weight, stored at both of its entries.
+  bool weighted = false;
+  uint32_t weights_crc32c = 0;
   // directed only: the transposed CSR.
   uint32_t in_index_crc32c = 0;
   uint32_t in_adjacency_crc32c = 0;
@@ -83,10 +91,13 @@ struct Graph {
   bool directed() const { return meta.directed; }
   uint64_t degree(uint64_t v) const { return offsets[v + 1] - offsets[v]; }
   std::filesystem::path adjacency_path() const { return dir / adjacency_file; }
+  // The out-lists' weights (a transpose has none of its own).
+  bool weighted() const { return meta.weighted && adjacency_file == kAdjacencyFile; }
+  std::filesystem::path weights_path() const { return dir / kWeightsFile; }
 };
 
-// Opens DIR: parses graph.meta, checks the format version, both file sizes
-// and that the offsets start at 0, never decrease and end at the entry count.
+// Opens DIR: parses graph.meta, checks the format version, the file sizes
+// (weights.u32's too) and that the offsets start at 0, never decrease and end at the entry count.
 Expected<Graph> open_graph(const std::filesystem::path& dir);
 
 // The in-lists of a directed graph as a Graph of their own (same meta,

@@ -5,7 +5,11 @@
 // sort and deduplicate each chunk into a run file, then k-way merge the runs
 // straight into the CSR files. Peak memory is about `memory_bytes` plus
 // small buffers, whatever the scale. Self-loops and duplicate edges are
-// removed. graph.meta is written last, so an interrupted run leaves no
+// removed. A weighted graph (`weighted`, GAP's generator's weights) gives
+// every edge a weight in [1, kMaxGeneratedWeight], a pure function of the
+// seed and the unordered pair (so both entries of an edge agree), written
+// as the merge streams the keys: the sort carries no weights. graph.meta
+// is written last, so an interrupted run leaves no
 // graph that looks complete.
 //
 // Thread rules: call from one thread; it starts its own sampling threads and
@@ -28,7 +32,13 @@ struct GenOptions {
   uint64_t seed = 1;
   uint64_t memory_bytes = 1ULL << 30;  // budget for the in-memory sort batch
   unsigned threads = 0;                // sampling threads; 0 = hardware concurrency; 1 also sorts on one thread
+  bool weighted = false;               // weights.u32: uniform in [1, kMaxGeneratedWeight]
 };
+
+// GAP's generator draws weights from [1, 255] too.
+inline constexpr uint32_t kMaxGeneratedWeight = 255;
+// The weight `gen` gives the edge {u, v} of a graph generated with `seed`.
+uint32_t generated_weight(uint64_t seed, uint32_t u, uint32_t v);
 
 inline constexpr uint64_t kMinMemoryBytes = 64 * 1024;
 

@@ -16,11 +16,17 @@ namespace peregrine::graph {
 struct MemoryGraph {
   const Graph* graph = nullptr;  // offsets and meta
   std::vector<Vertex> adjacency;
+  std::vector<uint32_t> weights;  // a weighted graph's, beside adjacency; else empty
 
   uint64_t num_vertices() const { return graph->num_vertices(); }
   std::span<const Vertex> neighbours(uint64_t v) const {
     return {adjacency.data() + graph->offsets[v], graph->offsets[v + 1] - graph->offsets[v]};
   }
+  // The weights of v's list (weighted graphs only).
+  std::span<const uint32_t> weights_of(uint64_t v) const {
+    return {weights.data() + graph->offsets[v], graph->offsets[v + 1] - graph->offsets[v]};
+  }
+  bool weighted() const { return graph != nullptr && graph->weighted(); }
   // Binary search; lists are sorted.
   bool has_edge(uint64_t u, uint64_t v) const;
 };

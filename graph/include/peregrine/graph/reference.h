@@ -35,8 +35,8 @@ std::vector<double> reference_bc(const MemoryGraph& g, const std::vector<Vertex>
 // BFS levels from root (-1 = unreachable).
 std::vector<int64_t> reference_bfs_levels(const MemoryGraph& g, uint64_t root);
 
-// Dijkstra's distances from root with a binary heap, every edge weighing
-// edge_weight() (sssp.h); -1 = unreachable.
+// Dijkstra's distances from root with a binary heap, over the graph's
+// weights (1 each when it has none); -1 = unreachable.
 std::vector<int64_t> reference_sssp(const MemoryGraph& g, uint64_t root);
 
 }  // namespace peregrine::graph

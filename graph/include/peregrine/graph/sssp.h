@@ -9,10 +9,10 @@
 // below its bucket's after it was filed is skipped there (it waits in the
 // lower one).
 //
-// Weights: the graph format holds none yet, so every edge weighs 1 (as
-// GAP's sssp asks of unweighted inputs, the rule); the distances
-// are then hop counts. The kernel takes its weights from
-// `edge_weight()` so that a weighted format plugs in there.
+// Weights: a weighted graph's (weights.u32, read beside the lists: open
+// the reader with ReaderOptions::weights); on an unweighted graph every
+// edge weighs 1, as GAP's sssp does with unweighted inputs, and the
+// distances are hop counts.
 //
 // Thread rules: runs on the calling (IO) thread.
 #pragma once
@@ -26,7 +26,7 @@
 namespace peregrine::graph {
 
 struct SsspOptions {
-  uint64_t delta = 1;  // bucket width, in weight units; at least 1
+  uint64_t delta = 1;  // bucket width, in weight units; at least 1 (GAP's default too)
 };
 
 struct SsspResult {
@@ -40,11 +40,9 @@ struct SsspResult {
   static constexpr uint64_t kUnreached = UINT64_MAX;
 };
 
-// The weight of every edge until the format stores weights.
-inline constexpr uint64_t edge_weight() { return 1; }
-
-// REQUIRES: root < graph.num_vertices(), options.delta >= 1 (checked:
-// error otherwise).
+// REQUIRES: root < graph.num_vertices(), options.delta >= 1, and on a
+// weighted graph a reader that reads the weights (checked: error
+// otherwise).
 Expected<SsspResult> run_sssp(const Graph& graph, AdjacencyReader& reader, uint64_t root,
                               const SsspOptions& options = {});
 
