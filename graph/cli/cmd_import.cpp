@@ -19,8 +19,13 @@ int cmd_import(int argc, char** argv) {
                      "edge list to read; - reads standard input (e.g. zcat graph.txt.gz | ... --input -)")(
       "out", po::value(&out)->required()->value_name("DIR"), "output graph directory (created)")(
       "format", po::value(&format)->default_value("auto")->value_name("FMT"),
-      "text (SNAP edge list), mm (Matrix Market coordinate), bin32, bin64 (little-endian id pairs); "
-      "auto: mm if the file starts with %%MatrixMarket, else text")(
+      "text or el (SNAP or GAP edge list), wel (GAP weighted edge list: text --weighted), mm (Matrix Market "
+      "coordinate), gr (DIMACS shortest-path graph, weighted), bin32, bin64 (little-endian id pairs); auto: mm if "
+      "the file starts with %%MatrixMarket, gr if it is named *.gr or starts with a 'c' or 'p sp' line, else text "
+      "(weighted if named *.wel)")(
+      "weighted",
+      "keep each edge's weight (text: the third column; mm: the values of an 'integer' matrix), "
+      "for sssp; a duplicate edge keeps its smallest weight")(
       "directed", "keep arcs as given (default: undirected, every edge stored both ways)")(
       "memory", po::value(&memory)->default_value("1G")->value_name("SIZE"),
       "memory budget for the sort batches and the id map, e.g. 256M, 2G")(
@@ -30,9 +35,13 @@ int cmd_import(int argc, char** argv) {
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph import --input FILE --out DIR [options]", opts, vm))
     return *rc;
-  auto f = parse_input_format(format);
-  if (!f) return usage_error("import", "--format: unknown format '" + format + "' (auto, text, mm, bin32, bin64)");
+  // GAP's names: .el is a text edge list, .wel one with weights.
+  auto f = parse_input_format(format == "el" || format == "wel" ? "text" : format);
+  if (!f)
+    return usage_error("import",
+                       "--format: unknown format '" + format + "' (auto, text, el, wel, mm, gr, bin32, bin64)");
   o.format = *f;
+  o.weighted = vm.count("weighted") > 0 || format == "wel";
   o.directed = vm.count("directed") > 0;
   auto mem = parse_size(memory);
   if (!mem) return usage_error("import", "--memory: bad size '" + memory + "' (use e.g. 512M or 2G)");
@@ -65,6 +74,7 @@ int cmd_import(int argc, char** argv) {
   r.add("graph", out);
   r.add("input", input);
   r.add("directed", meta->directed);
+  r.add("weighted", meta->weighted);
   r.add("vertices", meta->vertices);
   r.add("input_edges", meta->input_edges);
   r.add("self_loops_dropped", meta->self_loops);

@@ -21,7 +21,7 @@ class BinaryInput final : public EdgeInput {
   }
   ~BinaryInput() override { ::close(fd_); }
 
-  Expected<size_t> read(std::span<InputEdge> out) override {
+  Expected<size_t> read(std::span<InputEdge> out, std::span<uint32_t>) override {
     const size_t pair = 2 * id_bytes_;
     const size_t want = std::min(out.size(), buf_.size() / pair) * pair;
     size_t got = std::min(want, prefix_.size() - prefix_pos_);

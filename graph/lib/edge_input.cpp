@@ -19,6 +19,7 @@ std::optional<InputFormat> parse_input_format(std::string_view name) {
   if (name == "auto") return InputFormat::kAuto;
   if (name == "text") return InputFormat::kText;
   if (name == "mm") return InputFormat::kMatrixMarket;
+  if (name == "gr") return InputFormat::kDimacs;
   if (name == "bin32") return InputFormat::kBin32;
   if (name == "bin64") return InputFormat::kBin64;
   return std::nullopt;
@@ -29,6 +30,7 @@ const char* input_format_name(InputFormat f) {
     case InputFormat::kAuto: return "auto";
     case InputFormat::kText: return "text";
     case InputFormat::kMatrixMarket: return "mm";
+    case InputFormat::kDimacs: return "gr";
     case InputFormat::kBin32: return "bin32";
     case InputFormat::kBin64: return "bin64";
   }
@@ -49,10 +51,23 @@ Expected<std::string> read_head(int fd, size_t want, const std::string& name) {
   return head;
 }
 
+constexpr std::string_view kBanner = "%%MatrixMarket";
+
+// What a file's first bytes say it is: Matrix Market by its banner, DIMACS
+// by a first line of "c" (a comment) or "p sp" (its problem line), which
+// no edge list starts with; else text.
+InputFormat sniff_format(std::string_view head) {
+  if (head.substr(0, kBanner.size()) == kBanner) return InputFormat::kMatrixMarket;
+  if (head.size() >= 2 && head[0] == 'c' && (head[1] == ' ' || head[1] == '\t' || head[1] == '\n'))
+    return InputFormat::kDimacs;
+  if (head.substr(0, 4) == "p sp") return InputFormat::kDimacs;
+  return InputFormat::kText;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path& path, InputFormat format,
-                                                     unsigned threads) {
+                                                     unsigned threads, bool weighted) {
   // "-" is standard input: a pipe from zcat, curl or another program.
   const bool is_stdin = path == "-";
   const std::filesystem::path name = is_stdin ? std::filesystem::path("stdin") : path;
@@ -71,16 +86,13 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
     ::close(fd);
     return Status::error(EINVAL, name.string() + ": empty file (no edges)");
   }
-  static constexpr std::string_view kBanner = "%%MatrixMarket";
   std::string prefix;  // a stream's first bytes, read to tell its format
   if (regular) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     if (format == InputFormat::kAuto) {
       char head[kBanner.size()] = {};
-      ssize_t r = ::pread(fd, head, sizeof head, 0);
-      format = r == static_cast<ssize_t>(sizeof head) && std::string_view(head, sizeof head) == kBanner
-                   ? InputFormat::kMatrixMarket
-                   : InputFormat::kText;
+      const ssize_t r = ::pread(fd, head, sizeof head, 0);
+      format = sniff_format(std::string_view(head, r > 0 ? static_cast<size_t>(r) : 0));
     }
   } else {
     auto head = read_head(fd, format == InputFormat::kAuto ? kBanner.size() : 0, name.string());
@@ -89,16 +101,27 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
       return head.status();
     }
     prefix = std::move(*head);
-    if (format == InputFormat::kAuto) format = prefix == kBanner ? InputFormat::kMatrixMarket : InputFormat::kText;
+    if (format == InputFormat::kAuto) format = sniff_format(prefix);
+  }
+  // A file's name may say more than its bytes: GAP's *.gr and *.wel.
+  const std::string ext = is_stdin ? std::string() : path.extension().string();
+  if (ext == ".gr" && format == InputFormat::kText) format = InputFormat::kDimacs;
+  if (ext == ".wel" && format == InputFormat::kText) weighted = true;
+  if (weighted && (format == InputFormat::kBin32 || format == InputFormat::kBin64)) {
+    ::close(fd);
+    return Status::error(EINVAL, name.string() + ": a binary edge list (" + input_format_name(format) +
+                                     ") holds no weights; weighted inputs are text (u v weight), Matrix Market "
+                                     "'integer' or DIMACS .gr");
   }
   Expected<std::unique_ptr<EdgeInput>> in = [&]() -> Expected<std::unique_ptr<EdgeInput>> {
     switch (format) {
-      case InputFormat::kMatrixMarket: return detail::open_matrix_market_input(fd, name, size, prefix);
+      case InputFormat::kMatrixMarket: return detail::open_matrix_market_input(fd, name, size, prefix, weighted);
+      case InputFormat::kDimacs: return detail::open_dimacs_input(fd, name, size, prefix);
       case InputFormat::kBin32: return detail::open_binary_input(fd, name, size, 4, prefix);
       case InputFormat::kBin64: return detail::open_binary_input(fd, name, size, 8, prefix);
       default:
         return detail::open_text_input(fd, name, size, prefix,
-                                       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
+                                       threads ? threads : std::max(1u, std::thread::hardware_concurrency()), weighted);
     }
   }();
   if (in) (*in)->size_known_ = regular;

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/iterator/function_output_iterator.hpp>
 #include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cerrno>
 #include <cstring>
@@ -16,12 +15,20 @@
 namespace peregrine::graph {
 namespace {
 
+// The order of the records: by key, then (weighted) by weight, so that the
+// first of a key's records carries its smallest weight.
+bool before(uint64_t a, uint64_t b) { return a < b; }
+bool before(const WeightedKey& a, const WeightedKey& b) {
+  return a.key < b.key || (a.key == b.key && a.weight < b.weight);
+}
+
 // Sequential reader of one run: a file read through a buffer, or a sorted
 // vector kept in memory (the last batch, which need not be written).
+template <class Record>
 class RunReader {
  public:
   RunReader(std::filesystem::path path, size_t buffer_keys) : path_(std::move(path)), buf_(buffer_keys) {}
-  explicit RunReader(std::span<const uint64_t> memory)
+  explicit RunReader(std::span<const Record> memory)
       : data_(memory.data()), end_(memory.size()), eof_(true), in_memory_(true) {}
   RunReader(RunReader&& o) noexcept
       : path_(std::move(o.path_)),
@@ -50,7 +57,7 @@ class RunReader {
     return Status::ok();
   }
   // Sets *has to false at the end of the run.
-  Status next(uint64_t* key, bool* has) {
+  Status next(Record* key, bool* has) {
     if (pos_ == end_) {
       Status st = refill();
       if (!st) return st;
@@ -68,7 +75,7 @@ class RunReader {
   Status refill() {
     if (eof_) return Status::ok();
     pos_ = end_ = 0;
-    size_t want = buf_.size() * sizeof(uint64_t);
+    size_t want = buf_.size() * sizeof(Record);
     const ssize_t r = read_upto(fd_, buf_.data(), want);
     if (r < 0) {
       const int e = static_cast<int>(-r);
@@ -76,8 +83,8 @@ class RunReader {
     }
     const auto got = static_cast<size_t>(r);
     if (got < want) eof_ = true;  // read_upto stops short only at the end
-    if (got % sizeof(uint64_t) != 0) return Status::error(EIO, path_.string() + ": run file truncated");
-    end_ = got / sizeof(uint64_t);
+    if (got % sizeof(Record) != 0) return Status::error(EIO, path_.string() + ": run file truncated");
+    end_ = got / sizeof(Record);
     // The run is read once: give its space back as the merge goes, so the
     // runs shrink while the CSR files grow (a large import needs the room
     // of its runs, not of runs plus graph). Best effort: a filesystem
@@ -92,8 +99,8 @@ class RunReader {
 
   std::filesystem::path path_;
   int fd_ = -1;
-  std::vector<uint64_t> buf_;
-  const uint64_t* data_ = nullptr;
+  std::vector<Record> buf_;
+  const Record* data_ = nullptr;
   size_t pos_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
@@ -102,57 +109,78 @@ class RunReader {
   uint64_t offset_ = 0;
 };
 
-// sort + unique + drop of one half of a batch.
-size_t sort_unique(std::span<uint64_t> keys, std::optional<uint64_t> drop) {
+// Sorts one half of a batch.
+void sort_records(std::span<uint64_t> keys) {
   // Boost's spreadsort (a radix/comparison hybrid) sorts 64-bit keys about
   // twice as fast as std::sort; the result is the same.
   boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
-  auto end = std::unique(keys.begin(), keys.end());
+}
+void sort_records(std::span<WeightedKey> records) {
+  std::sort(records.begin(), records.end(), [](const WeightedKey& a, const WeightedKey& b) { return before(a, b); });
+}
+
+// sort + unique + drop of one half of a batch: the first record of each
+// key stays.
+template <class Record>
+size_t sort_unique(std::span<Record> records, std::optional<uint64_t> drop) {
+  sort_records(records);
+  auto end = std::unique(records.begin(), records.end(),
+                         [](const Record& a, const Record& b) { return record_key(a) == record_key(b); });
   // `drop` marks self-loops; it is the largest key, so it sits at the end.
-  if (drop && end != keys.begin() && *(end - 1) == *drop) --end;
-  return static_cast<size_t>(end - keys.begin());
+  if (drop && end != records.begin() && record_key(*(end - 1)) == *drop) --end;
+  return static_cast<size_t>(end - records.begin());
 }
 
 // A batch sorted as two halves (each sorted, unique, without `drop`; a
 // small batch is all in `a`), on two threads.
+template <class Record>
 struct SortedHalves {
-  std::span<const uint64_t> a, b;
+  std::span<const Record> a, b;
 };
 
-SortedHalves sort_unique_halves(std::vector<uint64_t>& keys, std::optional<uint64_t> drop, bool two_threads) {
+template <class Record>
+SortedHalves<Record> sort_unique_halves(std::vector<Record>& records, std::optional<uint64_t> drop, bool two_threads) {
   size_t ends[2] = {0, 0};
-  const size_t mid =
-      detail::for_two_halves(std::span<uint64_t>(keys), two_threads,
-                             [&](std::span<uint64_t> half, int i) { ends[i] = sort_unique(half, drop); });
-  return {std::span<const uint64_t>(keys.data(), ends[0]), std::span<const uint64_t>(keys.data() + mid, ends[1])};
+  const size_t mid = detail::for_two_halves(std::span<Record>(records), two_threads,
+                                            [&](std::span<Record> half, int i) { ends[i] = sort_unique(half, drop); });
+  return {std::span<const Record>(records.data(), ends[0]), std::span<const Record>(records.data() + mid, ends[1])};
 }
 
-// Streams the union of two sorted unique halves, without duplicates, to
-// sink in chunks (each half is unique, so a key in both comes out once).
-template <class Sink>
-Status merge_halves(const SortedHalves& h, Sink&& sink) {
+// Streams the union of two sorted unique halves, a key once (with the
+// smaller weight when both halves have it), to sink in chunks.
+template <class Record, class Sink>
+Status merge_halves(const SortedHalves<Record>& h, Sink&& sink) {
   if (h.b.empty()) return sink(h.a);
   if (h.a.empty()) return sink(h.b);
   constexpr size_t kChunk = 32 * 1024;
-  std::vector<uint64_t> chunk;
+  std::vector<Record> chunk;
   chunk.reserve(kChunk);
   Status st = Status::ok();
-  auto flush = [&] {
-    if (st && !chunk.empty()) st = sink(std::span<const uint64_t>(chunk));
-    chunk.clear();
+  // The first record of a key is its smallest: later ones are dropped.
+  auto put = [&](const Record& r) {
+    if (!chunk.empty() && record_key(chunk.back()) == record_key(r)) return;
+    if (chunk.size() == kChunk) {
+      if (st) st = sink(std::span<const Record>(chunk));
+      chunk.clear();
+    }
+    chunk.push_back(r);
   };
-  std::set_union(h.a.begin(), h.a.end(), h.b.begin(), h.b.end(), boost::make_function_output_iterator([&](uint64_t k) {
-                   chunk.push_back(k);
-                   if (chunk.size() == kChunk) flush();
-                 }));
-  flush();
+  size_t i = 0, j = 0;
+  while (i < h.a.size() || j < h.b.size()) {
+    if (j == h.b.size() || (i < h.a.size() && !before(h.b[j], h.a[i])))
+      put(h.a[i++]);
+    else
+      put(h.b[j++]);
+  }
+  if (st && !chunk.empty()) st = sink(std::span<const Record>(chunk));
   return st;
 }
 
 }  // namespace
 
-Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> drop) {
-  const SortedHalves halves = sort_unique_halves(keys, drop, two_threads_);
+template <class Record>
+Status SortedRuns<Record>::write_run(std::vector<Record>& keys, std::optional<uint64_t> drop) {
+  const SortedHalves<Record> halves = sort_unique_halves(keys, drop, two_threads_);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::error(ec.value(), dir_.string() + ": cannot create run directory: " + ec.message());
@@ -160,9 +188,9 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> 
   auto w = FileWriter::create(path, 1 << 20, /*checksum=*/false);
   if (!w) return w.status();
   uint64_t count = 0;
-  Status st = merge_halves(halves, [&](std::span<const uint64_t> chunk) {
+  Status st = merge_halves(halves, [&](std::span<const Record> chunk) {
     count += chunk.size();
-    return w->append(chunk.data(), chunk.size() * sizeof(uint64_t));
+    return w->append(chunk.data(), chunk.size() * sizeof(Record));
   });
   if (!st) return st;
   st = w->finish(sync_);
@@ -173,12 +201,13 @@ Status EdgeRuns::write_run(std::vector<uint64_t>& keys, std::optional<uint64_t> 
   return Status::ok();
 }
 
-Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& sink,
-                       const std::function<void(uint64_t, uint64_t)>& progress, std::vector<uint64_t>* tail,
-                       std::optional<uint64_t> drop) const {
+template <class Record>
+Status SortedRuns<Record>::merge(const std::function<Status(std::span<const Record>)>& sink,
+                                 const std::function<void(uint64_t, uint64_t)>& progress, std::vector<Record>* tail,
+                                 std::optional<uint64_t> drop) const {
   // 256 KiB per run keeps the merge's memory small and its reads large.
-  constexpr size_t kReadKeys = 32 * 1024;
-  std::vector<RunReader> readers;
+  constexpr size_t kReadKeys = 256 * 1024 / sizeof(Record);
+  std::vector<RunReader<Record>> readers;
   readers.reserve(runs_.size() + 2);  // + the tail's two halves
   for (const auto& r : runs_) {
     readers.emplace_back(r.path, kReadKeys);
@@ -188,51 +217,58 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
   uint64_t total_keys = total_keys_;
   if (tail != nullptr && !tail->empty()) {
     // Its two sorted halves are merged here like two runs.
-    const SortedHalves halves = sort_unique_halves(*tail, drop, two_threads_);
+    const SortedHalves<Record> halves = sort_unique_halves(*tail, drop, two_threads_);
     for (auto half : {halves.a, halves.b}) {
       if (half.empty()) continue;
       readers.emplace_back(half);
       total_keys += half.size();
     }
   }
-  // A binary min-heap of (key, run) whose top is replaced in place by the
-  // next key of its run: one sift-down per key, not a pop and a push.
-  using Head = std::pair<uint64_t, size_t>;  // (key, run)
+  // A binary min-heap of (record, run) whose top is replaced in place by the
+  // next record of its run: one sift-down per record, not a pop and a push.
+  struct Head {
+    Record record;
+    size_t run;
+  };
+  auto less = [](const Head& a, const Head& b) {
+    return before(a.record, b.record) || (!before(b.record, a.record) && a.run < b.run);
+  };
   std::vector<Head> heap;
   heap.reserve(readers.size());
   for (size_t i = 0; i < readers.size(); ++i) {
-    uint64_t k;
+    Record k;
     bool has;
     Status st = readers[i].next(&k, &has);
     if (!st) return st;
     if (has) heap.push_back({k, i});
   }
-  std::make_heap(heap.begin(), heap.end(), std::greater<>());
-  auto sift_down = [&heap] {
+  std::make_heap(heap.begin(), heap.end(), [&](const Head& a, const Head& b) { return less(b, a); });
+  auto sift_down = [&heap, &less] {
     const size_t n = heap.size();
     size_t at = 0;
     const Head moving = heap[0];
     while (true) {
       size_t child = 2 * at + 1;
       if (child >= n) break;
-      if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
-      if (!(heap[child] < moving)) break;
+      if (child + 1 < n && less(heap[child + 1], heap[child])) ++child;
+      if (!less(heap[child], moving)) break;
       heap[at] = heap[child];
       at = child;
     }
     heap[at] = moving;
   };
-  std::vector<uint64_t> out;
+  std::vector<Record> out;
   out.reserve(kReadKeys);
   bool have_last = false;
   uint64_t last = 0;
   uint64_t consumed = 0;
   while (!heap.empty()) {
-    const auto [k, i] = heap.front();
+    const Record k = heap.front().record;
+    const size_t i = heap.front().run;
     ++consumed;
-    if (!have_last || k != last) {
+    if (!have_last || record_key(k) != last) {
       out.push_back(k);
-      last = k;
+      last = record_key(k);
       have_last = true;
       if (out.size() == kReadKeys) {
         Status st = sink(out);
@@ -241,7 +277,7 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
         if (progress) progress(consumed, total_keys);
       }
     }
-    uint64_t nk;
+    Record nk;
     bool has;
     Status st = readers[i].next(&nk, &has);
     if (!st) return st;
@@ -262,7 +298,8 @@ Status EdgeRuns::merge(const std::function<Status(std::span<const uint64_t>)>& s
   return Status::ok();
 }
 
-void EdgeRuns::remove() {
+template <class Record>
+void SortedRuns<Record>::remove() {
   for (const auto& r : runs_) {
     std::error_code ec;
     std::filesystem::remove(r.path, ec);
@@ -272,5 +309,8 @@ void EdgeRuns::remove() {
   std::error_code ec;
   std::filesystem::remove(dir_, ec);  // only if empty: never someone else's files
 }
+
+template class SortedRuns<uint64_t>;
+template class SortedRuns<WeightedKey>;
 
 }  // namespace peregrine::graph

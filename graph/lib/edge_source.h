@@ -3,7 +3,9 @@
 // file of raw (u64, u64) pairs (a stream that did not fit), or the input
 // file itself, parsed again (a regular file that did not fit: no scratch
 // copy of it is written). A file parsed again is checked to give the same
-// number of edges; the caller checks that every id is in the id map.
+// number of edges; the caller checks that every id is in the id map. A
+// weighted input's weights come along: held beside the edges, in a scratch
+// file of their own beside the raw pairs, or parsed again.
 // Thread rules: owned by one thread.
 #pragma once
 
@@ -22,34 +24,54 @@ namespace peregrine::graph::detail {
 
 class EdgeSource {
  public:
-  static EdgeSource held(const std::vector<InputEdge>& edges) {
+  // `weights`: the held edges' weights, if `weighted`.
+  static EdgeSource held(const std::vector<InputEdge>& edges, const std::vector<uint32_t>& weights, bool weighted) {
     EdgeSource s;
     s.held_ = &edges;
+    s.held_weights_ = &weights;
+    s.weighted_ = weighted;
     return s;
   }
-  static Expected<EdgeSource> raw(const std::filesystem::path& path) {
+  // `weights_path`: the weights' scratch file (empty: unweighted).
+  static Expected<EdgeSource> raw(const std::filesystem::path& path, const std::filesystem::path& weights_path) {
     auto f = RawEdges::open(path);
     if (!f) return f.status();
     EdgeSource s;
     s.raw_.emplace(std::move(*f));
+    if (!weights_path.empty()) {
+      auto w = RawWeights::open(weights_path);
+      if (!w) return w.status();
+      s.raw_weights_.emplace(std::move(*w));
+      s.weighted_ = true;
+    }
     return s;
   }
   static Expected<EdgeSource> reparse(const std::filesystem::path& input, InputFormat format, unsigned threads,
-                                      uint64_t expected_edges) {
-    auto in = EdgeInput::open(input, format, threads);
+                                      uint64_t expected_edges, bool weighted) {
+    auto in = EdgeInput::open(input, format, threads, weighted);
     if (!in) return in.status();
     EdgeSource s;
     s.input_ = std::move(*in);
     s.name_ = input.string();
     s.expected_ = expected_edges;
+    s.weighted_ = s.input_->weighted();
     return s;
   }
 
-  // Fills the front of buf; 0 at the end.
-  Expected<size_t> read(std::vector<InputEdge>& buf) {
-    if (raw_) return raw_->read(buf);
+  bool weighted() const { return weighted_; }
+
+  // Fills the front of buf (and of weights, as long, when weighted); 0 at the end.
+  Expected<size_t> read(std::vector<InputEdge>& buf, std::vector<uint32_t>& weights) {
+    if (raw_) {
+      auto n = raw_->read(buf);
+      if (!n || !raw_weights_) return n;
+      auto w = raw_weights_->read(weights, *n);
+      if (!w) return w.status();
+      if (*w != *n) return Status::error(EIO, "import scratch data corrupt: fewer weights than edges");
+      return n;
+    }
     if (input_) {
-      auto n = input_->read(buf);
+      auto n = input_->read(buf, weights);
       if (!n) return n.status();
       seen_ += *n;
       if (seen_ > expected_ || (*n == 0 && seen_ != expected_))
@@ -59,6 +81,7 @@ class EdgeSource {
     }
     const size_t n = std::min(buf.size(), held_->size() - pos_);
     std::copy_n(held_->begin() + static_cast<ptrdiff_t>(pos_), n, buf.begin());
+    if (weighted_) std::copy_n(held_weights_->begin() + static_cast<ptrdiff_t>(pos_), n, weights.begin());
     pos_ += n;
     return n;
   }
@@ -77,8 +100,11 @@ class EdgeSource {
   }
 
   const std::vector<InputEdge>* held_ = nullptr;
+  const std::vector<uint32_t>* held_weights_ = nullptr;
   size_t pos_ = 0;
   std::optional<RawEdges> raw_;
+  std::optional<RawWeights> raw_weights_;
+  bool weighted_ = false;
   std::unique_ptr<EdgeInput> input_;
   std::string name_;
   uint64_t expected_ = 0;

@@ -47,6 +47,7 @@ struct ScratchDir {
 
 struct Parsed {
   uint64_t input_edges = 0;
+  bool weighted = false;                    // the input gave a weight per edge
   InputFormat format = InputFormat::kText;  // as resolved by auto
   std::optional<uint64_t> declared_vertices;
   bool symmetric = false;
@@ -55,6 +56,7 @@ struct Parsed {
   // budget, else read again from the input file (a regular file) or from
   // the scratch file of raw pairs (a stream).
   std::vector<InputEdge> held;
+  std::vector<uint32_t> held_weights;  // weighted: held[i]'s weight
   bool spilled = false;
   bool reparse = false;
 };
@@ -67,8 +69,9 @@ struct Ids {
 
 struct Remapped {
   uint64_t self_loops = 0;
-  uint64_t requested = 0;                   // edges (undirected) or arcs (directed) asked for, loops excluded
-  std::vector<uint64_t> out_tail, in_tail;  // the last batches of keys, merged from memory
+  uint64_t requested = 0;                      // edges (undirected) or arcs (directed) asked for, loops excluded
+  std::vector<uint64_t> out_tail, in_tail;     // the last batches of keys, merged from memory
+  std::vector<WeightedKey> weighted_out_tail;  // out_tail's records of a weighted graph
 };
 
 std::string input_name(const std::filesystem::path& input) {
@@ -77,12 +80,14 @@ std::string input_name(const std::filesystem::path& input) {
 
 // Pass 1: input -> sorted runs of the ids seen (+ the edges kept for pass 2).
 Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOptions& o,
-                             const std::filesystem::path& raw_path, EdgeRuns& id_runs, const ProgressFn& progress) {
-  auto in = EdgeInput::open(input, o.format, o.threads);
+                             const std::filesystem::path& raw_path, const std::filesystem::path& raw_weights_path,
+                             EdgeRuns& id_runs, const ProgressFn& progress) {
+  auto in = EdgeInput::open(input, o.format, o.threads, o.weighted);
   if (!in) return in.status();
   EdgeInput& src = **in;
-  std::optional<FileWriter> raw;
+  std::optional<FileWriter> raw, raw_weights;
   Parsed p;
+  p.weighted = src.weighted();
   p.format = src.format();
   p.declared_vertices = src.declared_vertices();
   p.symmetric = src.symmetric();
@@ -90,25 +95,29 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
   const bool can_reparse = src.size_known() && input != "-";
   // Half the budget for the id batch, half for the edges held in memory.
   const uint64_t id_batch = std::max<uint64_t>(2, o.memory_bytes / 2 / sizeof(uint64_t));
-  const uint64_t hold_edges = o.memory_bytes / 2 / sizeof(InputEdge);
+  const uint64_t hold_edges = o.memory_bytes / 2 / (sizeof(InputEdge) + (p.weighted ? sizeof(uint32_t) : 0));
   // An edge takes >= 4 bytes of input: a small file needs less (a
   // stream's size is unknown).
   const uint64_t input_bound = src.size_known() ? src.file_bytes() : UINT64_MAX / 2;
   p.held.reserve(std::min<uint64_t>(hold_edges, input_bound / 4 + 1));
+  if (p.weighted) p.held_weights.reserve(p.held.capacity());
   std::vector<uint64_t> ids;
   // Reserved once, so that doubling never overshoots the budget; a line or
   // pair of at least 4 bytes bounds the ids a small file can hold.
   if (!p.declared_vertices) ids.reserve(std::min(id_batch + 2 * kEdgeBatch, input_bound / 2 + 2));
   RecentIds recent(o.memory_bytes);
   std::vector<InputEdge> edges(kEdgeBatch);
+  std::vector<uint32_t> weights(p.weighted ? kEdgeBatch : 0);
   while (true) {
-    auto n = src.read(edges);
+    auto n = src.read(edges, weights);
     if (!n) return n.status();
     if (*n == 0) break;
     p.input_edges += *n;
     Status st;
     if (!raw && !p.reparse && p.held.size() + *n <= hold_edges) {
       p.held.insert(p.held.end(), edges.begin(), edges.begin() + static_cast<ptrdiff_t>(*n));
+      if (p.weighted)
+        p.held_weights.insert(p.held_weights.end(), weights.begin(), weights.begin() + static_cast<ptrdiff_t>(*n));
     } else if (!p.reparse) {
       if (!raw) {  // too many to hold
         if (can_reparse) {
@@ -118,11 +127,19 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
           if (!w) return w.status();
           raw.emplace(std::move(*w));
           st = raw->append(p.held.data(), p.held.size() * sizeof(InputEdge));
+          if (st && p.weighted) {
+            auto ww = FileWriter::create(raw_weights_path, 1 << 20, /*checksum=*/false);
+            if (!ww) return ww.status();
+            raw_weights.emplace(std::move(*ww));
+            st = raw_weights->append(p.held_weights.data(), p.held_weights.size() * sizeof(uint32_t));
+          }
           p.spilled = true;
         }
         std::vector<InputEdge>().swap(p.held);
+        std::vector<uint32_t>().swap(p.held_weights);
       }
       if (st && raw) st = raw->append(edges.data(), *n * sizeof(InputEdge));
+      if (st && raw_weights) st = raw_weights->append(weights.data(), *n * sizeof(uint32_t));
     }
     if (!st) return st;
     if (!p.declared_vertices) {
@@ -140,8 +157,9 @@ Expected<Parsed> parse_input(const std::filesystem::path& input, const ImportOpt
   // The whole input read: its size, also for a stream.
   if (progress) progress("parse", src.bytes_consumed(), src.size_known() ? src.file_bytes() : src.bytes_consumed());
   p.id_tail = std::move(ids);
-  if (raw) {
-    Status st = raw->finish(/*sync=*/false);  // scratch: read back at once, deleted after
+  for (auto* f : {&raw, &raw_weights}) {
+    if (!*f) continue;
+    Status st = (*f)->finish(/*sync=*/false);  // scratch: read back at once, deleted after
     if (!st) return st;
   }
   if (p.input_edges == 0 && !p.declared_vertices)
@@ -194,26 +212,32 @@ Expected<Ids> write_id_map(Parsed& p, const EdgeRuns& id_runs, const std::filesy
   return ids;
 }
 
-// Turns remapped edges into CSR keys, sorted into runs of batch_keys.
+// Turns remapped edges into CSR keys (with their weights, weighted),
+// sorted into runs of batch_keys.
 class KeySink {
  public:
-  KeySink(const ImportOptions& o, const Parsed& parsed, uint64_t batch_keys, EdgeRuns& out_runs, EdgeRuns& in_runs,
-          Remapped& r)
+  KeySink(const ImportOptions& o, const Parsed& parsed, uint64_t batch_keys, EdgeRuns& out_runs,
+          WeightedEdgeRuns& weighted_out_runs, EdgeRuns& in_runs, Remapped& r)
       : directed_(o.directed),
         mirror_(o.directed && parsed.symmetric),  // a symmetric Matrix Market entry is two arcs
+        weighted_(parsed.weighted),
         batch_keys_(batch_keys),
         out_runs_(out_runs),
+        weighted_out_runs_(weighted_out_runs),
         in_runs_(in_runs),
         r_(r) {
     // Reserve the batch once (untouched pages cost nothing): growing it by
     // doubling would copy it over and over.
     const uint64_t keys_per_edge = (!o.directed || parsed.symmetric) ? 2 : 1;
-    r_.out_tail.reserve(std::min(batch_keys_ + 2 * kEdgeBatch, keys_per_edge * parsed.input_edges));
-    if (directed_) r_.in_tail.reserve(r_.out_tail.capacity());
+    const uint64_t out_keys = std::min(batch_keys_ + 2 * kEdgeBatch, keys_per_edge * parsed.input_edges);
+    if (weighted_)
+      r_.weighted_out_tail.reserve(out_keys);
+    else
+      r_.out_tail.reserve(out_keys);
+    if (directed_) r_.in_tail.reserve(out_keys);
   }
 
-  void add(uint64_t u, uint64_t v) {
-    auto& out = r_.out_tail;
+  void add(uint64_t u, uint64_t v, uint32_t w = 0) {
     auto& in = r_.in_tail;
     if (u == v) {
       ++r_.self_loops;
@@ -221,14 +245,14 @@ class KeySink {
     }
     if (!directed_) {
       ++r_.requested;
-      out.push_back(pack_edge(u, v));
-      out.push_back(pack_edge(v, u));
+      put_out(pack_edge(u, v), w);
+      put_out(pack_edge(v, u), w);
     } else {
       r_.requested += mirror_ ? 2 : 1;
-      out.push_back(pack_edge(u, v));
+      put_out(pack_edge(u, v), w);
       in.push_back(pack_edge(v, u));
       if (mirror_) {
-        out.push_back(pack_edge(v, u));
+        put_out(pack_edge(v, u), w);
         in.push_back(pack_edge(u, v));
       }
     }
@@ -236,17 +260,27 @@ class KeySink {
 
   // Call after every batch of at most kEdgeBatch edges.
   Status batch_done() {
-    if (r_.out_tail.size() + 2 * kEdgeBatch <= batch_keys_) return Status::ok();
-    Status st = out_runs_.write_run(r_.out_tail);
+    const size_t out = weighted_ ? r_.weighted_out_tail.size() : r_.out_tail.size();
+    if (out + 2 * kEdgeBatch <= batch_keys_) return Status::ok();
+    Status st = weighted_ ? weighted_out_runs_.write_run(r_.weighted_out_tail) : out_runs_.write_run(r_.out_tail);
     if (st && directed_) st = in_runs_.write_run(r_.in_tail);
     return st;
   }
 
  private:
+  void put_out(uint64_t key, uint32_t w) {
+    if (weighted_)
+      r_.weighted_out_tail.push_back({key, w});
+    else
+      r_.out_tail.push_back(key);
+  }
+
   bool directed_;
   bool mirror_;
+  bool weighted_;
   uint64_t batch_keys_;
   EdgeRuns& out_runs_;
+  WeightedEdgeRuns& weighted_out_runs_;
   EdgeRuns& in_runs_;
   Remapped& r_;
 };
@@ -254,9 +288,10 @@ class KeySink {
 // Pass 2 with the whole id map in memory: the edges -> vertex ids -> keys.
 Status remap_whole(EdgeSource& src, const IdMap& ids, uint64_t input_edges, KeySink& sink, const ProgressFn& progress) {
   std::vector<InputEdge> edges(kEdgeBatch);
+  std::vector<uint32_t> weights(src.weighted() ? kEdgeBatch : 0);
   uint64_t done = 0;
   while (true) {
-    auto n = src.read(edges);
+    auto n = src.read(edges, weights);
     if (!n) return n.status();
     if (*n == 0) break;
     constexpr size_t kAhead = 16;  // lookups in flight (prefetch distance)
@@ -268,7 +303,7 @@ Status remap_whole(EdgeSource& src, const IdMap& ids, uint64_t input_edges, KeyS
       const auto u = ids.find(edges[i].u);
       const auto v = ids.find(edges[i].v);
       if (!u || !v) return src.unknown_id(!u ? edges[i].u : edges[i].v);
-      sink.add(*u, *v);
+      sink.add(*u, *v, weights.empty() ? 0 : weights[i]);
     }
     Status st = sink.batch_done();
     if (!st) return st;
@@ -400,9 +435,10 @@ Status remap_sliced(EdgeSource& src, std::vector<InputEdge>& held, const IdSlice
   if (!st) return st;
   {
     std::vector<InputEdge> edges(kEdgeBatch);
+    std::vector<uint32_t> no_weights;  // an unweighted input: import_graph() refuses a sliced weighted one
     uint64_t done = 0;
     while (true) {
-      auto n = src.read(edges);
+      auto n = src.read(edges, no_weights);
       if (!n) return n.status();
       if (*n == 0) break;
       for (size_t i = 0; i < *n && st; ++i) st = by_source.append(slices.part_of(edges[i].u), edges[i]);
@@ -468,35 +504,58 @@ Expected<std::optional<IdMap>> whole_id_map(const Ids& ids, const std::filesyste
   return std::optional<IdMap>(IdMap::sorted(std::move(*all), map_budget > ids_bytes ? map_budget - ids_bytes : 0));
 }
 
-// Pass 3: the sorted key runs merged into the CSR files (and, directed,
-// the transpose's), their sizes and checksums recorded in meta.
-Status write_csr(const std::filesystem::path& out, bool directed, EdgeRuns& out_runs, EdgeRuns& in_runs,
-                 Remapped& remapped, GraphMeta& meta, const ProgressFn& progress) {
-  auto merge_into = [&](EdgeRuns& runs, std::vector<uint64_t>& tail, const char* index_file, const char* adjacency_file,
-                        const char* phase) -> Expected<CsrWriter> {
-    auto w = CsrWriter::create(out, meta.vertices, index_file, adjacency_file);
-    if (!w) return w.status();
-    Status s = runs.merge([&](std::span<const uint64_t> batch) { return w->add(batch); },
-                          [&](uint64_t done, uint64_t total) {
-                            if (progress) progress(phase, done, total);
-                          },
-                          &tail);
-    if (!s) return s;
-    std::vector<uint64_t>().swap(tail);  // free it (assigning {} would keep the capacity)
-    s = w->finish();
-    if (!s) return s;
-    runs.remove();
-    return std::move(*w);
-  };
-  auto csr = merge_into(out_runs, remapped.out_tail, kIndexFile, kAdjacencyFile, "merge");
+// Adds a merged batch to a CSR writer: keys alone, or keys and weights.
+Status add_to(CsrWriter& w, std::span<const uint64_t> keys) { return w.add(keys); }
+Status add_to(CsrWriter& w, std::span<const WeightedKey> records) {
+  thread_local std::vector<uint64_t> keys;
+  thread_local std::vector<uint32_t> weights;
+  keys.resize(records.size());
+  weights.resize(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    keys[i] = records[i].key;
+    weights[i] = records[i].weight;
+  }
+  return w.add(keys, weights);
+}
+
+// Merges sorted runs (and their tail) into the CSR `w` writes.
+template <class Record>
+Expected<CsrWriter> merge_into(Expected<CsrWriter> w, SortedRuns<Record>& runs, std::vector<Record>& tail,
+                               const char* phase, const ProgressFn& progress) {
+  if (!w) return w.status();
+  Status s = runs.merge([&](std::span<const Record> batch) { return add_to(*w, batch); },
+                        [&](uint64_t done, uint64_t total) {
+                          if (progress) progress(phase, done, total);
+                        },
+                        &tail);
+  if (!s) return s;
+  std::vector<Record>().swap(tail);  // free it (assigning {} would keep the capacity)
+  s = w->finish();
+  if (!s) return s;
+  runs.remove();
+  return w;
+}
+
+// Pass 3: the sorted key runs merged into the CSR files (with the weights,
+// weighted; and, directed, the transpose's), their sizes and checksums
+// recorded in meta.
+Status write_csr(const std::filesystem::path& out, bool directed, EdgeRuns& out_runs,
+                 WeightedEdgeRuns& weighted_out_runs, EdgeRuns& in_runs, Remapped& remapped, GraphMeta& meta,
+                 const ProgressFn& progress) {
+  auto csr = meta.weighted
+                 ? merge_into(CsrWriter::create_weighted(out, meta.vertices), weighted_out_runs,
+                              remapped.weighted_out_tail, "merge", progress)
+                 : merge_into(CsrWriter::create(out, meta.vertices), out_runs, remapped.out_tail, "merge", progress);
   if (!csr) return csr.status();
+  meta.weights_crc32c = csr->weights_crc();
   meta.adjacency_entries = csr->entries();
   meta.edges = directed ? csr->entries() : csr->entries() / 2;
   meta.index_crc32c = csr->index_crc();
   meta.adjacency_crc32c = csr->adjacency_crc();
   meta.duplicates = remapped.requested - meta.edges;
   if (directed) {
-    auto tr = merge_into(in_runs, remapped.in_tail, kInIndexFile, kInAdjacencyFile, "merge-in");
+    auto tr = merge_into(CsrWriter::create(out, meta.vertices, kInIndexFile, kInAdjacencyFile), in_runs,
+                         remapped.in_tail, "merge-in", progress);
     if (!tr) return tr.status();
     if (tr->entries() != meta.adjacency_entries)
       return Status::error(EIO, "transpose has " + std::to_string(tr->entries()) + " arcs, the graph " +
@@ -519,6 +578,7 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   std::filesystem::create_directories(scratch.path, ec);
   if (ec) return Status::error(ec.value(), scratch.path.string() + ": cannot create: " + ec.message());
   const auto raw_path = scratch.path / "edges.raw";
+  const auto raw_weights_path = scratch.path / "weights.raw";
   ImportStats local_stats;
   ImportStats& st_out = stats != nullptr ? *stats : local_stats;
   st_out = ImportStats{};
@@ -531,19 +591,20 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   // Scratch runs are not fsynced: they are read back at once and deleted;
   // the graph files are.
   EdgeRuns id_runs(scratch.path / "ids", /*sync_runs=*/false, two_threads);
-  auto parsed = parse_input(input, o, raw_path, id_runs, progress);
+  auto parsed = parse_input(input, o, raw_path, raw_weights_path, id_runs, progress);
   if (!parsed) return parsed.status();
   meta.input_edges = parsed->input_edges;
+  meta.weighted = parsed->weighted;
   st_out.input_reads = parsed->reparse ? 2 : 1;
   auto ids = write_id_map(*parsed, id_runs, out, &meta, progress);
   if (!ids) return ids.status();
   id_runs.remove();
 
   // Where pass 2 reads the edges.
-  Expected<EdgeSource> src = parsed->spilled ? EdgeSource::raw(raw_path)
-                             : parsed->reparse
-                                 ? EdgeSource::reparse(input, parsed->format, o.threads, parsed->input_edges)
-                                 : Expected<EdgeSource>(EdgeSource::held(parsed->held));
+  Expected<EdgeSource> src =
+      parsed->spilled   ? EdgeSource::raw(raw_path, parsed->weighted ? raw_weights_path : std::filesystem::path())
+        : parsed->reparse ? EdgeSource::reparse(input, parsed->format, o.threads, parsed->input_edges, parsed->weighted)
+                        : Expected<EdgeSource>(EdgeSource::held(parsed->held, parsed->held_weights, parsed->weighted));
   if (!src) return src.status();
 
   // The id map gets a quarter of the budget: whole if it fits (or needs no
@@ -555,11 +616,18 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
   auto whole_map = whole_id_map(*ids, out, map_budget, slice_ids);
   if (!whole_map) return whole_map.status();
   std::optional<IdMap> whole = std::move(*whole_map);
+  if (!whole && parsed->weighted)
+    return Status::error(EINVAL, input_name(input) + ": a weighted edge list whose " + std::to_string(ids->n) +
+                                     " vertex ids are not contiguous needs the whole id map in memory (" +
+                                     std::to_string(ids->n * kIdMapBytesPerId) +
+                                     " bytes, a quarter of --memory): " + "raise --memory to at least " +
+                                     std::to_string(4 * ids->n * kIdMapBytesPerId) + " bytes");
 
   // Pass 2: remap into sorted runs of CSR keys. The key batches get what
   // the whole map and the held edges leave of the budget, at least a
   // quarter; with a sliced map, what SliceBudget leaves (five eighths).
   EdgeRuns out_runs(scratch.path / "out", /*sync_runs=*/false, two_threads);
+  WeightedEdgeRuns weighted_out_runs(scratch.path / "out-weighted", /*sync_runs=*/false, two_threads);
   EdgeRuns in_runs(scratch.path / "in", /*sync_runs=*/false, two_threads);
   std::optional<IdSlices> slices;
   std::optional<SliceBudget> slice_budget;
@@ -569,13 +637,17 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
     slices.emplace(std::move(*s));
     slice_budget.emplace(o.memory_bytes, slices->parts(), two_threads);
   }
-  const uint64_t held_bytes = parsed->held.capacity() * sizeof(InputEdge);
+  const uint64_t held_bytes =
+      parsed->held.capacity() * sizeof(InputEdge) + parsed->held_weights.capacity() * sizeof(uint32_t);
   // Sliced, the held edges are given back before the keys are made.
   const uint64_t budget = whole ? o.memory_bytes - std::min(o.memory_bytes / 4 * 3, whole->memory_bytes() + held_bytes)
                                 : slice_budget->keys_bytes;
-  const uint64_t batch_keys = std::max<uint64_t>(4, budget / sizeof(uint64_t) / (o.directed ? 2 : 1));
+  // A weighted out-key is a 16-byte record; the in-keys stay 8 bytes.
+  const uint64_t key_bytes = parsed->weighted ? sizeof(WeightedKey) + (o.directed ? sizeof(uint64_t) : 0)
+                                              : sizeof(uint64_t) * (o.directed ? 2 : 1);
+  const uint64_t batch_keys = std::max<uint64_t>(4, budget / key_bytes);
   Remapped remapped;
-  KeySink sink(o, *parsed, batch_keys, out_runs, in_runs, remapped);
+  KeySink sink(o, *parsed, batch_keys, out_runs, weighted_out_runs, in_runs, remapped);
   Status st;
   if (whole) {
     st_out.id_map_slices = 1;
@@ -588,12 +660,14 @@ Expected<GraphMeta> import_graph(const std::filesystem::path& input, const Impor
                       &st_out.id_map_bytes, sink, progress);
   }
   if (!st) return st;
-  st_out.key_runs = out_runs.run_count() + in_runs.run_count();
+  st_out.key_runs = out_runs.run_count() + weighted_out_runs.run_count() + in_runs.run_count();
   std::vector<InputEdge>().swap(parsed->held);
+  std::vector<uint32_t>().swap(parsed->held_weights);
   std::filesystem::remove(raw_path, ec);
+  std::filesystem::remove(raw_weights_path, ec);
   meta.self_loops = remapped.self_loops;
 
-  st = write_csr(out, o.directed, out_runs, in_runs, remapped, meta, progress);
+  st = write_csr(out, o.directed, out_runs, weighted_out_runs, in_runs, remapped, meta, progress);
   if (!st) return st;
   st = write_meta(out, meta);
   if (!st) return st;

@@ -8,49 +8,20 @@
 #include <vector>
 
 #include "edge_input_formats.h"
+#include "line_fields.h"
 #include "peregrine/graph/line_reader.h"
 #include "text_fields.h"
 
 namespace peregrine::graph::detail {
 namespace {
 
-// A line's fields, with errors that name FILE:LINE.
-class Fields {
- public:
-  Fields(std::string_view line, const LineReader& lines)
-      : p_(line.data()), e_(line.data() + line.size()), lines_(lines) {}
-
-  // True if nothing but blanks is left.
-  bool at_end() {
-    p_ = skip_blanks(p_, e_);
-    return p_ == e_;
-  }
-  char peek() { return at_end() ? '\0' : *p_; }
-
-  // The next field as an unsigned 64-bit number; `what` names it in errors.
-  Status number(uint64_t* out, const char* what) {
-    at_end();
-    std::string why;
-    if (!parse_id(&p_, e_, out, what, &why)) return error(why);
-    return Status::ok();
-  }
-
-  Status error(const std::string& what) const {
-    return Status::error(EINVAL, lines_.path().string() + ":" + std::to_string(lines_.line_number()) + ": " + what);
-  }
-
- private:
-  const char* p_;
-  const char* e_;
-  const LineReader& lines_;
-};
-
 class MatrixMarketInput final : public EdgeInput {
  public:
-  MatrixMarketInput(int fd, const std::filesystem::path& path, uint64_t size, std::string_view prefix)
+  MatrixMarketInput(int fd, const std::filesystem::path& path, uint64_t size, std::string_view prefix, bool weighted)
       : lines_(fd, path, prefix) {
     file_bytes_ = size;
     format_ = InputFormat::kMatrixMarket;
+    weighted_ = weighted;
   }
 
   // Reads the banner and the size line.
@@ -81,6 +52,9 @@ class MatrixMarketInput final : public EdgeInput {
     const std::string& field = words[3];
     if (field != "pattern" && field != "real" && field != "integer" && field != "complex" && field != "double")
       return f.error("unknown Matrix Market field '" + field + "'");
+    if (weighted_ && field != "integer")
+      return f.error("Matrix Market field '" + field + "': weights (import --weighted) are the values of an " +
+                     "'integer' matrix, non-negative and below 2^32");
     const std::string& sym = words[4];
     if (sym == "general")
       symmetric_ = false;
@@ -96,46 +70,36 @@ class MatrixMarketInput final : public EdgeInput {
       Fields s(line, lines_);
       const char c = s.peek();
       if (c == '\0' || c == '%') continue;
-      uint64_t rows = 0, cols = 0;
+      uint64_t rows = 0, cols = 0, entries = 0;
       Status st = s.number(&rows, "row count");
       if (st) st = s.number(&cols, "column count");
-      if (st) st = s.number(&declared_entries_, "entry count");
+      if (st) st = s.number(&entries, "entry count");
       if (!st) return st;
       if (!s.at_end()) return s.error("size line must be 'rows columns entries'");
       if (rows != cols)
         return s.error("matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
                        ": an adjacency matrix must be square");
       if (rows == 0) return s.error("matrix has no rows (no vertices)");
-      rows_ = rows;
+      entries_.declare(rows, entries);
       declared_vertices_ = rows;
       return Status::ok();
     }
   }
 
-  Expected<size_t> read(std::span<InputEdge> out) override {
+  Expected<size_t> read(std::span<InputEdge> out, std::span<uint32_t> weights) override {
     size_t n = 0;
     std::string_view line;
     while (n < out.size()) {
       auto more = lines_.next(&line);
       if (!more) return more.status();
       if (!*more) {
-        if (entries_ != declared_entries_)
-          return Fields(line, lines_)
-              .error("end of file after " + std::to_string(entries_) + " entries; the size line declares " +
-                     std::to_string(declared_entries_));
+        if (Status st = entries_.finish(Fields(line, lines_)); !st) return st;
         break;
       }
       Fields f(line, lines_);
       const char c = f.peek();
       if (c == '\0' || c == '%') continue;
-      Status st = f.number(&out[n].u, "row index");
-      if (st) st = f.number(&out[n].v, "column index");
-      if (!st) return st;
-      for (uint64_t x : {out[n].u, out[n].v})
-        if (x < 1 || x > rows_)
-          return f.error("index " + std::to_string(x) + " out of range 1.." + std::to_string(rows_));
-      if (++entries_ > declared_entries_)
-        return f.error("more entries than the " + std::to_string(declared_entries_) + " the size line declares");
+      if (Status st = entries_.parse(f, &out[n], weighted_ ? &weights[n] : nullptr); !st) return st;
       ++n;
     }
     return n;
@@ -145,16 +109,14 @@ class MatrixMarketInput final : public EdgeInput {
 
  private:
   LineReader lines_;
-  uint64_t rows_ = 0;
-  uint64_t declared_entries_ = 0;
-  uint64_t entries_ = 0;
+  DeclaredEntries entries_{{"index", "entries", "size line", "row index", "column index"}};
 };
 
 }  // namespace
 
 Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path, uint64_t size,
-                                                              std::string_view prefix) {
-  auto in = std::make_unique<MatrixMarketInput>(fd, path, size, prefix);
+                                                              std::string_view prefix, bool weighted) {
+  auto in = std::make_unique<MatrixMarketInput>(fd, path, size, prefix, weighted);
   Status st = in->start();
   if (!st) return st;
   return std::unique_ptr<EdgeInput>(std::move(in));

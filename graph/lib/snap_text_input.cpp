@@ -27,10 +27,12 @@ constexpr unsigned kMaxThreads = 16;
 
 class SnapTextInput final : public EdgeInput {
  public:
-  SnapTextInput(int fd, std::filesystem::path path, uint64_t size, std::string_view prefix, unsigned threads)
+  SnapTextInput(int fd, std::filesystem::path path, uint64_t size, std::string_view prefix, unsigned threads,
+                bool weighted)
       : fd_(fd), path_(std::move(path)), threads_(std::clamp(threads, 1u, kMaxThreads)) {
     file_bytes_ = size;
     format_ = InputFormat::kText;
+    weighted_ = weighted;
     // A batch, plus an unfinished last line carried over from the one before.
     buf_.resize(threads_ * kPieceBytes + kMaxTextLine + 1);
     std::memcpy(buf_.data(), prefix.data(), prefix.size());
@@ -39,7 +41,7 @@ class SnapTextInput final : public EdgeInput {
   }
   ~SnapTextInput() override { ::close(fd_); }
 
-  Expected<size_t> read(std::span<InputEdge> out) override {
+  Expected<size_t> read(std::span<InputEdge> out, std::span<uint32_t> weights) override {
     size_t n = 0;
     while (n < out.size()) {
       if (piece_ == pieces_used_) {
@@ -51,6 +53,9 @@ class SnapTextInput final : public EdgeInput {
       const auto& edges = pieces_[piece_].edges;
       const size_t k = std::min(out.size() - n, edges.size() - pos_);
       std::copy_n(edges.begin() + static_cast<ptrdiff_t>(pos_), k, out.begin() + static_cast<ptrdiff_t>(n));
+      if (weighted_)
+        std::copy_n(pieces_[piece_].weights.begin() + static_cast<ptrdiff_t>(pos_), k,
+                    weights.begin() + static_cast<ptrdiff_t>(n));
       n += k;
       pos_ += k;
       if (pos_ == edges.size()) {
@@ -120,12 +125,12 @@ class SnapTextInput final : public EdgeInput {
     std::vector<std::thread> workers;
     for (size_t i = 1; i < text.size(); ++i) {
       try {
-        workers.emplace_back(parse_text_chunk, text[i], &pieces_[i]);
+        workers.emplace_back(parse_text_chunk, text[i], weighted_, &pieces_[i]);
       } catch (const std::system_error&) {
-        parse_text_chunk(text[i], &pieces_[i]);  // no thread to be had: parse it here
+        parse_text_chunk(text[i], weighted_, &pieces_[i]);  // no thread to be had: parse it here
       }
     }
-    if (!text.empty()) parse_text_chunk(text[0], &pieces_[0]);
+    if (!text.empty()) parse_text_chunk(text[0], weighted_, &pieces_[0]);
     for (auto& w : workers) w.join();
     for (size_t i = 0; i < text.size(); ++i) {
       if (pieces_[i].failed) return line_error(line_base_ + pieces_[i].lines, pieces_[i].error);
@@ -164,8 +169,8 @@ class SnapTextInput final : public EdgeInput {
 }  // namespace
 
 Expected<std::unique_ptr<EdgeInput>> open_text_input(int fd, const std::filesystem::path& path, uint64_t size,
-                                                     std::string_view prefix, unsigned threads) {
-  return std::unique_ptr<EdgeInput>(new SnapTextInput(fd, path, size, prefix, threads));
+                                                     std::string_view prefix, unsigned threads, bool weighted) {
+  return std::unique_ptr<EdgeInput>(new SnapTextInput(fd, path, size, prefix, threads, weighted));
 }
 
 }  // namespace peregrine::graph::detail

@@ -6,8 +6,9 @@
 
 namespace peregrine::graph::detail {
 
-void parse_text_chunk(std::string_view text, TextChunk* out) {
+void parse_text_chunk(std::string_view text, bool weighted, TextChunk* out) {
   out->edges.clear();
+  out->weights.clear();
   out->lines = 0;
   out->failed = false;
   out->error.clear();
@@ -30,11 +31,17 @@ void parse_text_chunk(std::string_view text, TextChunk* out) {
         q = skip_blanks(q, e);
         ok = parse_id(&q, e, &edge.v, "target vertex id", &out->error);
       }
+      uint32_t weight = 0;
+      if (ok && weighted) {
+        q = skip_blanks(q, e);
+        ok = parse_weight(&q, e, &weight, &out->error);
+      }
       if (!ok) {
         out->failed = true;
         return;
       }
       out->edges.push_back(edge);  // further columns (weights, timestamps) are ignored
+      if (weighted) out->weights.push_back(weight);
     }
     p = nl != nullptr ? nl + 1 : end;
   }

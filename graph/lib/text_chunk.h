@@ -17,7 +17,8 @@ namespace peregrine::graph::detail {
 
 struct TextChunk {
   std::vector<InputEdge> edges;
-  uint64_t lines = 0;  // lines parsed; with an error, the bad line is the last of them
+  std::vector<uint32_t> weights;  // weighted: edges[i]'s weight
+  uint64_t lines = 0;             // lines parsed; with an error, the bad line is the last of them
   bool failed = false;
   std::string error;  // what is wrong with the bad line (no FILE:LINE prefix)
 };
@@ -26,8 +27,8 @@ struct TextChunk {
 inline constexpr size_t kMaxTextLine = 1 << 20;
 
 // Clears *out and parses `text` into it: one edge per line, blank and
-// comment ('#', '%') lines skipped, further columns ignored. Stops at the
-// first bad line.
-void parse_text_chunk(std::string_view text, TextChunk* out);
+// comment ('#', '%') lines skipped, the third column the weight if
+// `weighted`, further columns ignored. Stops at the first bad line.
+void parse_text_chunk(std::string_view text, bool weighted, TextChunk* out);
 
 }  // namespace peregrine::graph::detail

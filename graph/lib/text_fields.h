@@ -45,4 +45,16 @@ inline bool parse_id(const char** p, const char* e, uint64_t* out, const char* w
   return false;
 }
 
+// Parses the field at *p as an edge weight: an unsigned integer below 2^32.
+inline bool parse_weight(const char** p, const char* e, uint32_t* out, std::string* error) {
+  uint64_t w = 0;
+  if (!parse_id(p, e, &w, "edge weight", error)) return false;
+  if (w > UINT32_MAX) {
+    *error = "edge weight " + std::to_string(w) + " does not fit in 32 bits (largest 4294967295)";
+    return false;
+  }
+  *out = static_cast<uint32_t>(w);
+  return true;
+}
+
 }  // namespace peregrine::graph::detail

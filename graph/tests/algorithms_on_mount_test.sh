@@ -3,7 +3,8 @@
 # real peregrine mount (4 file-backed members): generate, check the CSR,
 # run bfs, sssp, bc, kcore, cc, pagerank and tc with --validate; import the karate club
 # and a directed graph from text edge lists on the mount and compare --out
-# with networkx's results (graph/tests/data); unmount cleanly.
+# with networkx's results (graph/tests/data), and two weighted graphs
+# (the karate club's weights, a DIMACS .gr) for sssp; unmount cleanly.
 #   algorithms_on_mount_test.sh PEREGRINE PEREGRINE_GRAPH
 # Exit 77 (skipped) without root or /dev/fuse.
 set -euo pipefail
@@ -62,6 +63,17 @@ for g in karate dcycle; do
     awk '$1 != $3 || ($2 - $4 > 1e-12 || $4 - $2 > 1e-12) { print "pagerank differs: " $0; bad = 1 } END { exit bad }'
   echo "$g imported on the mount; --out equals networkx"
 done
+# Weighted: the karate club's weight column and a DIMACS road graph.
+cp "$data/karate.txt" "$work/mnt/wkarate.txt"
+cp "$data/roads.gr" "$work/mnt/roads.gr"
+"$graph" import --input "$work/mnt/wkarate.txt" --weighted --out "$work/mnt/wkarate" --quiet >/dev/null
+"$graph" import --input "$work/mnt/roads.gr" --directed --out "$work/mnt/roads" --quiet >/dev/null
+for g in wkarate:karate roads:roads; do
+  "$graph" check --graph "$work/mnt/${g%%:*}" >/dev/null
+  "$graph" sssp --graph "$work/mnt/${g%%:*}" --root 1 --validate --out "$work/mnt/${g%%:*}.sssp" >/dev/null
+  diff "$work/mnt/${g%%:*}.sssp" "$data/${g##*:}.wsssp"
+done
+echo "weighted graphs imported on the mount; sssp equals networkx's Dijkstra"
 fusermount3 -u "$work/mnt"
 flock "$work/m0" true  # released once the daemon has checkpointed and stopped
 "$peregrine" fsck -n "$work"/m{0,1,2,3} >/dev/null

@@ -16,6 +16,7 @@
 
 #include "edge_list_file.h"
 #include "expect_valid_graph.h"
+#include "fifo_input.h"
 #include "graph_test_dir.h"
 #include "peregrine/graph/csr_check.h"
 #include "peregrine/graph/id_map.h"
@@ -25,6 +26,7 @@
 namespace peregrine::graph {
 namespace {
 
+using test::FifoInput;
 using test::TestDir;
 using test::text_pairs;
 
@@ -332,30 +334,6 @@ TEST(GraphImport, EmptyInputIsRefused) {
   EXPECT_CONTAINS(import_error(d.path() / "absent.txt", d), "absent.txt: cannot open");
   EXPECT_FALSE(std::filesystem::exists(d.path() / "bad" / kMetaFile));
 }
-
-// A pipe (zcat big.txt.gz | peregrine-graph import --input -): the input
-// comes from a FIFO, written by another thread, so it has no size and
-// cannot be read twice; the format is told from its first bytes.
-class FifoInput {
- public:
-  FifoInput(const TestDir& d, const std::string& name, std::string bytes) : path_(d.path() / name) {
-    EXPECT_EQ(::mkfifo(path_.c_str(), 0600), 0) << std::strerror(errno);
-    writer_ = std::thread([p = path_, bytes = std::move(bytes)] {
-      std::ofstream(p, std::ios::binary) << bytes;  // blocks until import opens it
-    });
-  }
-  // Every use opens the FIFO (import does before anything can fail), so
-  // the writer always gets to finish.
-  ~FifoInput() {
-    if (writer_.joinable()) writer_.join();
-  }
-  const std::filesystem::path& path() const { return path_; }
-  void wait() { writer_.join(); }
-
- private:
-  std::filesystem::path path_;
-  std::thread writer_;
-};
 
 std::string slurp(const std::filesystem::path& p) {
   auto v = test::read_file(p);

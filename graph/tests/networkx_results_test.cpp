@@ -204,6 +204,33 @@ INSTANTIATE_TEST_SUITE_P(Graphs, NetworkxResults,
                            return s;
                          });
 
+// Weighted graphs: the karate club's weight column (import --weighted) and
+// a DIMACS road graph (told by its name; directed), sssp's distances equal
+// networkx's Dijkstra, vertex by vertex, whatever the bucket width.
+TEST(NetworkxWeightedResults, ShortestPathDistancesOverTheWeights) {
+  TestDir dir;
+  struct Weighted {
+    const char* input;
+    const char* import_options;
+    const char* expected;
+  };
+  for (const Weighted& w : {Weighted{"karate.txt", "--weighted", "karate.wsssp"},
+                            Weighted{"roads.gr", "--directed", "roads.wsssp"}}) {
+    const std::string g = (dir.path() / w.input).string();
+    CliRun r = run_cli(std::string("import -q --input ") + (kData / w.input).string() + " --out " + g + " " +
+                       w.import_options);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(field(r.output, "weighted"), "yes") << r.output;
+    for (const char* delta : {"1", "4", "1000"}) {
+      const auto out = dir.path() / (std::string(w.input) + ".sssp");
+      r = run_cli("sssp --graph " + g + " --root 1 --validate --delta " + delta + " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.output;
+      EXPECT_EQ(field(r.output, "validated"), "yes") << r.output;
+      EXPECT_EQ(read_table(out), read_table(kData / w.expected)) << w.input << ", delta " << delta;
+    }
+  }
+}
+
 // --out is exactly one "vertex value" line per vertex, %.17g for ranks.
 TEST(GraphOut, TextLayout) {
   TestDir d;

@@ -16,6 +16,10 @@ Graphs (edge lists in the user's ids, as `peregrine-graph import` reads them):
   karate.mtx   the same graph as Matrix Market coordinate pattern symmetric
   dcycle.txt   directed: cycle 1->2->3->4->5->1, chord 1->3, 6->1 (6 has
                no in-arcs), 3->7 (7 is a sink: dangling for PageRank)
+  roads.gr     DIMACS shortest-path graph (9th DIMACS challenge): 12
+               vertices, 2 of them without arcs, a grid of two-way roads
+               whose two directions differ in weight, a one-way road and a
+               duplicate arc (import keeps the smaller weight)
 
 Expected files, one line per vertex, ascending id:
   NAME.bfs       vertex depth   (BFS from the first vertex of the graph's
@@ -31,6 +35,10 @@ Expected files, one line per vertex, ascending id:
                                  networkx's subset betweenness halves it on
                                  an undirected graph, so it is doubled back)
   NAME.pagerank  vertex rank    (alpha 0.85, converged to tol 1e-15)
+  karate.wsssp   vertex distance (Dijkstra from vertex 1 over the weight
+                                 column: import --weighted)
+  roads.wsssp    vertex distance (Dijkstra from vertex 1 over the arcs'
+                                 weights, directed; -1 = not reached)
 """
 import networkx as nx
 from networkx.algorithms.link_analysis.pagerank_alg import _pagerank_python
@@ -100,5 +108,39 @@ def main():
         write_lines(f"{name}.pagerank", [f"{v} {rank[v]:.17g}" for v in nodes])
 
 
+def roads():
+    arcs = []
+    for r in range(2):
+        for c in range(5):
+            v = 1 + r * 5 + c
+            if c < 4:
+                arcs += [(v, v + 1, 3 + c), (v + 1, v, 10 + c)]
+            if r == 0:
+                arcs += [(v, v + 5, 2 * c + 1), (v + 5, v, 4)]
+    arcs.append((10, 1, 1))   # one way back to the start
+    arcs.append((1, 2, 9))    # a duplicate of 1 -> 2 (3): the smaller stays
+    lines = ["c roads.gr: a 2 x 5 grid of two-way roads, vertices 11 and 12 without arcs",
+             f"p sp 12 {len(arcs)}"] + [f"a {u} {v} {w}" for u, v, w in arcs]
+    g = nx.DiGraph()
+    g.add_nodes_from(range(1, 13))
+    for u, v, w in arcs:
+        if not g.has_edge(u, v) or w < g[u][v]["weight"]:
+            g.add_edge(u, v, weight=w)
+    return lines, g
+
+
+def weighted_results():
+    lines, g = roads()
+    write_lines("roads.gr", lines)
+    dist = nx.single_source_dijkstra_path_length(g, 1)
+    write_lines("roads.wsssp", [f"{v} {dist.get(v, -1)}" for v in sorted(g.nodes())])
+    k = nx.Graph()
+    for u, v, d in nx.karate_club_graph().edges(data=True):
+        k.add_edge(u + 1, v + 1, weight=d.get("weight", 1))
+    dist = nx.single_source_dijkstra_path_length(k, 1)
+    write_lines("karate.wsssp", [f"{v} {dist[v]}" for v in sorted(k.nodes())])
+
+
 if __name__ == "__main__":
     main()
+    weighted_results()

@@ -6,7 +6,8 @@
 //           ids seen into unique runs, and keep the edges for pass 2: in
 //           memory if they fit half of memory_bytes, else nowhere for a
 //           regular file (pass 2 parses it again) or as raw (u64, u64)
-//           pairs in a scratch file for a stream;
+//           pairs in a scratch file for a stream (a weighted input's
+//           weights beside them, in memory or a scratch file of their own);
 //   ids     merge the id runs: the vertices are exactly the ids that occur
 //           (Matrix Market: 1..rows), ascending; vertex v is the v-th id.
 //           Streamed to ids.u64;
@@ -21,6 +22,11 @@
 //           slice's ids;
 //   merge   k-way merge straight into index.u64/adjacency.u32 (and the
 //           in_* transpose), counting duplicates as what the merge dropped.
+// Weighted: each key is sorted with its weight (WeightedEdgeRuns; a
+// duplicate edge keeps its smallest weight) and the merge writes
+// weights.u32 beside the out-lists. A weighted input needs the whole id
+// map in memory (contiguous ids, as DIMACS and Matrix Market have, need
+// none): the sliced remap carries no weights, and says so.
 // Memory: memory_bytes, plus buffers (8 MiB per text parsing thread, the
 // slice files' and merges') and allocator slack: 23-46 MiB measured. Files are fsynced, graph.meta is written last.
 //
@@ -42,7 +48,8 @@ struct ImportOptions {
   InputFormat format = InputFormat::kAuto;
   bool directed = false;
   uint64_t memory_bytes = 1ULL << 30;
-  unsigned threads = 0;  // text parsing threads; 0 = one per core; 1 also sorts on one thread
+  unsigned threads = 0;   // text parsing threads; 0 = one per core; 1 also sorts on one thread
+  bool weighted = false;  // read each edge's weight (DIMACS .gr and *.wel inputs are weighted anyway)
   // Tests only: at most this many ids in a slice of the id map (0: as many
   // as a quarter of memory_bytes holds), to slice small graphs.
   uint64_t max_slice_ids = 0;
