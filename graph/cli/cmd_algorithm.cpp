@@ -90,8 +90,8 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   } else if (alg == "sssp") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "source vertex, an id of the input (default: the vertex of highest degree)")(
-        "delta", po::value(&a->sssp.delta)->default_value(1)->value_name("D"),
-        "delta-stepping bucket width, in weight units (an unweighted graph's edges weigh 1)");
+        "delta", po::value(&a->sssp.delta)->default_value(0)->value_name("D"),
+        "delta-stepping bucket width, in weight units; 0: the graph's largest weight (1 when unweighted)");
   } else if (alg == "bc") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "first source, an id of the input (default: the vertex of highest degree)")(
@@ -129,7 +129,6 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   a->out_format = *out_fmt;
   if ((alg == "bfs" || alg == "bc") && (a->roots < 1 || a->roots > 1024))
     return usage_error(alg, "--roots must be between 1 and 1024");
-  if (alg == "sssp" && a->sssp.delta < 1) return usage_error(alg, "--delta must be at least 1");
   if (alg == "tc" && a->threads > 1024) return usage_error(alg, "--threads must be between 0 and 1024");
   if (alg == "pagerank") {
     const PagerankOptions& pr = a->pagerank;
@@ -337,7 +336,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
                                                        : read_user_id(g, run.sssp->root);
     if (!user_root) return user_root.status();
     rep.add("root", *user_root);
-    rep.add("delta", a.sssp.delta);
+    rep.add("delta", run.sssp->delta);
     rep.add("reached", run.sssp->reached);
     rep.add("max_distance", run.sssp->max_distance);
     rep.add("buckets", run.sssp->buckets);

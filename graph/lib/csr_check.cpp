@@ -84,6 +84,11 @@ Status check_weights(const MemoryGraph& m) {
   if (wcrc != g.meta.weights_crc32c)
     return Status::error(EIO,
                          path + ": checksum " + hex(wcrc) + " != " + hex(g.meta.weights_crc32c) + " in graph.meta");
+  uint32_t largest = 0;
+  for (uint32_t w : m.weights) largest = std::max(largest, w);
+  if (largest != g.meta.max_weight)
+    return Status::error(EIO, path + ": largest weight " + std::to_string(largest) + " != max_weight " +
+                                  std::to_string(g.meta.max_weight) + " in graph.meta");
   if (g.directed()) return Status::ok();
   for (uint64_t u = 0; u < g.num_vertices(); ++u) {
     const auto nbrs = m.neighbours(u);

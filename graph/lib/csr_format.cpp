@@ -96,6 +96,7 @@ std::string format_meta(const GraphMeta& m) {
     o << "weighted 1\n";
     o << "weights_file " << kWeightsFile << "\n";
     o << "weights_crc32c " << hex(m.weights_crc32c) << "\n";
+    o << "max_weight " << m.max_weight << "\n";
   }
   if (m.directed) {
     o << "in_index_file " << kInIndexFile << "\n";
@@ -188,9 +189,12 @@ Status read_side_checksums(const KeyValues& kv, const std::string& path, GraphMe
     uint64_t weighted = 0, wc = 0;
     if (Status st = read_fields(kv, path, {{"weighted", &weighted}}); !st) return st;
     if (weighted != 1) return Status::error(EINVAL, path + ": weighted must be 1 in format version 3");
-    if (Status st = read_fields(kv, path, {{"weights_crc32c", &wc}}); !st) return st;
+    uint64_t max_weight = 0;
+    if (Status st = read_fields(kv, path, {{"weights_crc32c", &wc}, {"max_weight", &max_weight}}); !st) return st;
+    if (max_weight > UINT32_MAX) return Status::error(EINVAL, path + ": max_weight must be below 2^32");
     m->weighted = true;
     m->weights_crc32c = crc(wc);
+    m->max_weight = static_cast<uint32_t>(max_weight);
   } else if (kv.count("weighted")) {
     return Status::error(EINVAL,
                          path + ": key 'weighted' needs format version 3, not " + std::to_string(m->format_version));

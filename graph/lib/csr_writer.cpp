@@ -1,5 +1,6 @@
 #include "peregrine/graph/csr_writer.h"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "peregrine/graph/edge_runs.h"
@@ -41,6 +42,7 @@ Status CsrWriter::emit_offsets_through(uint64_t vertex) {
 Status CsrWriter::add(std::span<const uint64_t> keys, std::span<const uint32_t> weights) {
   if (!weights_ || weights.size() != keys.size())
     return Status::error(EINVAL, "weights given to an unweighted CSR writer, or not one per key");
+  for (uint32_t w : weights) max_weight_ = std::max(max_weight_, w);
   Status st = weights_->append(weights.data(), weights.size() * sizeof(uint32_t));
   if (!st) return st;
   return add_keys(keys);
@@ -94,6 +96,7 @@ Status CsrWriter::finish(GraphMeta* meta) {
   meta->adjacency_crc32c = adjacency_.crc();
   meta->weighted = weights_.has_value();
   meta->weights_crc32c = weights_crc();
+  meta->max_weight = max_weight_;
   return Status::ok();
 }
 

@@ -548,6 +548,7 @@ Status write_csr(const std::filesystem::path& out, bool directed, EdgeRuns& out_
                  : merge_into(CsrWriter::create(out, meta.vertices), out_runs, remapped.out_tail, "merge", progress);
   if (!csr) return csr.status();
   meta.weights_crc32c = csr->weights_crc();
+  meta.max_weight = csr->max_weight();
   meta.adjacency_entries = csr->entries();
   meta.edges = directed ? csr->entries() : csr->entries() / 2;
   meta.index_crc32c = csr->index_crc();

@@ -12,12 +12,13 @@ Expected<SsspResult> run_sssp(const Graph& graph, AdjacencyReader& reader, uint6
   if (root >= n)
     return Status::error(EINVAL, "root " + std::to_string(root) + " out of range: graph " + graph.dir.string() +
                                      " has " + std::to_string(n) + " vertices (0.." + std::to_string(n - 1) + ")");
-  if (options.delta < 1) return Status::error(EINVAL, "delta must be at least 1");
   const bool weighted = graph.weighted();
   if (weighted && !reader.reads_weights())
     return Status::error(EINVAL, graph.dir.string() + ": a weighted graph's sssp needs a reader of its weights");
-  const uint64_t delta = options.delta;
+  const uint64_t delta =
+      options.delta != 0 ? options.delta : std::max<uint64_t>(1, weighted ? graph.meta.max_weight : 1);
   SsspResult r;
+  r.delta = delta;
   r.root = static_cast<Vertex>(root);
   r.distance.assign(n, SsspResult::kUnreached);
   r.distance[root] = 0;

@@ -251,7 +251,6 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"bfs --graph " + g + " --gap 1Q", "--gap: bad size '1Q'"},
       {"bfs --graph " + g + " --qd 0", "--qd must be between 1 and 4096"},
       {"bfs --graph " + g + " --roots 0", "--roots must be between 1 and 1024"},
-      {"sssp --graph " + g + " --delta 0", "--delta must be at least 1"},
       {"sssp --graph " + g + " --delta -2", "--delta must be a non-negative integer, not '-2'"},
       {"pagerank --graph " + g + " --iterations 0", "--iterations must be at least 1"},
       {"pagerank --graph " + g + " --damping 1.5", "--damping must be in [0, 1)"},

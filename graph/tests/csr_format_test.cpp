@@ -89,6 +89,7 @@ TEST(GraphCsr, WeightedMetaRoundTripsAsVersionThree) {
   m.adjacency_entries = 6;
   m.weighted = true;
   m.weights_crc32c = 0xabcdef01;
+  m.max_weight = 300;
   const std::string text = format_meta(m);
   EXPECT_NE(text.find("format_version 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("weights_file weights.u32\n"), std::string::npos) << text;
@@ -96,6 +97,7 @@ TEST(GraphCsr, WeightedMetaRoundTripsAsVersionThree) {
   ASSERT_TRUE(p) << p.status().message();
   EXPECT_TRUE(p->weighted);
   EXPECT_EQ(p->weights_crc32c, m.weights_crc32c);
+  EXPECT_EQ(p->max_weight, 300u);
   EXPECT_EQ(p->format_version, kWeightedFormatVersion);
   m.weighted = false;
   EXPECT_NE(format_meta(m).find("format_version 2\n"), std::string::npos) << "unweighted graphs stay version 2";

@@ -114,15 +114,32 @@ TEST(GraphSssp, ExactOnASmallWeightedGraph) {
       << refused.status().message();
 }
 
-TEST(GraphSssp, RefusesABadRootOrDelta) {
+TEST(GraphSssp, RefusesABadRoot) {
   TestDir d;
   auto l = test::load(test::write_graph(d, "s", 2, {{0, 1}}));
   auto r = run_sssp(l->graph, *l->reader, 4);
   ASSERT_FALSE(r);
   EXPECT_NE(r.status().message().find("root 4 out of range"), std::string::npos) << r.status().message();
-  r = run_sssp(l->graph, *l->reader, 0, SsspOptions{0});
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.status().message().find("delta must be at least 1"), std::string::npos) << r.status().message();
+}
+
+TEST(GraphSssp, DeltaZeroIsTheLargestWeight) {
+  TestDir d;
+  auto unweighted = test::load(test::write_graph(d, "u", 2, {{0, 1}}));
+  auto r = run_sssp(unweighted->graph, *unweighted->reader, 0);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->delta, 1u);
+  ReaderOptions o;
+  o.weights = true;
+  auto weighted = test::load(test::write_weighted_graph(d, "w", 2, {{0, 1, 7}, {1, 2, 40}, {2, 3, 3}}), o);
+  EXPECT_EQ(weighted->graph.meta.max_weight, 40u);
+  r = run_sssp(weighted->graph, *weighted->reader, 0);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->delta, 40u);
+  EXPECT_EQ(r->distance, (std::vector<uint64_t>{0, 7, 47, 50}));
+  r = run_sssp(weighted->graph, *weighted->reader, 0, SsspOptions{5});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->delta, 5u);
+  EXPECT_EQ(r->distance, (std::vector<uint64_t>{0, 7, 47, 50}));
 }
 
 TEST(GraphSssp, ValidatorRejectsAWrongDistance) {

@@ -69,6 +69,7 @@ struct GraphMeta {
   // weight, stored at both of its entries.
   bool weighted = false;
   uint32_t weights_crc32c = 0;
+  uint32_t max_weight = 0;  // the largest weight (sssp's default bucket width)
   // directed only: the transposed CSR.
   uint32_t in_index_crc32c = 0;
   uint32_t in_adjacency_crc32c = 0;

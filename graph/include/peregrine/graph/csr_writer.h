@@ -42,6 +42,7 @@ class CsrWriter {
   uint32_t index_crc() const { return index_.crc(); }
   uint32_t adjacency_crc() const { return adjacency_.crc(); }
   uint32_t weights_crc() const { return weights_ ? weights_->crc() : 0; }
+  uint32_t max_weight() const { return max_weight_; }
 
  private:
   CsrWriter(uint64_t vertices, FileWriter index, FileWriter adjacency)
@@ -53,6 +54,7 @@ class CsrWriter {
   FileWriter index_;
   FileWriter adjacency_;
   std::optional<FileWriter> weights_;
+  uint32_t max_weight_ = 0;
   uint64_t next_vertex_ = 0;  // first vertex whose offset is not yet written
   uint64_t entries_ = 0;
   std::vector<uint64_t> offset_buf_;
