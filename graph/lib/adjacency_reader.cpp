@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 
 #include "peregrine/util/aligned_buffer.h"
 
@@ -76,9 +77,10 @@ struct Extent {
     uint32_t buf_offset;  // bytes into the read's buffer
     uint32_t count;       // neighbour entries
   };
-  uint64_t offset = 0;  // file offset of the read
-  uint32_t length = 0;  // aligned read length
-  uint32_t needed = 0;  // bytes that must arrive (the end of the last piece)
+  uint64_t offset = 0;     // file offset of the read
+  uint32_t length = 0;     // aligned read length
+  uint32_t needed = 0;     // bytes that must arrive (the end of the last piece)
+  bool continues = false;  // the first piece goes on with the previous extent's last list
   std::vector<Piece> pieces;
 };
 
@@ -96,6 +98,7 @@ class ExtentCutter {
   bool next(Extent* e) {
     if (!have_pending_) return false;
     e->pieces.clear();
+    e->continues = pos_ != g_.offsets[v_] * sizeof(Vertex);
     const uint64_t start = align_down(pos_);
     const uint64_t limit = start + o_.max_io_bytes;
     uint64_t end = start;
@@ -167,6 +170,8 @@ constexpr uintptr_t kWeightsRead = 1;
 }  // namespace
 
 struct AdjacencyReader::Slot {
+  uint64_t seq = 0;          // the extent's place in the order they were cut
+  bool undelivered = false;  // cut, and its lists not yet handed to the callback
   AlignedBuffer buf;
   AlignedBuffer wbuf;           // the weights of the same entries (weights only)
   Extent extent;                // the read and the lists it holds
@@ -334,6 +339,16 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
 
   std::vector<Slot*> free_slots;
   for (auto& s : slots_) free_slots.push_back(s.get());
+  // A list cut over several extents must reach the callback in order, so an
+  // extent that goes on with a list waits for the one before it (only
+  // then: other reads are delivered as they complete).
+  uint64_t next_seq = 0;
+  std::unordered_map<uint64_t, Slot*> parked;  // an extent waiting, by the extent it waits for
+  // Whether extent `seq` is still out (checked only for the rare extent
+  // that goes on with a list: a scan of the slots, nothing per read).
+  auto undelivered = [&](uint64_t seq) {
+    return std::any_of(slots_.begin(), slots_.end(), [&](const auto& s) { return s->undelivered && s->seq == seq; });
+  };
   unsigned inflight = 0;     // slots with reads out
   unsigned unsubmitted = 0;  // prepared but not yet handed to the kernel
   bool more = true;
@@ -350,6 +365,8 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
         break;
       }
       free_slots.pop_back();
+      s->seq = next_seq++;
+      s->undelivered = true;
       s->done = s->wdone = 0;
       s->error = 0;
       s->weights_failed = false;
@@ -406,15 +423,26 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
         s.weights_failed = weights_read;
       }
       if (--s.reads > 0) continue;  // the extent's other read is still out
-      if (!error.is_ok()) {
-        // A read after the first error only gives its slot back.
-      } else if (s.error != 0) {
-        error = slot_error(s);
-      } else {
-        error = deliver(s.buf.data(), weights ? s.wbuf.data() : nullptr, s.extent, n, path, stats_, fn, wfn);
+      if (s.extent.continues && undelivered(s.seq - 1)) {
+        parked[s.seq - 1] = &s;
+        continue;
       }
-      --inflight;
-      free_slots.push_back(&s);
+      for (Slot* done = &s; done != nullptr;) {
+        if (!error.is_ok()) {
+          // A read after the first error only gives its slot back.
+        } else if (done->error != 0) {
+          error = slot_error(*done);
+        } else {
+          error =
+              deliver(done->buf.data(), weights ? done->wbuf.data() : nullptr, done->extent, n, path, stats_, fn, wfn);
+        }
+        done->undelivered = false;
+        --inflight;
+        free_slots.push_back(done);
+        auto waiting = parked.find(done->seq);
+        done = waiting == parked.end() ? nullptr : waiting->second;
+        if (waiting != parked.end()) parked.erase(waiting);
+      }
       // Reuse the slot at once and hand reads to the kernel in small
       // groups, so the device is not left idle while the callbacks of a
       // long run of completions execute.

@@ -7,7 +7,10 @@
 // a list longer than that is split over several reads. Up to queue_depth
 // reads are in flight at once. As each read completes, the callback runs for
 // every list piece in it, so a vertex's neighbours may arrive in several
-// calls (in order); algorithms must treat each call as a subset.
+// calls; algorithms must treat each call as a subset. The pieces of one
+// list arrive in list order: a read that goes on with a list is held until
+// the read before it has been delivered (reads of different lists complete
+// in any order, on a striped volume above all).
 //
 // On a weighted graph opened with `weights`, each read of adjacency.u32
 // is paired with the read of the same range of weights.u32 (same layout,
