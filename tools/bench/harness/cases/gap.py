@@ -1,16 +1,22 @@
 """GAP's kernels against gapbs: peregrine-graph on a 4-member volume over
 tmpfs members (the drives cost nothing, so what remains is the tools' own
 cost) and gapbs built from its public source (--peer-gapbs DIR, the
-directory holding its converter, bfs, cc, pr, tc and bc after `make`), on
-the same graph: a Kronecker graph from `peregrine-graph gen`, written for
-gapbs with `peregrine-graph export` (a .el edge list) and turned into its
-serialized form once (`converter -f G.el -s -b G.sg`). gapbs runs at its
+directory holding its converter, bfs, sssp, cc, pr, tc and bc after
+`make`), on the same graph: a Kronecker graph with weights in [1, 255]
+from `peregrine-graph gen --weighted` (GAP's kron weights), written for
+gapbs with `peregrine-graph export` (a .wel edge list) and turned into its
+serialized forms once (`converter -f G.wel -s -b G.sg`, and `-wb G.wsg`
+for sssp). gapbs runs at its
 defaults (OpenMP on every CPU, the graph in memory) and reports its own
 trial time, loading excluded; peregrine-graph's wall_seconds cover the
 algorithm only. Settings matched: BFS 8 sources (seconds per search), PageRank 20
 iterations, no early stop (gapbs -i 20 -t 0; --iterations 20 --epsilon 0),
-BC 4 sources (gapbs -i 4; --roots 4). Seconds, median of rounds. Not in
-the default run: it needs --peer-gapbs."""
+BC 4 sources (gapbs -i 4; --roots 4), SSSP from peregrine-graph's default
+root (the vertex of highest degree, given to gapbs with -r) with each at
+its own default bucket width (gapbs -d 2, GAP's kron setting; peregrine's
+the largest weight, 255: each of its buckets costs a read of its lists).
+Seconds, median of rounds. Not in the default run: it needs
+--peer-gapbs."""
 import json
 import os
 import re
@@ -22,6 +28,7 @@ from .base import Case, cells, fmt, md_table, ratio, value
 # (peregrine-graph command and options, gapbs program and options, searches the time covers)
 KERNELS = (
     ("bfs", ["--roots", "8"], "bfs", ["-n", "8"], 8),
+    ("sssp", [], "sssp", ["-d", "2", "-n", "3"], 1),
     ("cc", [], "cc", ["-n", "3"], 1),
     ("pagerank", ["--iterations", "20", "--epsilon", "0"], "pr", ["-i", "20", "-t", "0", "-n", "3"], 1),
     ("tc", [], "tc", ["-n", "1"], 1),
@@ -45,7 +52,8 @@ def run(ctx):
     if not gap:
         ctx.note("gap", "not measured: give --peer-gapbs DIR (gapbs built from its source with make)")
         return
-    missing = [p for p in ("converter", "bfs", "cc", "pr", "tc", "bc") if not os.access(os.path.join(gap, p), os.X_OK)]
+    missing = [p for p in ("converter", "bfs", "sssp", "cc", "pr", "tc", "bc")
+               if not os.access(os.path.join(gap, p), os.X_OK)]
     if missing:
         ctx.note("gap", f"not measured: {gap} lacks {', '.join(missing)} (run make there)")
         return
@@ -57,22 +65,26 @@ def run(ctx):
                          member_mib=max(256, (4 << s) // 1024 // 4 * 2 + 128), label="gap")
     try:
         graph = os.path.join(vol.mnt, f"s{s}")
-        subprocess.run([ctx.bins.graph, "gen", "--scale", str(s), "--out", graph, "--quiet"], check=True,
+        subprocess.run([ctx.bins.graph, "gen", "--scale", str(s), "--weighted", "--out", graph, "--quiet"], check=True,
                        stdout=subprocess.DEVNULL)
         work = ctx.session.workdir("/dev/shm", "gap")
-        el, sg = os.path.join(work, f"s{s}.el"), os.path.join(work, f"s{s}.sg")
-        subprocess.run([ctx.bins.graph, "export", "--graph", graph, "--out", el], check=True,
+        wel = os.path.join(work, f"s{s}.wel")
+        sg, wsg = os.path.join(work, f"s{s}.sg"), os.path.join(work, f"s{s}.wsg")
+        subprocess.run([ctx.bins.graph, "export", "--graph", graph, "--out", wel], check=True,
                        stdout=subprocess.DEVNULL)
-        subprocess.run([os.path.join(gap, "converter"), "-f", el, "-s", "-b", sg], check=True,
-                       stdout=subprocess.DEVNULL)
-        os.unlink(el)
+        for flags, out in ((["-b"], sg), (["-wb"], wsg)):
+            subprocess.run([os.path.join(gap, "converter"), "-f", wel, "-s", *flags, out], check=True,
+                           stdout=subprocess.DEVNULL)
+        os.unlink(wel)
         for r in range(1, rounds + 1):
             ctx.session.progress.step(f"gap: round {r}/{rounds}, {len(KERNELS)} kernels each way")
             for ours, ours_opts, theirs, their_opts, searches in KERNELS:
-                out = subprocess.run([ctx.bins.graph, ours, "--graph", graph, "--json", *ours_opts], check=True,
-                                     capture_output=True, text=True).stdout
-                ctx.record("gap", "peregrine-graph", ours, r, {"wall_s": json.loads(out)["wall_seconds"] / searches})
-                out = subprocess.run([os.path.join(gap, theirs), "-f", sg, *their_opts], check=True,
+                out = json.loads(subprocess.run([ctx.bins.graph, ours, "--graph", graph, "--json", *ours_opts],
+                                                check=True, capture_output=True, text=True).stdout)
+                ctx.record("gap", "peregrine-graph", ours, r, {"wall_s": out["wall_seconds"] / searches})
+                # sssp: the same root for both, on the weighted graph.
+                theirs_graph, root = (wsg, ["-r", str(out["root"])]) if ours == "sssp" else (sg, [])
+                out = subprocess.run([os.path.join(gap, theirs), "-f", theirs_graph, *root, *their_opts], check=True,
                                      capture_output=True, text=True).stdout
                 ctx.record("gap", "gapbs", ours, r, {"wall_s": _gapbs_seconds(out)})
     finally:
