@@ -86,6 +86,7 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
     ::close(fd);
     return Status::error(EINVAL, name.string() + ": empty file (no edges)");
   }
+  const bool told_by_content = format == InputFormat::kAuto;
   std::string prefix;  // a stream's first bytes, read to tell its format
   if (regular) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -103,10 +104,11 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
     prefix = std::move(*head);
     if (format == InputFormat::kAuto) format = sniff_format(prefix);
   }
-  // A file's name may say more than its bytes: GAP's *.gr and *.wel.
+  // Under auto, a file's name may say more than its bytes: GAP's *.gr and
+  // *.wel. A format given by name is taken as given.
   const std::string ext = is_stdin ? std::string() : path.extension().string();
-  if (ext == ".gr" && format == InputFormat::kText) format = InputFormat::kDimacs;
-  if (ext == ".wel" && format == InputFormat::kText) weighted = true;
+  if (told_by_content && ext == ".gr" && format == InputFormat::kText) format = InputFormat::kDimacs;
+  if (told_by_content && ext == ".wel" && format == InputFormat::kText) weighted = true;
   if (weighted && (format == InputFormat::kBin32 || format == InputFormat::kBin64)) {
     ::close(fd);
     return Status::error(EINVAL, name.string() + ": a binary edge list (" + input_format_name(format) +

@@ -113,6 +113,10 @@ TEST(GraphImportWeighted, GapAndDimacsFilesAreToldByNameAndContent) {
   auto wel = import(write(d, "g.wel", "0 1 4\n1 2 6\n"), d.path() / "wel", /*weighted=*/false);
   ASSERT_TRUE(wel) << wel.status().message();
   EXPECT_EQ(weighted_arcs(d.path() / "wel"), (Arcs{{{0, 1}, 4}, {{1, 0}, 4}, {{1, 2}, 6}, {{2, 1}, 6}}));
+  // A format given by name is taken as given: text, unweighted.
+  auto as_text = import(d.path() / "g.wel", d.path() / "as-text", false, false, InputFormat::kText);
+  ASSERT_TRUE(as_text) << as_text.status().message();
+  EXPECT_FALSE(as_text->weighted);
   auto mtx = import(write(d, "g.mtx", "%%MatrixMarket matrix coordinate integer symmetric\n3 3 2\n2 1 4\n3 2 9\n"),
                     d.path() / "mtx", true);
   ASSERT_TRUE(mtx) << mtx.status().message();
