@@ -15,7 +15,7 @@ from .. import systems
 from ..media import Shape
 from .base import Case, Config, cells, fmt, md_table, ratio, run_rounds, value
 
-ALGORITHMS = ("bfs", "kcore", "cc", "pagerank", "tc", "bc")
+ALGORITHMS = ("bfs", "sssp", "kcore", "cc", "pagerank", "tc", "bc")
 
 
 def scale(ctx):
