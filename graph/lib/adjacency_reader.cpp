@@ -152,7 +152,8 @@ Status deliver(const std::byte* buf, const std::byte* wbuf, const Extent& e, uin
         return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(p.v) + " has neighbour " +
                                       std::to_string(nb[i]) + " >= " + std::to_string(n) + " vertices");
     }
-    stats.list_bytes += static_cast<uint64_t>(p.count) * sizeof(Vertex);
+    // What the algorithm asked for: the lists, and their weights when read.
+    stats.list_bytes += static_cast<uint64_t>(p.count) * (sizeof(Vertex) + (wfn != nullptr ? sizeof(uint32_t) : 0));
     const std::span<const Vertex> neighbours(nb, p.count);
     if (wfn != nullptr)
       (*wfn)(p.v, neighbours,
@@ -265,6 +266,7 @@ Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& gr
       const int e = -r->weights_fd_;
       return Status::error(e, graph.weights_path().string() + ": cannot open: " + std::strerror(e));
     }
+    r->direct_ = direct && weights_direct;  // direct() says whether every read bypasses the page cache
   }
   const unsigned files = o.weights ? 2 : 1;
   int rc = io_uring_queue_init(files * o.queue_depth, &r->ring_->ring, 0);
@@ -338,7 +340,10 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
   ExtentCutter cutter(graph_, source, options_);
 
   std::vector<Slot*> free_slots;
-  for (auto& s : slots_) free_slots.push_back(s.get());
+  for (auto& s : slots_) {
+    s->undelivered = false;  // nothing of a run that ended early is waited for
+    free_slots.push_back(s.get());
+  }
   // A list cut over several extents must reach the callback in order, so an
   // extent that goes on with a list waits for the one before it (only
   // then: other reads are delivered as they complete).
@@ -427,20 +432,20 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
         parked[s.seq - 1] = &s;
         continue;
       }
-      for (Slot* done = &s; done != nullptr;) {
+      for (Slot* ready = &s; ready != nullptr;) {
         if (!error.is_ok()) {
           // A read after the first error only gives its slot back.
-        } else if (done->error != 0) {
-          error = slot_error(*done);
+        } else if (ready->error != 0) {
+          error = slot_error(*ready);
         } else {
-          error =
-              deliver(done->buf.data(), weights ? done->wbuf.data() : nullptr, done->extent, n, path, stats_, fn, wfn);
+          error = deliver(ready->buf.data(), weights ? ready->wbuf.data() : nullptr, ready->extent, n, path, stats_, fn,
+                          wfn);
         }
-        done->undelivered = false;
+        ready->undelivered = false;
         --inflight;
-        free_slots.push_back(done);
-        auto waiting = parked.find(done->seq);
-        done = waiting == parked.end() ? nullptr : waiting->second;
+        free_slots.push_back(ready);
+        auto waiting = parked.find(ready->seq);
+        ready = waiting == parked.end() ? nullptr : waiting->second;
         if (waiting != parked.end()) parked.erase(waiting);
       }
       // Reuse the slot at once and hand reads to the kernel in small

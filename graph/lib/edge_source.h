@@ -62,6 +62,8 @@ class EdgeSource {
 
   // Fills the front of buf (and of weights, as long, when weighted); 0 at the end.
   Expected<size_t> read(std::vector<InputEdge>& buf, std::vector<uint32_t>& weights) {
+    if (weighted_ && weights.size() < buf.size())
+      return Status::error(EINVAL, "import: weighted edges read without room for their weights");
     if (raw_) {
       auto n = raw_->read(buf);
       if (!n || !raw_weights_) return n;

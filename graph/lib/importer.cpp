@@ -504,11 +504,13 @@ Expected<std::optional<IdMap>> whole_id_map(const Ids& ids, const std::filesyste
   return std::optional<IdMap>(IdMap::sorted(std::move(*all), map_budget > ids_bytes ? map_budget - ids_bytes : 0));
 }
 
-// Adds a merged batch to a CSR writer: keys alone, or keys and weights.
-Status add_to(CsrWriter& w, std::span<const uint64_t> keys) { return w.add(keys); }
-Status add_to(CsrWriter& w, std::span<const WeightedKey> records) {
-  thread_local std::vector<uint64_t> keys;
-  thread_local std::vector<uint32_t> weights;
+// Adds a merged batch to a CSR writer: keys alone, or keys and weights
+// (split into the two vectors given).
+Status add_to(CsrWriter& w, std::span<const uint64_t> keys, std::vector<uint64_t>&, std::vector<uint32_t>&) {
+  return w.add(keys);
+}
+Status add_to(CsrWriter& w, std::span<const WeightedKey> records, std::vector<uint64_t>& keys,
+              std::vector<uint32_t>& weights) {
   keys.resize(records.size());
   weights.resize(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
@@ -523,7 +525,9 @@ template <class Record>
 Expected<CsrWriter> merge_into(Expected<CsrWriter> w, SortedRuns<Record>& runs, std::vector<Record>& tail,
                                const char* phase, const ProgressFn& progress) {
   if (!w) return w.status();
-  Status s = runs.merge([&](std::span<const Record> batch) { return add_to(*w, batch); },
+  std::vector<uint64_t> keys;
+  std::vector<uint32_t> weights;
+  Status s = runs.merge([&](std::span<const Record> batch) { return add_to(*w, batch, keys, weights); },
                         [&](uint64_t done, uint64_t total) {
                           if (progress) progress(phase, done, total);
                         },

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <deque>
+#include <map>
 #include <string>
 
 namespace peregrine::graph {
@@ -22,52 +22,49 @@ Expected<SsspResult> run_sssp(const Graph& graph, AdjacencyReader& reader, uint6
   r.root = static_cast<Vertex>(root);
   r.distance.assign(n, SsspResult::kUnreached);
   r.distance[root] = 0;
-  // buckets[i - first] holds the vertices filed at distances
-  // [i * delta, (i + 1) * delta); settled buckets are dropped from the front.
-  std::deque<std::vector<Vertex>> buckets(1, std::vector<Vertex>{r.root});
-  uint64_t first = 0;
-  auto file = [&](Vertex w, uint64_t d) {
-    const uint64_t b = d / delta - first;
-    if (b >= buckets.size()) buckets.resize(b + 1);
-    buckets[b].push_back(w);
-  };
+  // The vertices filed at distances [i * delta, (i + 1) * delta), by i: a
+  // map, as a small delta and large weights leave most buckets between
+  // the filled ones empty. Settled buckets are erased from the front.
+  std::map<uint64_t, std::vector<Vertex>> buckets;
+  buckets[0].push_back(r.root);
   std::vector<Vertex> round;
   while (!buckets.empty()) {
-    if (!buckets.front().empty()) {
-      ++r.buckets;
-      // Rounds until no relaxation files a vertex in this bucket again.
-      while (!buckets.front().empty()) {
-        round.clear();
-        for (Vertex v : buckets.front())
-          if (r.distance[v] / delta == first) round.push_back(v);
-        buckets.front().clear();
-        if (round.empty()) break;
-        ++r.rounds;
-        auto relax = [&](Vertex v, std::span<const Vertex> nbrs, auto weight_of) {
-          const uint64_t dv = r.distance[v];
-          for (size_t i = 0; i < nbrs.size(); ++i) {
-            const Vertex w = nbrs[i];
-            const uint64_t dw = dv + weight_of(i);
-            if (dw < r.distance[w]) {
-              r.distance[w] = dw;
-              ++r.relaxations;
-              file(w, dw);
-            }
+    const auto current = buckets.begin();
+    const uint64_t index = current->first;
+    bool settled_any = false;
+    // Rounds until no relaxation files a vertex in this bucket again.
+    while (!current->second.empty()) {
+      round.clear();
+      for (Vertex v : current->second)
+        if (r.distance[v] / delta == index) round.push_back(v);
+      current->second.clear();
+      if (round.empty()) break;
+      settled_any = true;
+      ++r.rounds;
+      auto relax = [&](Vertex v, std::span<const Vertex> nbrs, auto weight_of) {
+        const uint64_t dv = r.distance[v];
+        for (size_t i = 0; i < nbrs.size(); ++i) {
+          const Vertex w = nbrs[i];
+          const uint64_t dw = dv + weight_of(i);
+          if (dw < r.distance[w]) {
+            r.distance[w] = dw;
+            ++r.relaxations;
+            buckets[dw / delta].push_back(w);
           }
-        };
-        Status st = weighted ? reader.read_lists(
-                                   round,
-                                   [&](Vertex v, std::span<const Vertex> nbrs, std::span<const uint32_t> weights) {
-                                     relax(v, nbrs, [&](size_t i) { return uint64_t{weights[i]}; });
-                                   })
-                             : reader.read_lists(round, [&](Vertex v, std::span<const Vertex> nbrs) {
-                                 relax(v, nbrs, [](size_t) { return uint64_t{1}; });
-                               });
-        if (!st) return st;
-      }
+        }
+      };
+      Status st =
+          weighted ? reader.read_lists(round,
+                                       [&](Vertex v, std::span<const Vertex> nbrs, std::span<const uint32_t> weights) {
+                                         relax(v, nbrs, [&](size_t i) { return uint64_t{weights[i]}; });
+                                       })
+                   : reader.read_lists(round, [&](Vertex v, std::span<const Vertex> nbrs) {
+                       relax(v, nbrs, [](size_t) { return uint64_t{1}; });
+                     });
+      if (!st) return st;
     }
-    buckets.pop_front();
-    ++first;
+    if (settled_any) ++r.buckets;
+    buckets.erase(current);
   }
   for (uint64_t d : r.distance) {
     if (d == SsspResult::kUnreached) continue;

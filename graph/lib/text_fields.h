@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -19,10 +20,11 @@ inline const char* skip_blanks(const char* p, const char* e) {
   return p;
 }
 
-// Parses the field at *p (no blanks before it) as an unsigned 64-bit id
-// and moves *p past it. On failure returns false and sets *error to what
-// is wrong, `what` naming the field ("source vertex id").
-inline bool parse_id(const char** p, const char* e, uint64_t* out, const char* what, std::string* error) {
+// Parses the field at *p (no blanks before it) as an unsigned integer of
+// type T and moves *p past it. On failure returns false and sets *error to
+// what is wrong, `what` naming the field ("source vertex id").
+template <class T>
+bool parse_unsigned(const char** p, const char* e, T* out, const char* what, std::string* error) {
   if (*p == e) {
     *error = std::string("expected ") + what + ", found end of line";
     return false;
@@ -36,7 +38,8 @@ inline bool parse_id(const char** p, const char* e, uint64_t* out, const char* w
   }
   std::string_view tok(*p, static_cast<size_t>(end - *p));
   if (ec == std::errc::result_out_of_range) {
-    *error = std::string(what) + " '" + std::string(tok) + "' does not fit in 64 bits (largest 18446744073709551615)";
+    *error = std::string(what) + " '" + std::string(tok) + "' does not fit in " + std::to_string(8 * sizeof(T)) +
+             " bits (largest " + std::to_string(std::numeric_limits<T>::max()) + ")";
   } else {
     const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
     *error = std::string(what) + " '" + shown + "' is not a non-negative integer" +
@@ -45,16 +48,14 @@ inline bool parse_id(const char** p, const char* e, uint64_t* out, const char* w
   return false;
 }
 
-// Parses the field at *p as an edge weight: an unsigned integer below 2^32.
+// A vertex id: an unsigned 64-bit integer.
+inline bool parse_id(const char** p, const char* e, uint64_t* out, const char* what, std::string* error) {
+  return parse_unsigned(p, e, out, what, error);
+}
+
+// An edge weight: an unsigned integer below 2^32.
 inline bool parse_weight(const char** p, const char* e, uint32_t* out, std::string* error) {
-  uint64_t w = 0;
-  if (!parse_id(p, e, &w, "edge weight", error)) return false;
-  if (w > UINT32_MAX) {
-    *error = "edge weight " + std::to_string(w) + " does not fit in 32 bits (largest 4294967295)";
-    return false;
-  }
-  *out = static_cast<uint32_t>(w);
-  return true;
+  return parse_unsigned(p, e, out, "edge weight", error);
 }
 
 }  // namespace peregrine::graph::detail

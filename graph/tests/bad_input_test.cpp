@@ -79,7 +79,8 @@ TEST_F(GraphBadInput, WeightsKeyInAnOlderVersion) {
 
 TEST_F(GraphBadInput, WeightedGraphWithoutItsWeightsFile) {
   replace_in_meta("format_version 2", "format_version 3");
-  replace_in_meta("directed 0\n", "directed 0\nweighted 1\nweights_file weights.u32\nweights_crc32c 0x0\nmax_weight 9\n");
+  replace_in_meta("directed 0\n",
+                  "directed 0\nweighted 1\nweights_file weights.u32\nweights_crc32c 0x0\nmax_weight 9\n");
   EXPECT_CONTAINS(open_error(), "weights.u32: missing (no such file)");
   std::ofstream(dir_ / "weights.u32") << "short";
   EXPECT_CONTAINS(open_error(), "weights.u32: truncated: 5 bytes, expected");

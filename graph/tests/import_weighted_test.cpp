@@ -129,7 +129,9 @@ TEST(GraphImportWeighted, BadWeightsNameTheFileAndLine) {
   EXPECT_CONTAINS(import_error(write(d, "b.txt", "1 2 -1\n"), d), "b.txt:1: edge weight '-1' is not a non-negative");
   EXPECT_CONTAINS(import_error(write(d, "c.txt", "1 2 1.5\n"), d), "c.txt:1: edge weight '1.5' is not a non-negative");
   EXPECT_CONTAINS(import_error(write(d, "e.txt", "1 2 4294967296\n"), d),
-                  "e.txt:1: edge weight 4294967296 does not fit in 32 bits");
+                  "e.txt:1: edge weight '4294967296' does not fit in 32 bits (largest 4294967295)");
+  EXPECT_CONTAINS(import_error(write(d, "e2.txt", "1 2 99999999999999999999\n"), d),
+                  "e2.txt:1: edge weight '99999999999999999999' does not fit in 32 bits");
   EXPECT_CONTAINS(import_error(write(d, "f.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n"), d),
                   "f.mtx:1: Matrix Market field 'pattern': weights (import --weighted) are the values of an "
                   "'integer' matrix");
@@ -180,6 +182,34 @@ TEST(GraphImportWeighted, SparseIdsBeyondTheIdMapBudgetAreRefusedSayingWhatToRai
   EXPECT_CONTAINS(m.status().message(),
                   "g.txt: a weighted edge list whose 6 vertex ids are not contiguous needs the "
                   "whole id map in memory");
+}
+
+// Thousands of copies of one arc, the lightest among them: a batch that
+// spreadsort finishes by its buckets alone (no comparison) keeps it too.
+TEST(GraphImportWeighted, ManyCopiesOfAnArcKeepTheLightest) {
+  TestDir d;
+  std::ostringstream text;
+  for (int i = 0; i < 5000; ++i) text << "1 2 " << (i == 3777 ? 2 : 100 + i % 50) << "\n2 3 " << 7 + i % 5 << "\n";
+  for (bool directed : {true, false}) {
+    auto out = d.path() / (directed ? "directed" : "undirected");
+    auto m = import(write(d, "copies.txt", text.str()), out, true, directed);
+    ASSERT_TRUE(m) << m.status().message();
+    const Arcs want =
+        directed ? Arcs{{{1, 2}, 2}, {{2, 3}, 7}} : Arcs{{{1, 2}, 2}, {{2, 1}, 2}, {{2, 3}, 7}, {{3, 2}, 7}};
+    EXPECT_EQ(weighted_arcs(out), want) << (directed ? "directed" : "undirected");
+  }
+  WeightedEdgeRuns runs(d.path() / "runs", /*sync_runs=*/false);
+  std::vector<WeightedKey> batch;
+  for (uint32_t i = 0; i < 40000; ++i) batch.push_back({pack_edge(i % 7, 1), 1000 - i % 997});
+  batch.push_back({pack_edge(3, 1), 0});
+  ASSERT_TRUE(runs.write_run(batch));
+  std::vector<WeightedKey> got;
+  ASSERT_TRUE(runs.merge([&](std::span<const WeightedKey> recs) {
+    got.insert(got.end(), recs.begin(), recs.end());
+    return Status::ok();
+  }));
+  ASSERT_EQ(got.size(), 7u);
+  for (const WeightedKey& r : got) EXPECT_EQ(r.weight, edge_source(r.key) == 3 ? 0u : 4u) << edge_source(r.key);
 }
 
 TEST(GraphImportWeighted, SortedRunsKeepEachKeysSmallestWeight) {

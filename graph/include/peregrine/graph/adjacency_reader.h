@@ -49,7 +49,7 @@ struct ReaderOptions {
 struct IoStats {
   uint64_t reads = 0;       // read requests completed (each resubmission counts)
   uint64_t bytes = 0;       // bytes the reads returned
-  uint64_t list_bytes = 0;  // of which adjacency the algorithm asked for
+  uint64_t list_bytes = 0;  // of which the lists the algorithm asked for (and their weights, read with them)
 };
 
 using NeighbourFn = std::function<void(Vertex v, std::span<const Vertex> neighbours)>;

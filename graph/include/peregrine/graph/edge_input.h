@@ -58,7 +58,11 @@ class EdgeInput {
   // Fills the front of `out`, and of `weights` if the input is weighted
   // (then weights.size() >= out.size()); returns how many edges, 0 at the end.
   virtual Expected<size_t> read(std::span<InputEdge> out, std::span<uint32_t> weights) = 0;
-  Expected<size_t> read(std::span<InputEdge> out) { return read(out, {}); }
+  // An unweighted input's edges (a weighted one has no room for its weights here).
+  Expected<size_t> read(std::span<InputEdge> out) {
+    if (weighted_) return Status::error(EINVAL, "a weighted edge list read without room for its weights");
+    return read(out, {});
+  }
   bool weighted() const { return weighted_; }
 
   virtual uint64_t bytes_consumed() const = 0;

@@ -30,7 +30,8 @@ struct SsspOptions {
   // unweighted). Each bucket round reads its vertices' lists, so fewer,
   // wider buckets read less than GAP's default of 1, which suits memory:
   // on a scale-20 Kronecker graph with weights in [1, 255], delta 1 reads
-  // the lists 49 times over, 255 about 5 times (docs/graph.md).
+  // the lists and their weights 24 times over, 255 about 5 times
+  // (docs/graph.md).
   uint64_t delta = 0;
 };
 
