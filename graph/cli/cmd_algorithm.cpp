@@ -314,13 +314,16 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
   rep.add("ios", io.reads);
   rep.add("mb_per_s", run.secs > 0 ? static_cast<double>(io.bytes) / 1e6 / run.secs : 0.0);
   rep.add("iops", run.secs > 0 ? static_cast<double>(io.reads) / run.secs : 0.0);
-  if (run.bfs) {
-    // The id map is loaded only for --root and --out; otherwise the root's
-    // id is looked up alone.
-    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.bfs->root))
-                                                       : read_user_id(g, run.bfs->root);
+  // The root (or first source) in the input's ids. The id map is loaded
+  // only for --root and --out; otherwise the root's id is looked up alone.
+  auto add_root = [&](Vertex root) {
+    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(root)) : read_user_id(g, root);
     if (!user_root) return user_root.status();
     rep.add("root", *user_root);
+    return Status::ok();
+  };
+  if (run.bfs) {
+    if (Status st = add_root(run.bfs->root); !st) return st;
     rep.add("reached", run.bfs->reached);
     rep.add("levels", run.bfs->levels);
     rep.add("component_edges", run.bfs->component_edges);
@@ -332,10 +335,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
       rep.add("teps_max", run.teps_max);
     }
   } else if (run.sssp) {
-    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.sssp->root))
-                                                       : read_user_id(g, run.sssp->root);
-    if (!user_root) return user_root.status();
-    rep.add("root", *user_root);
+    if (Status st = add_root(run.sssp->root); !st) return st;
     rep.add("delta", run.sssp->delta);
     rep.add("reached", run.sssp->reached);
     rep.add("max_distance", run.sssp->max_distance);
@@ -351,10 +351,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
     rep.add("largest_component", run.cc->largest);
     rep.add("rounds", run.cc->rounds);
   } else if (run.bc) {
-    auto user_root = a.has_root || !a.out_file.empty() ? Expected<uint64_t>(ids.user_id(run.bc->sources.front()))
-                                                       : read_user_id(g, run.bc->sources.front());
-    if (!user_root) return user_root.status();
-    rep.add("root", *user_root);
+    if (Status st = add_root(run.bc->sources.front()); !st) return st;
     rep.add("sources", static_cast<uint64_t>(run.bc->sources.size()));
     rep.add("levels", run.bc->levels);
     double top = 0;

@@ -82,10 +82,7 @@ class DimacsInput final : public EdgeInput {
 
 Expected<std::unique_ptr<EdgeInput>> open_dimacs_input(int fd, const std::filesystem::path& path, uint64_t size,
                                                        std::string_view prefix) {
-  auto in = std::make_unique<DimacsInput>(fd, path, size, prefix);
-  Status st = in->start();
-  if (!st) return st;
-  return std::unique_ptr<EdgeInput>(std::move(in));
+  return open_started<DimacsInput>(fd, path, size, prefix);
 }
 
 }  // namespace peregrine::graph::detail

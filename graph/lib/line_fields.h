@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "peregrine/graph/edge_input.h"
 #include "peregrine/graph/line_reader.h"
@@ -111,5 +113,15 @@ class DeclaredEntries {
   uint64_t declared_ = 0;
   uint64_t seen_ = 0;
 };
+
+// Makes a line-by-line parser and reads its header (start()), as the
+// EdgeInput open() returns.
+template <class Parser, class... Args>
+Expected<std::unique_ptr<EdgeInput>> open_started(Args&&... args) {
+  auto in = std::make_unique<Parser>(std::forward<Args>(args)...);
+  Status st = in->start();
+  if (!st) return st;
+  return std::unique_ptr<EdgeInput>(std::move(in));
+}
 
 }  // namespace peregrine::graph::detail

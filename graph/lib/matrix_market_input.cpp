@@ -116,10 +116,7 @@ class MatrixMarketInput final : public EdgeInput {
 
 Expected<std::unique_ptr<EdgeInput>> open_matrix_market_input(int fd, const std::filesystem::path& path, uint64_t size,
                                                               std::string_view prefix, bool weighted) {
-  auto in = std::make_unique<MatrixMarketInput>(fd, path, size, prefix, weighted);
-  Status st = in->start();
-  if (!st) return st;
-  return std::unique_ptr<EdgeInput>(std::move(in));
+  return open_started<MatrixMarketInput>(fd, path, size, prefix, weighted);
 }
 
 }  // namespace peregrine::graph::detail
