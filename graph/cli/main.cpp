@@ -12,7 +12,7 @@ void usage(std::ostream& out) {
   out << "usage: peregrine-graph COMMAND [options]   (COMMAND --help for its options)\n\n"
          "commands:\n"
          "  gen       generate a Graph500 Kronecker graph as an on-disk CSR\n"
-         "  import    read an edge list (text, Matrix Market, binary) into an on-disk CSR\n"
+         "  import    read an edge list (text, GAP .el/.wel, DIMACS .gr, Matrix Market, binary) into a CSR\n"
          "  bfs       breadth-first search from a root (reports TEPS)\n"
          "  sssp      single-source shortest paths (delta-stepping; 1 per edge if unweighted)\n"
          "  bc        betweenness centrality from one or more sources (Brandes)\n"
@@ -21,7 +21,7 @@ void usage(std::ostream& out) {
          "  pagerank  PageRank by power iteration\n"
          "  tc        triangle count (and the triangles at every vertex with --out)\n"
          "  check     verify a graph directory (checksums, sortedness, symmetry)\n"
-         "  export    write a graph back as a text edge list (for gapbs and other tools)\n\n"
+         "  export    write a graph back as a text edge list, .wel if weighted (for gapbs and others)\n\n"
          "Algorithms keep vertex state in memory and read adjacency lists with\n"
          "O_DIRECT through io_uring from one IO thread. --out FILE writes one\n"
          "line per vertex (in the input's vertex ids).\n";
