@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <unordered_map>
+#include <utility>
 
 #include "peregrine/util/aligned_buffer.h"
 
@@ -173,6 +173,7 @@ constexpr uintptr_t kWeightsRead = 1;
 struct AdjacencyReader::Slot {
   uint64_t seq = 0;          // the extent's place in the order they were cut
   bool undelivered = false;  // cut, and its lists not yet handed to the callback
+  Slot* waiter = nullptr;    // the next extent, done and waiting for this one (it goes on with a list)
   AlignedBuffer buf;
   AlignedBuffer wbuf;           // the weights of the same entries (weights only)
   Extent extent;                // the read and the lists it holds
@@ -342,17 +343,20 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
   std::vector<Slot*> free_slots;
   for (auto& s : slots_) {
     s->undelivered = false;  // nothing of a run that ended early is waited for
+    s->waiter = nullptr;
     free_slots.push_back(s.get());
   }
   // A list cut over several extents must reach the callback in order, so an
   // extent that goes on with a list waits for the one before it (only
   // then: other reads are delivered as they complete).
   uint64_t next_seq = 0;
-  std::unordered_map<uint64_t, Slot*> parked;  // an extent waiting, by the extent it waits for
-  // Whether extent `seq` is still out (checked only for the rare extent
-  // that goes on with a list: a scan of the slots, nothing per read).
-  auto undelivered = [&](uint64_t seq) {
-    return std::any_of(slots_.begin(), slots_.end(), [&](const auto& s) { return s->undelivered && s->seq == seq; });
+  // The slot of extent `seq` if it is still out (looked for only for the
+  // rare extent that goes on with a list: a scan of the slots, nothing per
+  // read).
+  auto undelivered = [&](uint64_t seq) -> Slot* {
+    for (auto& s : slots_)
+      if (s->undelivered && s->seq == seq) return s.get();
+    return nullptr;
   };
   unsigned inflight = 0;     // slots with reads out
   unsigned unsubmitted = 0;  // prepared but not yet handed to the kernel
@@ -428,8 +432,8 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
         s.weights_failed = weights_read;
       }
       if (--s.reads > 0) continue;  // the extent's other read is still out
-      if (s.extent.continues && undelivered(s.seq - 1)) {
-        parked[s.seq - 1] = &s;
+      if (Slot* before = s.extent.continues ? undelivered(s.seq - 1) : nullptr) {
+        before->waiter = &s;
         continue;
       }
       for (Slot* ready = &s; ready != nullptr;) {
@@ -444,9 +448,7 @@ Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const Weighte
         ready->undelivered = false;
         --inflight;
         free_slots.push_back(ready);
-        auto waiting = parked.find(ready->seq);
-        ready = waiting == parked.end() ? nullptr : waiting->second;
-        if (waiting != parked.end()) parked.erase(waiting);
+        ready = std::exchange(ready->waiter, nullptr);
       }
       // Reuse the slot at once and hand reads to the kernel in small
       // groups, so the device is not left idle while the callbacks of a
