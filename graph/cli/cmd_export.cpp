@@ -1,9 +1,10 @@
 // `peregrine-graph export`: a graph directory back to a text edge list in
 // the input's ids, "u v" a line, the form other graph tools read (GAP's
 // .el: gapbs's benchmarks take it with -f FILE.el, and -s for an
-// undirected graph); a weighted graph as "u v weight" (GAP's .wel). An undirected graph gives each edge once (gapbs's
-// -s symmetrizes it again), a directed one every arc. Vertices without edges do not appear: an edge list cannot say
-// they exist.
+// undirected graph); a weighted graph as "u v weight" (GAP's .wel). An
+// undirected graph gives each edge once (gapbs's -s symmetrizes it again),
+// a directed one every arc. Vertices without edges do not appear: an edge
+// list cannot say they exist.
 #include <charconv>
 #include <chrono>
 #include <iostream>

@@ -46,9 +46,9 @@ void sample_range(const KroneckerSampler& s, uint64_t first, uint64_t last, uint
 }  // namespace
 
 uint32_t generated_weight(uint64_t seed, uint32_t u, uint32_t v) {
+  constexpr uint64_t kWeightStream = 0x7765696768747321ULL;  // "weights!": apart from the edges' stream
   const uint64_t pair = u < v ? pack_edge(u, v) : pack_edge(v, u);
-  return static_cast<uint32_t>(mix64(mix64(seed ^ 0x7765696768747321ULL) ^ pair) % kMaxGeneratedWeight) +
-         1;  // "weights!"
+  return static_cast<uint32_t>(mix64(mix64(seed ^ kWeightStream) ^ pair) % kMaxGeneratedWeight) + 1;
 }
 
 Expected<GraphMeta> generate_graph(const GenOptions& options, const std::filesystem::path& out,

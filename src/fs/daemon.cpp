@@ -386,8 +386,9 @@ int run_daemon(const DaemonOptions& o) {
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
   ctx.log = log.as_line();
   Mutex layout_mu;  // online grow and online replace change the member list one at a time
-  OnlineReplace online_replace(vr, o.settings, layout_mu, log.as_line(),
-                               [&member_errors](uint32_t i, const std::string& path) { member_errors.rename(i, path); });
+  // After a switch, the member error log names NEW.
+  auto rename_member = [&member_errors](uint32_t i, const std::string& path) { member_errors.rename(i, path); };
+  OnlineReplace online_replace(vr, o.settings, layout_mu, log.as_line(), rename_member);
   OnlineGrow online_grow(vr, **meta, layout_mu, [&online_replace] { return online_replace.busy(); }, log.as_line());
   ctx.online_grow = &online_grow;
   ctx.online_replace = o.read_only ? nullptr : &online_replace;

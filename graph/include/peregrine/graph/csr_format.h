@@ -14,8 +14,10 @@
 //                     of every out-list entry, in adjacency.u32's order.
 // Version 1 (gen before import existed) is undirected, 2^scale vertices,
 // and still opens. Version 3 is version 2 with weights: only a weighted
-// graph is written as 3, so builds that read 2 keep reading the others. open_graph() checks everything that is cheap
-// (version, file sizes, the offsets) and loads the index into memory: the vertex side of a semi-external algorithm.
+// graph is written as 3, so builds that read 2 keep reading the others.
+// open_graph() checks everything that is cheap (version, file sizes, the
+// offsets) and loads the index into memory: the vertex side of a
+// semi-external algorithm.
 //
 // Thread rules: a Graph is immutable once opened and may be read from any
 // number of threads.
@@ -98,7 +100,8 @@ struct Graph {
 };
 
 // Opens DIR: parses graph.meta, checks the format version, the file sizes
-// (weights.u32's too) and that the offsets start at 0, never decrease and end at the entry count.
+// (weights.u32's too) and that the offsets start at 0, never decrease and
+// end at the entry count.
 Expected<Graph> open_graph(const std::filesystem::path& dir);
 
 // The in-lists of a directed graph as a Graph of their own (same meta,
