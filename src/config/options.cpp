@@ -127,7 +127,9 @@ std::vector<Option> engine_options() {
                  "members: 1 context switch per IO instead of 2.2-3.3 and 1.4-1.6x the IOPS "
                  "at QD 1, 1.1-1.3x at QD 32-128 on io-uring (docs/performance-history.md). Drives "
                  "with latency go to their drive threads once the volume has the low "
-                 "watermark outstanding. Turn it off to measure the hand-off alone.",
+                 "watermark outstanding. It also lets a FUSE thread move a lone piece on a memory "
+                 "member itself (io_uring.copy_inline_on_tmpfs). Turn it off to measure the "
+                 "hand-off alone.",
           .store = [](Settings& s, const Value& v) { s.engine.inline_dispatch = flag(v); },
           .load = [](const Settings& s) { return Value(s.engine.inline_dispatch); },
       },
@@ -315,7 +317,9 @@ std::vector<Option> io_uring_options() {
                  "preadv/pwritev instead of through the ring. Such files cannot take non-blocking IO, "
                  "so io_uring hands every IO to a kernel worker thread and back, two context switches "
                  "for a memory copy; copying inline measured 13% more 4 KiB IOPS through the mount "
-                 "(docs/performance-history.md). Block devices and files on disk filesystems always use the ring.",
+                 "(docs/performance-history.md). A request that is one piece on such a member is "
+                 "moved by the FUSE thread that serves it, past the drive's queue (docs/engine.md). "
+                 "Block devices and files on disk filesystems always use the ring.",
           .store = [](Settings& s, const Value& v) { s.io_uring.copy_inline_on_tmpfs = flag(v); },
           .load = [](const Settings& s) { return Value(s.io_uring.copy_inline_on_tmpfs); },
       },

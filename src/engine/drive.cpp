@@ -27,7 +27,7 @@ constexpr uint64_t kPublishIntervalNs = 1000000;  // stats snapshot at most ever
 }  // namespace
 
 Drive::Drive(uint32_t index, const EngineConfig& config, std::unique_ptr<DeviceQueue> device, uint32_t queue_depth)
-    : index_(index), config_(config), device_(std::move(device)) {
+    : index_(index), config_(config), copies_inline_(device->copies_inline()), device_(std::move(device)) {
   // A submitter pushes only below the high pressure point, at most its
   // whole SubIo pool at once: its queue never needs more room than that.
   size_t inbox_capacity = config.pressure_high + config.subios_per_submitter + 1;
@@ -234,6 +234,23 @@ int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, ui
   return blocking_failure(IoErrorReport{index_, op, member_offset, len, error, past_end});
 }
 
+int Drive::transfer_direct(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len, DirectCounts& counts) {
+  std::shared_lock swap(device_swap_mutex_);
+  DeviceQueue& device = device_for_blocking_flush();
+  if (!device.transfers_blocking()) return -EOPNOTSUPP;
+  const int64_t moved = device.transfer_blocking(op, member_offset, buf, len);
+  counts.count(op, len);
+  // As complete() counts it, a failed write too: a flush sent next must
+  // cover what it left on the drive.
+  if (op == IoOp::write) writes_done_.fetch_add(1, std::memory_order_release);
+  if (moved >= 0 && static_cast<uint64_t>(moved) == len) return 0;
+  const bool past_end = moved >= 0;  // the member ended before the volume said it would
+  MutexLock lock(dispatch_mutex_);
+  dirty_ = true;
+  return blocking_failure(
+      IoErrorReport{index_, op, member_offset, len, past_end ? -EIO : static_cast<int>(moved), past_end});
+}
+
 Status Drive::install_mirror(std::unique_ptr<DeviceQueue> secondary, std::shared_ptr<MirrorFence> fence) {
   std::unique_lock swap(device_swap_mutex_);
   if (Status s = secondary->attach_waker(*sleep_->waker); !s) return s;
@@ -244,6 +261,7 @@ Status Drive::install_mirror(std::unique_ptr<DeviceQueue> secondary, std::shared
   std::vector<uint32_t> busy;
   for (uint32_t t = 0; t < tags_.size(); ++t)
     if (!is_free[t]) busy.push_back(t);
+  copies_inline_.store(false);  // the mirror's writes must pass through it
   device_ = std::make_unique<MirrorDevice>(std::move(device_), std::move(secondary), std::move(fence), busy);
   sleep_->wake_if_sleeping();
   return Status::ok();

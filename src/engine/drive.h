@@ -5,9 +5,9 @@
 //
 // Thread rules:
 // - push(), try_dispatch_inline(), complete_inline(), flush_blocking(),
-//   transfer_blocking(), the tag calls and stats() are called by
-//   submitting threads; run_round(),
-//   may_sleep() and finished() by the drive thread. Completions (reap,
+//   transfer_blocking(), transfer_direct(), the tag calls and stats() are
+//   called by submitting threads; run_round(), may_sleep() and finished()
+//   by the drive thread. Completions (reap,
 //   callbacks, SubIo returns) run under dispatch_mutex_, on the drive
 //   thread or on a submitter in complete_inline().
 // - dispatch_mutex_ guards the tag space, the backlog, the device queue and
@@ -56,6 +56,11 @@ class Drive {
   Drive& operator=(const Drive&) = delete;
 
   uint32_t index() const { return index_; }
+  // Whether the drive's device is memory (DeviceQueue::copies_inline).
+  // Any thread, without a lock: false from install_mirror() on, and a
+  // caller that read true just before moves its piece through
+  // transfer_blocking(), which takes whatever device is there then.
+  bool copies_inline() const { return copies_inline_.load(std::memory_order_relaxed); }
   uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
   // Whether a write completed on this drive since the start of its last
   // successful flush: a flush of the volume goes only to such drives (an
@@ -113,6 +118,12 @@ class Drive {
   // when the device does not transfer that way (then nothing was done).
   // Runs without the dispatch lock, as flush_blocking() does.
   int transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len) EXCLUDES(dispatch_mutex_);
+
+  // transfer_blocking() for a piece a submitter moves itself (Submitter::
+  // add, memory members): counted in the caller's `counts`, not timed (a
+  // memory copy), and the dispatch lock taken only for a failure.
+  int transfer_direct(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len, DirectCounts& counts)
+      EXCLUDES(dispatch_mutex_);
 
   // Submitter side, per-volume scheduler (PerVolumeScheduler): the drive's
   // tags, taken at plug time and dispatched at unplug.
@@ -174,6 +185,7 @@ class Drive {
 
   const uint32_t index_;
   const EngineConfig& config_;
+  std::atomic<bool> copies_inline_;  // see copies_inline()
   // Replaced only by install_mirror(), under both locks.
   std::unique_ptr<DeviceQueue> device_ PT_GUARDED_BY(dispatch_mutex_);
   // DeviceQueue::flushes_blocking(), flush_blocking() and their transfer_

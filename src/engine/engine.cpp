@@ -117,6 +117,7 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
   uint32_t n = drive_count();
   for (uint32_t d = 0; d < n; ++d) slot->returns.push_back(std::make_unique<SubIoReturnQueue>(pool));
   slot->plug.resize(n);
+  slot->direct_counts = std::make_unique<DirectCounts[]>(n);
   for (auto& p : slot->plug) p.reserve(config_.high_watermark);
   slot->inline_candidates.reserve(n);
   slot->served_inline.reserve(n);
@@ -124,7 +125,13 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
   return std::unique_ptr<Submitter>(new Submitter(*this, *slots_.back()));
 }
 
-DriveStats Engine::stats(uint32_t drive) const { return drives_.at(drive)->stats(); }
+DriveStats Engine::stats(uint32_t drive) const {
+  DriveStats s = drives_.at(drive)->stats();
+  // The pieces submitters moved themselves (Submitter::add's direct path).
+  MutexLock lock(slots_mutex_);
+  for (const auto& slot : slots_) slot->direct_counts[drive].add_to(s);
+  return s;
+}
 
 uint64_t Engine::outstanding() const {
   uint64_t total = 0;

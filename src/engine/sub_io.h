@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "peregrine/engine/drive_stats.h"
 #include "peregrine/engine/request.h"
 
 namespace peregrine {
@@ -47,6 +48,50 @@ struct SubIo {
 using SubIoQueue = boost::lockfree::spsc_queue<SubIo*>;
 using SubIoReturnQueue = boost::lockfree::spsc_queue<uint32_t>;
 
+// What one slot's thread moved on one drive itself (Drive::transfer_direct):
+// written by that thread alone, with plain stores, so that the IO shares no
+// cache line with the other submitters; summed by Engine::stats().
+struct alignas(64) DirectCounts {
+  std::atomic<uint64_t> ios{0};
+  std::atomic<uint64_t> read_ios{0};
+  std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> bytes_written{0};
+
+  void count(IoOp op, uint64_t bytes) {
+    bump(ios, 1);
+    if (op == IoOp::read) {
+      bump(read_ios, 1);
+      bump(bytes_read, bytes);
+    } else {
+      bump(bytes_written, bytes);
+    }
+  }
+  // Any thread.
+  void add_to(DriveStats& s) const {
+    const uint64_t n = ios.load(std::memory_order_relaxed);
+    const uint64_t reads = read_ios.load(std::memory_order_relaxed);
+    s.subios += n;
+    s.ios += n;
+    s.read_ios += reads;
+    s.write_ios += n - reads;
+    s.bytes_read += bytes_read.load(std::memory_order_relaxed);
+    s.bytes_written += bytes_written.load(std::memory_order_relaxed);
+  }
+
+ private:
+  static void bump(std::atomic<uint64_t>& a, uint64_t n) {
+    a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+};
+
+// A request that is one piece on a memory member, kept aside by add() for
+// the submitting thread to move itself (Submitter::move_direct_pieces).
+struct DirectPiece {
+  Request* request;
+  uint32_t drive;
+  uint64_t member_offset;
+};
+
 struct SubmitterSlot {
   uint32_t index = 0;
   std::atomic<bool> in_use{false};
@@ -65,6 +110,10 @@ struct SubmitterSlot {
   std::vector<std::vector<SubIo*>> plug;
   std::vector<uint32_t> served_inline;  // drives unplug() dispatched to inline
   std::vector<uint32_t> inline_candidates;  // drives unplug() may dispatch to inline
+  // Lone pieces on memory members (Submitter::add), each request whole in
+  // one piece: moved by this thread at its next unplug.
+  std::vector<DirectPiece> direct;
+  std::unique_ptr<DirectCounts[]> direct_counts;  // one per drive
   uint32_t batch = 0;
 };
 

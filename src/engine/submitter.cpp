@@ -46,6 +46,7 @@ int Submitter::add(Request& r) {
     }
   }
   r.error.store(0, std::memory_order_relaxed);
+  if (r.op != IoOp::flush && direct_pieces_ && !per_volume_ && stage_direct(r)) return 0;
   r.arrival_ns = monotonic_ns();
   awaited_staged_ = awaited_staged_ || r.awaited;
   if (r.op == IoOp::flush) {
@@ -68,20 +69,14 @@ int Submitter::add(Request& r) {
     per_volume_->add(r, flush_targets_);
     return 0;
   }
-  const std::function<void()>& before_block = engine_.config_.before_submitter_blocks;
-  auto progress = [this] { unplug(); };
-  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), progress, before_block);
-  auto stage = [&](uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
-    SubIo* s = take_subio(slot_, progress, before_block);
-    init_subio(s, r, member_offset, buf, len);
-    slot_.plug[member].push_back(s);
-    ++slot_.batch;
-  };
+  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), [this] { unplug(); },
+                 engine_.config_.before_submitter_blocks);
   if (r.op == IoOp::flush) {
-    for (uint32_t d : flush_targets_) stage(d, 0, nullptr, 0);
+    for (uint32_t d : flush_targets_) stage_on_drive(r, d, 0, nullptr, 0);
   } else {
     map.split(r.offset, r.length, [&](const StripePiece& p) {
-      stage(p.member, p.member_offset, r.buffer + (p.volume_offset - r.offset), static_cast<uint32_t>(p.length));
+      stage_on_drive(r, p.member, p.member_offset, r.buffer + (p.volume_offset - r.offset),
+                     static_cast<uint32_t>(p.length));
     });
   }
   // The batch ends at a request boundary, so that a large request reaches
@@ -91,12 +86,73 @@ int Submitter::add(Request& r) {
   return 0;
 }
 
+void Submitter::stage_on_drive(Request& r, uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
+  SubIo* s = take_subio(slot_, [this] { unplug(); }, engine_.config_.before_submitter_blocks);
+  init_subio(s, r, member_offset, buf, len);
+  slot_.plug[member].push_back(s);
+  ++slot_.batch;
+}
+
+bool Submitter::stage_direct(Request& r) {
+  const EngineConfig& c = engine_.config_;
+  const StripeMap& map = engine_.map_;
+  // Not a large piece: the drive threads copy those in parallel while this
+  // thread goes on (EngineConfig::inline_max_bytes).
+  if (!c.inline_dispatch || r.length > c.inline_max_bytes || map.piece_count(r.offset, r.length) != 1) return false;
+  const StripePiece p = map.piece_at(r.offset, r.length);
+  if (!engine_.drives_[p.member]->copies_inline()) return false;
+  slot_.direct.push_back(DirectPiece{&r, p.member, p.member_offset});
+  if (++slot_.batch >= c.high_watermark) unplug();
+  return true;
+}
+
+void Submitter::stage_on_its_drive(const DirectPiece& d) {
+  Request& r = *d.request;
+  r.arrival_ns = monotonic_ns();
+  r.pending.store(1, std::memory_order_relaxed);
+  awaited_staged_ = awaited_staged_ || r.awaited;
+  stage_on_drive(r, d.drive, d.member_offset, r.buffer, static_cast<uint32_t>(r.length));
+}
+
+void Submitter::stage_direct_on_drives() {
+  std::vector<DirectPiece> pieces;
+  pieces.swap(slot_.direct);
+  for (const DirectPiece& d : pieces) stage_on_its_drive(d);
+  pieces.clear();
+  if (slot_.direct.empty()) slot_.direct.swap(pieces);  // keeps the room
+}
+
+void Submitter::move_direct_pieces() {
+  // A callback may add and unplug on this thread: it moves what it adds
+  // itself, in a list of its own.
+  std::vector<DirectPiece> pieces;
+  pieces.swap(slot_.direct);
+  bool staged = false;
+  for (const DirectPiece& d : pieces) {
+    Request& r = *d.request;
+    const int rc =
+        engine_.drives_[d.drive]->transfer_direct(r.op, d.member_offset, r.buffer, r.length, slot_.direct_counts[d.drive]);
+    if (rc == -EOPNOTSUPP) {  // the device was swapped for one that does not (none does today)
+      stage_on_its_drive(d);
+      staged = true;
+      continue;
+    }
+    r.on_complete(r, rc);
+  }
+  pieces.clear();
+  if (slot_.direct.empty()) slot_.direct.swap(pieces);
+  if (staged) unplug(Completions::here);
+}
+
 void Submitter::unplug(Completions where) {
   if (per_volume_) {
     per_volume_->unplug();
     return;
   }
   if (slot_.batch == 0) return;
+  // Only a thread that may run callbacks moves lone pieces itself; for any
+  // other they go to their drives as every piece does.
+  if (where != Completions::here && !slot_.direct.empty()) stage_direct_on_drives();
   slot_.batch = 0;
   const EngineConfig& c = engine_.config_;
   const bool complete_here = where == Completions::here;
@@ -145,6 +201,7 @@ void Submitter::unplug(Completions where) {
   candidates.clear();
   // Only now, with every plug list handed on and the batch empty: a
   // callback may stage and unplug IO of its own on this thread.
+  if (!slot_.direct.empty()) move_direct_pieces();
   // Indexed: a callback's own unplug may add to the list (and clear it).
   for (size_t i = 0; i < slot_.served_inline.size(); ++i) engine_.drives_[slot_.served_inline[i]]->complete_inline();
   // Only for a lone request: with other IO in flight, its replies are

@@ -53,6 +53,7 @@ bool worker_never_stops_polling(const void*) { return false; }
 ssize_t FsContext::read_request(int fd, void* buf, size_t len, bool* may_stay_staged) {
   if (Submitter* sub = pool.for_this_thread(); sub != nullptr && !sub->polls()) {
     sub->set_poll_stop(&worker_never_stops_polling, nullptr);
+    sub->set_direct_pieces(false);
   }
   if (batches_requests(settings)) return read_request_batched(*this, fd, buf, len, may_stay_staged);
   *may_stay_staged = false;

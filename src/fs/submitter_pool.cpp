@@ -39,6 +39,7 @@ void SubmitterPool::release(Submitter* s) {
   // The poll stop names the thread's own work (a ring that may be gone by
   // the time another thread takes this submitter): it leaves with the thread.
   s->set_poll_stop(nullptr, nullptr);
+  s->set_direct_pieces(true);  // as the poll stop: the thread's choice
   MutexLock lock(mu_);
   free_.push_back(s);
 }

@@ -134,9 +134,18 @@ std::vector<DriveSpec> copy_inline(std::vector<DriveSpec> v) {
 class CompletionsTest : public EngineFixture {
  protected:
   // 4 copy-inline members; by default a single request on an idle volume
-  // is inline.
+  // is inline. Each wears an open GatedDevice, which says it does not copy
+  // inline: the submitter then moves no lone piece past the drive
+  // (memory_member_direct_test.cpp), and these tests see the inline
+  // dispatch that memory members behind a layer, and every request of
+  // more than one piece, still take.
   void start_copy_inline(uint64_t member_bytes = 1 << 20, uint32_t low_watermark = 4, uint32_t stripe_unit = 4096) {
     make_members(4, member_bytes);
+    for (DeviceLayers& l : layers_) {
+      l.wrap = [](std::unique_ptr<DeviceQueue> inner) -> std::unique_ptr<DeviceQueue> {
+        return std::make_unique<GatedDevice>(std::move(inner), std::make_shared<GatedDevice::Gate>());
+      };
+    }
     EngineConfig c;
     c.low_watermark = low_watermark;
     start(c, stripe_unit, copy_inline(specs()));

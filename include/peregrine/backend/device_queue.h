@@ -82,6 +82,11 @@ class DeviceQueue {
   virtual int flush_blocking() { return -EOPNOTSUPP; }
   // Whether transfer_blocking() may be called: as flushes_blocking().
   virtual bool transfers_blocking() const { return false; }
+  // Whether the member is memory (start() copies at once, and so does
+  // transfer_blocking()): a lone piece is then moved by the submitting
+  // thread itself, past the tags and the backlog (Submitter::add). Devices
+  // that wrap another say false: their IO must pass through start().
+  virtual bool copies_inline() const { return false; }
   // A read or write of one buffer made by the calling thread, blocking,
   // without the drive's dispatch lock, continued after short transfers:
   // the bytes moved (fewer than `len` only where the member ends), or

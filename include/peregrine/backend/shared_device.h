@@ -27,6 +27,7 @@ class SharedDevice final : public DeviceQueue {
   bool flushes_blocking() const override { return device_->flushes_blocking(); }
   int flush_blocking() override { return device_->flush_blocking(); }
   bool transfers_blocking() const override { return device_->transfers_blocking(); }
+  bool copies_inline() const override { return device_->copies_inline(); }
   int64_t transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) override {
     return device_->transfer_blocking(op, offset, buf, len);
   }

@@ -55,6 +55,7 @@ class UringDevice final : public DeviceQueue {
   int flush_blocking() override;
   // pread(2) / pwrite(2) of the member, on the same terms.
   bool transfers_blocking() const override { return true; }
+  bool copies_inline() const override { return copy_inline_; }
   int64_t transfer_blocking(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) override;
 
  private:

@@ -10,7 +10,9 @@
 // drain each drive's queues, sort by member offset, merge neighbours, take
 // a tag only at dispatch, submit with io_uring, reap completions and run
 // the requests' callbacks. A small batch on an idle volume is dispatched inline by the
-// submitting thread instead. A drive above its high pressure point blocks
+// submitting thread instead, and a request that is one piece on a memory
+// member is moved by the submitting thread itself at its next unplug with
+// Completions::here. A drive above its high pressure point blocks
 // submitters until it drains below the low one.
 //
 // Thread rules: Engine methods are thread-safe. A Submitter belongs to one
@@ -41,6 +43,7 @@ class MirrorFence;
 class DriveThread;
 class PerVolumeScheduler;
 struct SubmitterSlot;
+struct DirectPiece;
 
 class Submitter;
 
@@ -111,7 +114,7 @@ class Engine {
   StripeMap map_;
   std::vector<std::unique_ptr<Drive>> drives_;
   std::vector<std::unique_ptr<DriveThread>> threads_;  // own the wakers drives_ point at
-  Mutex slots_mutex_;
+  mutable Mutex slots_mutex_;
   std::vector<std::unique_ptr<SubmitterSlot>> slots_ GUARDED_BY(slots_mutex_);  // only grows
 };
 
@@ -125,6 +128,10 @@ class Submitter {
   // range is outside the volume or offset, length or buffer is not
   // 4096-aligned (then on_complete is not called). A zero-length read or
   // write completes at once. May unplug, and may block at a pressure point.
+  // A read or write that is one piece of at most inline_max_bytes on a
+  // memory member (DeviceQueue::copies_inline) waits for the next unplug:
+  // with Completions::here this thread moves it and runs its callback
+  // there, with any other it goes to its drive as every piece does.
   int add(Request& request);
 
   // Where unplug() completes what it dispatched inline.
@@ -160,6 +167,13 @@ class Submitter {
   }
   bool polls() const { return poll_stop_ != nullptr; }
 
+  // Whether add() keeps lone pieces on memory members aside for this
+  // thread to move (on by default). A classic FUSE worker turns it off:
+  // there it cost a third of the 4 KiB reads at QD 1 on tmpfs members
+  // (docs/performance-history.md, "Memory members"). Set by the thread
+  // that uses the submitter, with nothing staged.
+  void set_direct_pieces(bool on) { direct_pieces_ = on; }
+
   // add() + unplug().
   int submit(Request& request) {
     int rc = add(request);
@@ -171,6 +185,20 @@ class Submitter {
   friend class Engine;
   Submitter(Engine& engine, SubmitterSlot& slot);
 
+  // One SubIo of `r` onto `member`'s plug list (the pool may unplug first).
+  void stage_on_drive(Request& r, uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len);
+  // A request in one piece on a memory member: kept aside and moved by
+  // this thread at a Completions::here unplug (Drive::transfer_blocking),
+  // past the tags, backlog and device ring, which buy nothing where the
+  // copy is the IO and cost cache lines shared with the other submitters.
+  // False: the request takes the drives' path.
+  bool stage_direct(Request& r);
+  // An unplug whose caller may not run callbacks: the pieces kept aside
+  // go onto their drives' plug lists.
+  void stage_direct_on_drives();
+  void stage_on_its_drive(const DirectPiece& d);
+  void move_direct_pieces();
+
   Engine& engine_;
   SubmitterSlot& slot_;
   std::unique_ptr<PerVolumeScheduler> per_volume_;  // Scheduler::per_volume only
@@ -178,6 +206,7 @@ class Submitter {
   bool awaited_staged_ = false;                      // a request staged since unplug is awaited
   bool (*poll_stop_)(const void*) = nullptr;
   const void* poll_stop_ctx_ = nullptr;
+  bool direct_pieces_ = true;
 };
 
 }  // namespace peregrine
