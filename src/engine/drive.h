@@ -7,9 +7,10 @@
 // - push(), try_dispatch_inline(), complete_inline(), flush_blocking(),
 //   transfer_blocking(), transfer_direct(), the tag calls and stats() are
 //   called by submitting threads; run_round(), may_sleep() and finished()
-//   by the drive thread. Completions (reap,
-//   callbacks, SubIo returns) run under dispatch_mutex_, on the drive
-//   thread or on a submitter in complete_inline().
+//   by the drive thread. Completions (reap, callbacks, SubIo returns) run
+//   under dispatch_mutex_, on the drive thread or on a submitter in
+//   complete_inline(); a piece moved by transfer_direct() has no SubIo,
+//   and its submitter runs its callback without any drive's lock.
 // - dispatch_mutex_ guards the tag space, the backlog, the device queue and
 //   the counters. The drive thread holds it for one round of this drive; a
 //   submitter takes it (try_lock) to dispatch inline, and (per-volume
@@ -59,7 +60,7 @@ class Drive {
   // Whether the drive's device is memory (DeviceQueue::copies_inline).
   // Any thread, without a lock: false from install_mirror() on, and a
   // caller that read true just before moves its piece through
-  // transfer_blocking(), which takes whatever device is there then.
+  // transfer_direct(), which takes whatever device is there then.
   bool copies_inline() const { return copies_inline_.load(std::memory_order_relaxed); }
   uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
   // Whether a write completed on this drive since the start of its last

@@ -188,7 +188,7 @@ class Submitter {
   // One SubIo of `r` onto `member`'s plug list (the pool may unplug first).
   void stage_on_drive(Request& r, uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len);
   // A request in one piece on a memory member: kept aside and moved by
-  // this thread at a Completions::here unplug (Drive::transfer_blocking),
+  // this thread at a Completions::here unplug (Drive::transfer_direct),
   // past the tags, backlog and device ring, which buy nothing where the
   // copy is the IO and cost cache lines shared with the other submitters.
   // False: the request takes the drives' path.
