@@ -69,15 +69,21 @@ TEST(ReadBlocksTest, ReadersRacingAKeeperCopyOneWholeBlock) {
   ReadBlocks blocks(1);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> mixed{0}, copies{0};
+  std::atomic<bool> kept{false};
   std::thread keeper([&] {
     for (unsigned v = 0; !stop.load(); ++v) {
       std::vector<std::byte> b = block_of(static_cast<unsigned char>(v));
       blocks.keep(5, 0, 4096, 7, b.data());
+      kept.store(true);
     }
   });
   std::vector<std::thread> readers;
   for (int r = 0; r < 2; ++r) {
     readers.emplace_back([&] {
+      // Not before the first block is kept: on a busy machine the readers
+      // could otherwise run all their rounds before the keeper starts (CI
+      // saw 0 copies once).
+      while (!kept.load()) std::this_thread::yield();
       std::vector<std::byte> out(kBlock);
       for (int i = 0; i < 20000; ++i) {
         if (!blocks.copy(5, 0, 4096, 7, 0, kBlock, out.data())) continue;
