@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <thread>
 
 #include "peregrine/util/clock.h"
@@ -212,9 +213,7 @@ int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, ui
   const uint64_t start = monotonic_ns();
   const int64_t moved = device.transfer_blocking(op, member_offset, buf, len);
   const uint64_t now = monotonic_ns();
-  int error = moved < 0 ? static_cast<int>(moved) : 0;
-  const bool past_end = moved >= 0 && static_cast<uint64_t>(moved) < len;
-  if (past_end) error = -EIO;  // the member ended before the volume said it would
+  const std::optional<IoErrorReport> failure = transfer_failure(op, member_offset, len, moved);
   MutexLock lock(dispatch_mutex_);
   ++counters_.subios;
   ++counters_.ios;
@@ -230,8 +229,7 @@ int Drive::transfer_blocking(IoOp op, uint64_t member_offset, std::byte* buf, ui
   }
   counters_.device_latency.record(now - start);
   dirty_ = true;
-  if (error == 0) return 0;
-  return blocking_failure(IoErrorReport{index_, op, member_offset, len, error, past_end});
+  return failure ? blocking_failure(*failure) : 0;
 }
 
 int Drive::transfer_direct(IoOp op, uint64_t member_offset, std::byte* buf, uint64_t len, DirectCounts& counts) {
@@ -240,15 +238,19 @@ int Drive::transfer_direct(IoOp op, uint64_t member_offset, std::byte* buf, uint
   if (!device.transfers_blocking()) return -EOPNOTSUPP;
   const int64_t moved = device.transfer_blocking(op, member_offset, buf, len);
   counts.count(op, len);
-  // As complete() counts it, a failed write too: a flush sent next must
-  // cover what it left on the drive.
-  if (op == IoOp::write) writes_done_.fetch_add(1, std::memory_order_release);
-  if (moved >= 0 && static_cast<uint64_t>(moved) == len) return 0;
-  const bool past_end = moved >= 0;  // the member ended before the volume said it would
+  if (op == IoOp::write) writes_done_.fetch_add(1, std::memory_order_release);  // as transfer_blocking()
+  const std::optional<IoErrorReport> failure = transfer_failure(op, member_offset, len, moved);
+  if (!failure) return 0;
   MutexLock lock(dispatch_mutex_);
   dirty_ = true;
-  return blocking_failure(
-      IoErrorReport{index_, op, member_offset, len, past_end ? -EIO : static_cast<int>(moved), past_end});
+  return blocking_failure(*failure);
+}
+
+std::optional<IoErrorReport> Drive::transfer_failure(IoOp op, uint64_t member_offset, uint64_t len,
+                                                     int64_t moved) const {
+  if (moved >= 0 && static_cast<uint64_t>(moved) == len) return std::nullopt;
+  const bool past_end = moved >= 0;  // the member ended before the volume said it would
+  return IoErrorReport{index_, op, member_offset, len, past_end ? -EIO : static_cast<int>(moved), past_end};
 }
 
 Status Drive::install_mirror(std::unique_ptr<DeviceQueue> secondary, std::shared_ptr<MirrorFence> fence) {

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <vector>
 
@@ -165,6 +166,9 @@ class Drive {
   // A blocking call's failure counted and reported as complete() does one
   // through the ring: the error its caller gets.
   int blocking_failure(const IoErrorReport& report) REQUIRES(dispatch_mutex_);
+  // What a blocking transfer that moved `moved` bytes (or -errno) of `len`
+  // failed with, if it did: a member that ended early is an IO error.
+  std::optional<IoErrorReport> transfer_failure(IoOp op, uint64_t member_offset, uint64_t len, int64_t moved) const;
   void start_io(uint32_t tag, SubIo* head, uint64_t now) REQUIRES(dispatch_mutex_);
   // finished_inline_only: DeviceQueue::reap_finished_inline (submitters).
   // *now_out, if given, gets the time the completions were stamped with
