@@ -55,6 +55,27 @@ TEST_F(CallingThreadIo, ALonePieceIsWrittenAndReadOnItsMemberAndCounted) {
   EXPECT_EQ(engine_->stats(2).flushes, 1u);
 }
 
+// A member cut short under the volume: the piece past its end fails with
+// EIO, is counted as an error and reported as past the member's end.
+TEST_F(CallingThreadIo, ALonePiecePastAShortMembersEndFailsAndIsReported) {
+  make_members(4, 1 << 20);
+  ASSERT_EQ(::ftruncate(members_[2].fd(), 512 << 10), 0);
+  std::vector<IoErrorReport> reports;
+  EngineConfig c;
+  c.on_io_error = [&reports](const IoErrorReport& r) { reports.push_back(r); };
+  start(c, kUnit, specs());
+  // Unit 4k+2 is member 2's k-th: member offset 40 * kUnit = 640 KiB.
+  const uint64_t off = (4 * 40 + 2) * uint64_t{kUnit};
+  AlignedBuffer in(4096);
+  EXPECT_EQ(engine_->transfer_lone_piece(IoOp::read, off, in.data(), in.size()), -EIO);
+  EXPECT_EQ(engine_->stats(2).errors, 1u);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].drive, 2u);
+  EXPECT_TRUE(reports[0].past_end);
+  EXPECT_EQ(reports[0].member_offset, 40u * kUnit);
+  EXPECT_EQ(reports[0].error, -EIO);
+}
+
 TEST_F(CallingThreadIo, ARangeOverTwoMembersOrMisalignedIsNotMovedHere) {
   start_four();
   AlignedBuffer b(8192);

@@ -46,7 +46,20 @@ class MemoryMemberDirect : public EngineFixture {
     EXPECT_EQ(members_[p.member].pread_full(b.data(), len, p.member_offset), 0);
     return std::vector<std::byte>(b.data(), b.data() + len);
   }
-  uint64_t timed_ios(uint32_t d) { return engine_->stats(d).device_latency.count(); }
+  // One request through a fresh submitter, unplugged with
+  // Completions::here (the only unplug that moves pieces directly); waits
+  // for it wherever it completes.
+  int io_here(IoOp op, uint64_t offset, AlignedBuffer& buf) {
+    auto sub = engine_->open_submitter();
+    EXPECT_TRUE(sub);
+    Request r = request_for(op, offset, buf);
+    Seen seen;
+    seen.arm(r);
+    if (int rc = (*sub)->add(r); rc != 0) return rc;
+    (*sub)->unplug(Submitter::Completions::here);
+    seen.done.wait(0);
+    return seen.result;
+  }
 };
 
 TEST_F(MemoryMemberDirect, LonePiecesAreMovedByTheUnpluggingThreadBeforeUnplugReturns) {
@@ -109,8 +122,9 @@ TEST_F(MemoryMemberDirect, WritesMovedDirectlyAreCoveredByTheNextFlush) {
   start_four();
   AlignedBuffer b(4096);
   fill(b, 5);
-  ASSERT_EQ(io(IoOp::write, 2 * kUnit, b), 0);  // member 2 alone
+  ASSERT_EQ(io_here(IoOp::write, 2 * kUnit, b), 0);  // member 2 alone
   EXPECT_EQ(engine_->stats(2).write_ios, 1u);
+  EXPECT_EQ(engine_->stats(2).device_latency.count(), 0u) << "not moved directly";
   Request flush{.op = IoOp::flush};
   Waiter w;
   w.arm(flush);
@@ -151,8 +165,8 @@ TEST_F(MemoryMemberDirect, RequestsOverTwoUnitsOrAboveInlineMaxGoThroughTheDrive
   AlignedBuffer two(8192), big(12288);
   fill(two, 1);
   fill(big, 2);
-  ASSERT_EQ(io(IoOp::write, kUnit - 4096, two), 0);  // the end of unit 0 and the start of unit 1
-  ASSERT_EQ(io(IoOp::write, 2 * kUnit, big), 0);     // inside unit 2, above inline_max_bytes
+  ASSERT_EQ(io_here(IoOp::write, kUnit - 4096, two), 0);  // the end of unit 0 and the start of unit 1
+  ASSERT_EQ(io_here(IoOp::write, 2 * kUnit, big), 0);     // inside unit 2, above inline_max_bytes
   EXPECT_EQ(on_member(kUnit - 4096, 4096), std::vector<std::byte>(two.data(), two.data() + 4096));
   EXPECT_EQ(on_member(kUnit, 4096), std::vector<std::byte>(two.data() + 4096, two.data() + 8192));
   EXPECT_EQ(on_member(2 * kUnit, 12288), std::vector<std::byte>(big.data(), big.data() + 12288));
@@ -166,7 +180,7 @@ TEST_F(MemoryMemberDirect, MembersThatDoNotCopyInlineTakeTheDrivesPath) {
   start_four(false);
   AlignedBuffer b(4096);
   fill(b, 4);
-  ASSERT_EQ(io(IoOp::write, 3 * kUnit, b), 0);
+  ASSERT_EQ(io_here(IoOp::write, 3 * kUnit, b), 0);
   DriveStats s = wait_stats(3, [](const DriveStats& s) { return s.ios == 1 && s.in_flight == 0; });
   EXPECT_EQ(s.device_latency.count(), 1u);
 }
@@ -184,13 +198,25 @@ TEST_F(MemoryMemberDirect, AMemberShorterThanTheVolumeSaysFailsTheReadAndReports
   // Unit 4k+1 is member 1's k-th: member offset 40 * kUnit = 640 KiB.
   const uint64_t off = (4 * 40 + 1) * uint64_t{kUnit};
   ASSERT_EQ(engine_->map().piece_at(off, 4096).member, 1u);
+  // Moved here (Completions::here), so this is the direct path's failure.
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
   AlignedBuffer in(4096);
-  EXPECT_EQ(io(IoOp::read, off, in), -EIO);
+  Request r{.op = IoOp::read, .offset = off, .length = 4096, .buffer = in.data()};
+  Seen seen;
+  seen.arm(r);
+  ASSERT_EQ((*sub)->add(r), 0);
+  (*sub)->unplug(Submitter::Completions::here);
+  ASSERT_EQ(seen.done.load(), 1);
+  EXPECT_EQ(seen.thread, std::this_thread::get_id());
+  EXPECT_EQ(seen.result, -EIO);
   EXPECT_EQ(engine_->stats(1).errors, 1u);
+  EXPECT_EQ(engine_->stats(1).device_latency.count(), 0u) << "went through the drive";
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].drive, 1u);
   EXPECT_TRUE(reports[0].past_end);
   EXPECT_EQ(reports[0].member_offset, 40u * kUnit);
+  EXPECT_EQ(reports[0].error, -EIO);
 }
 
 // A callback that submits the next request of a chain on the same thread
