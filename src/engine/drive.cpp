@@ -581,7 +581,7 @@ void Drive::finish_chain(SubIo* head, int error) {
     // Hand the SubIo back before the callback: the callback may reuse the
     // request, but never this SubIo. One announcement per run of SubIos
     // from the same submitter.
-    owner->returns[index_]->push(id);
+    owner->returns_of(index_).push(id);
     if (announce != nullptr && announce != owner) announce_returns(announce);
     announce = owner;
     outstanding_.fetch_sub(1);

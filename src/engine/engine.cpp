@@ -6,6 +6,7 @@
 #include "cpu_placement.h"
 #include "drive.h"
 #include "drive_thread.h"
+#include "layout_fence.h"
 
 namespace peregrine {
 namespace {
@@ -13,6 +14,7 @@ namespace {
 Status check_config(const EngineConfig& c, const StripeMap& map, const std::vector<DriveSpec>& drives) {
   auto bad = [](const std::string& what) { return Status::error(EINVAL, "engine: " + what); };
   if (drives.empty()) return bad("no member drives");
+  if (drives.size() > kEngineMaxDrives) return bad("more than " + std::to_string(kEngineMaxDrives) + " member drives");
   if (drives.size() != map.members()) return bad("drive count does not match the stripe map");
   uint32_t unit = map.stripe_unit();
   if (unit < 4096 || unit > (1u << 20) || (unit & (unit - 1)) != 0)
@@ -36,7 +38,8 @@ Status check_config(const EngineConfig& c, const StripeMap& map, const std::vect
 
 }  // namespace
 
-Engine::Engine(const EngineConfig& config, const StripeMap& map) : config_(config), map_(map) {}
+Engine::Engine(const EngineConfig& config, const StripeMap& map)
+    : config_(config), map_(map), fence_(std::make_unique<LayoutFence>(map_)) {}
 
 Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config, const StripeMap& map,
                                                  std::vector<DriveSpec> drives) {
@@ -66,8 +69,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
     auto device = devices.open(i, spec);
     if (!device)
       return Status::error(device.status().errnum(), "member " + spec.name + ": " + device.status().message());
-    engine->drives_.push_back(std::make_unique<Drive>(i, engine->config_, std::move(*device), spec.queue_depth));
+    engine->drives_[i] = std::make_unique<Drive>(i, engine->config_, std::move(*device), spec.queue_depth);
   }
+  engine->drive_count_.store(n, std::memory_order_release);
+  MutexLock lock(engine->threads_mutex_);
   for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
     std::vector<Drive*> served;
     for (uint32_t d : p.drives) served.push_back(engine->drives_[d].get());
@@ -83,11 +88,13 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
 }
 
 Engine::~Engine() {
-  for (auto& d : drives_) d->request_stop();
+  const uint32_t n = drive_count();
+  for (uint32_t d = 0; d < n; ++d) drives_[d]->request_stop();
+  MutexLock lock(threads_mutex_);
   for (auto& t : threads_) t->join();  // each finishes its drives' IO first
   // Devices (a fault injector's watcher) may still wake the waker until
   // they are gone: drives first, then the threads that own the wakers.
-  drives_.clear();
+  for (uint32_t d = 0; d < n; ++d) drives_[d].reset();
   threads_.clear();
 }
 
@@ -114,19 +121,25 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
     slot->pool[i - 1].owner = slot.get();
     slot->free.push_back(i - 1);
   }
+  // Under slots_mutex_, as add_drive(): every drive there is gets a queue.
   uint32_t n = drive_count();
-  for (uint32_t d = 0; d < n; ++d) slot->returns.push_back(std::make_unique<SubIoReturnQueue>(pool));
-  slot->plug.resize(n);
-  slot->direct_counts = std::make_unique<DirectCounts[]>(n);
-  for (auto& p : slot->plug) p.reserve(config_.high_watermark);
-  slot->inline_candidates.reserve(n);
-  slot->served_inline.reserve(n);
+  for (uint32_t d = 0; d < n; ++d) {
+    slot->return_storage.push_back(std::make_unique<SubIoReturnQueue>(pool));
+    slot->returns[d].store(slot->return_storage.back().get(), std::memory_order_release);
+  }
+  slot->return_count.store(n, std::memory_order_release);
+  slot->plug.resize(kEngineMaxDrives);
+  slot->direct_counts = std::make_unique<DirectCounts[]>(kEngineMaxDrives);
+  for (uint32_t d = 0; d < n; ++d) slot->plug[d].reserve(config_.high_watermark);
+  slot->inline_candidates.reserve(kEngineMaxDrives);
+  slot->served_inline.reserve(kEngineMaxDrives);
   slots_.push_back(std::move(slot));
   return std::unique_ptr<Submitter>(new Submitter(*this, *slots_.back()));
 }
 
 DriveStats Engine::stats(uint32_t drive) const {
-  DriveStats s = drives_.at(drive)->stats();
+  if (drive >= drive_count()) return DriveStats{};
+  DriveStats s = drives_[drive]->stats();
   // The pieces submitters moved themselves (Submitter::add's direct path).
   MutexLock lock(slots_mutex_);
   for (const auto& slot : slots_) slot->direct_counts[drive].add_to(s);
@@ -135,14 +148,14 @@ DriveStats Engine::stats(uint32_t drive) const {
 
 uint64_t Engine::outstanding() const {
   uint64_t total = 0;
-  for (const auto& d : drives_) total += d->outstanding();
+  for (uint32_t d = 0, n = drive_count(); d < n; ++d) total += drives_[d]->outstanding();
   return total;
 }
 
 size_t Engine::reap_here() {
-  size_t n = 0;
-  for (const auto& d : drives_) n += d->reap_here();
-  return n;
+  size_t done = 0;
+  for (uint32_t d = 0, n = drive_count(); d < n; ++d) done += drives_[d]->reap_here();
+  return done;
 }
 
 int Engine::transfer_lone_piece(IoOp op, uint64_t offset, std::byte* buf, uint64_t len) {
@@ -151,24 +164,33 @@ int Engine::transfer_lone_piece(IoOp op, uint64_t offset, std::byte* buf, uint64
       offset > map_.volume_size() || len > map_.volume_size() - offset)
     return -EINVAL;
   if (op == IoOp::flush || len == 0 || map_.piece_count(offset, len) != 1) return -EOPNOTSUPP;
-  StripePiece piece{};
-  map_.split(offset, len, [&](const StripePiece& p) { piece = p; });
-  return drives_[piece.member]->transfer_blocking(op, piece.member_offset, buf, len);
+  // Counted before the fence is looked at: begin_restripe waits for every
+  // call that saw it inactive. While a restripe runs, the IO goes through
+  // Submitter::add and the fence.
+  lone_transfers_.fetch_add(1);
+  if (fence_->active()) {
+    lone_transfers_.fetch_sub(1);
+    return -EOPNOTSUPP;
+  }
+  const StripePiece piece = map_.piece_at(offset, len);
+  const int rc = drives_[piece.member]->transfer_blocking(op, piece.member_offset, buf, len);
+  lone_transfers_.fetch_sub(1);
+  return rc;
 }
 
 int Engine::flush_lone_drive() {
   Drive* lone = nullptr;
-  for (const auto& d : drives_) {
-    if (!d->needs_flush()) continue;
+  for (uint32_t d = 0, n = drive_count(); d < n; ++d) {
+    if (!drives_[d]->needs_flush()) continue;
     if (lone != nullptr) return -EOPNOTSUPP;
-    lone = d.get();
+    lone = drives_[d].get();
   }
   return lone == nullptr ? 0 : lone->flush_blocking();
 }
 
 Status Engine::install_mirror(uint32_t drive, std::unique_ptr<DeviceQueue> secondary,
                               std::shared_ptr<MirrorFence> fence) {
-  if (drive >= drives_.size()) return Status::error(EINVAL, "no drive " + std::to_string(drive));
+  if (drive >= drive_count()) return Status::error(EINVAL, "no drive " + std::to_string(drive));
   return drives_[drive]->install_mirror(std::move(secondary), std::move(fence));
 }
 

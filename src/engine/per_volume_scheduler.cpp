@@ -5,7 +5,7 @@
 namespace peregrine {
 
 PerVolumeScheduler::PerVolumeScheduler(const EngineConfig& config, const StripeMap& map,
-                                       const std::vector<std::unique_ptr<Drive>>& drives, SubmitterSlot& slot)
+                                       std::span<const std::unique_ptr<Drive>> drives, SubmitterSlot& slot)
     : config_(config), map_(map), drives_(drives), slot_(slot), plug_tags_(drives.size()) {
   for (auto& tags : plug_tags_) tags.reserve(config.high_watermark);
 }

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "drive.h"
@@ -31,8 +32,10 @@ namespace peregrine {
 class PerVolumeScheduler {
  public:
   // `map` is the engine's own: online grow raises its end in place.
+  // `drives`: the engine's, all of them (an online restripe, which adds
+  // drives, needs the per-drive scheduler).
   PerVolumeScheduler(const EngineConfig& config, const StripeMap& map,
-                     const std::vector<std::unique_ptr<Drive>>& drives, SubmitterSlot& slot);
+                     std::span<const std::unique_ptr<Drive>> drives, SubmitterSlot& slot);
   PerVolumeScheduler(const PerVolumeScheduler&) = delete;
   PerVolumeScheduler& operator=(const PerVolumeScheduler&) = delete;
 
@@ -48,7 +51,7 @@ class PerVolumeScheduler {
 
   const EngineConfig& config_;
   const StripeMap& map_;
-  const std::vector<std::unique_ptr<Drive>>& drives_;
+  const std::span<const std::unique_ptr<Drive>> drives_;
   SubmitterSlot& slot_;                           // its SubIo pool, and `batch`, which has_staged() reads
   std::vector<std::vector<uint32_t>> plug_tags_;  // per drive: tags taken at plug time
   uint32_t round_robin_ = 0;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "peregrine/engine/drive_stats.h"
+#include "peregrine/engine/engine_config.h"
 #include "peregrine/engine/request.h"
 
 namespace peregrine {
@@ -97,24 +98,42 @@ struct SubmitterSlot {
   std::atomic<bool> in_use{false};
 
   // Pool. `free` is the owner thread's; returns[d] is filled by drive d's
-  // thread and drained by the owner.
+  // thread and drained by the owner. The queues of the first return_count
+  // drives exist; a drive added online (Engine::add_drive) gets one in
+  // every slot before any IO can reach it. return_storage owns them and
+  // is touched only under the engine's slots mutex.
   std::vector<SubIo> pool;
   std::vector<uint32_t> free;
-  std::vector<std::unique_ptr<SubIoReturnQueue>> returns;
+  std::atomic<SubIoReturnQueue*> returns[kEngineMaxDrives] = {};
+  std::atomic<uint32_t> return_count{0};
+  std::vector<std::unique_ptr<SubIoReturnQueue>> return_storage;
   std::atomic<uint32_t> return_epoch{0};
   std::atomic<bool> waiting_for_returns{false};
 
   // Staging, owner thread only: per-drive plug lists for the per-drive
   // scheduler (the per-volume one keeps its own: PerVolumeScheduler), and
-  // what either has staged since its last unplug.
+  // what either has staged since its last unplug. kEngineMaxDrives lists, so
+  // that a drive added online needs nothing of the owner.
   std::vector<std::vector<SubIo*>> plug;
   std::vector<uint32_t> served_inline;  // drives unplug() dispatched to inline
   std::vector<uint32_t> inline_candidates;  // drives unplug() may dispatch to inline
   // Lone pieces on memory members (Submitter::add), each request whole in
   // one piece: moved by this thread at its next unplug.
   std::vector<DirectPiece> direct;
-  std::unique_ptr<DirectCounts[]> direct_counts;  // one per drive
+  std::unique_ptr<DirectCounts[]> direct_counts;  // kEngineMaxDrives
   uint32_t batch = 0;
+
+  // For an online restripe's start (Engine::begin_restripe), which must
+  // know when every request this slot staged before it is on the drives:
+  // `staged` is set before a read or write looks at the layout fence and
+  // cleared by the unplug after it, which also counts `unplugs`. Written
+  // by the owner with sequentially consistent stores, once per batch.
+  std::atomic<bool> staged{false};
+  std::atomic<uint64_t> unplugs{0};
+
+  // Drive d's return queue. Drive threads and the owner.
+  SubIoReturnQueue& returns_of(uint32_t d) { return *returns[d].load(std::memory_order_acquire); }
+  uint32_t drives_returning() const { return return_count.load(std::memory_order_acquire); }
 };
 
 }  // namespace peregrine

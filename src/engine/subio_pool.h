@@ -27,8 +27,8 @@ void reserve_subios(SubmitterSlot& slot, size_t want, MakeProgress&& make_progre
   want = std::min(want, slot.pool.size());
   for (;;) {
     if (slot.free.size() >= want) return;
-    for (auto& q : slot.returns) {
-      q->consume_all([&](uint32_t id) { slot.free.push_back(id); });
+    for (uint32_t d = 0, n = slot.drives_returning(); d < n; ++d) {
+      slot.returns_of(d).consume_all([&](uint32_t id) { slot.free.push_back(id); });
     }
     if (slot.free.size() >= want) return;
     make_progress();
@@ -38,7 +38,7 @@ void reserve_subios(SubmitterSlot& slot, size_t want, MakeProgress&& make_progre
     uint32_t epoch = slot.return_epoch.load();
     slot.waiting_for_returns.store(true);
     bool any = false;
-    for (auto& q : slot.returns) any = any || q->read_available() != 0;
+    for (uint32_t d = 0, n = slot.drives_returning(); d < n; ++d) any = any || slot.returns_of(d).read_available() != 0;
     if (!any) {
       if (before_block) before_block();
       slot.return_epoch.wait(epoch);

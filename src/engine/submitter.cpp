@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "drive.h"
+#include "layout_fence.h"
 #include "per_volume_scheduler.h"
 #include "peregrine/engine/engine.h"
 #include "peregrine/util/clock.h"
@@ -24,7 +25,8 @@ uint64_t share_bytes(const std::vector<SubIo*>& list) {
 
 Submitter::Submitter(Engine& engine, SubmitterSlot& slot) : engine_(engine), slot_(slot) {
   if (engine.config_.scheduler == Scheduler::per_volume)
-    per_volume_ = std::make_unique<PerVolumeScheduler>(engine.config_, engine.map_, engine.drives_, slot);
+    per_volume_ = std::make_unique<PerVolumeScheduler>(
+        engine.config_, engine.map_, std::span(engine.drives_.data(), engine.drive_count()), slot);
 }
 
 Submitter::~Submitter() {
@@ -44,6 +46,15 @@ int Submitter::add(Request& r) {
       r.on_complete(r, 0);
       return 0;
     }
+  }
+  if (r.op != IoOp::flush) {
+    // Said before the fence is looked at (sequentially consistent, once a
+    // batch): an online restripe that starts now waits for what this
+    // thread stages without the fence (Engine::begin_restripe).
+    if (!slot_.staged.load(std::memory_order_relaxed)) slot_.staged.store(true);
+    if (engine_.fence_->active() &&
+        !engine_.fence_->admit(r, map.unit_of(r.offset), map.unit_of(r.offset + r.length - 1) + 1))
+      return 0;  // held back until its window is moved, then added again
   }
   r.error.store(0, std::memory_order_relaxed);
   if (r.op != IoOp::flush && direct_pieces_ && !per_volume_ && stage_direct(r)) return 0;
@@ -145,6 +156,16 @@ void Submitter::move_direct_pieces() {
 }
 
 void Submitter::unplug(Completions where) {
+  unplug_batch(where);
+  // Everything staged before is on the drives now (or done): an online
+  // restripe that is starting may count on it (Engine::begin_restripe).
+  if (slot_.staged.load(std::memory_order_relaxed)) {
+    slot_.unplugs.store(slot_.unplugs.load(std::memory_order_relaxed) + 1);
+    slot_.staged.store(false);
+  }
+}
+
+void Submitter::unplug_batch(Completions where) {
   if (per_volume_) {
     per_volume_->unplug();
     return;
@@ -170,7 +191,7 @@ void Submitter::unplug(Completions where) {
     if (c.inline_dispatch && list.size() <= c.low_watermark) {
       if (volume_outstanding == UINT64_MAX) {
         volume_outstanding = 0;
-        for (auto& other : engine_.drives_) volume_outstanding += other->outstanding();
+        for (uint32_t o = 0; o < engine_.drive_count(); ++o) volume_outstanding += engine_.drives_[o]->outstanding();
         volume_was_idle = volume_outstanding == 0;
       }
       candidate = volume_outstanding + list.size() <= c.low_watermark;

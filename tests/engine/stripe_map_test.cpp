@@ -119,5 +119,50 @@ TEST(StripeMap, MemberSpansAreTheContiguousUnionOfEachMembersPieces) {
   }
 }
 
+// Online restripe: units below the cursor take the layout over N + k
+// members, the others keep theirs; the finish counts N + k members, and
+// a restripe given up before any unit moved leaves the old layout.
+TEST(StripeMapTest, RestripePlacesUnitsBelowTheCursorOverTheNewMembers) {
+  constexpr uint32_t kUnit = 65536;
+  StripeMap map(2, kUnit, 4096, 10 * kUnit);
+  map.begin_restripe(3);
+  EXPECT_TRUE(map.restriping());
+  EXPECT_EQ(map.volume_size(), 20u * kUnit);
+  for (uint64_t u = 0; u < 20; ++u) {
+    const StripePiece p = map.piece_at(u * kUnit + 512, 4096);
+    EXPECT_EQ(p.member, u % 2) << "cursor 0: unit " << u;
+    EXPECT_EQ(p.member_offset, 4096 + u / 2 * kUnit + 512);
+  }
+  map.advance_restripe(7);
+  EXPECT_EQ(map.restripe_cursor(), 7u);
+  for (uint64_t u = 0; u < 20; ++u) {
+    const StripePiece p = map.piece_at(u * kUnit, kUnit);
+    const uint32_t n = u < 7 ? 3 : 2;
+    EXPECT_EQ(p.member, u % n) << "unit " << u;
+    EXPECT_EQ(p.member_offset, 4096 + u / n * kUnit) << "unit " << u;
+  }
+  // A range across the cursor is split by unit, each unit on its side.
+  std::vector<StripePiece> pieces;
+  map.split(6 * kUnit, 2 * kUnit, [&](const StripePiece& p) { pieces.push_back(p); });
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].member, 0u);  // unit 6 over three: member 0, row 2
+  EXPECT_EQ(pieces[0].member_offset, 4096 + 2 * kUnit);
+  EXPECT_EQ(pieces[1].member, 1u);  // unit 7 over two: member 1, row 3
+  EXPECT_EQ(pieces[1].member_offset, 4096 + 3 * kUnit);
+  map.advance_restripe(20);
+  map.finish_restripe();
+  EXPECT_FALSE(map.restriping());
+  EXPECT_EQ(map.members(), 3u);
+  EXPECT_EQ(map.volume_size(), 30u * kUnit);
+  EXPECT_EQ(map.piece_at(29 * kUnit, kUnit).member, 2u);
+
+  StripeMap other(2, kUnit, 0, 10 * kUnit);
+  other.begin_restripe(4);
+  other.cancel_restripe();
+  EXPECT_FALSE(other.restriping());
+  EXPECT_EQ(other.members(), 2u);
+  EXPECT_EQ(other.piece_at(5 * kUnit, kUnit).member, 1u);
+}
+
 }  // namespace
 }  // namespace peregrine

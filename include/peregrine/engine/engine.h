@@ -15,16 +15,25 @@
 // Completions::here. A drive above its high pressure point blocks
 // submitters until it drains below the low one.
 //
+// An online restripe onto more members (peregrine grow --add on a mounted
+// volume) adds drives while IO runs and moves stripe units window by
+// window behind a layout fence (the restripe calls below).
+//
 // Thread rules: Engine methods are thread-safe. A Submitter belongs to one
 // thread at a time. Destroy every Submitter before the Engine; destroying
 // the Engine completes all IO still queued or in flight, then stops the
-// drive threads.
+// drive threads. A thread that holds staged IO hands it on (unplug())
+// before it waits for other IO to complete: the pressure points and the
+// restripe's waits rely on it.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "peregrine/engine/device_factory.h"
@@ -39,6 +48,7 @@
 namespace peregrine {
 
 class Drive;
+class LayoutFence;
 class MirrorFence;
 class DriveThread;
 class PerVolumeScheduler;
@@ -64,7 +74,7 @@ class Engine {
   // record `member_data_size`, larger than the map's; see StripeMap::grow.
   void grow(uint64_t member_data_size) { map_.grow(member_data_size); }
   const EngineConfig& config() const { return config_; }
-  uint32_t drive_count() const { return static_cast<uint32_t>(drives_.size()); }
+  uint32_t drive_count() const { return drive_count_.load(std::memory_order_acquire); }
 
   // A Submitter for the calling thread; fails when max_submitters are open.
   Expected<std::unique_ptr<Submitter>> open_submitter() EXCLUDES(slots_mutex_);
@@ -106,16 +116,63 @@ class Engine {
   // Any thread.
   Status install_mirror(uint32_t drive, std::unique_ptr<DeviceQueue> secondary, std::shared_ptr<MirrorFence> fence);
 
+  // Online restripe (docs/design.md, "Online restripe"). One thread (the
+  // mover) makes these calls, in this order; other threads go on
+  // submitting IO meanwhile.
+  //
+  // add_drive: a new member drive `drive_count()`, served by a thread of
+  // its own, with `device` (DeviceFactory's kind) over `spec.fd`. IO reaches
+  // it only through a restripe's new layout. Fails when kMaxDrives are in
+  // use, or with the device's or the thread's error.
+  Status add_drive(const DriveSpec& spec, std::unique_ptr<DeviceQueue> device);
+  // Starts the layout over `new_count` drives with the cursor at 0 (every
+  // unit in its old place) and the fence: every read and write from now on
+  // passes it. Returns once no IO that went past without the fence is in
+  // flight; IO arriving meanwhile waits and is then submitted through
+  // `via` (the mover's Submitter). ETIMEDOUT (and the layout as before) if
+  // that IO is still in flight after `drain_limit`.
+  // REQUIRES: no restripe in progress, the per-drive scheduler, and
+  // new_count <= drive_count().
+  Status begin_restripe(uint32_t new_count, Submitter& via,
+                        std::chrono::milliseconds drain_limit = std::chrono::seconds(60));
+  // Stripe units [begin, end) are about to move: IO that touches them waits
+  // from now on; returns once none that reached them before is in flight.
+  void close_window(uint64_t begin, uint64_t end);
+  // The units below `cursor` are in their new places (a cursor below the
+  // current one changes nothing: a window given up): opens the window and
+  // submits the IO that waited for it through `via`.
+  void open_window(uint64_t cursor, Submitter& via);
+  // Every unit is in its new place: the volume counts new_count members,
+  // and IO no longer passes the fence.
+  void finish_restripe();
+  // Requests the fence holds back or waits for now, and the window closed
+  // now in stripe units ({0, 0}: none) (tests, statistics).
+  size_t restripe_parked() const;
+  size_t restripe_in_flight() const;
+  std::pair<uint64_t, uint64_t> restripe_window() const;
+
  private:
   friend class Submitter;
   Engine(const EngineConfig& config, const StripeMap& map);
+  // Submits the requests the fence held back, through `via`.
+  static void resubmit(const std::vector<Request*>& parked, Submitter& via);
+  // begin_restripe's drain; false when `deadline` passed first.
+  bool drain_unfenced(std::chrono::steady_clock::time_point deadline) EXCLUDES(slots_mutex_);
 
   EngineConfig config_;
   StripeMap map_;
-  std::vector<std::unique_ptr<Drive>> drives_;
-  std::vector<std::unique_ptr<DriveThread>> threads_;  // own the wakers drives_ point at
+  // drives_[0, drive_count_) exist; add_drive() fills the next one before it
+  // publishes the count, and none is ever removed before ~Engine.
+  std::array<std::unique_ptr<Drive>, kEngineMaxDrives> drives_;
+  std::atomic<uint32_t> drive_count_{0};
+  Mutex threads_mutex_;
+  std::vector<std::unique_ptr<DriveThread>> threads_ GUARDED_BY(threads_mutex_);  // own the wakers drives_ point at
   mutable Mutex slots_mutex_;
   std::vector<std::unique_ptr<SubmitterSlot>> slots_ GUARDED_BY(slots_mutex_);  // only grows
+  std::unique_ptr<LayoutFence> fence_;
+  // Engine::transfer_lone_piece calls in progress that may have passed the
+  // fence's check before it was active (begin_restripe waits for them).
+  std::atomic<uint32_t> lone_transfers_{0};
 };
 
 class Submitter {
@@ -198,6 +255,8 @@ class Submitter {
   void stage_direct_on_drives();
   void stage_on_its_drive(const DirectPiece& d);
   void move_direct_pieces();
+  // unplug() but for the restripe's bookkeeping.
+  void unplug_batch(Completions where);
 
   Engine& engine_;
   SubmitterSlot& slot_;

@@ -30,6 +30,10 @@ enum class Scheduler {
   per_volume,  // baseline: the submitting thread does it all, like md/LVM
 };
 
+// The most member drives an engine serves, counting those an online
+// restripe adds (the volume format allows kMaxMembers, no more).
+inline constexpr uint32_t kEngineMaxDrives = 64;
+
 struct EngineConfig {
   Scheduler scheduler = Scheduler::per_drive;
 
