@@ -22,6 +22,7 @@
 #include "member_errors.h"
 #include "online_grow.h"
 #include "online_replace.h"
+#include "online_restripe.h"
 #include "peregrine/fs/stats_log.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "peregrine/util/clock.h"
@@ -356,7 +357,7 @@ int run_daemon(const DaemonOptions& o) {
   if (Status s = config::check_cpus_usable(o.settings.drive.cpus, "drive.cpus"); !s) return fail(s);
   // Every IO error of a member is logged with the member's name (a few per
   // member; peregrine stats counts them all).
-  MemberErrorLog member_errors(static_cast<uint32_t>(o.members.size()), log.as_line());
+  MemberErrorLog member_errors(log.as_line());
   auto rt = open_volume(o.members, o.read_only ? MemberFile::Mode::read_only : MemberFile::Mode::read_write, o.settings,
                         [&member_errors](const IoErrorReport& r) { member_errors.report(r); });
   if (!rt) return fail(rt.status());
@@ -389,9 +390,21 @@ int run_daemon(const DaemonOptions& o) {
   // After a switch, the member error log names NEW.
   auto rename_member = [&member_errors](uint32_t i, const std::string& path) { member_errors.rename(i, path); };
   OnlineReplace online_replace(vr, o.settings, layout_mu, log.as_line(), rename_member);
-  OnlineGrow online_grow(vr, **meta, layout_mu, [&online_replace] { return online_replace.busy(); }, log.as_line());
+  OnlineRestripe online_restripe(
+      vr, **meta, o.settings, layout_mu, log.as_line(),
+      [&online_replace]() -> std::string {
+        return online_replace.busy() ? "a member is being replaced online: add members once the replace is done" : "";
+      },
+      rename_member);
+  online_replace.refuse_while([&online_restripe]() -> std::string {
+    return online_restripe.busy() ? "members are being added online: replace a member once the restripe is done"
+                                  : "";
+  });
+  OnlineGrow online_grow(
+      vr, **meta, layout_mu, [&] { return online_replace.busy() || online_restripe.busy(); }, log.as_line());
   ctx.online_grow = &online_grow;
   ctx.online_replace = o.read_only ? nullptr : &online_replace;
+  ctx.online_restripe = o.read_only ? nullptr : &online_restripe;
   ctx.read_only = o.read_only;
   // The io-uring transport says it serves once its rings are registered,
   // so that when a mount command returns, requests already use them.
@@ -420,9 +433,10 @@ int run_daemon(const DaemonOptions& o) {
     if (!plan->uring) serving();
     serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent, log);
   }
-  // A copy still running gives up: the unmount's flush and mount record
-  // must find the member list settled.
+  // A copy or a move still running gives up: the unmount's flush and
+  // mount record must find the member list settled.
   online_replace.stop();
+  online_restripe.stop();
   if (!finish_unmount(**meta, vr, mount_record, log)) exit_code = 1;
   meta->reset();
   rt->reset();

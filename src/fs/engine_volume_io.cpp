@@ -27,7 +27,7 @@ struct Wait {
 }  // namespace
 
 EngineVolumeIo::EngineVolumeIo(SubmitterPool& pool, std::vector<MemberFile>* members)
-    : pool_(pool), members_(members), counters_(new Counters[pool.engine().map().members()]) {}
+    : pool_(pool), members_(members), counters_(new Counters[kEngineMaxDrives]) {}
 
 int EngineVolumeIo::run(IoOp op, uint64_t offset, std::byte* buf, uint64_t len, Submitter::Completions where,
                         bool* waited) {
@@ -95,6 +95,7 @@ int EngineVolumeIo::discard(uint64_t offset, uint64_t length) {
   if (members_ == nullptr || members_->empty()) return -EOPNOTSUPP;
   if (length == 0) return 0;
   std::shared_lock lock(members_mu_);
+  if (discards_stopped_) return -EOPNOTSUPP;
   int first_error = 0;
   pool_.engine().map().member_spans(offset, length, [&](uint32_t m, uint64_t moff, uint64_t mlen) {
     if (m >= members_->size()) return;
@@ -116,8 +117,24 @@ void EngineVolumeIo::swap_member(uint32_t index, MemberFile& other) {
   if (members_ != nullptr && index < members_->size()) std::swap((*members_)[index], other);
 }
 
+void EngineVolumeIo::stop_discards() {
+  std::unique_lock lock(members_mu_);
+  discards_stopped_ = true;
+}
+
+void EngineVolumeIo::resume_discards() {
+  std::unique_lock lock(members_mu_);
+  discards_stopped_ = false;
+}
+
+void EngineVolumeIo::add_members(std::vector<MemberFile>&& added) {
+  std::unique_lock lock(members_mu_);
+  if (members_ == nullptr) return;
+  for (MemberFile& m : added) members_->push_back(std::move(m));
+}
+
 DiscardCounts EngineVolumeIo::discard_counts(uint32_t member) const {
-  if (member >= pool_.engine().map().members()) return {};
+  if (member >= kEngineMaxDrives) return {};
   const Counters& c = counters_[member];
   return DiscardCounts{c.discards.load(std::memory_order_relaxed), c.bytes.load(std::memory_order_relaxed),
                        c.errors.load(std::memory_order_relaxed)};

@@ -43,6 +43,7 @@ namespace peregrine::fs {
 
 class OnlineGrow;
 class OnlineReplace;
+class OnlineRestripe;
 
 // A ring thread's part of the host (transport/data_calls.h): its
 // Submitter, made the thread's own as the thread starts. The same
@@ -132,6 +133,9 @@ struct FsContext final : TransportHost {
   // Serves `peregrine replace ... MOUNTPOINT` (fs_replace.cpp); null: not
   // offered. Set before the session serves.
   OnlineReplace* online_replace = nullptr;
+  // Serves `peregrine grow --add NEW... MOUNTPOINT` (fs_restripe.cpp); null:
+  // not offered. Set before the session serves.
+  OnlineRestripe* online_restripe = nullptr;
   // The daemon's log (daemon_log.h), for what an operation has to say
   // there. Set before the session serves.
   LogLine log = [](int, const std::string&) {};
@@ -301,18 +305,20 @@ void add_file_ops(fuse_lowlevel_ops& ops);
 void add_data_ops(fuse_lowlevel_ops& ops);
 void add_xattr_ops(fuse_lowlevel_ops& ops);
 void add_space_ops(fuse_lowlevel_ops& ops, config::CacheMode cache);
-void add_trim_ops(fuse_lowlevel_ops& ops);
+void add_trim_ops(fuse_lowlevel_ops& ops);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
 // The online grow ioctl (grow_ioctl.h), dispatched from the ioctl op.
 void serve_grow_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz,
                       size_t out_bufsz);
 // The checks of an ioctl that changes the volume's members (online grow,
-// online replace): root's (as resize2fs and xfs_growfs need
+// replace and restripe): root's (as resize2fs and xfs_growfs need
 // CAP_SYS_ADMIN; FUSE tells the daemon only the caller's uid), a
 // restricted ioctl of `size` bytes both ways, and a daemon that serves it
 // (`served`). False once it replied with the error.
 bool admit_member_ioctl(fuse_req_t req, unsigned flags, size_t in_bufsz, size_t out_bufsz, size_t size, bool served);
 // The online replace ioctl (replace_ioctl.h), dispatched from the ioctl op.
-void serve_replace_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);  // FITRIM (fs_trim.cpp); needs FUSE_CAP_IOCTL_DIR
+void serve_replace_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);
+// The online restripe ioctl (restripe_ioctl.h), dispatched from the ioctl op.
+void serve_restripe_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);
 // For a read-only mount, after the groups above: every changing operation
 // is answered EROFS (read_only_ops.cpp). Main thread, before the session.
 void make_read_only(fuse_lowlevel_ops& ops);

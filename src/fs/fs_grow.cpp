@@ -28,7 +28,12 @@ GrowIoctl failed(int err, const std::string& why) {
 GrowIoctl OnlineGrow::run() {
   MutexLock lk(mu_);
   if (replace_busy_ && replace_busy_())
-    return failed(EBUSY, "a member is being replaced online: grow the volume once the replace is done");
+    return failed(EBUSY, "a member is being replaced or members added online: grow the volume once that is done");
+  // A restripe that stopped part-way keeps two layouts, whose rows a new
+  // member size would move.
+  if (vr_.engine->map().restriping())
+    return failed(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it with "
+                         "'peregrine grow --add' first");
   AssembledVolume& vol = vr_.volume;
   const uint64_t data_offset = vr_.meta_geometry.data_offset;
   GrowIoctl r{};

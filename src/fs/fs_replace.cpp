@@ -97,6 +97,8 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
       return refused(EBUSY, "a replace of member " + std::to_string(index_) + " is in progress (" + message_ + ")");
     if (stop_) return refused(ESHUTDOWN, "the volume is being unmounted");
   }
+  if (refuse_while_)
+    if (std::string busy = refuse_while_(); !busy.empty()) return refused(EBUSY, busy);
   if (thread_.joinable()) thread_.join();  // the last replace's, finished
   // A switch that failed half-way keeps both members in use until the
   // volume is unmounted and the replace finished offline.

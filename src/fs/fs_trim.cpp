@@ -1,5 +1,6 @@
-// FITRIM (`fstrim MOUNTPOINT`), and the dispatch of the other ioctl the
-// daemon serves, online grow (fs_grow.cpp).
+// FITRIM (`fstrim MOUNTPOINT`), and the dispatch of the other ioctls the
+// daemon serves: online grow, replace and restripe (fs_grow.cpp,
+// fs_replace.cpp, fs_restripe.cpp).
 //
 // The kernel forwards an ioctl on a FUSE directory (fstrim opens the mount
 // point) only to a daemon that asked for FUSE_CAP_IOCTL_DIR at INIT (libfuse
@@ -19,6 +20,7 @@
 #include "fs_context.h"
 #include "peregrine/fs/grow_ioctl.h"
 #include "peregrine/fs/replace_ioctl.h"
+#include "peregrine/fs/restripe_ioctl.h"
 
 namespace peregrine::fs {
 namespace {
@@ -31,6 +33,10 @@ void op_ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_inf
   }
   if (cmd == static_cast<unsigned int>(kReplaceIoctl)) {
     serve_replace_ioctl(req, flags, in_buf, in_bufsz, out_bufsz);
+    return;
+  }
+  if (cmd == static_cast<unsigned int>(kRestripeIoctl)) {
+    serve_restripe_ioctl(req, flags, in_buf, in_bufsz, out_bufsz);
     return;
   }
   if (cmd != FITRIM) {

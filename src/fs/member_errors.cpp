@@ -7,9 +7,9 @@
 
 namespace peregrine::fs {
 
-MemberErrorLog::MemberErrorLog(uint32_t members, LogLine log)
-    : members_(members), log_(std::move(log)), counts_(new std::atomic<uint64_t>[members]) {
-  for (uint32_t i = 0; i < members; ++i) counts_[i].store(0);
+MemberErrorLog::MemberErrorLog(LogLine log)
+    : log_(std::move(log)), counts_(new std::atomic<uint64_t>[kEngineMaxDrives]) {
+  for (uint32_t i = 0; i < kEngineMaxDrives; ++i) counts_[i].store(0);
 }
 
 std::string MemberErrorLog::describe(const IoErrorReport& r, const std::string& name) {
@@ -31,7 +31,7 @@ void MemberErrorLog::report(const IoErrorReport& r) {
     line = describe(r, r.drive < names_.size() ? names_[r.drive] : std::string("?"));
     if (r.op != IoOp::read) last_write_failure_ = line;
   }
-  uint64_t n = r.drive < members_ ? counts_[r.drive].fetch_add(1) + 1 : 1;
+  uint64_t n = r.drive < kEngineMaxDrives ? counts_[r.drive].fetch_add(1) + 1 : 1;
   if (n < kLoggedPerMember) {
     log_(LOG_ERR, line);
   } else if (n == kLoggedPerMember) {

@@ -28,16 +28,18 @@ class MemberErrorLog {
   // Lines logged per member before it only counts (peregrine stats has the totals).
   static constexpr uint64_t kLoggedPerMember = 5;
 
-  MemberErrorLog(uint32_t members, LogLine log);
+  explicit MemberErrorLog(LogLine log);
   // The members' paths in index order, before any IO.
   void set_names(std::vector<std::string> names) EXCLUDES(mu_) {
     MutexLock lk(mu_);
     names_ = std::move(names);
   }
-  // Member `index` is another drive now (online replace). Any thread.
+  // Member `index` is another drive now (online replace), or a new one
+  // (online restripe). Any thread.
   void rename(uint32_t index, const std::string& name) EXCLUDES(mu_) {
     MutexLock lk(mu_);
-    if (index < names_.size()) names_[index] = name;
+    if (index >= names_.size()) names_.resize(index + 1);
+    names_[index] = name;
   }
 
   void report(const IoErrorReport& r) EXCLUDES(mu_);
@@ -48,9 +50,8 @@ class MemberErrorLog {
   static std::string describe(const IoErrorReport& r, const std::string& name);
 
  private:
-  const uint32_t members_;
   LogLine log_;
-  std::unique_ptr<std::atomic<uint64_t>[]> counts_;
+  std::unique_ptr<std::atomic<uint64_t>[]> counts_;  // kEngineMaxDrives: members a restripe adds too
   mutable Mutex mu_;
   std::vector<std::string> names_ GUARDED_BY(mu_);
   std::string last_write_failure_ GUARDED_BY(mu_);

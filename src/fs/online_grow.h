@@ -12,7 +12,8 @@
 // makes it _exit(9) right after superblock copy K is written and synced.
 //
 // Thread rules: run() from any thread (an ioctl's worker); one grow at a
-// time, under the layout mutex it shares with OnlineReplace. The
+// time, under the layout mutex it shares with OnlineReplace and
+// OnlineRestripe. The
 // VolumeRuntime and Metadata outlive it; nothing else changes the volume's
 // superblock fields meanwhile.
 #pragma once
@@ -30,8 +31,9 @@ namespace peregrine::fs {
 
 class OnlineGrow {
  public:
-  // `layout_mu` is shared with OnlineReplace; `replace_busy` says whether
-  // one is copying or switching (then grow refuses).
+  // `layout_mu` is shared with OnlineReplace and OnlineRestripe;
+  // `replace_busy` says whether either changes the member list now (then
+  // grow refuses).
   OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, Mutex& layout_mu, std::function<bool()> replace_busy, LogLine log)
       : vr_(vr), md_(md), log_(std::move(log)), mu_(layout_mu), replace_busy_(std::move(replace_busy)) {}
 

@@ -64,6 +64,10 @@ class OnlineReplace {
   // Member `index`'s path if a replace made it another than at mount
   // (else ""). Any thread.
   std::string member_path(uint32_t index) const EXCLUDES(mu_);
+  // `busy()` names another change of the member list in progress (an
+  // online restripe; "" when none): start() refuses meanwhile. Set before
+  // the session serves.
+  void refuse_while(std::function<std::string()> busy) { refuse_while_ = std::move(busy); }
   // A copy or switch in progress (OnlineGrow refuses then). REQUIRES: the
   // caller holds layout_mu.
   bool busy() const { return busy_.load(std::memory_order_acquire); }
@@ -85,6 +89,7 @@ class OnlineReplace {
   Mutex& layout_mu_;
   LogLine log_;
   const std::function<void(uint32_t, const std::string&)> renamed_;
+  std::function<std::string()> refuse_while_;
 
   mutable Mutex mu_;  // guards the status below and the stop flag
   std::condition_variable stop_cv_;  // with mu_: stop() wakes a pacing copy

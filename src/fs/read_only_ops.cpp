@@ -12,6 +12,7 @@
 #include "fs_context.h"
 #include "peregrine/fs/grow_ioctl.h"
 #include "peregrine/fs/replace_ioctl.h"
+#include "peregrine/fs/restripe_ioctl.h"
 
 namespace peregrine::fs {
 namespace {
@@ -51,12 +52,13 @@ void make_read_only(fuse_lowlevel_ops& ops) {
   ops.fallocate = [](fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EROFS); };
   ops.setxattr = [](fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) { fuse_reply_err(req, EROFS); };
   ops.removexattr = [](fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); };
-  // FITRIM, online grow and online replace, the ioctls served, write to the members.
+  // FITRIM, online grow, replace and restripe, the ioctls served, write to the members.
   ops.ioctl = [](fuse_req_t req, fuse_ino_t, unsigned int cmd, void*, fuse_file_info*, unsigned, const void*, size_t,
                  size_t) {
-    fuse_reply_err(req, cmd == FITRIM || cmd == static_cast<unsigned int>(kGrowIoctl) || cmd == static_cast<unsigned int>(kReplaceIoctl)
-                          ? EROFS
-                          : ENOTTY);
+    const bool served = cmd == FITRIM || cmd == static_cast<unsigned int>(kGrowIoctl) ||
+                        cmd == static_cast<unsigned int>(kReplaceIoctl) ||
+                        cmd == static_cast<unsigned int>(kRestripeIoctl);
+    fuse_reply_err(req, served ? EROFS : ENOTTY);
   };
 }
 

@@ -6,6 +6,7 @@
 
 #include "fs_context.h"
 #include "online_replace.h"
+#include "online_restripe.h"
 #include "transport/transport.h"
 #include "peregrine/util/clock.h"
 
@@ -46,6 +47,8 @@ void histogram(std::ostringstream& out, const LatencyHistogram& h) {
 std::string member_name(const FsContext& fs, uint32_t d) {
   if (fs.online_replace != nullptr)
     if (std::string now = fs.online_replace->member_path(d); !now.empty()) return now;
+  if (fs.online_restripe != nullptr)
+    if (std::string added = fs.online_restripe->member_path(d); !added.empty()) return added;
   return d < fs.member_names.size() ? fs.member_names[d] : "";
 }
 
@@ -74,6 +77,32 @@ void replace_json(std::ostringstream& out, const FsContext& fs) {
       << ",\"done_bytes\":" << r.done_bytes << ",\"total_bytes\":" << r.total_bytes
       << ",\"elapsed_ms\":" << r.elapsed_ms << ",\"rate_limit_bytes\":" << r.rate_limit_bytes
       << ",\"message\":" << quoted(r.message) << "}";
+}
+
+const char* restripe_state_name(uint32_t s) {
+  switch (s) {
+    case kRestripeMoving:
+      return "moving";
+    case kRestripeDone:
+      return "done";
+    case kRestripeStopped:
+      return "stopped";
+    case kRestripeRefused:
+      return "refused";
+    default:
+      return "none";
+  }
+}
+
+// The latest online restripe of this mount (online_restripe.h), if any.
+void restripe_json(std::ostringstream& out, const FsContext& fs) {
+  if (fs.online_restripe == nullptr) return;
+  const RestripeIoctl r = fs.online_restripe->status();
+  if (r.state == kRestripeNone) return;
+  out << ",\"restripe\":{\"state\":\"" << restripe_state_name(r.state) << "\",\"old_members\":" << r.old_count
+      << ",\"new_members\":" << r.new_count << ",\"done_bytes\":" << r.done_bytes
+      << ",\"total_bytes\":" << r.total_bytes << ",\"windows\":" << r.windows << ",\"elapsed_ms\":" << r.elapsed_ms
+      << ",\"rate_limit_bytes\":" << r.rate_limit_bytes << ",\"message\":" << quoted(r.message) << "}";
 }
 
 }  // namespace
@@ -120,6 +149,7 @@ std::string stats_json(FsContext& fs) {
   }
   out << "]";
   replace_json(out, fs);
+  restripe_json(out, fs);
   out << ",\"volume\":{\"label\":" << quoted(fs.volume_label) << ",\"uuid\":" << quoted(fs.volume_uuid) << "}";
   // The data area as statfs reports it, and the metadata area's use (what
   // `peregrine info` shows; new files fail with ENOSPC when it is full).

@@ -36,9 +36,11 @@ void Discarder::run() {
   std::vector<VolRange> batch;
   while (alloc_.wait_for_discards(&batch)) {
     for (const VolRange& r : batch) {
-      if (io_.discard(r.off, r.len) == 0) {
+      // EOPNOTSUPP: not a failure (a member that cannot discard, or an
+      // online restripe in progress: EngineVolumeIo::stop_discards).
+      if (const int rc = io_.discard(r.off, r.len); rc == 0) {
         online_bytes_.fetch_add(r.len, std::memory_order_relaxed);
-      } else {
+      } else if (rc != -EOPNOTSUPP) {
         errors_.fetch_add(1, std::memory_order_relaxed);
       }
       alloc_.discard_done({r});  // back in the free map: allocations may use it again

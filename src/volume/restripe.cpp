@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <thread>
 
 #include "member_identity.h"
@@ -35,6 +36,7 @@ class CreatedFiles {
  public:
   void add(std::string path) { paths_.push_back(std::move(path)); }
   void keep() { paths_.clear(); }
+  const std::vector<std::string>& paths() const { return paths_; }
   bool created(const std::string& p) const { return std::find(paths_.begin(), paths_.end(), p) != paths_.end(); }
   ~CreatedFiles() {
     for (const std::string& p : paths_) ::unlink(p.c_str());
@@ -44,23 +46,25 @@ class CreatedFiles {
   std::vector<std::string> paths_;
 };
 
-class Restriper {
+// Writes superblock copies, each durable (written, synced, read back).
+class CopyWriter {
  public:
-  Restriper(const RestripeOptions& o, RestripeVolume& vol) : o_(o), vol_(vol) {}
+  CopyWriter(std::vector<MemberFile>& members, uint64_t& generation, const std::function<void(int)>& after_step)
+      : members_(members), generation_(generation), after_step_(after_step) {}
 
   // Every copy of every member, in `order`, as `sb` says for that member.
   // `parallel`: the members at once, each its primary then its backup (a
   // cursor may advance in any order across members); the test hook
   // after_step makes it one copy after the other, to stop between any two.
   Status write_all(Superblock sb, const std::vector<uint32_t>& order, bool parallel = false) {
-    sb.generation = ++vol_.generation;
-    if (parallel && !o_.after_step) {
+    sb.generation = ++generation_;
+    if (parallel && !after_step_) {
       return on_member_threads(static_cast<uint32_t>(order.size()), [&](uint32_t k) -> Status {
         Superblock own = sb;
         own.member_index = order[k];
         own.member_uuid = own.member_uuids[order[k]];
         for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset})
-          if (Status s = write_durable_superblock_copy(vol_.members[order[k]], own, offset); !s) return s;
+          if (Status s = write_durable_superblock_copy(members_[order[k]], own, offset); !s) return s;
         return Status::ok();
       });
     }
@@ -68,44 +72,77 @@ class Restriper {
       sb.member_index = i;
       sb.member_uuid = sb.member_uuids[i];
       for (uint64_t offset : {kPrimarySuperblockOffset, kBackupSuperblockOffset}) {
-        if (Status s = write_durable_superblock_copy(vol_.members[i], sb, offset); !s) return s;
-        if (o_.after_step) o_.after_step(++step_);
+        if (Status s = write_durable_superblock_copy(members_[i], sb, offset); !s) return s;
+        if (after_step_) after_step_(++step_);
       }
     }
     return Status::ok();
   }
 
+ private:
+  std::vector<MemberFile>& members_;
+  uint64_t& generation_;
+  const std::function<void(int)>& after_step_;
+  int step_ = 0;
+};
+
+// The added members first, in the prepare and in the commit: then the old
+// members carry the record from the first copy that tells the volume
+// changed to the last, and a mount given only them refuses it as an
+// interrupted restripe (not as "members missing").
+std::vector<uint32_t> added_first(uint32_t n_old, uint32_t n_new) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = n_old; i < n_new; ++i) order.push_back(i);
+  for (uint32_t i = 0; i < n_old; ++i) order.push_back(i);
+  return order;
+}
+
+std::vector<uint32_t> index_order(uint32_t n) {
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  return order;
+}
+
+// The copy the commit writes: N + k members, no record.
+Expected<Superblock> committed(const Superblock& sb) {
+  Superblock done = sb;
+  done.features_incompat &= ~kIncompatRestripe;
+  done.restripe_old_count = 0;
+  done.restripe_cursor = 0;
+  done.features_incompat &= ~kIncompatMetaPartialRow;  // set again below if still so
+  if (sb.meta_size % (uint64_t{sb.stripe_unit} * sb.member_count()) != 0)
+    done.features_incompat |= kIncompatMetaPartialRow;
+  if (Status s = validate_superblock(done); !s) return Status::error(EINVAL, "internal: " + s.message());
+  return done;
+}
+
+RestripeMap map_of(const Superblock& sb) {
+  return RestripeMap{sb.restripe_old_count, sb.member_count(), sb.stripe_unit, sb.data_start,
+                     sb.member_data_size / sb.stripe_unit};
+}
+
+class Restriper {
+ public:
+  Restriper(const RestripeOptions& o, RestripeVolume& vol)
+      : o_(o), vol_(vol), copies_(vol.members, vol.generation, o.after_step) {}
+
   Status run(RestripeResult& r) {
     const Superblock& sb = vol_.sb;
     const uint32_t n_old = sb.restripe_old_count, n_new = sb.member_count();
-    std::vector<uint32_t> index_order(n_new);
-    for (uint32_t i = 0; i < n_new; ++i) index_order[i] = i;
-    // The added members first, in the prepare and in the commit: then the
-    // old members carry the record from the first copy that tells the
-    // volume changed to the last, and a mount given only them refuses it
-    // as an interrupted restripe (not as "members missing").
-    std::vector<uint32_t> added_first;
-    for (uint32_t i = n_old; i < n_new; ++i) added_first.push_back(i);
-    for (uint32_t i = 0; i < n_old; ++i) added_first.push_back(i);
-    Superblock done = sb;
-    done.features_incompat &= ~kIncompatRestripe;
-    done.restripe_old_count = 0;
-    done.restripe_cursor = 0;
-    done.features_incompat &= ~kIncompatMetaPartialRow;  // set again below if still so
-    if (sb.meta_size % (uint64_t{sb.stripe_unit} * n_new) != 0) done.features_incompat |= kIncompatMetaPartialRow;
-    if (Status s = validate_superblock(done); !s) return Status::error(EINVAL, "internal: " + s.message());
+    auto done = committed(sb);
+    if (!done) return done.status();
 
     if (vol_.phase == RestripeVolume::Phase::preparing) {
       // Until an old member's copy carries the record, the old volume is
       // untouched and mounts as it was.
       Superblock start = sb;
       start.restripe_cursor = 0;
-      if (Status s = write_all(start, added_first); !s) return s;
+      if (Status s = copies_.write_all(start, added_first(n_old, n_new)); !s) return s;
       vol_.phase = RestripeVolume::Phase::moving;
       vol_.sb.restripe_cursor = 0;
     }
     if (vol_.phase == RestripeVolume::Phase::moving) {
-      RestripeMap map{n_old, n_new, sb.stripe_unit, sb.data_start, sb.member_data_size / sb.stripe_unit};
+      RestripeMap map = map_of(sb);
       const uint64_t max_units = std::max<uint64_t>(o_.max_window_bytes / sb.stripe_unit, 1);
       RestripeMover mover(map, vol_.members, max_units);
       uint64_t cursor = vol_.sb.restripe_cursor;
@@ -124,7 +161,7 @@ class Restriper {
         if (Status s = mover.write(slot, cursor, end, o_.after_window_written); !s) return s;
         Superblock next = vol_.sb;
         next.restripe_cursor = end;
-        if (Status s = write_all(next, index_order, /*parallel=*/true); !s) return s;
+        if (Status s = copies_.write_all(next, index_order(n_new), /*parallel=*/true); !s) return s;
         vol_.sb.restripe_cursor = cursor = end;
         ++r.windows;
         if (reader.joinable()) reader.join();
@@ -138,7 +175,7 @@ class Restriper {
     }
     // The commit: each copy rewritten for N + k members. Copies with the
     // record at its end and copies without it describe the same bytes.
-    if (Status s = write_all(done, added_first); !s) return s;
+    if (Status s = copies_.write_all(*done, added_first(n_old, n_new)); !s) return s;
     r.volume_uuid = sb.volume_uuid;
     r.old_count = n_old;
     r.new_count = n_new;
@@ -151,7 +188,7 @@ class Restriper {
  private:
   const RestripeOptions& o_;
   RestripeVolume& vol_;
-  int step_ = 0;
+  CopyWriter copies_;
 };
 
 bool same_file(const MemberIdentity& a, const MemberFile& m) {
@@ -161,7 +198,7 @@ bool same_file(const MemberIdentity& a, const MemberFile& m) {
 
 // A new member: created when it is a missing regular file, then checked as
 // mkfs checks a member. Nothing is written to it here.
-Expected<MemberFile> open_new_member(const RestripeOptions& o, const MemberIdentity& id, const AssembledVolume& vol,
+Expected<MemberFile> open_new_member(bool force, const MemberIdentity& id, const AssembledVolume& vol,
                                      CreatedFiles& created) {
   const std::string& path = id.path;
   const uint64_t needed = vol.superblock.member_bytes_needed();
@@ -197,14 +234,14 @@ Expected<MemberFile> open_new_member(const RestripeOptions& o, const MemberIdent
   const bool earlier_attempt = copy.superblock && copy.superblock->restriping() &&
                                copy.superblock->volume_uuid == vol.superblock.volume_uuid &&
                                copy.superblock->member_index >= vol.superblock.member_count();
-  if (sbs->any_magic() && !earlier_attempt && !o.force) {
+  if (sbs->any_magic() && !earlier_attempt && !force) {
     if (copy.superblock)
       return refuse_new(path, "already member " + std::to_string(copy.superblock->member_index) + " of " +
                                   std::to_string(copy.superblock->member_count()) + " of peregrine volume " +
                                   copy.superblock->volume_uuid.to_string() + " (use --force to overwrite)");
     return refuse_new(path, "holds a damaged peregrine superblock (use --force to overwrite)");
   }
-  if (!sbs->any_magic() && !o.force && !created.created(path)) {
+  if (!sbs->any_magic() && !force && !created.created(path)) {
     auto found = probe_foreign_signature(path);
     if (!found) return found.status();
     if (*found) return refuse_new(path, "holds " + **found + " (use --force to overwrite)");
@@ -219,33 +256,41 @@ Status prepare_members(const RestripeOptions& o, RestripeVolume& r) {
   return Status::ok();
 }
 
-// The old volume, whole and sound, and the new members checked: the
-// restripe as it starts (nothing written yet).
-Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolume& vol, CreatedFiles& created) {
+// The members to add, opened and checked, with the superblock that names
+// them (the record, cursor 0): nothing written yet. The old volume must be
+// whole and sound.
+struct AddedMembers {
+  std::vector<MemberFile> files;
+  Superblock sb;
+  uint64_t generation = 0;
+};
+
+Expected<AddedMembers> open_added_members(bool force, const std::vector<std::string>& new_members,
+                                          const AssembledVolume& vol, CreatedFiles& created) {
   if (!vol.damaged_copies.empty())
     return Status::error(EUCLEAN, vol.damaged_copies.front().problem +
                                       "; run 'peregrine fsck' over the members first, then add members");
   if (!vol.interrupted_grow.empty())
     return Status::error(EINVAL, vol.interrupted_grow + ". Finish that grow first ('peregrine grow MEMBER...')");
+  if (new_members.empty()) return Status::error(EINVAL, "no members to add");
   const uint32_t n_old = vol.superblock.member_count();
-  const size_t n_new = n_old + o.new_members.size();
+  const size_t n_new = n_old + new_members.size();
   if (n_new > kMaxMembers)
     return Status::error(
         EINVAL, "a volume holds at most " + std::to_string(kMaxMembers) + " members, not " + std::to_string(n_new));
-  auto ids = identify_members(o.new_members, /*allow_missing=*/true);
+  auto ids = identify_members(new_members, /*allow_missing=*/true);
   if (!ids) return Status::error(ids.status().errnum(), "new " + ids.status().message());
   for (const MemberIdentity& id : *ids)
     for (const MemberFile& m : vol.members)
       if (id.exists && same_file(id, m))
         return refuse_new(id.path, "same " + std::string(id.is_block_device ? "device" : "file") + " as member " +
                                        m.info().path + ", already in the volume");
-  RestripeVolume r;
+  AddedMembers r;
   r.sb = vol.superblock;
-  r.members = std::move(vol.members);
   for (const MemberIdentity& id : *ids) {
-    auto file = open_new_member(o, id, vol, created);
+    auto file = open_new_member(force, id, vol, created);
     if (!file) return file.status();
-    r.members.push_back(std::move(*file));
+    r.files.push_back(std::move(*file));
     auto uuid = Uuid::random();
     if (!uuid) return uuid.status();
     r.sb.member_uuids.push_back(*uuid);
@@ -255,21 +300,37 @@ Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolum
   r.sb.restripe_cursor = 0;
   for (const Superblock& s : vol.member_superblocks) r.generation = std::max(r.generation, s.generation);
   if (Status s = validate_superblock(r.sb); !s) return Status::error(EINVAL, "internal: " + s.message());
-  r.phase = RestripeVolume::Phase::preparing;
-  if (Status s = prepare_members(o, r); !s) return s;
+  return r;
+}
 
-  // The new members' header regions (an old superblock or mount record
-  // there must never pass for this volume's) and their last MiB, as mkfs
-  // zeroes them; their data areas are written unit by unit by the move.
+// The new members' header regions (an old superblock or mount record
+// there must never pass for this volume's) and their last MiB, as mkfs
+// zeroes them; their data areas are written unit by unit by the move.
+Status zero_added_members(std::span<const MemberFile> added, const Superblock& sb) {
   AlignedBuffer zeros(1 << 20);
-  for (uint32_t i = n_old; i < n_new; ++i) {
-    const MemberFile& m = r.members[i];
+  for (const MemberFile& m : added) {
     const uint64_t end = m.info().size_bytes / kBlockSize * kBlockSize;
-    const uint64_t tail = std::max(r.sb.member_bytes_needed(), end > kTailWipe ? end - kTailWipe : 0);
-    if (Status s = zero_member_range(m, 0, r.sb.data_start, zeros); !s) return s;
+    const uint64_t tail = std::max(sb.member_bytes_needed(), end > kTailWipe ? end - kTailWipe : 0);
+    if (Status s = zero_member_range(m, 0, sb.data_start, zeros); !s) return s;
     if (Status s = zero_member_range(m, tail, end, zeros); !s) return s;
     if (Status s = sync_member(m); !s) return s;
   }
+  return Status::ok();
+}
+
+// The old volume, whole and sound, and the new members checked: the
+// restripe as it starts (nothing written yet).
+Expected<RestripeVolume> start_restripe(const RestripeOptions& o, AssembledVolume& vol, CreatedFiles& created) {
+  auto added = open_added_members(o.force, o.new_members, vol, created);
+  if (!added) return added.status();
+  RestripeVolume r;
+  r.sb = added->sb;
+  r.generation = added->generation;
+  r.members = std::move(vol.members);
+  for (MemberFile& f : added->files) r.members.push_back(std::move(f));
+  r.phase = RestripeVolume::Phase::preparing;
+  if (Status s = prepare_members(o, r); !s) return s;
+  if (Status s = zero_added_members(std::span(r.members).subspan(r.sb.restripe_old_count), r.sb); !s) return s;
   return r;
 }
 
@@ -326,6 +387,87 @@ Expected<RestripeResult> restripe_volume(const RestripeOptions& o) {
   Restriper r(o, *state);
   if (Status s = r.run(result); !s) return s;
   return result;
+}
+
+Expected<OnlineRestripeStart> start_online_restripe(const AssembledVolume& vol,
+                                                    const std::vector<std::string>& new_members, bool force) {
+  CreatedFiles created;
+  auto added = open_added_members(force, new_members, vol, created);
+  if (!added) return added.status();
+  if (Status s = zero_added_members(added->files, added->sb); !s) return s;
+  OnlineRestripeStart start;
+  start.sb = added->sb;
+  start.generation = added->generation;
+  start.added = std::move(added->files);
+  start.created = created.paths();
+  created.keep();
+  return start;
+}
+
+Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, OnlineRestripeStart& start,
+                                         uint64_t max_window_bytes, const OnlineRestripeHooks& hooks,
+                                         RestripeResult* result) {
+  const Superblock& sb = start.sb;
+  const uint32_t n_old = sb.restripe_old_count, n_new = sb.member_count();
+  if (members.size() != n_new)
+    return Status::error(EINVAL, "internal: " + std::to_string(members.size()) + " members for a restripe onto " +
+                                     std::to_string(n_new));
+  auto done = committed(sb);
+  if (!done) return done.status();
+  CopyWriter copies(members, start.generation, hooks.after_step);
+  // The record, the added members first (restripe_volume's prepare).
+  if (Status s = copies.write_all(sb, added_first(n_old, n_new)); !s) return s;
+
+  const RestripeMap map = map_of(sb);
+  // Every unit is read as data: the holes of a member in use change under
+  // any plan made in advance.
+  RestripeMover mover(map, members, std::max<uint64_t>(max_window_bytes / sb.stripe_unit, 1),
+                      /*skip_holes=*/false);
+  if (Status s = mover.plan(0); !s) return s;
+  if (hooks.progress) hooks.progress(0, mover.total_data_bytes());
+  const auto t0 = std::chrono::steady_clock::now();
+  RestripeResult r;
+  Superblock next = sb;
+  for (uint64_t cursor = 0; cursor < map.end();) {
+    if (hooks.stop_requested && hooks.stop_requested())
+      return Status::error(ECANCELED, "stopped with " + std::to_string(cursor) + " of " + std::to_string(map.end()) +
+                                          " stripe units moved");
+    const uint64_t end = mover.window_end(cursor);
+    hooks.close_window(cursor, end);
+    Status moved = mover.read(0, cursor, end);
+    if (moved) moved = mover.write(0, cursor, end, nullptr);
+    if (moved) {
+      next.restripe_cursor = end;
+      moved = copies.write_all(next, index_order(n_new), /*parallel=*/true);
+    }
+    if (!moved) {
+      // The window's old places are intact (a window overwrites only
+      // units moved before it), and copies that say `end` are as right as
+      // those that say `cursor`: serve it from where it was.
+      hooks.open_window(cursor);
+      return moved;
+    }
+    hooks.open_window(end);
+    cursor = end;
+    ++r.windows;
+    if (hooks.progress) hooks.progress(mover.data_bytes(), mover.total_data_bytes());
+    if (hooks.pace) hooks.pace();
+  }
+  r.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.data_bytes = mover.data_bytes();
+  if (Status s = copies.write_all(*done, added_first(n_old, n_new)); !s) return s;
+  r.volume_uuid = sb.volume_uuid;
+  r.old_count = n_old;
+  r.new_count = n_new;
+  r.member_data_size = sb.member_data_size;
+  r.meta_size = sb.meta_size;
+  for (const MemberFile& m : members) r.members.push_back(m.info().path);
+  if (result != nullptr) *result = std::move(r);
+  Superblock out = *done;
+  out.member_index = 0;
+  out.member_uuid = out.member_uuids[0];
+  out.generation = start.generation;
+  return out;
 }
 
 }  // namespace peregrine

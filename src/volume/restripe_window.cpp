@@ -64,14 +64,17 @@ Status on_member_threads(uint32_t n, const std::function<Status(uint32_t)>& fn) 
   return Status::ok();
 }
 
-RestripeMover::RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units)
+RestripeMover::RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units,
+                             bool skip_holes)
     : map_(map),
       members_(members),
       max_units_(std::max<uint64_t>(max_units, 1)),
+      skip_holes_(skip_holes),
       buf_{AlignedBuffer(max_units_ * map.unit), AlignedBuffer(max_units_ * map.unit)},
       zeros_(1 << 20) {}
 
 bool RestripeMover::is_hole(uint64_t u) const {
+  if (!skip_holes_) return false;
   const RestripeMap::Place p = map_.old_place(u);
   const std::vector<CopyRange>& segs = segments_[p.member];
   auto it = std::upper_bound(segs.begin(), segs.end(), p.offset,
@@ -80,6 +83,12 @@ bool RestripeMover::is_hole(uint64_t u) const {
 }
 
 Status RestripeMover::plan(uint64_t cursor) {
+  total_ = data_ = holes_ = 0;
+  if (!skip_holes_) {
+    const uint64_t first = std::max<uint64_t>(cursor, map_.old_count);
+    total_ = first < map_.end() ? (map_.end() - first) * map_.unit : 0;
+    return Status::ok();
+  }
   segments_.assign(map_.old_count, {});
   for (uint32_t m = 0; m < map_.old_count; ++m) {
     auto segs = data_segments(members_[m], map_.data_start, map_.data_start + map_.rows * map_.unit);

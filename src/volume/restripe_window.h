@@ -29,7 +29,10 @@ class RestripeMover {
   // `max_units`: the units of data a window holds in memory (each of the
   // two buffers); holes take no buffer, so a window of a sparse member
   // reaches over up to kHoleReach times as many units.
-  RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units);
+  // `skip_holes` false: every unit is read and written as data, for a
+  // volume in use, whose holes plan() could not see being filled.
+  RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units,
+                bool skip_holes = true);
   static constexpr uint64_t kHoleReach = 16;
 
   // Finds the holes of the old members' data areas (never changes for a
@@ -61,6 +64,7 @@ class RestripeMover {
   RestripeMap map_;
   const std::vector<MemberFile>& members_;
   uint64_t max_units_;
+  bool skip_holes_;
   AlignedBuffer buf_[2];
   std::vector<uint64_t> place_[2];  // [u - begin]: the unit's offset in buf_[slot] (data units)
   AlignedBuffer zeros_;

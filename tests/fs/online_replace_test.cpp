@@ -22,12 +22,11 @@
 #include <thread>
 
 #include "fs_test_util.h"
+#include "member_change_util.h"
 #include "power_cut_util.h"
 
 namespace peregrine::fstest {
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<std::string> with(std::vector<std::string> members, const std::string& old, const std::string& now) {
   for (std::string& m : members)
@@ -41,66 +40,6 @@ RunResult replace_online(const Volume& v, const std::string& old, const std::str
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.push_back(v.mountpoint());
   return run(argv);
-}
-
-RunResult fsck(const std::vector<std::string>& members) {
-  std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};
-  argv.insert(argv.end(), members.begin(), members.end());
-  return run(argv);
-}
-
-// What the writers put on the volume: each file's expected bytes.
-using Contents = std::map<std::string, std::string>;
-
-// Writes until `stop`, at least `min_rounds` rounds: appends to a log file
-// with fsync, rewrites 4 KiB blocks of a file in place (buffered, and
-// O_DIRECT on another), creates small files. Records what each file must
-// hold.
-void write_until(const Volume& v, const std::atomic<bool>& stop, int min_rounds, Contents& out) {
-  std::mt19937_64 rng(42);
-  const std::string log = v.at("log"), inplace = v.at("inplace"), direct = v.at("direct");
-  std::string log_bytes, inplace_bytes = pattern(8 << 20, 1), direct_bytes = pattern(8 << 20, 2);
-  ASSERT_TRUE(write_file(inplace, inplace_bytes));
-  ASSERT_TRUE(write_file(direct, direct_bytes));
-  Fd lf(::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644));
-  Fd bf(::open(inplace.c_str(), O_RDWR));
-  Fd df(::open(direct.c_str(), O_RDWR | O_DIRECT));
-  ASSERT_TRUE(lf.ok() && bf.ok() && df.ok()) << std::strerror(errno);
-  void* block = nullptr;
-  ASSERT_EQ(::posix_memalign(&block, 4096, 4096), 0);
-  for (int round = 0; round < min_rounds || !stop.load(); ++round) {
-    const std::string rec = pattern(1000 + rng() % 3000, 1000 + round);
-    ASSERT_TRUE(write_at(lf.get(), rec, static_cast<off_t>(log_bytes.size())));
-    log_bytes += rec;
-    ASSERT_EQ(::fsync(lf.get()), 0);
-    for (int k = 0; k < 8; ++k) {
-      const off_t at = static_cast<off_t>(rng() % (inplace_bytes.size() / 4096) * 4096);
-      const std::string b = pattern(4096, rng());
-      ASSERT_TRUE(write_at(bf.get(), b, at));
-      inplace_bytes.replace(static_cast<size_t>(at), 4096, b);
-      const off_t dat = static_cast<off_t>(rng() % (direct_bytes.size() / 4096) * 4096);
-      const std::string d = pattern(4096, rng());
-      std::memcpy(block, d.data(), 4096);
-      ASSERT_TRUE(write_at(df.get(), block, 4096, dat)) << std::strerror(errno);
-      direct_bytes.replace(static_cast<size_t>(dat), 4096, d);
-    }
-    ASSERT_EQ(::fdatasync(bf.get()), 0);
-    const std::string small = v.at("small-" + std::to_string(round));
-    out[small] = pattern(100 + round * 37 % 9000, 5000 + round);
-    ASSERT_TRUE(write_file(small, out[small]));
-  }
-  std::free(block);
-  out[log] = log_bytes;
-  out[inplace] = inplace_bytes;
-  out[direct] = direct_bytes;
-}
-
-std::string first_difference(const Contents& want) {
-  for (const auto& [path, bytes] : want) {
-    const std::string got = read_file(path);
-    if (got != bytes) return path + ": " + std::to_string(got.size()) + " bytes, want " + std::to_string(bytes.size());
-  }
-  return "";
 }
 
 class OnlineReplace : public ::testing::Test {

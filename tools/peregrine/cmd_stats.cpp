@@ -109,6 +109,7 @@ struct Snapshot {
   std::vector<uint64_t> ring_requests;  // io-uring transport: requests served per ring
   json engine;                          // effective engine settings (null from an older daemon)
   json replace;                         // the latest online replace (null: none, or an older daemon)
+  json restripe;                        // the latest online restripe (null: none, or an older daemon)
   uint64_t ring_entries = 0;            // io-uring: entries per ring (0 from an older daemon)
   uint64_t ring_request_bytes = 0;      // io-uring: largest request an entry carries
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
@@ -173,6 +174,7 @@ Expected<Snapshot> parse_snapshot(const std::string& root, const std::string& te
     }
     if (doc.contains("engine")) s.engine = doc["engine"];
     if (doc.contains("replace")) s.replace = doc["replace"];
+    if (doc.contains("restripe")) s.restripe = doc["restripe"];
     for (const json& d : doc.at("drives")) {
       Drive drive;
       drive.index = d.at("index").get<uint64_t>();
@@ -257,6 +259,7 @@ struct Report {
   ReadSpinCounts read_spin;  // counts in the interval
   json engine;
   json replace;
+  json restripe;
 };
 
 Report make_report(const std::string& root, const Snapshot& now, const Snapshot* before) {
@@ -270,6 +273,7 @@ Report make_report(const std::string& root, const Snapshot& now, const Snapshot*
   r.ring_entries = now.ring_entries;
   r.engine = now.engine;
   r.replace = now.replace;
+  r.restripe = now.restripe;
   r.ring_request_bytes = now.ring_request_bytes;
   r.read_spin = now.read_spin;
   if (before != nullptr && before->read_spin.present) {
@@ -340,6 +344,24 @@ void print_replace(const json& rp) {
   std::printf("\n");
 }
 
+// One line for the latest online restripe: "restripe: 2 -> 4 members:
+// moving 42% (430 of 1024 MiB in 0:12, 9 windows)", or done, or why it stopped.
+void print_restripe(const json& rs) {
+  const std::string state = rs.value("state", std::string("?"));
+  const uint64_t done = rs.value("done_bytes", uint64_t{0}), total = rs.value("total_bytes", uint64_t{0});
+  const double seconds = static_cast<double>(rs.value("elapsed_ms", uint64_t{0})) / 1000;
+  std::printf("restripe: %llu -> %llu members: %s",
+              static_cast<unsigned long long>(rs.value("old_members", uint64_t{0})),
+              static_cast<unsigned long long>(rs.value("new_members", uint64_t{0})), state.c_str());
+  if (state == "moving" || state == "done")
+    std::printf(" %llu%% (%llu of %llu MiB in %.0f s, %llu windows)",
+                static_cast<unsigned long long>(total ? done * 100 / total : 100),
+                static_cast<unsigned long long>(done >> 20), static_cast<unsigned long long>(total >> 20), seconds,
+                static_cast<unsigned long long>(rs.value("windows", uint64_t{0})));
+  if (state == "stopped" || state == "refused") std::printf(": %s", rs.value("message", std::string()).c_str());
+  std::printf("\n");
+}
+
 void print_text(const Report& r) {
   if (r.since_mount && r.seconds)
     std::printf("%s: since mount (%.1f s)\n", r.mountpoint.c_str(), *r.seconds);
@@ -380,6 +402,7 @@ void print_text(const Report& r) {
         static_cast<unsigned long long>(e.value("inline_poll_us", uint64_t{0})));
   }
   if (r.replace.is_object()) print_replace(r.replace);
+  if (r.restripe.is_object()) print_restripe(r.restripe);
   std::printf("%-3s %-28s %10s %9s %9s %9s %9s %9s %9s %15s %4s\n", "#", "member", "IOs", "IOPS", "MB read", "MB/s rd",
               "MB wr", "MB/s wr", "merged", "infl/backl/que", "QD");
   Row total{nullptr, {}, {}, {}};
@@ -453,6 +476,7 @@ json report_json(const Report& r) {
   }
   if (r.engine.is_object()) out["engine"] = r.engine;
   if (r.replace.is_object()) out["replace"] = r.replace;
+  if (r.restripe.is_object()) out["restripe"] = r.restripe;
   out["drives"] = json::array();
   std::map<std::string, uint64_t> total;
   for (const Row& row : r.rows) {

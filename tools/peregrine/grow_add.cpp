@@ -69,8 +69,8 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
     std::fprintf(stderr, "peregrine grow: %s\n", r.status().message().c_str());
     if (r.status().errnum() == EBUSY)
       std::fprintf(stderr,
-                   "peregrine grow: unmount the volume first: adding members (a restripe) works on an unmounted "
-                   "volume only\n");
+                   "peregrine grow: a mounted volume gets members by its mount point, while it stays in use: "
+                   "peregrine grow --add NEW... MOUNTPOINT\n");
     return 1;
   }
   if (r->already_done) {

@@ -213,6 +213,24 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
     out.sample("peregrine_replace_failed", labels, state == "failed" ? 1 : 0);
   }
 
+  if (doc.contains("restripe")) {
+    // The latest online restripe of this mount (peregrine grow --add).
+    const json& rs = doc["restripe"];
+    auto labels = with(with(base, "old_members", std::to_string(rs.at("old_members").get<uint64_t>())), "new_members",
+                       std::to_string(rs.at("new_members").get<uint64_t>()));
+    const std::string state = rs.at("state").get<std::string>();
+    out.family("peregrine_restripe_active", "gauge",
+               "1 while an online restripe moves the volume's stripe units onto more members, else 0.");
+    out.sample("peregrine_restripe_active", labels, state == "moving" ? 1 : 0);
+    out.family("peregrine_restripe_moved_bytes", "gauge", "Bytes the online restripe has moved.");
+    out.sample("peregrine_restripe_moved_bytes", labels, rs.at("done_bytes").get<uint64_t>());
+    out.family("peregrine_restripe_total_bytes", "gauge", "Bytes the online restripe moves in all.");
+    out.sample("peregrine_restripe_total_bytes", labels, rs.at("total_bytes").get<uint64_t>());
+    out.family("peregrine_restripe_stopped", "gauge",
+               "1 if the latest online restripe stopped part-way (finish it offline: peregrine grow --add).");
+    out.sample("peregrine_restripe_stopped", labels, state == "stopped" ? 1 : 0);
+  }
+
   if (doc.contains("tail_blocks")) {
     const json& t = doc["tail_blocks"];
     out.family("peregrine_tail_blocks", "gauge",

@@ -63,6 +63,14 @@ class EngineVolumeIo final : public VolumeIo {
   // `other` gets the member that was. Waits for discards in progress.
   // Any thread.
   void swap_member(uint32_t index, MemberFile& other);
+  // Online restripe. Before it starts: waits for discards in progress and
+  // refuses the next ones (EOPNOTSUPP: a member span means nothing while
+  // units have two places) until resume_discards(), once it is done or
+  // has given up before it moved anything. `added` join the end of the
+  // member list once it has started. Any thread.
+  void stop_discards();
+  void resume_discards();
+  void add_members(std::vector<MemberFile>&& added);
 
  private:
   struct Counters {
@@ -74,7 +82,8 @@ class EngineVolumeIo final : public VolumeIo {
   SubmitterPool& pool_;
   std::vector<MemberFile>* members_;
   std::shared_mutex members_mu_;  // discard() shared, swap_member() exclusive
-  std::unique_ptr<Counters[]> counters_;  // one per member
+  bool discards_stopped_ = false;  // under members_mu_
+  std::unique_ptr<Counters[]> counters_;  // kEngineMaxDrives: members a restripe adds too
 };
 
 }  // namespace peregrine::fs

@@ -28,6 +28,7 @@
 
 #include "peregrine/backend/member_file.h"
 #include "peregrine/util/result.h"
+#include "peregrine/volume/assembly.h"
 #include "peregrine/volume/superblock.h"
 
 namespace peregrine {
@@ -73,5 +74,53 @@ struct RestripeResult {
 };
 
 Expected<RestripeResult> restripe_volume(const RestripeOptions& options);
+
+// Online restripe: the same steps for a volume a daemon serves mounted
+// (peregrine grow --add MOUNTPOINT; src/fs/online_restripe.h). The daemon
+// holds the members open and locked; these calls take them by reference,
+// write exactly what restripe_volume() writes, in the same order, and
+// leave it to the caller's hooks to keep the volume's IO off each window
+// while it moves. A crash or kill -9 at any point leaves what an
+// interrupted restripe_volume() leaves: the offline command resumes it.
+
+// New members checked and prepared, nothing of the volume's written yet.
+struct OnlineRestripeStart {
+  Superblock sb;                    // the record (cursor 0) over N + k members
+  uint64_t generation = 0;          // the highest any copy holds
+  std::vector<MemberFile> added;    // index N.. order: open, locked, headers zeroed and synced
+  std::vector<std::string> created; // regular files this call created (the caller removes them if it gives up)
+};
+
+// Checks `new_members` against the mounted volume as restripe_volume()
+// does (the same refusals: not a member already, large enough, no
+// filesystem or other volume on it unless `force`; a missing regular file
+// is created), then zeroes each one's header region and last MiB.
+Expected<OnlineRestripeStart> start_online_restripe(const AssembledVolume& vol,
+                                                    const std::vector<std::string>& new_members, bool force);
+
+// What keeps the volume's IO in order while the units move (stripe units).
+struct OnlineRestripeHooks {
+  // IO must not touch [begin, end) until open_window(); returns once none
+  // that did before is in flight.
+  std::function<void(uint64_t begin, uint64_t end)> close_window;
+  // Units below `cursor` are in their new places, durably (a cursor equal
+  // to the window's begin: it was given up, nothing moved).
+  std::function<void(uint64_t cursor)> open_window;
+  std::function<bool()> stop_requested;  // checked before each window
+  std::function<void()> pace;            // after each window (a rate limit)
+  std::function<void(uint64_t done, uint64_t total)> progress;
+  // Tests only, as RestripeOptions::after_step: copy K of this run written.
+  std::function<void(int step)> after_step;
+};
+
+// The record, the windows and the commit over `members` (all N + k, in
+// index order: the volume's then start.added). Returns the committed
+// superblock (N + k members, no record; member 0's fields). `result`
+// (optional) gets the counts. On an error, or a stop between windows, the
+// copies keep the record at the last durable cursor, every window is open
+// again, and the error says so; the offline command finishes it.
+Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, OnlineRestripeStart& start,
+                                         uint64_t max_window_bytes, const OnlineRestripeHooks& hooks,
+                                         RestripeResult* result = nullptr);
 
 }  // namespace peregrine

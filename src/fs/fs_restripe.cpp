@@ -1,0 +1,318 @@
+// Online restripe: OnlineRestripe (online_restripe.h) and the ioctl that
+// drives it.
+#include <syslog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "fs_context.h"
+#include "online_restripe.h"
+#include "peregrine/util/clock.h"
+#include "peregrine/volume/size_text.h"
+
+namespace peregrine::fs {
+namespace {
+
+constexpr const char* kStopEnv = "PEREGRINE_TEST_RESTRIPE_STOP_AFTER";
+// The data one window moves: IO that touches a window waits while it
+// moves, so a mounted volume moves smaller windows than the offline
+// command's 128 MiB.
+constexpr uint64_t kWindowBytes = 32 << 20;
+
+RestripeIoctl refused(int err, const std::string& why) {
+  RestripeIoctl r{};
+  r.error = err;
+  r.state = kRestripeRefused;
+  std::snprintf(r.message, sizeof r.message, "%s", why.c_str());
+  return r;
+}
+
+std::vector<std::string> paths_of(const RestripeIoctl& q) {
+  std::vector<std::string> out;
+  const char* p = q.new_members;
+  const char* end = q.new_members + sizeof q.new_members;
+  while (p < end && *p != '\0') {
+    const size_t n = strnlen(p, static_cast<size_t>(end - p));
+    out.emplace_back(p, n);
+    p += n + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+OnlineRestripe::OnlineRestripe(VolumeRuntime& vr, meta::Metadata& md, const config::Settings& settings,
+                               Mutex& layout_mu, LogLine log, std::function<std::string()> other_busy,
+                               std::function<void(uint32_t, const std::string&)> named)
+    : vr_(vr),
+      md_(md),
+      settings_(settings),
+      layout_mu_(layout_mu),
+      log_(std::move(log)),
+      other_busy_(std::move(other_busy)),
+      named_(std::move(named)) {}
+
+OnlineRestripe::~OnlineRestripe() { stop(); }
+
+void OnlineRestripe::set_state(RestripeState s, const std::string& message) {
+  MutexLock lock(mu_);
+  state_ = s;
+  message_ = message;
+  if (s != kRestripeMoving) finished_ns_ = monotonic_ns();
+}
+
+RestripeIoctl OnlineRestripe::status() const {
+  MutexLock lock(mu_);
+  RestripeIoctl r{};
+  r.state = state_;
+  r.old_count = old_count_;
+  r.new_count = new_count_;
+  r.done_bytes = std::min(done_bytes_.load(std::memory_order_relaxed), total_bytes_);
+  r.total_bytes = total_bytes_;
+  r.windows = windows_.load(std::memory_order_relaxed);
+  r.rate_limit_bytes = rate_;
+  r.old_data_area = old_data_area_;
+  r.new_data_area = new_data_area_;
+  if (started_ns_ != 0) r.elapsed_ms = ((finished_ns_ != 0 ? finished_ns_ : monotonic_ns()) - started_ns_) / 1000000;
+  size_t at = 0;
+  for (const std::string& p : added_paths_) {
+    if (at + p.size() + 1 >= sizeof r.new_members) break;
+    std::memcpy(r.new_members + at, p.c_str(), p.size() + 1);
+    at += p.size() + 1;
+  }
+  std::snprintf(r.message, sizeof r.message, "%s", message_.c_str());
+  return r;
+}
+
+std::string OnlineRestripe::member_path(uint32_t index) const {
+  MutexLock lock(mu_);
+  if (index < old_count_ || index - old_count_ >= added_paths_.size()) return "";
+  return added_paths_[index - old_count_];
+}
+
+RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
+  const std::vector<std::string> paths = paths_of(request);
+  if (paths.empty()) return refused(EINVAL, "no members to add");
+  MutexLock layout(layout_mu_);
+  {
+    MutexLock lock(mu_);
+    if (state_ == kRestripeMoving) return refused(EBUSY, "a restripe is in progress (" + message_ + ")");
+    if (stop_) return refused(ESHUTDOWN, "the volume is being unmounted");
+  }
+  if (thread_.joinable()) thread_.join();  // the last restripe's, finished
+  // One restripe per mount: the engine keeps the drives a start gave it,
+  // and one that stopped part-way keeps its two layouts until the offline
+  // command finishes it.
+  if (start_) {
+    MutexLock lock(mu_);
+    return refused(EBUSY, state_ == kRestripeDone
+                              ? std::string("this mount restriped the volume already: remount it to add more members")
+                              : message_);
+  }
+  if (std::string busy = other_busy_(); !busy.empty()) return refused(EBUSY, busy);
+  Engine& engine = *vr_.engine;
+  if (engine.config().scheduler != Scheduler::per_drive)
+    return refused(EOPNOTSUPP,
+                   "engine.scheduler = per-volume cannot restripe a mounted volume: unmount it and run 'peregrine "
+                   "grow --add NEW... MEMBER...'");
+  const uint32_t n_old = vr_.volume.superblock.member_count();
+  auto st = start_online_restripe(vr_.volume, paths, (request.flags & kRestripeForce) != 0);
+  if (!st) return refused(st.status().errnum() != 0 ? st.status().errnum() : EINVAL, st.status().message());
+  // Nothing of the volume's is written yet. Once the engine has taken a
+  // drive over a new member, that member's file stays open, and this mount
+  // cannot try again.
+  uint32_t drives_taken = 0;
+  for (uint32_t i = 0; i < st->added.size(); ++i) {
+    MemberFile& file = st->added[i];
+    DriveSpec spec = drive_spec_for(settings_, file);
+    auto ring = UringDeviceFactory::open_ring(spec);
+    Status s = ring ? Status::ok() : ring.status();
+    std::unique_ptr<DeviceQueue> device;
+    if (s) device = std::move(*ring);
+    if (s && vr_.join_layers) {
+      // Tests only: the power-cut layer over the new member, as over the others.
+      auto layered = vr_.join_layers(file, n_old + i, std::move(device));
+      if (layered)
+        device = std::move(*layered);
+      else
+        s = layered.status();
+    }
+    if (s) s = engine.add_drive(spec, std::move(device));
+    if (s) {
+      ++drives_taken;
+      continue;
+    }
+    const std::string why = "new member " + file.info().path + ": " + s.message();
+    log_(LOG_ERR, "online restripe: " + why);
+    if (drives_taken == 0) {
+      for (const std::string& p : st->created) ::unlink(p.c_str());
+      return refused(s.errnum() != 0 ? s.errnum() : EIO, why);
+    }
+    start_.emplace(std::move(*st));
+    set_state(kRestripeRefused, why + "; nothing was written to the volume, but this mount cannot add members "
+                                      "again (remount it first)");
+    return refused(s.errnum() != 0 ? s.errnum() : EIO, why);
+  }
+  start_.emplace(std::move(*st));
+  via_ = vr_.pool->acquire();
+  if (via_ == nullptr) {
+    set_state(kRestripeRefused, "no free engine submitter; this mount cannot add members again (remount it first)");
+    return refused(EAGAIN, "no free engine submitter for the restripe");
+  }
+  // Discards bypass the engine and its fence: none from here to the end.
+  vr_.io->stop_discards();
+  const uint32_t n_new = start_->sb.member_count();
+  if (Status s = engine.begin_restripe(n_new, *via_); !s) {
+    vr_.io->resume_discards();
+    const std::string why = s.message() + "; nothing was written to the volume";
+    set_state(kRestripeRefused, why + ", but this mount cannot add members again (remount it first)");
+    log_(LOG_ERR, "online restripe: " + why);
+    return refused(s.errnum() != 0 ? s.errnum() : EIO, why);
+  }
+  std::vector<std::string> added;
+  for (const MemberFile& f : start_->added) added.push_back(f.info().path);
+  vr_.io->add_members(std::move(start_->added));
+  for (uint32_t i = 0; i < added.size(); ++i)
+    if (named_) named_(n_old + i, added[i]);
+  const uint64_t unit = start_->sb.stripe_unit;
+  const uint64_t units = start_->sb.member_data_size / unit * n_old;
+  {
+    MutexLock lock(mu_);
+    state_ = kRestripeMoving;
+    message_ = "moving the volume's stripe units onto " + std::to_string(n_new) + " members";
+    old_count_ = n_old;
+    new_count_ = n_new;
+    added_paths_ = added;
+    rate_ = request.rate_limit_bytes;
+    started_ns_ = monotonic_ns();
+    finished_ns_ = 0;
+    total_bytes_ = units > n_old ? (units - n_old) * unit : 0;
+    old_data_area_ = md_.data_size();
+  }
+  busy_.store(true, std::memory_order_release);
+  std::string names;
+  for (const std::string& p : added) names += (names.empty() ? "" : ", ") + p;
+  log_(LOG_NOTICE, "online restripe from " + std::to_string(n_old) + " onto " + std::to_string(n_new) +
+                       " members started (adding " + names + "): " + format_size(status().total_bytes) +
+                       " to move" + (request.rate_limit_bytes != 0 ? ", at most " + format_size(request.rate_limit_bytes) + "/s" : ""));
+  if (const char* stop = std::getenv(kStopEnv)) log_(LOG_WARNING, std::string("TEST ONLY: ") + kStopEnv + "=" + stop);
+  thread_ = std::thread([this] { run(); });
+  return status();
+}
+
+void OnlineRestripe::stop() {
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+// Holds the move to the asked rate; stop() cuts a wait short.
+void OnlineRestripe::pace() {
+  MutexLock lock(mu_);
+  if (rate_ == 0) return;
+  const uint64_t due_ns = started_ns_ + done_bytes_.load() * 1000000000 / rate_;
+  const uint64_t now = monotonic_ns();
+  if (due_ns <= now) return;
+  lock.wait_for(stop_cv_, std::chrono::nanoseconds(due_ns - now), [&] {
+    mu_.assert_held();
+    return stop_;
+  });
+}
+
+void OnlineRestripe::run() {
+  Engine& engine = *vr_.engine;
+  OnlineRestripeHooks hooks;
+  hooks.close_window = [&](uint64_t begin, uint64_t end) { engine.close_window(begin, end); };
+  hooks.open_window = [&](uint64_t cursor) { engine.open_window(cursor, *via_); };
+  hooks.stop_requested = [&] {
+    MutexLock lock(mu_);
+    return stop_;
+  };
+  hooks.pace = [&] { pace(); };
+  hooks.progress = [&](uint64_t done, uint64_t) {
+    done_bytes_.store(done, std::memory_order_relaxed);
+    windows_.fetch_add(1, std::memory_order_relaxed);
+  };
+  if (const char* stop = std::getenv(kStopEnv)) {
+    const int k = std::atoi(stop);
+    hooks.after_step = [k](int step) {
+      if (step == k) ::_exit(9);
+    };
+  }
+  windows_.store(0);
+  auto committed = run_online_restripe(vr_.volume.members, *start_, kWindowBytes, hooks);
+  if (!committed) {
+    const std::string message =
+        "the restripe stopped: " + committed.status().message() +
+        ". The volume goes on over its " + std::to_string(start_->sb.member_count()) +
+        " members until it is unmounted; it then mounts only once 'peregrine grow --add' has run over them "
+        "(it resumes where this stopped)";
+    log_(LOG_ERR, "online restripe: " + message);
+    busy_.store(false, std::memory_order_release);
+    set_state(kRestripeStopped, message);
+    return;
+  }
+  finish(*committed);
+}
+
+void OnlineRestripe::finish(const Superblock& committed) {
+  MutexLock layout(layout_mu_);
+  Engine& engine = *vr_.engine;
+  engine.finish_restripe();
+  vr_.io->resume_discards();
+  vr_.pool->release(via_);
+  via_ = nullptr;
+  // What online grow and replace read of the volume from now on.
+  AssembledVolume& vol = vr_.volume;
+  vol.superblock = committed;
+  vol.geometry = committed.geometry();
+  vol.member_superblocks.resize(committed.member_count());
+  for (uint32_t i = 0; i < committed.member_count(); ++i) {
+    Superblock& sb = vol.member_superblocks[i];
+    sb = committed;
+    sb.member_index = i;
+    sb.member_uuid = committed.member_uuids[i];
+  }
+  vr_.meta_geometry.member_count = committed.member_count();
+  const uint64_t data_area = engine.map().volume_size() - vr_.meta_geometry.data_offset;
+  vr_.meta_geometry.data_size = data_area;
+  std::string message = "restriped onto " + std::to_string(committed.member_count()) + " members; data area " +
+                        format_size(status().old_data_area) + " -> " + format_size(data_area);
+  if (int rc = md_.grow_data_area(data_area); rc != 0)
+    message += " on the superblocks, but the mounted metadata could not take it (" + std::string(std::strerror(-rc)) +
+               "); the space is used from the next mount";
+  {
+    MutexLock lock(mu_);
+    new_data_area_ = data_area;
+    done_bytes_.store(total_bytes_, std::memory_order_relaxed);
+  }
+  log_(LOG_NOTICE, "online restripe done: " + message);
+  busy_.store(false, std::memory_order_release);
+  set_state(kRestripeDone, message);
+}
+
+// On a classic worker or a blocking-op thread (as every ioctl).
+void serve_restripe_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
+  FsContext& fs = context(req);
+  if (!admit_member_ioctl(req, flags, in_bufsz, out_bufsz, sizeof(RestripeIoctl), fs.online_restripe != nullptr))
+    return;
+  auto request = std::make_unique<RestripeIoctl>();
+  std::memcpy(request.get(), in_buf, sizeof *request);
+  RestripeIoctl reply{};
+  if (request->op == kRestripeStart)
+    reply = fs.online_restripe->start(*request);
+  else if (request->op == kRestripeStatus)
+    reply = fs.online_restripe->status();
+  else
+    reply = refused(EINVAL, "unknown restripe request " + std::to_string(request->op));
+  fuse_reply_ioctl(req, 0, &reply, sizeof reply);
+}
+
+}  // namespace peregrine::fs

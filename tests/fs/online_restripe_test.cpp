@@ -1,0 +1,260 @@
+// Online restripe (`peregrine grow --add NEW... MOUNTPOINT`) as a user runs
+// it, on a mounted 2-member volume of file members: writers keep appending,
+// rewriting in place (buffered and O_DIRECT) and fsyncing while the units
+// move onto four members; afterwards every byte reads back, still mounted,
+// then after a remount over the four, and fsck is clean, with the added
+// space in df. A daemon killed at a superblock copy (test hook: the
+// record's, a window's cursor, the commit's), or a volume unmounted while
+// the units move, leaves a volume the offline command finishes (or, before
+// an old member carries the record, the old volume as it was). A loop
+// device joins as a member. Refusals say why and change nothing.
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "fs_test_util.h"
+#include "member_change_util.h"
+
+namespace peregrine::fstest {
+namespace {
+
+constexpr const char* kStopEnv = "PEREGRINE_TEST_RESTRIPE_STOP_AFTER";
+
+uint64_t volume_bytes(const std::string& mnt) {
+  struct statvfs s {};
+  EXPECT_EQ(::statvfs(mnt.c_str(), &s), 0);
+  return uint64_t{s.f_blocks} * s.f_frsize;
+}
+
+class OnlineRestripe : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    v_.emplace(2, "64M");
+    ASSERT_EQ(v_->mkfs().code, 0);
+    ASSERT_EQ(v_->mount().code, 0);
+    ASSERT_TRUE(write_file(v_->at("before"), pattern(40 << 20, 9)));
+    added_ = {v_->dir() + "/new2", v_->dir() + "/new3"};
+  }
+  void TearDown() override {
+    if (v_ && v_->mounted()) {
+      EXPECT_EQ(v_->unmount(), 0);
+    }
+    v_.reset();
+  }
+
+  std::vector<std::string> all() const {
+    std::vector<std::string> m = v_->members();
+    m.insert(m.end(), added_.begin(), added_.end());
+    return m;
+  }
+  RunResult add_online(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {peregrine_bin(), "grow"};
+    for (const std::string& a : added_) argv.insert(argv.end(), {"--add", a});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(v_->mountpoint());
+    return run(argv);
+  }
+  RunResult finish_offline() {
+    std::vector<std::string> argv = {peregrine_bin(), "grow"};
+    for (const std::string& a : added_) argv.insert(argv.end(), {"--add", a});
+    argv.insert(argv.end(), v_->members().begin(), v_->members().end());
+    return run(argv);
+  }
+  // Unmounts, checks the four members with fsck -n, mounts over them.
+  void remount_all_checked() {
+    ASSERT_EQ(v_->unmount(), 0);
+    wait_members_released(all());
+    RunResult f = fsck(all());
+    EXPECT_EQ(f.code, 0) << f.describe();
+    ASSERT_EQ(v_->mount({}, all()).code, 0);
+  }
+  // The daemon's "restripe" statistics (null when it has none).
+  nlohmann::json restripe_stats() {
+    RunResult j = run({peregrine_bin(), "stats", "--json", v_->mountpoint()});
+    if (j.code != 0) return nullptr;
+    auto doc = nlohmann::json::parse(j.out, nullptr, false);
+    return doc.is_object() && doc.contains("restripe") ? doc["restripe"] : nlohmann::json();
+  }
+
+  std::optional<Volume> v_;
+  std::vector<std::string> added_;
+};
+
+TEST_F(OnlineRestripe, WritersKeepGoingAndEveryByteSurvivesTheMoveAndARemount) {
+  const uint64_t before_bytes = volume_bytes(v_->mountpoint());
+  std::atomic<bool> stop{false};
+  Contents want;
+  std::thread writer([&] { write_until(*v_, stop, 20, want); });
+  // Rate-limited so that the move outlasts many rounds of the writers.
+  RunResult r = add_online({"--rate-limit", "48M"});
+  stop.store(true);
+  writer.join();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "(online): 2 -> 4 members")) << r.out;
+  EXPECT_TRUE(contains(r.err, "restriping from 2 onto 4 members online")) << r.err;
+  want[v_->at("before")] = pattern(40 << 20, 9);
+  EXPECT_EQ(first_difference(want), "") << "still mounted";
+  // The new space is there at once, and takes data.
+  EXPECT_GT(volume_bytes(v_->mountpoint()), before_bytes * 19 / 10);
+  ASSERT_TRUE(write_file(v_->at("after"), pattern(100 << 20, 11)));
+  want[v_->at("after")] = pattern(100 << 20, 11);
+  const nlohmann::json st = restripe_stats();
+  ASSERT_TRUE(st.is_object());
+  EXPECT_EQ(st["state"], "done");
+  EXPECT_EQ(st["new_members"], 4);
+  EXPECT_EQ(st["done_bytes"], st["total_bytes"]);
+  EXPECT_GT(st["windows"].get<uint64_t>(), 1u);
+  RunResult text = run({peregrine_bin(), "stats", v_->mountpoint()});
+  EXPECT_TRUE(contains(text.out, "restripe: 2 -> 4 members: done 100%")) << text.out;
+  EXPECT_TRUE(contains(text.out, "/new3 ")) << "the added members are named: " << text.out;
+  const Tree tree = snapshot_tree(v_->mountpoint(), false);
+  remount_all_checked();
+  EXPECT_EQ(first_difference(want), "") << "after a remount over the four members";
+  EXPECT_EQ(describe_tree_difference(tree, snapshot_tree(v_->mountpoint(), false)), "");
+  // Only the four together make the volume now.
+  ASSERT_EQ(v_->unmount(), 0);
+  wait_members_released(all());
+  EXPECT_NE(v_->mount().code, 0) << "the two old members alone mounted";
+}
+
+// The daemon _exit(9)s right after superblock copy K of the restripe
+// (copies 1-4: the new members' record, 5-8 the old members', then eight
+// a window, the commit's last).
+class OnlineRestripeStopped : public OnlineRestripe, public ::testing::WithParamInterface<int> {};
+
+TEST_P(OnlineRestripeStopped, AtACopyTheVolumeIsOldOrTheOfflineCommandFinishesIt) {
+  const int step = GetParam();
+  ASSERT_EQ(v_->unmount(), 0);
+  ::setenv(kStopEnv, std::to_string(step).c_str(), 1);
+  RunResult m = v_->mount();
+  ::unsetenv(kStopEnv);
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  const int status = wait_exit(v_->daemon_pid());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
+  v_->adopt(0);
+  run({"umount", "-l", v_->mountpoint()});
+  wait_members_released(all());
+
+  // Until an old member's copy carries the record, the old volume is as it
+  // was; from then on it refuses to mount and names the way out.
+  RunResult old_mount = v_->mount({"-o", "ro"});
+  if (step <= 4) {
+    ASSERT_EQ(old_mount.code, 0) << old_mount.describe();
+    EXPECT_EQ(read_file(v_->at("before")), pattern(40 << 20, 9));
+    ASSERT_EQ(v_->unmount(), 0);
+  } else {
+    EXPECT_NE(old_mount.code, 0) << old_mount.describe();
+    EXPECT_TRUE(contains(old_mount.err, "interrupted restripe")) << old_mount.err;
+  }
+  wait_members_released(all());
+  RunResult done = finish_offline();
+  ASSERT_EQ(done.code, 0) << done.describe();
+  RunResult f = fsck(all());
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(v_->mount({}, all()).code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(40 << 20, 9));
+}
+
+INSTANTIATE_TEST_SUITE_P(Copies, OnlineRestripeStopped, ::testing::Values(2, 6, 9, 40, 61),
+                         [](const ::testing::TestParamInfo<int>& i) { return "copy_" + std::to_string(i.param); });
+
+// Unmounted while the units move: the move stops at a window boundary,
+// the command says what to do, and the offline command finishes.
+TEST_F(OnlineRestripe, UnmountedWhileMovingTheOfflineCommandFinishes) {
+  RunResult r;
+  std::thread adder([&] { r = add_online({"--rate-limit", "4M"}); });
+  // Moving (the statistics say so), then unmounted.
+  for (int i = 0; i < 6000; ++i) {
+    const nlohmann::json st = restripe_stats();
+    if (st.is_object() && st["state"] == "moving" && st["windows"].get<uint64_t>() >= 2) break;
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(v_->unmount(), 0);
+  adder.join();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "unmounted while the restripe ran")) << r.err;
+  wait_members_released(all());
+  RunResult old_mount = v_->mount({"-o", "ro"});
+  EXPECT_NE(old_mount.code, 0) << old_mount.describe();
+  RunResult done = finish_offline();
+  ASSERT_EQ(done.code, 0) << done.describe();
+  EXPECT_TRUE(contains(done.err, "resuming the interrupted restripe")) << done.err;
+  ASSERT_EQ(v_->mount({}, all()).code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(40 << 20, 9));
+}
+
+// A block device joins: a loop device whose first megabyte holds junk,
+// with writers running.
+TEST_F(OnlineRestripe, ALoopDeviceJoinsTheMountedVolumeWhileWritten) {
+  const std::string backing = v_->dir() + "/backing";
+  ASSERT_TRUE(write_file(backing, pattern(1 << 20, 4)));
+  ASSERT_EQ(::truncate(backing.c_str(), 80 << 20), 0);
+  RunResult lo = run({"losetup", "-f", "--show", backing});
+  if (lo.code != 0 || lo.out.empty()) GTEST_SKIP() << "losetup could not attach a loop device: " << lo.describe();
+  const std::string device = lo.out.substr(0, lo.out.find('\n'));
+  struct Detach {
+    std::string dev;
+    ~Detach() { run({"losetup", "-d", dev}); }
+  } detach{device};
+  added_ = {device};
+  std::atomic<bool> stop{false};
+  Contents want;
+  std::thread writer([&] { write_until(*v_, stop, 20, want); });
+  RunResult r = add_online({"--force"});
+  stop.store(true);
+  writer.join();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  want[v_->at("before")] = pattern(40 << 20, 9);
+  EXPECT_EQ(first_difference(want), "");
+  remount_all_checked();
+  EXPECT_EQ(first_difference(want), "") << "after a remount";
+  ASSERT_EQ(v_->unmount(), 0);
+  wait_members_released(all());
+}
+
+TEST_F(OnlineRestripe, RefusalsSayWhyAndChangeNothing) {
+  // A member already.
+  added_ = {v_->members()[1]};
+  RunResult r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "same file as member " + v_->members()[1])) << r.err;
+  // Too small.
+  const std::string small = v_->dir() + "/small";
+  ASSERT_TRUE(write_file(small, "x"));
+  ASSERT_EQ(::truncate(small.c_str(), 8 << 20), 0);
+  added_ = {small};
+  r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "new member " + small + ": too small")) << r.err;
+  EXPECT_EQ(read_file(small), "x" + std::string((8 << 20) - 1, '\0')) << "NEW was written";
+  // A bad rate, and a rate for an unmounted volume.
+  added_ = {v_->dir() + "/new2"};
+  r = add_online({"--rate-limit", "fast"});
+  EXPECT_EQ(r.code, 2) << r.describe();
+  r = run({peregrine_bin(), "grow", "--add", added_[0], "--rate-limit", "1M", v_->members()[0], v_->members()[1]});
+  EXPECT_EQ(r.code, 2) << r.describe();
+  EXPECT_FALSE(std::filesystem::exists(added_[0]));
+  EXPECT_TRUE(restripe_stats().is_null()) << "a refused start left statistics";
+  // Read-only.
+  ASSERT_EQ(v_->unmount(), 0);
+  ASSERT_EQ(v_->mount({"-o", "ro"}).code, 0);
+  r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "mounted read-only")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(added_[0]));
+  EXPECT_EQ(read_file(v_->at("before")), pattern(40 << 20, 9));
+}
+
+}  // namespace
+}  // namespace peregrine::fstest
