@@ -433,6 +433,7 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
       return Status::error(ECANCELED, "stopped with " + std::to_string(cursor) + " of " + std::to_string(map.end()) +
                                           " stripe units moved");
     const uint64_t end = mover.window_end(cursor);
+    mover.set_gentle(hooks.volume_busy && hooks.volume_busy());
     hooks.close_window(cursor, end);
     Status moved = mover.read(0, cursor, end);
     if (moved) moved = mover.write(0, cursor, end, nullptr);

@@ -73,6 +73,13 @@ RestripeMover::RestripeMover(const RestripeMap& map, const std::vector<MemberFil
       buf_{AlignedBuffer(max_units_ * map.unit), AlignedBuffer(max_units_ * map.unit)},
       zeros_(1 << 20) {}
 
+Status RestripeMover::for_members(uint32_t n, const std::function<Status(uint32_t)>& fn) const {
+  if (!gentle_) return on_member_threads(n, fn);
+  for (uint32_t m = 0; m < n; ++m)
+    if (Status s = fn(m); !s) return s;
+  return Status::ok();
+}
+
 bool RestripeMover::is_hole(uint64_t u) const {
   if (!skip_holes_) return false;
   const RestripeMap::Place p = map_.old_place(u);
@@ -139,7 +146,7 @@ Status RestripeMover::read(int slot, uint64_t begin, uint64_t end) {
     }
   if (next_place > buf_[slot].size()) return Status::error(EINVAL, "internal: restripe window larger than its buffer");
   // On each old member the window's units sit in consecutive rows.
-  return on_member_threads(map_.old_count, [&](uint32_t m) -> Status {
+  return for_members(map_.old_count, [&](uint32_t m) -> Status {
     std::vector<iovec> iov;
     uint64_t run_start = 0, next = 0;
     auto flush = [&]() -> Status {
@@ -160,6 +167,8 @@ Status RestripeMover::read(int slot, uint64_t begin, uint64_t end) {
       if (iov.empty()) run_start = off;
       iov.push_back({base + place[u - begin], unit});
       next = off + unit;
+      if (gentle_)
+        if (Status st = flush(); !st) return st;
     }
     return flush();
   });
@@ -172,7 +181,7 @@ Status RestripeMover::write(int slot, uint64_t begin, uint64_t end, const std::f
   std::byte* base = buf_[slot].data();
   const std::vector<uint64_t>& place = place_[slot];
   // Runs of data units written, runs of holes zeroed in place.
-  Status s = on_member_threads(map_.new_count, [&](uint32_t m) -> Status {
+  Status s = for_members(map_.new_count, [&](uint32_t m) -> Status {
     std::vector<iovec> iov;
     uint64_t run_start = 0, next = 0, zero_start = 0, zero_end = 0;
     auto flush = [&]() -> Status {
@@ -204,6 +213,8 @@ Status RestripeMover::write(int slot, uint64_t begin, uint64_t end, const std::f
       if (iov.empty()) run_start = off;
       iov.push_back({base + place[u - begin], unit});
       next = off + unit;
+      if (gentle_)
+        if (Status st = flush(); !st) return st;
     }
     return flush();
   });

@@ -107,6 +107,11 @@ struct OnlineRestripeHooks {
   // to the window's begin: it was given up, nothing moved).
   std::function<void(uint64_t cursor)> open_window;
   std::function<bool()> stop_requested;  // checked before each window
+  // Checked before each window: true while the volume serves IO of its
+  // own, which then moves gently (one member and one stripe unit at a
+  // time, so the volume's IO never queues behind much of the move's);
+  // false: every member at once, at the members' speed.
+  std::function<bool()> volume_busy;
   std::function<void()> pace;            // after each window (a rate limit)
   std::function<void(uint64_t done, uint64_t total)> progress;
   // Tests only, as RestripeOptions::after_step: copy K of this run written.
