@@ -116,6 +116,16 @@ Expected<Superblock> committed(const Superblock& sb) {
   return done;
 }
 
+// What a finished restripe reports of the volume (`sb`: with the record).
+void describe_volume(const Superblock& sb, const std::vector<MemberFile>& members, RestripeResult& r) {
+  r.volume_uuid = sb.volume_uuid;
+  r.old_count = sb.restripe_old_count;
+  r.new_count = sb.member_count();
+  r.member_data_size = sb.member_data_size;
+  r.meta_size = sb.meta_size;
+  for (const MemberFile& m : members) r.members.push_back(m.info().path);
+}
+
 RestripeMap map_of(const Superblock& sb) {
   return RestripeMap{sb.restripe_old_count, sb.member_count(), sb.stripe_unit, sb.data_start,
                      sb.member_data_size / sb.stripe_unit};
@@ -176,12 +186,7 @@ class Restriper {
     // The commit: each copy rewritten for N + k members. Copies with the
     // record at its end and copies without it describe the same bytes.
     if (Status s = copies_.write_all(*done, added_first(n_old, n_new)); !s) return s;
-    r.volume_uuid = sb.volume_uuid;
-    r.old_count = n_old;
-    r.new_count = n_new;
-    r.member_data_size = sb.member_data_size;
-    r.meta_size = sb.meta_size;
-    for (const MemberFile& m : vol_.members) r.members.push_back(m.info().path);
+    describe_volume(sb, vol_.members, r);
     return Status::ok();
   }
 
@@ -457,12 +462,7 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
   r.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.data_bytes = mover.data_bytes();
   if (Status s = copies.write_all(*done, added_first(n_old, n_new)); !s) return s;
-  r.volume_uuid = sb.volume_uuid;
-  r.old_count = n_old;
-  r.new_count = n_new;
-  r.member_data_size = sb.member_data_size;
-  r.meta_size = sb.meta_size;
-  for (const MemberFile& m : members) r.members.push_back(m.info().path);
+  describe_volume(sb, members, r);
   if (result != nullptr) *result = std::move(r);
   Superblock out = *done;
   out.member_index = 0;

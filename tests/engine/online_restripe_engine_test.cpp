@@ -89,6 +89,33 @@ class OnlineRestripeEngine : public EngineFixture {
     fill(b, seed);
     return b;
   }
+  // A write of unit `u` in flight before any restripe: the engine over
+  // gated drives (the third added), the gates shut, the write started.
+  struct HeldWrite {
+    AlignedBuffer bytes{kUnit};
+    Request request;
+    Waiter waiter;
+    std::unique_ptr<Submitter> sub;
+  };
+  std::unique_ptr<HeldWrite> hold_a_write(Gates& gate, uint64_t u, uint64_t seed) {
+    start_two(&gate);
+    add_third(&gate);
+    gate.set_open(false);
+    auto h = std::make_unique<HeldWrite>();
+    fill(h->bytes, seed);
+    h->request.op = IoOp::write;
+    h->request.offset = u * kUnit;
+    h->request.length = kUnit;
+    h->request.buffer = h->bytes.data();
+    h->waiter.arm(h->request);
+    auto sub = engine_->open_submitter();
+    EXPECT_TRUE(sub);
+    if (!sub) return nullptr;
+    h->sub = std::move(*sub);
+    EXPECT_EQ(h->sub->submit(h->request), 0);
+    wait_until([&] { return gate.started() >= 1; });
+    return h;
+  }
 
   DriveSpec new_spec_;
 };
@@ -223,17 +250,8 @@ TEST_F(OnlineRestripeEngine, AWindowClosesOnlyOnceTheIoInFlightThereIsDone) {
 
 TEST_F(OnlineRestripeEngine, TheStartWaitsForIoThatPassedWithoutTheFence) {
   Gates gate;
-  start_two(&gate);
-  add_third(&gate);
-  gate.set_open(false);
-  AlignedBuffer bytes = pattern(kUnit, 41);
-  auto sub = engine_->open_submitter();
-  ASSERT_TRUE(sub);
-  Request w = request_for(IoOp::write, 9 * kUnit, bytes);
-  Waiter ww;
-  ww.arm(w);
-  ASSERT_EQ((*sub)->submit(w), 0);
-  wait_until([&] { return gate.started() >= 1; });
+  auto held = hold_a_write(gate, 9, 41);
+  ASSERT_TRUE(held);
   auto via = engine_->open_submitter();
   ASSERT_TRUE(via);
   std::atomic<bool> gate_opened{false}, returned_early{false};
@@ -259,38 +277,29 @@ TEST_F(OnlineRestripeEngine, TheStartWaitsForIoThatPassedWithoutTheFence) {
   starter.join();
   ASSERT_TRUE(begun) << begun.message();
   EXPECT_FALSE(returned_early.load()) << "begin_restripe returned with unfenced IO in flight";
-  ww.wait();
+  held->waiter.wait();
   pw.wait();
   EXPECT_EQ(pw.result.load(), 0);
-  EXPECT_EQ(std::memcmp(probe_buf.data(), bytes.data(), kUnit), 0);
+  EXPECT_EQ(std::memcmp(probe_buf.data(), held->bytes.data(), kUnit), 0);
 }
 
 TEST_F(OnlineRestripeEngine, AStartThatCannotDrainLeavesTheOldLayout) {
   Gates gate;
-  start_two(&gate);
-  add_third(&gate);
-  gate.set_open(false);
-  AlignedBuffer bytes = pattern(kUnit, 51);
-  auto sub = engine_->open_submitter();
-  ASSERT_TRUE(sub);
-  Request w = request_for(IoOp::write, 4 * kUnit, bytes);
-  Waiter ww;
-  ww.arm(w);
-  ASSERT_EQ((*sub)->submit(w), 0);
-  wait_until([&] { return gate.started() >= 1; });
+  auto held = hold_a_write(gate, 4, 51);
+  ASSERT_TRUE(held);
   auto via = engine_->open_submitter();
   ASSERT_TRUE(via);
   Status s = engine_->begin_restripe(kNew, **via, std::chrono::milliseconds(1));
   EXPECT_EQ(s.errnum(), ETIMEDOUT) << s.message();
   EXPECT_FALSE(engine_->map().restriping());
   gate.set_open(true);
-  ww.wait();
+  held->waiter.wait();
   AlignedBuffer got(kUnit);
   ASSERT_EQ(io(IoOp::read, 4 * kUnit, got), 0);
-  EXPECT_EQ(std::memcmp(got.data(), bytes.data(), kUnit), 0);
+  EXPECT_EQ(std::memcmp(got.data(), held->bytes.data(), kUnit), 0);
   // Unit 4 stayed on member 0, row 2.
   ASSERT_EQ(members_[0].pread_full(got.data(), kUnit, 2 * kUnit), 0);
-  EXPECT_EQ(std::memcmp(got.data(), bytes.data(), kUnit), 0);
+  EXPECT_EQ(std::memcmp(got.data(), held->bytes.data(), kUnit), 0);
 }
 
 // Writers and readers on every unit while the test moves them all: each

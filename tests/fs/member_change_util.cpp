@@ -2,6 +2,7 @@
 #include "member_change_util.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -9,6 +10,32 @@
 #include <random>
 
 namespace peregrine::fstest {
+
+void reap_stopped_daemon(Volume& v, const std::vector<std::string>& members) {
+  const int status = wait_exit(v.daemon_pid());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
+  v.adopt(0);
+  run({"umount", "-l", v.mountpoint()});
+  wait_members_released(members);
+}
+
+JunkLoopDevice::JunkLoopDevice(const std::string& dir, uint64_t bytes) {
+  const std::string backing = dir + "/backing";
+  if (!write_file(backing, pattern(1 << 20, 4)) || ::truncate(backing.c_str(), static_cast<off_t>(bytes)) != 0) {
+    why_ = "cannot make " + backing;
+    return;
+  }
+  RunResult lo = run({"losetup", "-f", "--show", backing});
+  if (lo.code != 0 || lo.out.empty()) {
+    why_ = "losetup could not attach a loop device: " + lo.describe();
+    return;
+  }
+  device_ = lo.out.substr(0, lo.out.find('\n'));
+}
+
+JunkLoopDevice::~JunkLoopDevice() {
+  if (!device_.empty()) run({"losetup", "-d", device_});
+}
 
 RunResult fsck(const std::vector<std::string>& members) {
   std::vector<std::string> argv = {peregrine_bin(), "fsck", "-n"};

@@ -26,6 +26,27 @@ void write_until(const Volume& v, const std::atomic<bool>& stop, int min_rounds,
 // The first file whose bytes differ from `want` ("" when none).
 std::string first_difference(const Contents& want);
 
+// After the daemon of `v` stopped itself (a test hook's _exit(9)): checks
+// how it ended, reaps it, detaches its mount and waits until `members` are
+// released.
+void reap_stopped_daemon(Volume& v, const std::vector<std::string>& members);
+
+// A loop device over a file `backing` of `bytes` in `dir`, whose first
+// MiB holds junk (a member change must overwrite, not keep it); detached
+// when this goes. path() is "" when losetup could not attach one (why()).
+class JunkLoopDevice {
+ public:
+  JunkLoopDevice(const std::string& dir, uint64_t bytes);
+  ~JunkLoopDevice();
+  JunkLoopDevice(const JunkLoopDevice&) = delete;
+  JunkLoopDevice& operator=(const JunkLoopDevice&) = delete;
+  const std::string& path() const { return device_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string device_, why_;
+};
+
 // `peregrine fsck -n` over `members`.
 RunResult fsck(const std::vector<std::string>& members);
 

@@ -97,13 +97,9 @@ class OnlineReplace : public ::testing::Test {
     remount_with_hook(step);
     RunResult r = replace_online(*v_, old_, now_);
     EXPECT_EQ(r.code, 1) << r.describe();
-    const int status = wait_exit(v_->daemon_pid());
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
-    v_->adopt(0);
-    run({"umount", "-l", v_->mountpoint()});
     std::vector<std::string> all = v_->members();
     all.push_back(now_);
-    wait_members_released(all);
+    reap_stopped_daemon(*v_, all);
   }
 
   std::optional<Volume> v_;
@@ -212,16 +208,9 @@ TEST_F(OnlineReplace, AReadErrorOnTheOldMemberGivesUpAndTheVolumeGoesOnWithIt) {
 // megabyte holds junk (holes of OLD must not keep it), then back onto a
 // file, writers running through both.
 TEST_F(OnlineReplace, AFileMemberMovesOntoALoopDeviceAndBackWhileWritten) {
-  const std::string backing = v_->dir() + "/backing";
-  ASSERT_TRUE(write_file(backing, pattern(1 << 20, 4)));
-  ASSERT_EQ(::truncate(backing.c_str(), 80 << 20), 0);
-  RunResult lo = run({"losetup", "-f", "--show", backing});
-  if (lo.code != 0 || lo.out.empty()) GTEST_SKIP() << "losetup could not attach a loop device: " << lo.describe();
-  const std::string device = lo.out.substr(0, lo.out.find('\n'));
-  struct Detach {
-    std::string dev;
-    ~Detach() { run({"losetup", "-d", dev}); }
-  } detach{device};
+  JunkLoopDevice loop(v_->dir(), 80 << 20);
+  if (loop.path().empty()) GTEST_SKIP() << loop.why();
+  const std::string device = loop.path();
 
   std::atomic<bool> stop{false};
   Contents want;

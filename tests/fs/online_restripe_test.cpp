@@ -10,7 +10,6 @@
 // device joins as a member. Refusals say why and change nothing.
 #include <fcntl.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -140,11 +139,7 @@ TEST_P(OnlineRestripeStopped, AtACopyTheVolumeIsOldOrTheOfflineCommandFinishesIt
   ASSERT_EQ(m.code, 0) << m.describe();
   RunResult r = add_online();
   EXPECT_EQ(r.code, 1) << r.describe();
-  const int status = wait_exit(v_->daemon_pid());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9) << status;
-  v_->adopt(0);
-  run({"umount", "-l", v_->mountpoint()});
-  wait_members_released(all());
+  reap_stopped_daemon(*v_, all());
 
   // Until an old member's copy carries the record, the old volume is as it
   // was; from then on it refuses to mount and names the way out.
@@ -197,16 +192,9 @@ TEST_F(OnlineRestripe, UnmountedWhileMovingTheOfflineCommandFinishes) {
 // A block device joins: a loop device whose first megabyte holds junk,
 // with writers running.
 TEST_F(OnlineRestripe, ALoopDeviceJoinsTheMountedVolumeWhileWritten) {
-  const std::string backing = v_->dir() + "/backing";
-  ASSERT_TRUE(write_file(backing, pattern(1 << 20, 4)));
-  ASSERT_EQ(::truncate(backing.c_str(), 80 << 20), 0);
-  RunResult lo = run({"losetup", "-f", "--show", backing});
-  if (lo.code != 0 || lo.out.empty()) GTEST_SKIP() << "losetup could not attach a loop device: " << lo.describe();
-  const std::string device = lo.out.substr(0, lo.out.find('\n'));
-  struct Detach {
-    std::string dev;
-    ~Detach() { run({"losetup", "-d", dev}); }
-  } detach{device};
+  JunkLoopDevice loop(v_->dir(), 80 << 20);
+  if (loop.path().empty()) GTEST_SKIP() << loop.why();
+  const std::string device = loop.path();
   added_ = {device};
   std::atomic<bool> stop{false};
   Contents want;
