@@ -259,11 +259,20 @@ void OnlineRestripe::run() {
     done_bytes_.store(done, std::memory_order_relaxed);
     windows_.fetch_add(1, std::memory_order_relaxed);
   };
+  // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
+  // of the commit.
+  int stop_at = 0, stop_at_commit = 0, last_step = 0, commit_base = -1;
   if (const char* stop = std::getenv(kStopEnv)) {
-    const int k = std::atoi(stop);
-    hooks.after_step = [k](int step) {
-      if (step == k) ::_exit(9);
+    const std::string hook(stop);
+    if (hook.starts_with("commit:"))
+      stop_at_commit = std::atoi(hook.c_str() + 7);
+    else
+      stop_at = std::atoi(hook.c_str());
+    hooks.after_step = [&](int step) {
+      last_step = step;
+      if (step == stop_at || (commit_base >= 0 && step - commit_base == stop_at_commit)) ::_exit(9);
     };
+    hooks.committing = [&] { commit_base = last_step; };
   }
   windows_.store(0);
   auto committed = run_online_restripe(vr_.volume.members, *start_, kWindowBytes, hooks);

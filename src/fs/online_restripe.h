@@ -20,8 +20,9 @@
 //
 // Tests only: PEREGRINE_TEST_RESTRIPE_STOP_AFTER=K in the daemon's
 // environment makes it _exit(9) right after superblock copy K of the run
-// is written and synced (the record's copies, then one per member per
-// window, then the commit's), as PEREGRINE_TEST_GROW_STOP_AFTER does.
+// is written and synced (the record's copies, then two per member per
+// window, then the commit's), as PEREGRINE_TEST_GROW_STOP_AFTER does;
+// "commit:K" after copy K of the commit.
 //
 // Thread rules: start(), status(), member_path() and busy() from any
 // thread (ioctl workers, the statistics reader); stop() from the thread

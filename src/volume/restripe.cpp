@@ -461,6 +461,7 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
   }
   r.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.data_bytes = mover.data_bytes();
+  if (hooks.committing) hooks.committing();
   if (Status s = copies.write_all(*done, added_first(n_old, n_new)); !s) return s;
   describe_volume(sb, members, r);
   if (result != nullptr) *result = std::move(r);

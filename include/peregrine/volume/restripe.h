@@ -114,8 +114,10 @@ struct OnlineRestripeHooks {
   std::function<bool()> volume_busy;
   std::function<void()> pace;            // after each window (a rate limit)
   std::function<void(uint64_t done, uint64_t total)> progress;
-  // Tests only, as RestripeOptions::after_step: copy K of this run written.
+  // Tests only, as RestripeOptions::after_step: copy K of this run written;
+  // `committing` runs right before the commit's first copy.
   std::function<void(int step)> after_step;
+  std::function<void()> committing;
 };
 
 // The record, the windows and the commit over `members` (all N + k, in
