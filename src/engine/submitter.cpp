@@ -159,7 +159,9 @@ void Submitter::unplug(Completions where) {
   unplug_batch(where);
   // Everything staged before is on the drives now (or done): an online
   // restripe that is starting may count on it (Engine::begin_restripe).
-  if (slot_.staged.load(std::memory_order_relaxed)) {
+  // Not while a callback left IO of its own staged: that waits for the
+  // next unplug, which says so then.
+  if (slot_.staged.load(std::memory_order_relaxed) && slot_.batch == 0 && slot_.direct.empty()) {
     slot_.unplugs.store(slot_.unplugs.load(std::memory_order_relaxed) + 1);
     slot_.staged.store(false);
   }
