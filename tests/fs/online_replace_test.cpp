@@ -23,6 +23,7 @@
 
 #include "fs_test_util.h"
 #include "member_change_util.h"
+#include "online_power_cut.h"
 #include "power_cut_util.h"
 
 namespace peregrine::fstest {
@@ -265,136 +266,27 @@ TEST_F(OnlineReplace, AReadOnlyMountIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(now_));
 }
 
-// Undo records (writes started, flushes) in the logs of `dir` so far.
-uint64_t logged_ios(const std::string& dir) {
-  uint64_t ios = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    Fd fd(::open(e.path().c_str(), O_RDONLY));
-    UndoRecord r;
-    while (::read(fd.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r)) {
-      if (r.kind == UndoRecord::write) ::lseek(fd.get(), static_cast<off_t>(r.length), SEEK_CUR);
-      if (r.kind != UndoRecord::completed) ++ios;
-    }
-  }
-  return ios;
-}
-
-// Power cuts in an online replace: every write of the daemon to the
-// members (the engine's, the copy's, the switch's superblocks, the mount
-// records) goes through the power-cut layer, NEW's too; the daemon dies as
-// a chosen one starts (after the mount), and every write no flush covered
-// is kept, lost or torn. Meanwhile a writer appends 4 KiB records to a
-// file, each fsync'd. The offline command over the members then finishes
-// (with --force where it refuses and says why), and the volume mounts with
-// NEW in OLD's place: every file of before there, every fsync'd record
-// there, a record after them whole or zeros, fsck clean. Rounds:
+// Power cuts in an online replace (online_power_cut.h): NEW logs as the
+// volume's member count; the offline replace finishes. Rounds:
 // PEREGRINE_POWER_CUT_ONLINE_REPLACE_ROUNDS (default 6); the seed is
 // printed (PEREGRINE_CRASH_SEED reproduces).
 TEST(OnlineReplacePowerCut, power_cut_AnywhereAfterTheMountThenTheOfflineCommandFinishes) {
   if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const uint64_t rounds = env_u64("PEREGRINE_POWER_CUT_ONLINE_REPLACE_ROUNDS", 6);
   Volume v(2);
   ASSERT_EQ(v.mkfs().code, 0);
   ASSERT_EQ(v.mount().code, 0);
   ASSERT_TRUE(write_file(v.at("big"), pattern(24 << 20, 1)));
   ASSERT_TRUE(write_file(v.at("small"), pattern(12345, 2)));
-  const Tree before = snapshot_tree(v.mountpoint(), false);
-  ASSERT_EQ(v.unmount(), 0);
   const std::string old = v.members()[1], now = v.dir() + "/new1";
-  const auto new_members = with(v.members(), old, now);
-  const std::string logs = v.dir() + "/undo";
-  uint64_t after_mount = 0;
-  std::atomic<uint64_t> acked{0};  // records of "log" fsync'd
-  // Mount, replace online with the writer running, unmount; a daemon that
-  // died is reaped and its mount detached (exit 137 then).
-  OfflineCommandCuts cuts(v, [&] {
-    RunResult m = v.mount();
-    if (m.code != 0) return m;
-    after_mount = logged_ios(logs);
-    std::atomic<bool> stop{false};
-    acked.store(0);
-    std::thread writer([&] {
-      Fd fd(::open(v.at("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
-      for (uint64_t i = 0; fd.ok() && !stop.load(); ++i) {
-        if (!write_at(fd.get(), pattern(4096, 1000 + i), static_cast<off_t>(i * 4096)) || ::fsync(fd.get()) != 0) break;
-        acked.store(i + 1);
-      }
-    });
-    RunResult r = replace_online(v, old, now);
-    const int status = r.code == 0 ? (stop.store(true), writer.join(), v.unmount()) : wait_exit(v.daemon_pid());
-    if (writer.joinable()) {
-      stop.store(true);
-      writer.join();
-    }
-    if (r.code != 0 || status != 0) {
-      v.adopt(0);
-      run({"umount", "-l", v.mountpoint()});
-    }
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) r.code = 128 + SIGKILL;
-    return r;
-  });
-  const uint64_t total = cuts.measure_whole_run();
-  const uint64_t first = after_mount + 1;
-  std::printf("a whole run: %llu member writes and flushes, %llu of them mounting, %llu records fsync'd\n",
-              static_cast<unsigned long long>(total), static_cast<unsigned long long>(after_mount),
-              static_cast<unsigned long long>(acked.load()));
-  ASSERT_GT(total, first + 10) << "a whole run made " << total << " member IOs, " << after_mount << " of them mounting";
-  ::unlink(now.c_str());
-  const uint64_t seed = crash_seed("online replace power cuts", rounds);
-  for (uint64_t round = 0; round < rounds; ++round) {
-    SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
-    cuts.put_members_back();
-    ::unlink(now.c_str());
-    // Every other round near the end: the switch and the unmount, which
-    // the copy outnumbers.
-    const uint64_t r = mix(seed * 7919 + round);
-    const uint64_t span = total - first + 1;
-    const uint64_t kill_at = round % 2 == 0 ? first + r % span : total - r % std::min<uint64_t>(span, 40);
-    RunResult cut = cuts.run(kill_at);
-    // The writer makes the count vary from run to run: a run that made
-    // fewer IOs than kill_at ends whole.
-    ASSERT_TRUE(cut.code == 128 + SIGKILL || cut.code == 0)
-        << "kill_at_io=" << kill_at << " of " << total << ": " << cut.describe();
-    wait_members_released({v.members()[0], old, now});
-    // NEW logs as the volume's member count.
-    const std::pair<std::string, uint32_t> logged[] = {{v.members()[0], 0}, {old, 1}, {now, 2}};
-    for (const auto& [path, index] : logged) {
-      if (!std::filesystem::exists(path) || !std::filesystem::exists(cuts.log(index))) continue;
-      auto out = apply_power_cut(path, cuts.log(index), mix(seed + round * 31 + index));
-      ASSERT_TRUE(static_cast<bool>(out)) << out.status().message();
-    }
-    std::vector<std::string> argv = {peregrine_bin(), "replace"};
-    argv.insert(argv.end(), v.members().begin(), v.members().end());
-    argv.insert(argv.end(), {"--old", old, "--new", now});
-    RunResult again = run(argv);
-    if (again.code != 0 && contains(again.err, "--force")) {
-      std::printf("kill_at_io=%llu: the offline command refused, then --force: %s",
-                  static_cast<unsigned long long>(kill_at), again.err.c_str());
-      argv.push_back("--force");
-      again = run(argv);
-    }
-    ASSERT_EQ(again.code, 0) << "kill_at_io=" << kill_at << " of " << total << ": " << again.describe();
-    RunResult f = fsck(new_members);
-    EXPECT_EQ(f.code, 0) << "kill_at_io=" << kill_at << ": " << f.describe();
-    ASSERT_EQ(v.mount({}, new_members).code, 0) << "kill_at_io=" << kill_at;
-    Tree after = snapshot_tree(v.mountpoint(), false);
-    after.erase("log");
-    EXPECT_EQ(describe_tree_difference(before, after), "") << "kill_at_io=" << kill_at;
-    const std::string log = read_file(v.at("log"));
-    EXPECT_GE(log.size(), acked.load() * 4096) << "kill_at_io=" << kill_at << ": fsync'd records lost";
-    for (uint64_t i = 0; i * 4096 < log.size(); ++i) {
-      const std::string rec = log.substr(i * 4096, 4096);
-      const bool whole = rec == pattern(4096, 1000 + i).substr(0, rec.size());
-      const bool zeros = i >= acked.load() && rec.find_first_not_of('\0') == std::string::npos;
-      EXPECT_TRUE(whole || zeros) << "kill_at_io=" << kill_at << ": record " << i << " of " << acked.load()
-                                  << " fsync'd holds other bytes";
-      if (!whole && !zeros) break;
-    }
-    ASSERT_EQ(v.unmount(), 0);
-    wait_members_released(new_members);
-    if (::testing::Test::HasFailure()) break;
-  }
+  OnlineChange change;
+  change.what = "online replace power cuts";
+  change.added = {now};
+  change.online = [&](const Volume& mounted) { return replace_online(mounted, old, now); };
+  change.offline = {peregrine_bin(), "replace"};
+  change.offline.insert(change.offline.end(), v.members().begin(), v.members().end());
+  change.offline.insert(change.offline.end(), {"--old", old, "--new", now});
+  change.final_members = with(v.members(), old, now);
+  cut_power_through_online_change(v, change, env_u64("PEREGRINE_POWER_CUT_ONLINE_REPLACE_ROUNDS", 6));
 }
 
 }  // namespace

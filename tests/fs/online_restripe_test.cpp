@@ -7,7 +7,8 @@
 // record's, a window's cursor, the commit's), or a volume unmounted while
 // the units move, leaves a volume the offline command finishes (or, before
 // an old member carries the record, the old volume as it was). A loop
-// device joins as a member. Refusals say why and change nothing.
+// device joins as a member. Refusals say why and change nothing. Power
+// cuts at any member IO leave a volume the offline command finishes.
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -21,6 +22,8 @@
 
 #include "fs_test_util.h"
 #include "member_change_util.h"
+#include "online_power_cut.h"
+#include "power_cut_util.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -253,6 +256,31 @@ TEST_F(OnlineRestripe, RefusalsSayWhyAndChangeNothing) {
   EXPECT_TRUE(contains(r.err, "mounted read-only")) << r.err;
   EXPECT_FALSE(std::filesystem::exists(added_[0]));
   EXPECT_EQ(read_file(v_->at("before")), pattern(40 << 20, 9));
+}
+
+// Power cuts through an online restripe (online_power_cut.h): the added
+// members log after the old ones; the offline grow --add finishes it (or
+// does it all, when the cut came before an old member carried the
+// record). Rounds: PEREGRINE_POWER_CUT_ONLINE_RESTRIPE_ROUNDS (default 6);
+// the seed is printed (PEREGRINE_CRASH_SEED reproduces).
+TEST(OnlineRestripePowerCut, power_cut_AnywhereAfterTheMountThenTheOfflineCommandFinishes) {
+  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  Volume v(2);
+  ASSERT_EQ(v.mkfs().code, 0);
+  ASSERT_EQ(v.mount().code, 0);
+  ASSERT_TRUE(write_file(v.at("big"), pattern(24 << 20, 1)));
+  ASSERT_TRUE(write_file(v.at("small"), pattern(12345, 2)));
+  OnlineChange change;
+  change.what = "online restripe power cuts";
+  change.added = {v.dir() + "/new2", v.dir() + "/new3"};
+  change.online = [&](const Volume& mounted) {
+    return run({peregrine_bin(), "grow", "--add", change.added[0], "--add", change.added[1], mounted.mountpoint()});
+  };
+  change.offline = {peregrine_bin(), "grow", "--add", change.added[0], "--add", change.added[1]};
+  change.offline.insert(change.offline.end(), v.members().begin(), v.members().end());
+  change.final_members = v.members();
+  change.final_members.insert(change.final_members.end(), change.added.begin(), change.added.end());
+  cut_power_through_online_change(v, change, env_u64("PEREGRINE_POWER_CUT_ONLINE_RESTRIPE_ROUNDS", 6));
 }
 
 }  // namespace

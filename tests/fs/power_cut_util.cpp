@@ -116,8 +116,13 @@ uint64_t OfflineCommandCuts::measure_whole_run() {
   RunResult whole = run(0);
   EXPECT_EQ(whole.code, 0) << whole.describe();
   put_members_back();
+  return logged_ios();
+}
+
+uint64_t OfflineCommandCuts::logged_ios() const {
   uint64_t ios = 0;
-  for (const auto& e : std::filesystem::directory_iterator(logs_)) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(logs_, ec)) {
     Fd fd(::open(e.path().c_str(), O_RDONLY));
     UndoRecord r;
     while (::read(fd.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r)) {

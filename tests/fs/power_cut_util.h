@@ -68,6 +68,8 @@ class OfflineCommandCuts {
   // A whole run (which must succeed), then the members put back: how many
   // member writes and flushes it made, to spread cut points over.
   uint64_t measure_whole_run();
+  // Member writes and flushes logged so far in this run.
+  uint64_t logged_ios() const;
   // The members as they were when this was made.
   void put_members_back();
   // Member `index`'s undo log.
