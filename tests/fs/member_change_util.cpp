@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -85,7 +86,10 @@ void write_until(const Volume& v, const std::atomic<bool>& stop, int min_rounds,
 std::string first_difference(const Contents& want) {
   for (const auto& [path, bytes] : want) {
     const std::string got = read_file(path);
-    if (got != bytes) return path + ": " + std::to_string(got.size()) + " bytes, want " + std::to_string(bytes.size());
+    if (got == bytes) continue;
+    const auto at = std::mismatch(got.begin(), got.end(), bytes.begin(), bytes.end()).first - got.begin();
+    return path + ": " + std::to_string(got.size()) + " bytes, want " + std::to_string(bytes.size()) +
+           ", first difference at byte " + std::to_string(at);
   }
   return "";
 }

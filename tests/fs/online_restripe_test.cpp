@@ -40,10 +40,10 @@ class OnlineRestripe : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    v_.emplace(2, "64M");
+    v_.emplace(2, member_size_);
     ASSERT_EQ(v_->mkfs().code, 0);
     ASSERT_EQ(v_->mount().code, 0);
-    ASSERT_TRUE(write_file(v_->at("before"), pattern(40 << 20, 9)));
+    ASSERT_TRUE(write_file(v_->at("before"), pattern(before_bytes_, 9)));
     added_ = {v_->dir() + "/new2", v_->dir() + "/new3"};
   }
   void TearDown() override {
@@ -89,6 +89,8 @@ class OnlineRestripe : public ::testing::Test {
 
   std::optional<Volume> v_;
   std::vector<std::string> added_;
+  uint64_t before_bytes_ = 40 << 20;  // of the file "before"
+  std::string member_size_ = "64M";
 };
 
 TEST_F(OnlineRestripe, WritersKeepGoingAndEveryByteSurvivesTheMoveAndARemount) {
@@ -170,13 +172,69 @@ TEST_P(OnlineRestripeStopped, AtACopyTheVolumeIsOldOrTheOfflineCommandFinishesIt
 }
 
 INSTANTIATE_TEST_SUITE_P(Copies, OnlineRestripeStopped,
-                         ::testing::Values("2", "6", "9", "61", "commit:2", "commit:6"),
+                         ::testing::Values("2", "6", "commit:2", "commit:6"),
                          [](const ::testing::TestParamInfo<std::string>& i) {
                            std::string n = "copy_" + i.param;
                            for (char& c : n)
                              if (c == ':') c = '_';
                            return n;
                          });
+
+// kill -9 in every window: the daemon _exit(9)s at one of each window's
+// eight cursor copies in turn (window w: its copy w % 8 + 1), IO in
+// flight, until a run ends before the copy comes; after each, the old
+// members refuse to mount, the offline command finishes the restripe, fsck
+// is clean and the file reads back over the four. Fewer data than the
+// other tests: a round per window.
+class OnlineRestripeWindows : public OnlineRestripe {
+ protected:
+  OnlineRestripeWindows() {
+    member_size_ = "24M";
+    before_bytes_ = 8 << 20;
+  }
+};
+
+TEST_F(OnlineRestripeWindows, KilledInEveryWindowTheOfflineCommandFinishes) {
+  ASSERT_EQ(v_->unmount(), 0);
+  std::vector<std::string> pristine;
+  for (const std::string& m : v_->members()) {
+    pristine.push_back(m + ".pristine");
+    ASSERT_EQ(run({"cp", "--sparse=always", m, pristine.back()}).code, 0);
+  }
+  const std::string before = pattern(before_bytes_, 9);
+  uint64_t window = 0;
+  for (;; ++window) {
+    SCOPED_TRACE("killed in window " + std::to_string(window));
+    for (size_t i = 0; i < pristine.size(); ++i)
+      ASSERT_EQ(run({"cp", "--sparse=always", pristine[i], v_->members()[i]}).code, 0);
+    for (const std::string& a : added_) ::unlink(a.c_str());
+    const uint64_t copy = 8 + 8 * window + window % 8 + 1;
+    ::setenv(kStopEnv, std::to_string(copy).c_str(), 1);
+    RunResult m = v_->mount();
+    ::unsetenv(kStopEnv);
+    ASSERT_EQ(m.code, 0) << m.describe();
+    RunResult r = add_online();
+    if (r.code == 0) break;  // the move and its commit took fewer copies
+    ASSERT_EQ(r.code, 1) << r.describe();
+    reap_stopped_daemon(*v_, all());
+    RunResult old_mount = v_->mount({"-o", "ro"});
+    EXPECT_NE(old_mount.code, 0) << old_mount.describe();
+    wait_members_released(all());
+    RunResult done = finish_offline();
+    ASSERT_EQ(done.code, 0) << done.describe();
+    RunResult f = fsck(all());
+    EXPECT_EQ(f.code, 0) << f.describe();
+    ASSERT_EQ(v_->mount({}, all()).code, 0);
+    EXPECT_EQ(first_difference({{v_->at("before"), before}}), "");
+    ASSERT_EQ(v_->unmount(), 0);
+    wait_members_released(all());
+    if (::testing::Test::HasFailure()) return;
+  }
+  // The last rounds may have cut the commit: windows enough to mean
+  // "every".
+  std::printf("killed in %llu windows\n", static_cast<unsigned long long>(window));
+  EXPECT_GE(window, 3u) << "the restripe took too few windows to test";
+}
 
 // Unmounted while the units move: the move stops at a window boundary,
 // the command says what to do, and the offline command finishes.
