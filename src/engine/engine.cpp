@@ -73,6 +73,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   }
   engine->drive_count_.store(n, std::memory_order_release);
   MutexLock lock(engine->threads_mutex_);
+  engine->drive_nodes_ = nodes;
   for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
     std::vector<Drive*> served;
     for (uint32_t d : p.drives) served.push_back(engine->drives_[d].get());

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "cpu_placement.h"
 #include "drive.h"
 #include "drive_thread.h"
 #include "layout_fence.h"
@@ -19,9 +20,16 @@ Status Engine::add_drive(const DriveSpec& spec, std::unique_ptr<DeviceQueue> dev
   if (spec.queue_depth == 0 || spec.queue_depth > 65536)
     return Status::error(EINVAL, "engine: drive " + spec.name + ": queue depth must be 1..65536");
   auto drive = std::make_unique<Drive>(index, config_, std::move(device), spec.queue_depth);
-  // A thread of its own, unpinned: the placement of the others was planned
-  // for their count.
-  auto thread = DriveThread::create({drive.get()}, -1, "pg-drive-" + std::to_string(index));
+  // A thread of its own (the others' drives stay where they are), on the
+  // CPU a mount over all the drives would place this one on.
+  int cpu = -1;
+  {
+    MutexLock lock(threads_mutex_);
+    std::vector<int> nodes = drive_nodes_;
+    nodes.push_back(spec.numa_node);
+    if (config_.pin_drive_threads) cpu = place_drive_threads(nodes, config_.drive_cpus)[index];
+  }
+  auto thread = DriveThread::create({drive.get()}, cpu, "pg-drive-" + std::to_string(index));
   if (!thread) return Status::error(thread.status().errnum(), "drive thread: " + thread.status().message());
   if (Status s = (*thread)->attach_drives(); !s) return Status::error(s.errnum(), "drive thread: " + s.message());
   {
@@ -36,6 +44,7 @@ Status Engine::add_drive(const DriveSpec& spec, std::unique_ptr<DeviceQueue> dev
     drive_count_.store(index + 1, std::memory_order_release);
   }
   MutexLock lock(threads_mutex_);
+  drive_nodes_.push_back(spec.numa_node);
   threads_.push_back(std::move(*thread));
   threads_.back()->start();
   return Status::ok();

@@ -3,9 +3,15 @@
 // the cursor served from their new places, IO to a closed window held back
 // until it opens, a window that closes only once the IO in flight there is
 // done, a start that waits for IO that passed without the fence, and many
-// threads writing and reading while the test moves every unit. The test
+// threads writing and reading while the test moves every unit; an added
+// drive's thread placed as a mount would place it. The test
 // moves the units itself, through the member files, as the mover does.
+#include <dirent.h>
+#include <sched.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -37,7 +43,7 @@ struct Gates {
 class OnlineRestripeEngine : public EngineFixture {
  protected:
   // Three member files; the engine starts over the first two.
-  void start_two(Gates* gates = nullptr) {
+  void start_two(Gates* gates = nullptr, const EngineConfig& config = EngineConfig{}) {
     make_members(kNew, kRows * kUnit);
     if (gates)
       for (uint32_t i = 0; i < kNew; ++i)
@@ -48,7 +54,7 @@ class OnlineRestripeEngine : public EngineFixture {
     std::vector<DriveSpec> two(all.begin(), all.begin() + kOld);
     StripeMap map(kOld, kUnit, 0, kRows * kUnit);
     LayeredDeviceFactory devices(layers_);
-    auto e = Engine::create(EngineConfig{}, map, std::move(two), devices);
+    auto e = Engine::create(config, map, std::move(two), devices);
     ASSERT_TRUE(e) << e.status().message();
     engine_ = std::move(*e);
     new_spec_ = all[kOld];
@@ -119,6 +125,52 @@ class OnlineRestripeEngine : public EngineFixture {
 
   DriveSpec new_spec_;
 };
+
+// The CPUs the thread named `name` of this process may run on (empty when
+// there is none).
+std::vector<int> cpus_of_thread(const std::string& name) {
+  std::vector<int> cpus;
+  DIR* d = ::opendir("/proc/self/task");
+  if (d == nullptr) return cpus;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string got;
+    std::getline(comm, got);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (got != name || ::sched_getaffinity(std::atoi(e->d_name), sizeof set, &set) != 0) continue;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  ::closedir(d);
+  return cpus;
+}
+
+// An added drive's thread is pinned as a mount over all the drives would
+// pin it (here: every drive on the last CPU this process may use), and
+// left to the scheduler when the config pins none.
+TEST_F(OnlineRestripeEngine, AnAddedDrivesThreadIsPlacedAsAMountWouldPlaceIt) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "one CPU: a pinned thread and a free one look alike";
+  int last = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) last = c;
+  EngineConfig pinned;
+  pinned.drive_cpus = {last};
+  start_two(nullptr, pinned);
+  add_third();
+  EXPECT_EQ(cpus_of_thread("pg-drive-2"), std::vector<int>{last});
+  engine_.reset();
+
+  EngineConfig free;
+  free.pin_drive_threads = false;
+  start_two(nullptr, free);
+  add_third();
+  EXPECT_EQ(cpus_of_thread("pg-drive-2").size(), static_cast<size_t>(CPU_COUNT(&mine)));
+}
 
 TEST_F(OnlineRestripeEngine, UnitsBelowTheCursorAreServedFromTheirNewPlaces) {
   start_two();

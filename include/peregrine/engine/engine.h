@@ -121,7 +121,9 @@ class Engine {
   // submitting IO meanwhile.
   //
   // add_drive: a new member drive `drive_count()`, served by a thread of
-  // its own, with `device` (DeviceFactory's kind) over `spec.fd`. IO reaches
+  // its own (pinned to the CPU a mount over all the drives would give it,
+  // unless the config pins none), with `device` (DeviceFactory's kind) over
+  // `spec.fd`. IO reaches
   // it only through a restripe's new layout. Fails when kMaxDrives are in
   // use, or with the device's or the thread's error.
   Status add_drive(const DriveSpec& spec, std::unique_ptr<DeviceQueue> device);
@@ -167,6 +169,7 @@ class Engine {
   std::atomic<uint32_t> drive_count_{0};
   Mutex threads_mutex_;
   std::vector<std::unique_ptr<DriveThread>> threads_ GUARDED_BY(threads_mutex_);  // own the wakers drives_ point at
+  std::vector<int> drive_nodes_ GUARDED_BY(threads_mutex_);  // each drive's NUMA node, for placing added ones
   mutable Mutex slots_mutex_;
   std::vector<std::unique_ptr<SubmitterSlot>> slots_ GUARDED_BY(slots_mutex_);  // only grows
   std::unique_ptr<LayoutFence> fence_;
