@@ -89,6 +89,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   FsContext& fs = context(req);
+  // A write that finds the volume full meanwhile waits for this release,
+  // which may free an unlinked file's blocks.
+  meta::Metadata::ComingRelease coming(fs.meta);
   // The last release of an unlinked file frees its blocks: not under an
   // answered write still in flight. A file with a name keeps them, and its
   // release need not wait (a worker waiting here serves nothing else).

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "peregrine/meta/metadata.h"
 #include "txn_builder.h"
@@ -16,6 +17,10 @@ namespace peregrine::meta {
 namespace {
 constexpr uint64_t kMaxFileSize = uint64_t{1} << 60;
 constexpr const char* kCapabilityXattr = "security.capability";
+// Retries of an allocation that found no space while space may come
+// (Metadata::space_may_come): frees made durable, then what the coming
+// releases freed.
+constexpr int kSpaceAttempts = 2;
 uint64_t down(uint64_t v) { return v / kBlockSize * kBlockSize; }
 uint64_t up(uint64_t v) { return (v + kBlockSize - 1) / kBlockSize * kBlockSize; }
 
@@ -149,6 +154,27 @@ int Metadata::allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be)
   return 0;
 }
 
+bool Metadata::space_may_come() const {
+  if (alloc_->deferred_bytes() > 0) return true;
+  MutexLock lock(releases_mu_);
+  return coming_releases_ > 0;
+}
+
+int Metadata::await_space() {
+  {
+    MutexLock lock(releases_mu_);
+    if (coming_releases_ > 0) {
+      ++release_waits_;
+      lock.wait_for(releases_done_, std::chrono::milliseconds(kReleaseWaitMs), [this] {
+        releases_mu_.assert_held();
+        return coming_releases_ == 0;
+      });
+    }
+  }
+  // What they freed (and any other free) is usable once durable.
+  return journal_->commit_all() != 0 ? -EIO : 0;
+}
+
 int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<WriteRange>* out, bool* rewrite_done,
                             uint64_t* size_before, bool kernel_stamped) {
   const bool stamps = !(opt_.kernel_stamps_writes && kernel_stamped);
@@ -165,10 +191,9 @@ int Metadata::prepare_write(Ino ino, uint64_t off, uint64_t len, std::vector<Wri
     if (size_before != nullptr) *size_before = in->attr.size;
     TxnBuilder b;
     int rc = allocate_holes(b, in, bs, be);
-    if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
-      // Space freed by records not yet durable: commit them and retry.
+    if (rc == -ENOSPC && attempt < kSpaceAttempts && space_may_come()) {
       lk.unlock();
-      if (journal_->commit_all() != 0) return -EIO;
+      if (int w = await_space(); w != 0) return w;
       continue;
     }
     if (rc != 0) return rc;
@@ -321,9 +346,9 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
           // lookup is not possible, so allocate the whole block range.
           std::vector<VolRange> ranges;
           int rc = alloc_->allocate(ino, 0, e - s, &ranges);
-          if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
+          if (rc == -ENOSPC && attempt < kSpaceAttempts && space_may_come()) {
             lk.unlock();
-            if (journal_->commit_all() != 0) return -EIO;
+            if (int w = await_space(); w != 0) return w;
             continue;
           }
           if (rc != 0) return rc;
@@ -343,9 +368,9 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
       a.mtime_ns = a.ctime_ns = t;
     } else {
       int rc = allocate_holes(b, in, down(off), up(off + len));
-      if (rc == -ENOSPC && attempt == 0 && alloc_->deferred_bytes() > 0) {
+      if (rc == -ENOSPC && attempt < kSpaceAttempts && space_may_come()) {
         lk.unlock();
-        if (journal_->commit_all() != 0) return -EIO;
+        if (int w = await_space(); w != 0) return w;
         continue;
       }
       if (rc != 0) return rc;

@@ -583,6 +583,21 @@ int Metadata::open(Ino ino) {
   return 0;
 }
 
+Metadata::ComingRelease::ComingRelease(Metadata& md) : md_(md) {
+  MutexLock lock(md_.releases_mu_);
+  ++md_.coming_releases_;
+}
+
+Metadata::ComingRelease::~ComingRelease() {
+  MutexLock lock(md_.releases_mu_);
+  if (--md_.coming_releases_ == 0) md_.releases_done_.notify_all();
+}
+
+uint64_t Metadata::release_waits() const {
+  MutexLock lock(releases_mu_);
+  return release_waits_;
+}
+
 int Metadata::release(Ino ino, bool* last) {
   if (last) *last = false;
   WriterLock lk(ns_mu_);

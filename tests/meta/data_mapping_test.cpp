@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <thread>
 
 #include "meta_test_util.h"
 
@@ -281,6 +283,52 @@ TEST_F(DataTest, EnospcAndRecoveryAfterDelete) {
   // The free is not durable yet; prepare_write commits and retries.
   ASSERT_EQ(md->prepare_write(b.ino, 0, B, &w2), 0);
   EXPECT_EQ(w2.size(), 1u);
+  EXPECT_EQ(md->release_waits(), 0u) << "no release was coming: nothing to wait for";
+}
+
+// A write to a full volume while a release is coming (the fs layer serves
+// a RELEASE: the program closed and unlinked a file, the kernel sent it)
+// waits for it, and takes the space the release frees.
+TEST_F(DataTest, AnAllocationWaitsForAComingReleaseAndTakesTheSpaceItFrees) {
+  std::vector<WriteRange> w;
+  ASSERT_EQ(md->prepare_write(f, 0, g.data_size, &w), 0);
+  ASSERT_EQ(md->complete_write(f, w, g.data_size), 0);
+  InodeAttr b;
+  ASSERT_EQ(md->create(kRootIno, "g", 0644, Cred{}, &b), 0);
+  ASSERT_EQ(md->unlink(kRootIno, "f"), 0);  // f is open: an orphan
+  std::atomic<bool> done{false};
+  int rc = 1;
+  std::vector<WriteRange> w2;
+  std::thread writer;
+  {
+    Metadata::ComingRelease coming(*md);
+    writer = std::thread([&] {
+      rc = md->prepare_write(b.ino, 0, B, &w2);
+      done.store(true);
+    });
+    // Released only once the writer waits for it, so that without the
+    // wait it finds no space.
+    while (md->release_waits() == 0 && !done.load()) std::this_thread::yield();
+    ASSERT_EQ(md->release(f), 0);
+  }
+  writer.join();
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(md->release_waits(), 1u);
+  EXPECT_EQ(w2.size(), 1u);
+}
+
+// A coming release that frees nothing (or never ends) leaves the write
+// with ENOSPC, after at most two waits of kReleaseWaitMs.
+TEST_F(DataTest, AComingReleaseThatFreesNothingEndsInEnospc) {
+  std::vector<WriteRange> w;
+  ASSERT_EQ(md->prepare_write(f, 0, g.data_size, &w), 0);
+  ASSERT_EQ(md->complete_write(f, w, g.data_size), 0);
+  InodeAttr b;
+  ASSERT_EQ(md->create(kRootIno, "g", 0644, Cred{}, &b), 0);
+  Metadata::ComingRelease coming(*md);
+  std::vector<WriteRange> w2;
+  EXPECT_EQ(md->prepare_write(b.ino, 0, B, &w2), -ENOSPC);
+  EXPECT_EQ(md->release_waits(), 2u);
 }
 
 TEST_F(DataTest, WrongTypes) {

@@ -33,12 +33,14 @@
 //   never held while waiting for IO.
 // - The Journal has its own mutex/condvars; fsync/sync wait there, without
 //   ns_mu_. The Allocator has its own mutex.
-// - Lock order: ns_mu_ -> journal -> allocator.
+// - Lock order: ns_mu_ -> journal -> allocator. releases_mu_ (the coming
+//   releases, ComingRelease) is taken alone.
 // - GUARDED_BY / REQUIRES state these rules for the compiler
 //   (util/thread_annotations.h); the clang build checks them.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -257,6 +259,26 @@ class Metadata {
   // Last release of an unlinked inode frees it. *last (if given): no open
   // of the inode is left.
   int release(Ino ino, bool* last = nullptr);
+  // A release that is coming, for as long as this lives: the fs layer
+  // holds one while it serves a RELEASE request. An allocation that finds
+  // no space waits (at most kReleaseWaitMs) for the coming releases, which
+  // may free an unlinked file's blocks, and tries again, as ext4 retries
+  // after a journal commit (ext4_should_retry_alloc): a program that
+  // closes and unlinks a file and writes at once finds its space even when
+  // the kernel's RELEASE, sent at the close, is served after the write.
+  class ComingRelease {
+   public:
+    explicit ComingRelease(Metadata& md);
+    ~ComingRelease();
+    ComingRelease(const ComingRelease&) = delete;
+    ComingRelease& operator=(const ComingRelease&) = delete;
+
+   private:
+    Metadata& md_;
+  };
+  static constexpr int kReleaseWaitMs = 1000;
+  // Allocations that waited for coming releases (tests, statistics).
+  uint64_t release_waits() const;
 
   // ---- data mapping (block granularity, 4096) ----
   // Where to read file bytes [off, off + len), clipped to the file size.
@@ -417,6 +439,12 @@ class Metadata {
   bool is_ancestor(Ino maybe_ancestor, Ino ino) const REQUIRES_SHARED(ns_mu_);
   InodeAttr attr_of(const Inode& in) const;
   int allocate_holes(TxnBuilder& b, Inode* in, uint64_t bs, uint64_t be) REQUIRES(ns_mu_);
+  // After an allocation found no space: whether space may still come (frees
+  // not yet durable, or releases coming). If so, the caller drops ns_mu_
+  // and calls await_space(), which waits for the coming releases, commits
+  // the journal (a free is usable once durable) and returns 0 or -EIO.
+  bool space_may_come() const EXCLUDES(releases_mu_);
+  int await_space() EXCLUDES(ns_mu_, releases_mu_);
 
   VolumeIo& io_;
   const Geometry geo_;  // as mounted; data_size_ holds the data area's size since
@@ -438,6 +466,10 @@ class Metadata {
   MountReport report_;
   mutable Mutex err_mu_;
   std::string last_error_ GUARDED_BY(err_mu_);
+  mutable Mutex releases_mu_;  // never held with another lock of this class
+  std::condition_variable releases_done_;
+  uint32_t coming_releases_ GUARDED_BY(releases_mu_) = 0;
+  uint64_t release_waits_ GUARDED_BY(releases_mu_) = 0;
 };
 
 }  // namespace peregrine::meta
