@@ -42,6 +42,8 @@ void check_log(const std::string& log, uint64_t acked, uint64_t kill_at) {
 }  // namespace
 
 void cut_power_through_online_change(Volume& v, const OnlineChange& change, uint64_t rounds) {
+  ASSERT_TRUE(write_file(v.at("big"), pattern(24 << 20, 1)));
+  ASSERT_TRUE(write_file(v.at("small"), pattern(12345, 2)));
   const Tree before = snapshot_tree(v.mountpoint(), false);
   ASSERT_EQ(v.unmount(), 0);
   std::vector<std::string> logged = v.members();  // log I: logged[I]

@@ -36,7 +36,8 @@ struct OnlineChange {
   std::vector<std::string> final_members;
 };
 
-// `v` is mounted over its members, with the files that must survive. The
+// `v` is mounted over its members; this writes the files that must
+// survive (a 24 MiB one and a small one) and unmounts it first. The
 // rounds cut in turn anywhere after the mount, among the records written
 // after the change (the added members must be flushed too), and among the
 // last 40 member IOs (the unmount).

@@ -275,8 +275,6 @@ TEST(OnlineReplacePowerCut, power_cut_AnywhereAfterTheMountThenTheOfflineCommand
   Volume v(2);
   ASSERT_EQ(v.mkfs().code, 0);
   ASSERT_EQ(v.mount().code, 0);
-  ASSERT_TRUE(write_file(v.at("big"), pattern(24 << 20, 1)));
-  ASSERT_TRUE(write_file(v.at("small"), pattern(12345, 2)));
   const std::string old = v.members()[1], now = v.dir() + "/new1";
   OnlineChange change;
   change.what = "online replace power cuts";

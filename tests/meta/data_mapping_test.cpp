@@ -43,6 +43,16 @@ class DataTest : public ::testing::Test {
     EXPECT_EQ(md->map_read(f, off, len, &s), 0);
     return s;
   }
+  // f takes the whole data area; *other: a new empty file.
+  void fill_with_f(Ino* other) {
+    std::vector<WriteRange> w;
+    ASSERT_EQ(md->prepare_write(f, 0, g.data_size, &w), 0);
+    ASSERT_EQ(md->complete_write(f, w, g.data_size), 0);
+    ASSERT_EQ(free_blocks(), 0u);
+    InodeAttr a;
+    ASSERT_EQ(md->create(kRootIno, "g", 0644, Cred{}, &a), 0);
+    *other = a.ino;
+  }
   uint64_t free_blocks() {
     StatFs s;
     md->statfs(&s);
@@ -270,18 +280,14 @@ TEST_F(DataTest, CompleteAfterPunchDoesNotExposeNewMapping) {
 }
 
 TEST_F(DataTest, EnospcAndRecoveryAfterDelete) {
-  std::vector<WriteRange> w;
-  ASSERT_EQ(md->prepare_write(f, 0, g.data_size, &w), 0);
-  ASSERT_EQ(md->complete_write(f, w, g.data_size), 0);
-  EXPECT_EQ(free_blocks(), 0u);
-  InodeAttr b;
-  ASSERT_EQ(md->create(kRootIno, "g", 0644, Cred{}, &b), 0);
+  Ino other = 0;
+  ASSERT_NO_FATAL_FAILURE(fill_with_f(&other));
   std::vector<WriteRange> w2;
-  EXPECT_EQ(md->prepare_write(b.ino, 0, B, &w2), -ENOSPC);
+  EXPECT_EQ(md->prepare_write(other, 0, B, &w2), -ENOSPC);
   ASSERT_EQ(md->unlink(kRootIno, "f"), 0);
   ASSERT_EQ(md->release(f), 0);
   // The free is not durable yet; prepare_write commits and retries.
-  ASSERT_EQ(md->prepare_write(b.ino, 0, B, &w2), 0);
+  ASSERT_EQ(md->prepare_write(other, 0, B, &w2), 0);
   EXPECT_EQ(w2.size(), 1u);
   EXPECT_EQ(md->release_waits(), 0u) << "no release was coming: nothing to wait for";
 }
@@ -290,11 +296,8 @@ TEST_F(DataTest, EnospcAndRecoveryAfterDelete) {
 // a RELEASE: the program closed and unlinked a file, the kernel sent it)
 // waits for it, and takes the space the release frees.
 TEST_F(DataTest, AnAllocationWaitsForAComingReleaseAndTakesTheSpaceItFrees) {
-  std::vector<WriteRange> w;
-  ASSERT_EQ(md->prepare_write(f, 0, g.data_size, &w), 0);
-  ASSERT_EQ(md->complete_write(f, w, g.data_size), 0);
-  InodeAttr b;
-  ASSERT_EQ(md->create(kRootIno, "g", 0644, Cred{}, &b), 0);
+  Ino other = 0;
+  ASSERT_NO_FATAL_FAILURE(fill_with_f(&other));
   ASSERT_EQ(md->unlink(kRootIno, "f"), 0);  // f is open: an orphan
   std::atomic<bool> done{false};
   int rc = 1;
@@ -303,7 +306,7 @@ TEST_F(DataTest, AnAllocationWaitsForAComingReleaseAndTakesTheSpaceItFrees) {
   {
     Metadata::ComingRelease coming(*md);
     writer = std::thread([&] {
-      rc = md->prepare_write(b.ino, 0, B, &w2);
+      rc = md->prepare_write(other, 0, B, &w2);
       done.store(true);
     });
     // Released only once the writer waits for it, so that without the
@@ -320,14 +323,11 @@ TEST_F(DataTest, AnAllocationWaitsForAComingReleaseAndTakesTheSpaceItFrees) {
 // A coming release that frees nothing (or never ends) leaves the write
 // with ENOSPC, after at most two waits of kReleaseWaitMs.
 TEST_F(DataTest, AComingReleaseThatFreesNothingEndsInEnospc) {
-  std::vector<WriteRange> w;
-  ASSERT_EQ(md->prepare_write(f, 0, g.data_size, &w), 0);
-  ASSERT_EQ(md->complete_write(f, w, g.data_size), 0);
-  InodeAttr b;
-  ASSERT_EQ(md->create(kRootIno, "g", 0644, Cred{}, &b), 0);
+  Ino other = 0;
+  ASSERT_NO_FATAL_FAILURE(fill_with_f(&other));
   Metadata::ComingRelease coming(*md);
   std::vector<WriteRange> w2;
-  EXPECT_EQ(md->prepare_write(b.ino, 0, B, &w2), -ENOSPC);
+  EXPECT_EQ(md->prepare_write(other, 0, B, &w2), -ENOSPC);
   EXPECT_EQ(md->release_waits(), 2u);
 }
 
