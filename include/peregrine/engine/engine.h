@@ -123,9 +123,8 @@ class Engine {
   // add_drive: a new member drive `drive_count()`, served by a thread of
   // its own (pinned to the CPU a mount over all the drives would give it,
   // unless the config pins none), with `device` (DeviceFactory's kind) over
-  // `spec.fd`. IO reaches
-  // it only through a restripe's new layout. Fails when kMaxDrives are in
-  // use, or with the device's or the thread's error.
+  // `spec.fd`. IO reaches it only through a restripe's new layout. Fails
+  // when kMaxDrives are in use, or with the device's or the thread's error.
   Status add_drive(const DriveSpec& spec, std::unique_ptr<DeviceQueue> device);
   // Starts the layout over `new_count` drives with the cursor at 0 (every
   // unit in its old place) and the fence: every read and write from now on

@@ -34,7 +34,8 @@
 // - The Journal has its own mutex/condvars; fsync/sync wait there, without
 //   ns_mu_. The Allocator has its own mutex.
 // - Lock order: ns_mu_ -> journal -> allocator. releases_mu_ (the coming
-//   releases, ComingRelease) is taken alone.
+//   releases, ComingRelease) comes last: nothing is locked while it is
+//   held, and an allocation waits on it without ns_mu_.
 // - GUARDED_BY / REQUIRES state these rules for the compiler
 //   (util/thread_annotations.h); the clang build checks them.
 #pragma once
@@ -466,7 +467,7 @@ class Metadata {
   MountReport report_;
   mutable Mutex err_mu_;
   std::string last_error_ GUARDED_BY(err_mu_);
-  mutable Mutex releases_mu_;  // never held with another lock of this class
+  mutable Mutex releases_mu_;  // last in the lock order
   std::condition_variable releases_done_;
   uint32_t coming_releases_ GUARDED_BY(releases_mu_) = 0;
   uint64_t release_waits_ GUARDED_BY(releases_mu_) = 0;
