@@ -7,7 +7,6 @@
 #include <map>
 
 namespace peregrine {
-namespace {
 
 std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
@@ -19,6 +18,8 @@ std::vector<int> allowed_cpus() {
   }
   return cpus;
 }
+
+namespace {
 
 std::vector<int> node_cpus(int node, const std::vector<int>& allowed) {
   std::vector<int> cpus;
@@ -36,12 +37,16 @@ std::vector<int> node_cpus(int node, const std::vector<int>& allowed) {
 }  // namespace
 
 std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus) {
+  return place_drive_threads(numa_nodes, explicit_cpus, allowed_cpus());
+}
+
+std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus,
+                                     const std::vector<int>& all) {
   std::vector<int> placement(numa_nodes.size(), -1);
   if (!explicit_cpus.empty()) {
     for (size_t i = 0; i < placement.size(); ++i) placement[i] = explicit_cpus[i % explicit_cpus.size()];
     return placement;
   }
-  std::vector<int> all = allowed_cpus();
   if (all.empty()) return placement;
   std::map<int, size_t> next_in_node;
   size_t next_any = 0;

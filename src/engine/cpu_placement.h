@@ -1,6 +1,8 @@
 // Chooses the CPU each drive is served on, and which drives share a drive
 // thread.
-// Thread rules: called once, by Engine::create, on the creating thread.
+// Thread rules: by Engine::create on the creating thread, and by
+// Engine::add_drive (over the CPUs the engine was made with); pure but for
+// reading the calling thread's CPU affinity.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,13 @@ namespace peregrine {
 // node's allowed CPUs, the rest round-robin over all allowed CPUs.
 // `explicit_cpus`, when not empty, is used as given (cycled if shorter).
 std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus);
+// The same over the CPUs `allowed` (the calling thread's when the engine
+// was made), for a thread whose own CPUs differ: a pinned ring thread
+// adding a drive.
+std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus,
+                                     const std::vector<int>& allowed);
+// The CPUs the calling thread may run on.
+std::vector<int> allowed_cpus();
 
 }  // namespace peregrine
 

@@ -61,7 +61,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   std::unique_ptr<Engine> engine(new Engine(config, map));
   std::vector<int> nodes;
   for (const DriveSpec& d : drives) nodes.push_back(d.numa_node);
-  std::vector<int> cpus = place_drive_threads(nodes, config.drive_cpus);
+  const std::vector<int> allowed = allowed_cpus();
+  std::vector<int> cpus = place_drive_threads(nodes, config.drive_cpus, allowed);
   if (!config.pin_drive_threads) cpus.assign(n, -1);
 
   for (uint32_t i = 0; i < n; ++i) {
@@ -74,6 +75,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   engine->drive_count_.store(n, std::memory_order_release);
   MutexLock lock(engine->threads_mutex_);
   engine->drive_nodes_ = nodes;
+  engine->placement_cpus_ = allowed;
   for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
     std::vector<Drive*> served;
     for (uint32_t d : p.drives) served.push_back(engine->drives_[d].get());

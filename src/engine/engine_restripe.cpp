@@ -27,7 +27,7 @@ Status Engine::add_drive(const DriveSpec& spec, std::unique_ptr<DeviceQueue> dev
     MutexLock lock(threads_mutex_);
     std::vector<int> nodes = drive_nodes_;
     nodes.push_back(spec.numa_node);
-    if (config_.pin_drive_threads) cpu = place_drive_threads(nodes, config_.drive_cpus)[index];
+    if (config_.pin_drive_threads) cpu = place_drive_threads(nodes, config_.drive_cpus, placement_cpus_)[index];
   }
   auto thread = DriveThread::create({drive.get()}, cpu, "pg-drive-" + std::to_string(index));
   if (!thread) return Status::error(thread.status().errnum(), "drive thread: " + thread.status().message());

@@ -148,8 +148,9 @@ std::vector<int> cpus_of_thread(const std::string& name) {
 }
 
 // An added drive's thread is pinned as a mount over all the drives would
-// pin it (here: every drive on the last CPU this process may use), and
-// left to the scheduler when the config pins none.
+// pin it (here: every drive on the last CPU this process may use; then
+// round-robin, whichever CPU the adding thread is on), and left to the
+// scheduler when the config pins none.
 TEST_F(OnlineRestripeEngine, AnAddedDrivesThreadIsPlacedAsAMountWouldPlaceIt) {
   cpu_set_t mine;
   CPU_ZERO(&mine);
@@ -170,6 +171,25 @@ TEST_F(OnlineRestripeEngine, AnAddedDrivesThreadIsPlacedAsAMountWouldPlaceIt) {
   start_two(nullptr, free);
   add_third();
   EXPECT_EQ(cpus_of_thread("pg-drive-2").size(), static_cast<size_t>(CPU_COUNT(&mine)));
+  engine_.reset();
+
+  // Automatic placement (members of no NUMA node: round-robin over the
+  // CPUs), the drive added by a thread pinned to one CPU, as a ring
+  // thread serving the ioctl is: placed over the CPUs the engine was made
+  // with, not the adding thread's.
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  const int due = cpus[kOld % cpus.size()];
+  const int other = due == cpus.back() ? cpus.front() : cpus.back();
+  start_two();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(other, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  add_third();
+  ASSERT_EQ(::sched_setaffinity(0, sizeof mine, &mine), 0);
+  EXPECT_EQ(cpus_of_thread("pg-drive-2"), std::vector<int>{due});
 }
 
 TEST_F(OnlineRestripeEngine, UnitsBelowTheCursorAreServedFromTheirNewPlaces) {

@@ -168,7 +168,11 @@ class Engine {
   std::atomic<uint32_t> drive_count_{0};
   Mutex threads_mutex_;
   std::vector<std::unique_ptr<DriveThread>> threads_ GUARDED_BY(threads_mutex_);  // own the wakers drives_ point at
-  std::vector<int> drive_nodes_ GUARDED_BY(threads_mutex_);  // each drive's NUMA node, for placing added ones
+  // For placing added drives as create() placed the first ones: each
+  // drive's NUMA node, and the CPUs create()'s thread could run on (the
+  // thread that adds a drive may be pinned to one).
+  std::vector<int> drive_nodes_ GUARDED_BY(threads_mutex_);
+  std::vector<int> placement_cpus_ GUARDED_BY(threads_mutex_);
   mutable Mutex slots_mutex_;
   std::vector<std::unique_ptr<SubmitterSlot>> slots_ GUARDED_BY(slots_mutex_);  // only grows
   std::unique_ptr<LayoutFence> fence_;
