@@ -36,10 +36,6 @@ std::vector<int> node_cpus(int node, const std::vector<int>& allowed) {
 
 }  // namespace
 
-std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus) {
-  return place_drive_threads(numa_nodes, explicit_cpus, allowed_cpus());
-}
-
 std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus,
                                      const std::vector<int>& all) {
   std::vector<int> placement(numa_nodes.size(), -1);
@@ -65,11 +61,6 @@ std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const s
 }  // namespace peregrine
 
 namespace peregrine {
-
-uint32_t allowed_cpu_count() {
-  size_t n = allowed_cpus().size();
-  return n == 0 ? 1 : static_cast<uint32_t>(n);
-}
 
 std::vector<DriveThreadPlan> plan_drive_threads(const std::vector<int>& drive_cpus, uint32_t threads,
                                                 uint32_t allowed) {

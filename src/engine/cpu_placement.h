@@ -1,8 +1,7 @@
 // Chooses the CPU each drive is served on, and which drives share a drive
 // thread.
-// Thread rules: by Engine::create on the creating thread, and by
-// Engine::add_drive (over the CPUs the engine was made with); pure but for
-// reading the calling thread's CPU affinity.
+// Thread rules: any thread; allowed_cpus() reads the calling thread's CPU
+// affinity, the rest is pure.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +9,12 @@
 
 namespace peregrine {
 
-// For each drive (given its NUMA node, -1 = unknown), a CPU from the
-// process's allowed set: drives of a known node go round-robin over that
-// node's allowed CPUs, the rest round-robin over all allowed CPUs.
-// `explicit_cpus`, when not empty, is used as given (cycled if shorter).
-std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus);
-// The same over the CPUs `allowed` (the calling thread's when the engine
-// was made), for a thread whose own CPUs differ: a pinned ring thread
-// adding a drive.
+// For each drive (given its NUMA node, -1 = unknown), a CPU from
+// `allowed` (the CPUs the mounting thread may run on: Engine::create's,
+// also for a drive added later by a thread pinned elsewhere): drives of a
+// known node go round-robin over that node's allowed CPUs, the rest
+// round-robin over all allowed CPUs. `explicit_cpus`, when not empty, is
+// used as given (cycled if shorter).
 std::vector<int> place_drive_threads(const std::vector<int>& numa_nodes, const std::vector<int>& explicit_cpus,
                                      const std::vector<int>& allowed);
 // The CPUs the calling thread may run on.
@@ -35,11 +32,9 @@ struct DriveThreadPlan {
 // Which drives each thread serves, given each drive's CPU (-1 = unpinned)
 // and the number of threads asked for (0 = auto). Auto: drives on the same
 // CPU share a thread; unpinned drives get min(drives, `allowed_cpus`)
-// threads. Otherwise drive i goes to thread i % threads, pinned to the CPU
-// of its first drive.
+// threads (at least 1). Otherwise drive i goes to thread i % threads,
+// pinned to the CPU of its first drive.
 std::vector<DriveThreadPlan> plan_drive_threads(const std::vector<int>& drive_cpus, uint32_t threads,
                                                 uint32_t allowed_cpus);
-// The number of CPUs this process may run on (at least 1).
-uint32_t allowed_cpu_count();
 
 }  // namespace peregrine

@@ -76,7 +76,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config_in, 
   MutexLock lock(engine->threads_mutex_);
   engine->drive_nodes_ = nodes;
   engine->placement_cpus_ = allowed;
-  for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_cpu_count())) {
+  const uint32_t allowed_count = static_cast<uint32_t>(allowed.size());
+  for (const DriveThreadPlan& p : plan_drive_threads(cpus, config.drive_threads, allowed_count)) {
     std::vector<Drive*> served;
     for (uint32_t d : p.drives) served.push_back(engine->drives_[d].get());
     auto t = DriveThread::create(std::move(served), p.cpu, "pg-drive-" + std::to_string(p.drives.front()));
