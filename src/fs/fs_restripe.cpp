@@ -242,13 +242,12 @@ void OnlineRestripe::run() {
   // Busy: the volume did IO of its own since the last window (the move's
   // goes past the engine, so every IO the drives counted is someone
   // else's).
-  uint64_t seen_ios = 0;
   auto volume_ios = [&] {
     uint64_t n = 0;
     for (uint32_t d = 0; d < engine.drive_count(); ++d) n += engine.stats(d).ios;
     return n;
   };
-  seen_ios = volume_ios();
+  uint64_t seen_ios = volume_ios();
   hooks.volume_busy = [&] {
     const uint64_t now = volume_ios();
     const bool busy = now != seen_ios;

@@ -3,9 +3,6 @@
 // pg-drive-N threads, and that every drive of a shared thread gets its IO
 // through — including shaped members, whose modelled completions are
 // timers that the thread must take from all its drives, not just one.
-#include <dirent.h>
-
-#include <fstream>
 #include <set>
 
 #include "engine_fixture.h"
@@ -16,16 +13,8 @@ namespace {
 // Names of this process's drive threads ("pg-drive-<first drive>").
 std::set<std::string> drive_threads() {
   std::set<std::string> names;
-  DIR* d = ::opendir("/proc/self/task");
-  if (d == nullptr) return names;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-    std::string name;
-    std::getline(comm, name);
+  for (const auto& [tid, name] : process_threads())
     if (name.rfind("pg-drive-", 0) == 0) names.insert(name);
-  }
-  ::closedir(d);
   return names;
 }
 

@@ -12,9 +12,11 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "peregrine/backend/completion_waker.h"
@@ -96,6 +98,19 @@ struct Waiter {
     r.context = this;
   }
 };
+
+// This process's threads: (thread id, name) of each, from /proc/self/task.
+inline std::vector<std::pair<pid_t, std::string>> process_threads() {
+  std::vector<std::pair<pid_t, std::string>> threads;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(e.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    threads.emplace_back(static_cast<pid_t>(std::stol(e.path().filename().string())), name);
+  }
+  return threads;
+}
 
 // A request for all of `buf` at volume offset `offset`.
 // (A prvalue: Request holds atomics, so it is neither copied nor moved.)

@@ -6,12 +6,9 @@
 // threads writing and reading while the test moves every unit; an added
 // drive's thread placed as a mount would place it. The test
 // moves the units itself, through the member files, as the mover does.
-#include <dirent.h>
 #include <sched.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <thread>
 
@@ -130,20 +127,13 @@ class OnlineRestripeEngine : public EngineFixture {
 // there is none).
 std::vector<int> cpus_of_thread(const std::string& name) {
   std::vector<int> cpus;
-  DIR* d = ::opendir("/proc/self/task");
-  if (d == nullptr) return cpus;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-    std::string got;
-    std::getline(comm, got);
+  for (const auto& [tid, got] : process_threads()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (got != name || ::sched_getaffinity(std::atoi(e->d_name), sizeof set, &set) != 0) continue;
+    if (got != name || ::sched_getaffinity(tid, sizeof set, &set) != 0) continue;
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
   }
-  ::closedir(d);
   return cpus;
 }
 
@@ -156,30 +146,27 @@ TEST_F(OnlineRestripeEngine, AnAddedDrivesThreadIsPlacedAsAMountWouldPlaceIt) {
   CPU_ZERO(&mine);
   ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
   if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "one CPU: a pinned thread and a free one look alike";
-  int last = 0;
+  std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &mine)) last = c;
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
   EngineConfig pinned;
-  pinned.drive_cpus = {last};
+  pinned.drive_cpus = {cpus.back()};
   start_two(nullptr, pinned);
   add_third();
-  EXPECT_EQ(cpus_of_thread("pg-drive-2"), std::vector<int>{last});
+  EXPECT_EQ(cpus_of_thread("pg-drive-2"), std::vector<int>{cpus.back()});
   engine_.reset();
 
   EngineConfig free;
   free.pin_drive_threads = false;
   start_two(nullptr, free);
   add_third();
-  EXPECT_EQ(cpus_of_thread("pg-drive-2").size(), static_cast<size_t>(CPU_COUNT(&mine)));
+  EXPECT_EQ(cpus_of_thread("pg-drive-2"), cpus);
   engine_.reset();
 
   // Automatic placement (members of no NUMA node: round-robin over the
   // CPUs), the drive added by a thread pinned to one CPU, as a ring
   // thread serving the ioctl is: placed over the CPUs the engine was made
   // with, not the adding thread's.
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
   const int due = cpus[kOld % cpus.size()];
   const int other = due == cpus.back() ? cpus.front() : cpus.back();
   start_two();

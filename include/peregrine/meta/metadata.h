@@ -278,7 +278,7 @@ class Metadata {
     Metadata& md_;
   };
   static constexpr int kReleaseWaitMs = 1000;
-  // Allocations that waited for coming releases (tests, statistics).
+  // Allocations that waited for coming releases (tests).
   uint64_t release_waits() const;
 
   // ---- data mapping (block granularity, 4096) ----
