@@ -53,7 +53,8 @@ struct AlgorithmArgs {
   bool top_down = false;  // bfs: no bottom-up levels
   PagerankOptions pagerank;
   SsspOptions sssp;
-  uint32_t threads = 0;  // tc: counting threads, 0 = one per CPU
+  unsigned threads = 0;         // threads that compute (tc; the others when the lists are kept), 0 = one per CPU
+  std::string memory = "auto";  // --memory as given, for the report
   bool validate = false;
   bool json = false;
 };
@@ -65,7 +66,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   a->alg = argv[0];
   const std::string& alg = a->alg;
   po::options_description opts(alg + " options");
-  std::string max_io, gap, out_format;
+  std::string max_io, gap, out_format, threads = "0";
   opts.add_options()("graph", po::value(&a->dir)->required()->value_name("DIR"),
                      "graph directory (from gen or import)")(
       "out", po::value(&a->out_file)->value_name("FILE"),
@@ -77,8 +78,14 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
       "io_uring queue depth: reads in flight")("max-io", po::value(&max_io)->default_value("256K")->value_name("SIZE"),
                                                "largest single read (multiple of 4K)")(
       "gap", po::value(&gap)->default_value("16K")->value_name("SIZE"),
-      "coalesce lists separated by at most this many bytes")(
-      "buffered", "read through the page cache instead of O_DIRECT")("json", "print the report as JSON");
+      "coalesce lists separated by at most this many bytes")("buffered",
+                                                             "read through the page cache instead of O_DIRECT")(
+      "memory", po::value(&a->memory)->default_value("auto")->value_name("SIZE"),
+      "keep the lists in memory after one read when they fit in SIZE (e.g. 2G); auto: half of the memory "
+      "available when the command starts; 0: read them from the graph on every pass")(
+      "threads", po::value(&threads)->default_value("0")->value_name("N"),
+      "threads that compute (tc always; the others when the lists are kept in memory); 0: one per CPU")(
+      "json", "print the report as JSON");
   if (alg == "bfs") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "root vertex, an id of the input (default: the vertex of highest degree)")(
@@ -104,9 +111,6 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
                                              po::value(&pr.epsilon)->default_value(1e-8, "1e-8")->value_name("E"),
                                              "stop when an iteration changes ranks by less (L1)")(
         "damping", po::value(&pr.damping)->default_value(0.85, "0.85")->value_name("D"), "damping factor");
-  } else if (alg == "tc") {
-    opts.add_options()("threads", po::value(&a->threads)->default_value(0)->value_name("N"),
-                       "threads that intersect lists (the IO thread among them); 0: one per CPU");
   }
   po::variables_map vm;
   if (auto rc = parse_command(argc, argv, "peregrine-graph " + alg + " --graph DIR [options]", opts, vm)) return rc;
@@ -129,7 +133,17 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   a->out_format = *out_fmt;
   if ((alg == "bfs" || alg == "bc") && (a->roots < 1 || a->roots > 1024))
     return usage_error(alg, "--roots must be between 1 and 1024");
-  if (alg == "tc" && a->threads > 1024) return usage_error(alg, "--threads must be between 0 and 1024");
+  if (auto rc = parse_threads(alg, threads, &a->threads)) return rc;
+  if (a->memory == "auto") {
+    ro.keep_bytes = available_memory() / 2;
+  } else {
+    auto keep = parse_size(a->memory);
+    if (!keep) return usage_error(alg, "--memory: bad size '" + a->memory + "' (use e.g. 0, 512M, 2G or auto)");
+    ro.keep_bytes = *keep;
+  }
+  // cc and tc read each list once (tc into batches of its own): keeping
+  // them would cost the memory and the overlap of reading with computing.
+  if (alg == "cc" || alg == "tc") ro.keep_bytes = 0;
   if (alg == "pagerank") {
     const PagerankOptions& pr = a->pagerank;
     if (pr.max_iterations < 1) return usage_error(alg, "--iterations must be at least 1");
@@ -259,7 +273,7 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     const BfsDirection direction = a.top_down ? BfsDirection::kTopDown : BfsDirection::kOptimising;
     for (Vertex r0 : pick_bfs_roots(g, root_vertex, a.roots)) {
       std::optional<BfsResult> one;
-      double s = timed([&] { keep(run_bfs(g, reader, r0, direction), one); });
+      double s = timed([&] { keep(run_bfs(g, reader, r0, direction, a.threads), one); });
       if (!st) break;
       check([&] { return validate_bfs(*ref->graph, *one); });
       // Graph500 reports the harmonic mean of the per-search TEPS.
@@ -292,7 +306,9 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     timed([&] { keep(run_tc(g, reader, options), run.tc); });
     if (st) check([&] { return validate_tc(*ref->graph, *run.tc); });
   } else {
-    timed([&] { keep(run_pagerank(g, reader, a.pagerank, readers.in.get()), run.rank); });
+    PagerankOptions options = a.pagerank;
+    options.threads = a.threads;
+    timed([&] { keep(run_pagerank(g, reader, options, readers.in.get()), run.rank); });
     if (st) check([&] { return validate_pagerank(*ref->graph, *run.rank, a.pagerank.damping, &run.pagerank_l1); });
   }
   return st;
@@ -314,6 +330,7 @@ Status report_run(const AlgorithmArgs& a, const Graph& g, const GraphReaders& re
   rep.add("ios", io.reads);
   rep.add("mb_per_s", run.secs > 0 ? static_cast<double>(io.bytes) / 1e6 / run.secs : 0.0);
   rep.add("iops", run.secs > 0 ? static_cast<double>(io.reads) / run.secs : 0.0);
+  rep.add("lists_in_memory", readers.out->kept() || (readers.in && readers.in->kept()));
   // The root (or first source) in the input's ids. The id map is loaded
   // only for --root and --out; otherwise the root's id is looked up alone.
   auto add_root = [&](Vertex root) {

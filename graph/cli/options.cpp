@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
 #include <iostream>
 
 #include "commands.h"
@@ -85,6 +86,18 @@ std::optional<int> parse_threads(const std::string& command, const std::string& 
                                     "' (0: one per core)");
   *threads = value;
   return std::nullopt;
+}
+
+uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
 }
 
 }  // namespace peregrine::graph::cli

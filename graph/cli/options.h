@@ -31,4 +31,8 @@ std::optional<uint64_t> parse_size(const std::string& text);
 inline constexpr unsigned kMaxThreads = 256;
 std::optional<int> parse_threads(const std::string& command, const std::string& text, unsigned* threads);
 
+// MemAvailable of /proc/meminfo in bytes: what the kernel says could be
+// given to a new program without swapping; 0 if it cannot be read.
+uint64_t available_memory();
+
 }  // namespace peregrine::graph::cli

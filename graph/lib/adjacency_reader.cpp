@@ -292,6 +292,11 @@ Expected<std::unique_ptr<AdjacencyReader>> AdjacencyReader::open(const Graph& gr
   return r;
 }
 
+struct AdjacencyReader::KeptBuffers {
+  AlignedBuffer lists;
+  AlignedBuffer weights;
+};
+
 AdjacencyReader::AdjacencyReader(const Graph& graph, const ReaderOptions& options, int fd, bool direct)
     : graph_(graph), options_(options), fd_(fd), direct_(direct), ring_(std::make_unique<Ring>()) {}
 
@@ -311,6 +316,11 @@ Status AdjacencyReader::sort_batch(std::vector<Vertex>& vertices) const {
 
 Status AdjacencyReader::read_lists(std::vector<Vertex>& vertices, const NeighbourFn& fn) {
   if (Status st = sort_batch(vertices); !st) return st;
+  if (Status st = keep_if_fits(); !st) return st;
+  if (kept_ready_) {
+    serve_kept(vertices, &fn, nullptr);
+    return Status::ok();
+  }
   SpanSource src(graph_, vertices);
   return run(src, &fn, nullptr);
 }
@@ -318,19 +328,166 @@ Status AdjacencyReader::read_lists(std::vector<Vertex>& vertices, const Neighbou
 Status AdjacencyReader::read_lists(std::vector<Vertex>& vertices, const WeightedNeighbourFn& fn) {
   if (!reads_weights()) return Status::error(EINVAL, "weights asked of a reader opened without them");
   if (Status st = sort_batch(vertices); !st) return st;
+  if (Status st = keep_if_fits(); !st) return st;
+  if (kept_ready_) {
+    serve_kept(vertices, nullptr, &fn);
+    return Status::ok();
+  }
   SpanSource src(graph_, vertices);
   return run(src, nullptr, &fn);
 }
 
 Status AdjacencyReader::read_all(const NeighbourFn& fn) {
+  if (Status st = keep_if_fits(); !st) return st;
+  if (kept_ready_) {
+    serve_all_kept(&fn, nullptr);
+    return Status::ok();
+  }
   AllSource src(graph_);
   return run(src, &fn, nullptr);
 }
 
 Status AdjacencyReader::read_all(const WeightedNeighbourFn& fn) {
   if (!reads_weights()) return Status::error(EINVAL, "weights asked of a reader opened without them");
+  if (Status st = keep_if_fits(); !st) return st;
+  if (kept_ready_) {
+    serve_all_kept(nullptr, &fn);
+    return Status::ok();
+  }
   AllSource src(graph_);
   return run(src, nullptr, &fn);
+}
+
+uint64_t AdjacencyReader::keep_size() const {
+  return graph_.offsets.back() * sizeof(Vertex) * (reads_weights() ? 2 : 1);
+}
+
+Status AdjacencyReader::keep_if_fits() {
+  if (keep_tried_) return Status::ok();
+  keep_tried_ = true;
+  if (options_.keep_bytes == 0 || keep_size() > options_.keep_bytes) return Status::ok();
+  const uint64_t bytes = graph_.offsets.back() * sizeof(Vertex);
+  // Owned by the reader before any read is out: a load that fails with
+  // reads still in the kernel leaves the buffers to the reader's end, as
+  // run() leaves its slots.
+  kept_buffers_ = std::make_unique<KeptBuffers>();
+  try {
+    kept_buffers_->lists = AlignedBuffer::uninitialised(align_up(bytes), kAlign);
+    if (reads_weights()) kept_buffers_->weights = AlignedBuffer::uninitialised(align_up(bytes), kAlign);
+  } catch (const std::bad_alloc&) {
+    kept_buffers_.reset();  // the budget was more than the machine has: read the file
+    return Status::ok();
+  }
+  const std::string path = graph_.adjacency_path().string();
+  if (Status st = load_file(fd_, 0, kept_buffers_->lists.data(), bytes, path); !st) return st;
+  if (reads_weights()) {
+    if (Status st = load_file(weights_fd_, 1, kept_buffers_->weights.data(), bytes, graph_.weights_path().string());
+        !st)
+      return st;
+  }
+  const auto* lists = reinterpret_cast<const Vertex*>(kept_buffers_->lists.data());
+  const uint64_t n = graph_.num_vertices();
+  for (uint64_t v = 0; v < n; ++v) {
+    for (uint64_t i = graph_.offsets[v]; i < graph_.offsets[v + 1]; ++i) {
+      if (lists[i] >= n)
+        return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(v) + " has neighbour " +
+                                      std::to_string(lists[i]) + " >= " + std::to_string(n) + " vertices");
+    }
+  }
+  stats_.list_bytes += keep_size();
+  kept_lists_ = lists;
+  kept_weight_values_ = reinterpret_cast<const uint32_t*>(kept_buffers_->weights.data());
+  kept_ready_ = true;
+  return Status::ok();
+}
+
+Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint64_t bytes, const std::string& path) {
+  io_uring* ring = &ring_->ring;
+  struct Read {
+    uint64_t offset = 0;
+    uint32_t length = 0;  // aligned
+    uint32_t needed = 0;  // the file's bytes in it
+    uint32_t done = 0;
+  };
+  std::vector<Read> reads(options_.queue_depth);
+  std::vector<unsigned> free_reads;
+  for (unsigned i = 0; i < options_.queue_depth; ++i) free_reads.push_back(i);
+  auto prep = [&](unsigned i) {
+    const Read& r = reads[i];
+    io_uring_sqe* sqe = io_uring_get_sqe(ring);
+    io_uring_prep_read(sqe, ring_->fixed_file ? static_cast<int>(index) : fd, dest + r.offset + r.done,
+                       r.length - r.done, r.offset + r.done);
+    if (ring_->fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data64(sqe, i);
+  };
+  uint64_t next = 0;
+  unsigned inflight = 0;
+  Status error;
+  while (true) {
+    while (error.is_ok() && next < bytes && !free_reads.empty()) {
+      const unsigned i = free_reads.back();
+      free_reads.pop_back();
+      Read& r = reads[i];
+      r.offset = next;
+      r.length = static_cast<uint32_t>(std::min<uint64_t>(options_.max_io_bytes, align_up(bytes) - next));
+      r.needed = static_cast<uint32_t>(std::min<uint64_t>(r.length, bytes - next));
+      r.done = 0;
+      next += r.length;
+      prep(i);
+      ++inflight;
+    }
+    if (inflight == 0) break;
+    int rc = io_uring_submit_and_wait(ring, 1);
+    if (rc < 0 && rc != -EINTR) return Status::error(-rc, path + ": io_uring_submit failed: " + std::strerror(-rc));
+    io_uring_cqe* cqe;
+    unsigned head;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(ring, head, cqe) {
+      ++seen;
+      const auto i = static_cast<unsigned>(io_uring_cqe_get_data64(cqe));
+      Read& r = reads[i];
+      const int res = cqe->res;
+      ++stats_.reads;
+      if (res > 0) {
+        r.done += static_cast<uint32_t>(res);
+        stats_.bytes += static_cast<uint64_t>(res);
+      }
+      if (error.is_ok() && (res == -EINTR || res == -EAGAIN || (res > 0 && r.done < r.needed))) {
+        prep(i);  // again, or the rest of a short read
+        continue;
+      }
+      if (error.is_ok() && res < 0)
+        error = Status::error(
+            -res, path + ": read at offset " + std::to_string(r.offset + r.done) + " failed: " + std::strerror(-res));
+      else if (error.is_ok() && r.done < r.needed)
+        error = Status::error(EIO, path + ": truncated: no data at offset " + std::to_string(r.offset + r.done));
+      --inflight;
+      free_reads.push_back(i);
+    }
+    io_uring_cq_advance(ring, seen);
+  }
+  return error;
+}
+
+void AdjacencyReader::serve_kept(std::span<const Vertex> vertices, const NeighbourFn* fn,
+                                 const WeightedNeighbourFn* wfn) {
+  for (Vertex v : vertices) {
+    if (graph_.degree(v) == 0) continue;  // as from the file: no call for an empty list
+    if (wfn != nullptr)
+      (*wfn)(v, kept_list(v), kept_weights(v));
+    else
+      (*fn)(v, kept_list(v));
+  }
+}
+
+void AdjacencyReader::serve_all_kept(const NeighbourFn* fn, const WeightedNeighbourFn* wfn) {
+  for (uint64_t v = 0; v < graph_.num_vertices(); ++v) {
+    if (graph_.degree(v) == 0) continue;
+    if (wfn != nullptr)
+      (*wfn)(static_cast<Vertex>(v), kept_list(static_cast<Vertex>(v)), kept_weights(static_cast<Vertex>(v)));
+    else
+      (*fn)(static_cast<Vertex>(v), kept_list(static_cast<Vertex>(v)));
+  }
 }
 
 Status AdjacencyReader::run(Source& source, const NeighbourFn* fn, const WeightedNeighbourFn* wfn) {

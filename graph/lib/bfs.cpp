@@ -3,11 +3,14 @@
 #include <cerrno>
 #include <unordered_set>
 
+#include "bfs_kept.h"
 #include "peregrine/graph/rng.h"
+#include "whole_lists.h"
 
 namespace peregrine::graph {
 
-Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root, BfsDirection direction) {
+Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root, BfsDirection direction,
+                            uint32_t threads) {
   const uint64_t n = graph.num_vertices();
   if (root >= n)
     return Status::error(EINVAL, "root " + std::to_string(root) + " out of range: graph " + graph.dir.string() +
@@ -18,11 +21,16 @@ Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_
   r.parent[root] = static_cast<int64_t>(root);
   r.depth.assign(n, BfsResult::kUnreached);
   r.depth[root] = 0;
+  r.reached = 1;
+  const bool may_go_bottom_up = direction == BfsDirection::kOptimising && !graph.directed();
+  if (Status st = reader.keep_if_fits(); !st) return st;
+  if (reader.kept()) {
+    detail::bfs_over_kept_lists(graph, reader, may_go_bottom_up, detail::resolve_threads(threads), r);
+    return r;
+  }
   std::vector<Vertex> frontier{r.root};
   std::vector<Vertex> next;
   uint64_t degree_sum = graph.degree(root);
-  r.reached = 1;
-  const bool may_go_bottom_up = direction == BfsDirection::kOptimising && !graph.directed();
   // Entries in the lists of the vertices not reached yet.
   uint64_t unreached_entries = graph.meta.adjacency_entries - graph.degree(root);
   uint64_t frontier_entries = graph.degree(root);

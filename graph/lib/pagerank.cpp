@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cmath>
 
+#include "whole_lists.h"
+
 namespace peregrine::graph {
 
 Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reader, const PagerankOptions& o,
@@ -18,6 +20,8 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
   r.rank.assign(n, 1.0 / dn);
   std::vector<double> contrib(n);
   std::vector<double> next(n);
+  if (Status st = pull.keep_if_fits(); !st) return st;
+  const uint32_t threads = detail::resolve_threads(o.threads);
   while (r.iterations < o.max_iterations) {
     double dangling = 0;
     for (uint64_t v = 0; v < n; ++v) {
@@ -31,12 +35,20 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
     }
     const double base = (1.0 - o.damping) / dn + o.damping * dangling / dn;
     std::fill(next.begin(), next.end(), base);
-    Status st = pull.read_all([&](Vertex v, std::span<const Vertex> nbrs) {
-      double sum = 0;
-      for (Vertex u : nbrs) sum += contrib[u];
-      next[v] += o.damping * sum;
-    });
-    if (!st) return st;
+    if (pull.kept()) {
+      detail::for_each_parallel(n, threads, [&](size_t v, uint32_t) {
+        double sum = 0;
+        for (Vertex u : pull.kept_list(static_cast<Vertex>(v))) sum += contrib[u];
+        next[v] += o.damping * sum;
+      });
+    } else {
+      Status st = pull.read_all([&](Vertex v, std::span<const Vertex> nbrs) {
+        double sum = 0;
+        for (Vertex u : nbrs) sum += contrib[u];
+        next[v] += o.damping * sum;
+      });
+      if (!st) return st;
+    }
     double delta = 0;
     for (uint64_t v = 0; v < n; ++v) delta += std::fabs(next[v] - r.rank[v]);
     r.rank.swap(next);

@@ -1,5 +1,6 @@
 // The io_uring reader delivers every requested list exactly once, complete
-// and in order, whatever the queue depth, read size and coalescing gap.
+// and in order, whatever the queue depth, read size and coalescing gap,
+// from the file or from the lists it keeps in memory.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -19,6 +20,7 @@ struct Shape {
   uint32_t max_io;
   uint32_t gap;
   bool direct = true;
+  bool keep = false;  // keep the lists in memory (a budget that fits them)
 };
 
 class AdjacencyReaderTest : public ::testing::TestWithParam<Shape> {
@@ -41,6 +43,7 @@ class AdjacencyReaderTest : public ::testing::TestWithParam<Shape> {
     o.max_io_bytes = GetParam().max_io;
     o.coalesce_gap_bytes = GetParam().gap;
     o.direct = GetParam().direct;
+    if (GetParam().keep) o.keep_bytes = graph_->meta.adjacency_entries * sizeof(Vertex);
     auto r = AdjacencyReader::open(*graph_, o);
     EXPECT_TRUE(r) << r.status().message();
     if (r && !GetParam().direct) {
@@ -82,6 +85,18 @@ TEST_P(AdjacencyReaderTest, ReadAllDeliversEveryList) {
   EXPECT_EQ(r->stats().list_bytes, graph_->meta.adjacency_entries * 4);
   EXPECT_GE(r->stats().bytes, r->stats().list_bytes);
   EXPECT_GE(r->stats().reads, 1u);
+  EXPECT_EQ(r->kept(), GetParam().keep);
+  // A second sweep reads the file again, unless the lists are kept.
+  const IoStats first = r->stats();
+  std::map<Vertex, std::vector<Vertex>> again;
+  ASSERT_TRUE(r->read_all(collect(&again)));
+  EXPECT_EQ(again, got);
+  if (GetParam().keep) {
+    EXPECT_EQ(r->stats().bytes, first.bytes);
+    EXPECT_EQ(r->stats().reads, first.reads);
+  } else {
+    EXPECT_EQ(r->stats().bytes, 2 * first.bytes);
+  }
 }
 
 TEST_P(AdjacencyReaderTest, ReadListsDeliversOnlyTheBatch) {
@@ -116,11 +131,43 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AdjacencyReaderTest,
                                            Shape{1, 4096, 0},                 // one 4K read at a time, no coalescing
                                            Shape{8, 8192, 1 << 20},           // hub lists split over many reads
                                            Shape{256, 65536, 0}, Shape{32, 1 << 20, 0},
-                                           Shape{16, 65536, 4096, false}),  // page cache path
+                                           Shape{16, 65536, 4096, false},                 // page cache path
+                                           Shape{64, 256 * 1024, 16 * 1024, true, true},  // kept in memory
+                                           Shape{3, 4096, 0, true, true},  // kept, loaded in many small reads
+                                           Shape{16, 65536, 4096, false, true}),
                          [](const auto& info) {
                            return "qd" + std::to_string(info.param.qd) + "_io" + std::to_string(info.param.max_io) +
-                                  "_gap" + std::to_string(info.param.gap) + (info.param.direct ? "" : "_buffered");
+                                  "_gap" + std::to_string(info.param.gap) + (info.param.direct ? "" : "_buffered") +
+                                  (info.param.keep ? "_kept" : "");
                          });
+
+// The budget decides: a byte short of the lists' size reads the file on
+// every pass; the size itself keeps them, and kept_list() is each list.
+TEST(AdjacencyReader, KeepsTheListsOnlyWhenTheyFitTheBudget) {
+  TestDir d;
+  auto g = open_graph(test::generate(d, "k", 10, 5));
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = load_memory_graph(*g);
+  ASSERT_TRUE(m);
+  m->graph = &*g;
+  const uint64_t size = g->meta.adjacency_entries * sizeof(Vertex);
+  for (uint64_t budget : {uint64_t{0}, size - 1, size}) {
+    ReaderOptions o;
+    o.keep_bytes = budget;
+    auto r = AdjacencyReader::open(*g, o);
+    ASSERT_TRUE(r) << r.status().message();
+    EXPECT_EQ((*r)->keep_size(), size);
+    ASSERT_TRUE((*r)->keep_if_fits());
+    ASSERT_EQ((*r)->kept(), budget == size) << "budget " << budget;
+    EXPECT_EQ((*r)->stats().bytes, budget == size ? size : 0) << "the load reads the file once, and only then";
+    if (!(*r)->kept()) continue;
+    for (uint64_t v = 0; v < g->num_vertices(); ++v) {
+      auto want = m->neighbours(v);
+      auto got = (*r)->kept_list(static_cast<Vertex>(v));
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end())) << "vertex " << v;
+    }
+  }
+}
 
 // A weighted graph's lists come with their weights, piece by piece, from
 // any read shape: each piece's weights are those of its entries.
@@ -132,13 +179,15 @@ TEST(AdjacencyReader, WeightsArriveBesideTheirNeighbours) {
   auto m = load_memory_graph(*g);
   ASSERT_TRUE(m) << m.status().message();
   m->graph = &*g;
-  for (Shape shape : {Shape{64, 256 * 1024, 16 * 1024}, Shape{3, 4096, 0}, Shape{2, 8192, 4096, false}}) {
+  for (Shape shape : {Shape{64, 256 * 1024, 16 * 1024}, Shape{3, 4096, 0}, Shape{2, 8192, 4096, false},
+                      Shape{3, 4096, 0, true, true}, Shape{2, 8192, 4096, false, true}}) {
     ReaderOptions o;
     o.queue_depth = shape.qd;
     o.max_io_bytes = shape.max_io;
     o.coalesce_gap_bytes = shape.gap;
     o.direct = shape.direct;
     o.weights = true;
+    if (shape.keep) o.keep_bytes = 1ULL << 30;
     auto r = AdjacencyReader::open(*g, o);
     ASSERT_TRUE(r) << r.status().message();
     std::map<Vertex, std::vector<std::pair<Vertex, uint32_t>>> got;
@@ -147,6 +196,7 @@ TEST(AdjacencyReader, WeightsArriveBesideTheirNeighbours) {
       for (size_t i = 0; i < nb.size(); ++i) got[v].push_back({nb[i], w[i]});
     });
     ASSERT_TRUE(st) << st.message();
+    ASSERT_EQ((*r)->kept(), shape.keep);
     std::vector<Vertex> some{5, 900, 17, 2047};
     std::map<Vertex, std::vector<std::pair<Vertex, uint32_t>>> batch;
     st = (*r)->read_lists(some, [&](Vertex v, std::span<const Vertex> nb, std::span<const uint32_t> w) {

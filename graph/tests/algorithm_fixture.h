@@ -29,6 +29,13 @@ inline ReaderOptions tiny_reads() {
   return o;
 }
 
+// Lists kept in memory after one read (any test graph fits 1 GiB).
+inline ReaderOptions kept_lists() {
+  ReaderOptions o;
+  o.keep_bytes = 1ULL << 30;
+  return o;
+}
+
 inline std::unique_ptr<Loaded> load(const std::filesystem::path& dir, ReaderOptions o = {}) {
   auto l = std::make_unique<Loaded>();
   auto g = open_graph(dir);

@@ -129,20 +129,55 @@ TEST_F(GraphBadInput, DecreasingOffsets) {
   EXPECT_CONTAINS(open_error(), "index.u64: corrupt: offsets decrease at vertex 100");
 }
 
+// Read from the file or kept in memory, the lists are checked before an
+// algorithm sees them.
 TEST_F(GraphBadInput, NeighbourOutOfRangeIsAnErrorNotACrash) {
   auto g = open_graph(dir_);
   ASSERT_TRUE(g);
-  int fd = ::open((dir_ / kAdjacencyFile).c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  uint32_t bad = 5000000;
-  ASSERT_EQ(::pwrite(fd, &bad, 4, 4 * 10), 4);
-  ::close(fd);
-  auto r = AdjacencyReader::open(*g, {});
+  const uint32_t bad = 5000000;
+  // An entry inside a list, and the file's last entry (the end of a list).
+  for (uint64_t at : {uint64_t{10}, g->meta.adjacency_entries - 1})
+    for (uint64_t keep : {uint64_t{0}, uint64_t{1} << 30}) {
+      SCOPED_TRACE("entry " + std::to_string(at) + ", keep " + std::to_string(keep));
+      auto bytes = test::read_file(dir_ / kAdjacencyFile);
+      int fd = ::open((dir_ / kAdjacencyFile).c_str(), O_RDWR);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::pwrite(fd, &bad, 4, static_cast<off_t>(4 * at)), 4);
+      ::close(fd);
+      ReaderOptions o;
+      o.keep_bytes = keep;
+      auto r = AdjacencyReader::open(*g, o);
+      ASSERT_TRUE(r);
+      bool called = false;
+      Status st = (*r)->read_all([&](Vertex, std::span<const Vertex> nb) {
+        for (Vertex w : nb) called |= w == bad;
+      });
+      ASSERT_FALSE(st);
+      EXPECT_FALSE(called) << "the bad id reached the algorithm";
+      EXPECT_FALSE((*r)->kept());
+      EXPECT_CONTAINS(st.message(), "adjacency.u32: corrupt: vertex");
+      EXPECT_CONTAINS(st.message(), "has neighbour 5000000 >= 1024 vertices");
+      (*r).reset();  // closed before the file is put back
+      std::ofstream(dir_ / kAdjacencyFile, std::ios::binary | std::ios::trunc)
+          .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+}
+
+// A file that shrank after the graph was opened: the load says where the
+// data ends.
+TEST_F(GraphBadInput, AdjacencyShrunkAfterOpenIsAnErrorWhenKept) {
+  auto g = open_graph(dir_);
+  ASSERT_TRUE(g);
+  ReaderOptions o;
+  o.keep_bytes = 1ULL << 30;
+  o.max_io_bytes = 4096;
+  auto r = AdjacencyReader::open(*g, o);
   ASSERT_TRUE(r);
+  truncate_file(kAdjacencyFile, 8192);
   Status st = (*r)->read_all([](Vertex, std::span<const Vertex>) {});
   ASSERT_FALSE(st);
-  EXPECT_CONTAINS(st.message(), "adjacency.u32: corrupt: vertex");
-  EXPECT_CONTAINS(st.message(), "has neighbour 5000000 >= 1024 vertices");
+  EXPECT_FALSE((*r)->kept());
+  EXPECT_CONTAINS(st.message(), "adjacency.u32: truncated: no data at offset");
 }
 
 TEST_F(GraphBadInput, RootOutOfRange) {

@@ -79,6 +79,35 @@ TEST(GraphBfs, WidestLevelsGoBottomUpWithTheSameDepths) {
   }
 }
 
+// Over kept lists each level runs on several threads: the depths, the
+// counts and the levels are those of the search that reads the file, and
+// each tree passes the Graph500 rules, in both directions.
+TEST(GraphBfs, KeptListsOnSeveralThreadsGiveTheSameDepths) {
+  TestDir d;
+  const auto dir = test::generate(d, "g", 13, 9);
+  auto read = test::load(dir);
+  for (BfsDirection direction : {BfsDirection::kOptimising, BfsDirection::kTopDown}) {
+    for (Vertex root : {default_bfs_root(read->graph), Vertex{77}}) {
+      auto want = run_bfs(read->graph, *read->reader, root, direction);
+      ASSERT_TRUE(want) << want.status().message();
+      for (uint32_t threads : {1u, 2u, 5u}) {
+        SCOPED_TRACE(std::to_string(threads) + " threads, root " + std::to_string(root));
+        auto kept = test::load(dir, test::kept_lists());
+        auto r = run_bfs(kept->graph, *kept->reader, root, direction, threads);
+        ASSERT_TRUE(r) << r.status().message();
+        EXPECT_TRUE(kept->reader->kept());
+        EXPECT_EQ(r->depth, want->depth);
+        EXPECT_EQ(r->reached, want->reached);
+        EXPECT_EQ(r->levels, want->levels);
+        EXPECT_EQ(r->component_edges, want->component_edges);
+        EXPECT_EQ(r->bottom_up_levels, want->bottom_up_levels);
+        Status st = validate_bfs(kept->mem, *r);
+        EXPECT_TRUE(st) << st.message();
+      }
+    }
+  }
+}
+
 TEST(GraphBfs, ExactOnPath) {
   TestDir d;
   // 0-1-2-3 and a separate edge 5-6.

@@ -267,6 +267,10 @@ TEST(GraphCli, EveryBadOptionValueIsAUsageError) {
       {"import --input x --out y --threads 4294967297", "--threads must be between 0 and 256, not '4294967297'"},
       {"import --input x --out y --threads 257", "--threads must be between 0 and 256, not '257'"},
       {"import --input x --out y --threads two", "--threads must be between 0 and 256, not 'two'"},
+      {"pagerank --graph " + g + " --threads 257", "--threads must be between 0 and 256, not '257'"},
+      {"tc --graph " + g + " --threads -1", "--threads must be between 0 and 256, not '-1'"},
+      {"bfs --graph " + g + " --memory lots", "--memory: bad size 'lots' (use e.g. 0, 512M, 2G or auto)"},
+      {"pagerank --graph " + g + " --memory -1", "--memory: bad size '-1'"},
   };
   for (const auto& c : cases) {
     CliRun r = run(c.args);

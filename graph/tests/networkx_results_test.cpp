@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "cli_run.h"
 #include "edge_list_file.h"
@@ -70,10 +71,14 @@ struct Case {
   uint64_t root;  // make-expected.py's ROOTS
 };
 
-class NetworkxResults : public ::testing::TestWithParam<Case> {
+// Each case runs reading the lists from the graph on every pass
+// (--memory 0) and with the lists kept in memory on two threads.
+class NetworkxResults : public ::testing::TestWithParam<std::tuple<Case, bool>> {
  protected:
+  static const Case& param() { return std::get<0>(GetParam()); }
+  static std::string memory_options() { return std::get<1>(GetParam()) ? "--memory 1G --threads 2" : "--memory 0"; }
   void SetUp() override {
-    const Case& c = GetParam();
+    const Case& c = param();
     graph_ = (dir_.path() / "g").string();
     CliRun r = run_cli(std::string("import -q --input ") + (kData / c.input).string() + " --out " + graph_ +
                        (c.directed ? " --directed" : ""));
@@ -82,14 +87,17 @@ class NetworkxResults : public ::testing::TestWithParam<Case> {
   // Runs ALG with --out and --validate; returns the --out table.
   std::map<uint64_t, std::vector<std::string>> run_alg(const std::string& alg, const std::string& extra = "") {
     auto out = dir_.path() / (alg + ".out");
-    CliRun r = run_cli(alg + " --graph " + graph_ + " --validate --out " + out.string() + " " + extra);
+    CliRun r = run_cli(alg + " --graph " + graph_ + " --validate --out " + out.string() + " " + extra + " " +
+                       memory_options());
     EXPECT_EQ(r.code, 0) << alg << ": " << r.output;
     EXPECT_EQ(field(r.output, "validated"), "yes") << r.output;
+    const bool one_pass = alg == "cc" || alg == "tc";  // never kept
+    EXPECT_EQ(field(r.output, "lists_in_memory"), std::get<1>(GetParam()) && !one_pass ? "yes" : "no") << r.output;
     output_ = r.output;
     return read_table(out);
   }
   std::map<uint64_t, std::vector<std::string>> expected(const std::string& ext) {
-    return read_table(kData / (std::string(GetParam().name) + "." + ext));
+    return read_table(kData / (std::string(param().name) + "." + ext));
   }
 
   TestDir dir_;
@@ -98,7 +106,7 @@ class NetworkxResults : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(NetworkxResults, BfsDepthsAndParents) {
-  const Case& c = GetParam();
+  const Case& c = param();
   auto got = run_alg("bfs", "--root " + std::to_string(c.root));
   auto want = expected("bfs");
   ASSERT_EQ(got.size(), want.size());
@@ -123,7 +131,7 @@ TEST_P(NetworkxResults, BfsDepthsAndParents) {
 }
 
 TEST_P(NetworkxResults, ShortestPathDistances) {
-  const Case& c = GetParam();
+  const Case& c = param();
   EXPECT_EQ(run_alg("sssp", "--root " + std::to_string(c.root)), expected("sssp"));
   EXPECT_EQ(field(output_, "root"), std::to_string(c.root)) << output_;
   // Wider buckets settle the same distances.
@@ -133,11 +141,11 @@ TEST_P(NetworkxResults, ShortestPathDistances) {
 TEST_P(NetworkxResults, ComponentLabels) {
   auto got = run_alg("cc");
   EXPECT_EQ(got, expected("cc"));
-  EXPECT_EQ(field(output_, "weakly_connected"), GetParam().directed ? "yes" : "no") << output_;
+  EXPECT_EQ(field(output_, "weakly_connected"), param().directed ? "yes" : "no") << output_;
 }
 
 TEST_P(NetworkxResults, CoreNumbers) {
-  if (GetParam().directed) {
+  if (param().directed) {
     CliRun r = run_cli("kcore --graph " + graph_);
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find("k-core is defined on undirected graphs"), std::string::npos) << r.output;
@@ -147,7 +155,7 @@ TEST_P(NetworkxResults, CoreNumbers) {
 }
 
 TEST_P(NetworkxResults, BetweennessFromTheRoot) {
-  const Case& c = GetParam();
+  const Case& c = param();
   auto got = run_alg("bc", "--root " + std::to_string(c.root));
   auto want = expected("bc");
   ASSERT_EQ(got.size(), want.size());
@@ -161,7 +169,7 @@ TEST_P(NetworkxResults, BetweennessFromTheRoot) {
 }
 
 TEST_P(NetworkxResults, TrianglesAtEveryVertex) {
-  if (GetParam().directed) {
+  if (param().directed) {
     CliRun r = run_cli("tc --graph " + graph_);
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find("triangle counting is defined on undirected graphs"), std::string::npos) << r.output;
@@ -192,17 +200,18 @@ TEST_P(NetworkxResults, PagerankToConvergence) {
   EXPECT_NEAR(sum, 1.0, 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(Graphs, NetworkxResults,
-                         ::testing::Values(Case{"path", "path.txt", false, 300}, Case{"star", "star.txt", false, 3},
-                                           Case{"karate", "karate.txt", false, 1},
-                                           Case{"karate", "karate.mtx", false, 1},
-                                           Case{"dcycle", "dcycle.txt", true, 1}),
-                         [](const auto& info) {
-                           std::string s = info.param.input;
-                           for (char& ch : s)
-                             if (ch == '.') ch = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Graphs, NetworkxResults,
+    ::testing::Combine(::testing::Values(Case{"path", "path.txt", false, 300}, Case{"star", "star.txt", false, 3},
+                                         Case{"karate", "karate.txt", false, 1}, Case{"karate", "karate.mtx", false, 1},
+                                         Case{"dcycle", "dcycle.txt", true, 1}),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      std::string s = std::get<0>(info.param).input;
+      for (char& ch : s)
+        if (ch == '.') ch = '_';
+      return s + (std::get<1>(info.param) ? "_kept" : "_read");
+    });
 
 // Weighted graphs: the karate club's weight column (import --weighted) and
 // a DIMACS road graph (told by its name; directed), sssp's distances equal
@@ -214,19 +223,24 @@ TEST(NetworkxWeightedResults, ShortestPathDistancesOverTheWeights) {
     const char* import_options;
     const char* expected;
   };
-  for (const Weighted& w : {Weighted{"karate.txt", "--weighted", "karate.wsssp"},
-                            Weighted{"roads.gr", "--directed", "roads.wsssp"}}) {
+  for (const Weighted& w :
+       {Weighted{"karate.txt", "--weighted", "karate.wsssp"}, Weighted{"roads.gr", "--directed", "roads.wsssp"}}) {
     const std::string g = (dir.path() / w.input).string();
     CliRun r = run_cli(std::string("import -q --input ") + (kData / w.input).string() + " --out " + g + " " +
                        w.import_options);
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_EQ(field(r.output, "weighted"), "yes") << r.output;
     for (const char* delta : {"1", "4", "1000"}) {
-      const auto out = dir.path() / (std::string(w.input) + ".sssp");
-      r = run_cli("sssp --graph " + g + " --root 1 --validate --delta " + delta + " --out " + out.string());
-      ASSERT_EQ(r.code, 0) << r.output;
-      EXPECT_EQ(field(r.output, "validated"), "yes") << r.output;
-      EXPECT_EQ(read_table(out), read_table(kData / w.expected)) << w.input << ", delta " << delta;
+      for (const char* memory : {"0", "1G"}) {
+        const auto out = dir.path() / (std::string(w.input) + ".sssp");
+        r = run_cli("sssp --graph " + g + " --root 1 --validate --delta " + delta + " --memory " + memory + " --out " +
+                    out.string());
+        ASSERT_EQ(r.code, 0) << r.output;
+        EXPECT_EQ(field(r.output, "validated"), "yes") << r.output;
+        EXPECT_EQ(field(r.output, "lists_in_memory"), std::string(memory) == "0" ? "no" : "yes") << r.output;
+        EXPECT_EQ(read_table(out), read_table(kData / w.expected))
+            << w.input << ", delta " << delta << ", memory " << memory;
+      }
     }
   }
 }

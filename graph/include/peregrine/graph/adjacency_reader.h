@@ -20,11 +20,22 @@
 // The slot buffers and the files are registered with the ring when the
 // kernel allows it.
 //
+// Lists kept in memory: when options.keep_bytes allows the whole file
+// (and the weights, when read), the first read_lists()/read_all(), or
+// keep_if_fits(), reads it once in long sequential reads at full queue
+// depth, checks every neighbour id, and every later call is served from
+// memory. An algorithm that passes over the lists many times (PageRank,
+// BFS from several roots) then pays the drives once, and may compute on
+// several threads over kept_list(). That is the page cache an O_DIRECT
+// reader gives up, taken back under an explicit budget.
+//
 // Thread rules: the thread that calls read_lists()/read_all() is the one IO
 // thread. It owns the ring, submits, reaps and runs the callbacks between
 // completions while the other reads stay in flight. An AdjacencyReader is
 // not shareable between threads. Neighbour ids are range-checked before a
 // callback sees them, so a corrupt file gives an error, not a wild write.
+// Once kept, the lists are immutable: kept_list() and kept_weights() may
+// be read from any number of threads while the IO thread waits.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +55,10 @@ struct ReaderOptions {
   uint32_t coalesce_gap_bytes = 16 * 1024;  // read through gaps up to this size
   bool direct = true;                       // O_DIRECT; falls back if the filesystem refuses it
   bool weights = false;                     // also read weights.u32 (a weighted graph's out-lists)
+  // Keep the lists in memory after one read when they (and the weights
+  // read with them) take at most this many bytes; 0: read every pass from
+  // the file (semi-external).
+  uint64_t keep_bytes = 0;
 };
 
 struct IoStats {
@@ -76,6 +91,23 @@ class AdjacencyReader {
   Status read_lists(std::vector<Vertex>& vertices, const WeightedNeighbourFn& fn);
   Status read_all(const WeightedNeighbourFn& fn);
 
+  // Reads the lists into memory now if options.keep_bytes allows it
+  // (once; later calls return at once), so that the first pass of an
+  // algorithm can run from memory on several threads. Not fitting is not
+  // an error: kept() stays false and the reader reads the file.
+  Status keep_if_fits();
+  bool kept() const { return kept_ready_; }
+  // REQUIRES: kept(). A vertex's whole list, and its weights (opened with
+  // options.weights).
+  std::span<const Vertex> kept_list(Vertex v) const {
+    return {kept_lists_ + graph_.offsets[v], graph_.offsets[v + 1] - graph_.offsets[v]};
+  }
+  std::span<const uint32_t> kept_weights(Vertex v) const {
+    return {kept_weight_values_ + graph_.offsets[v], graph_.offsets[v + 1] - graph_.offsets[v]};
+  }
+  // Bytes the kept lists (and weights) take, or would take.
+  uint64_t keep_size() const;
+
   const IoStats& stats() const { return stats_; }
   bool direct() const { return direct_; }
   bool reads_weights() const { return weights_fd_ >= 0; }
@@ -89,6 +121,13 @@ class AdjacencyReader {
   Status sort_batch(std::vector<Vertex>& vertices) const;
   // Exactly one of fn and wfn is set.
   Status run(Source& source, const NeighbourFn* fn, const WeightedNeighbourFn* wfn);
+  // Reads `bytes` of the file (fixed file `index`) into `dest` from offset
+  // 0, max_io_bytes at a time, queue_depth reads in flight.
+  Status load_file(int fd, unsigned index, std::byte* dest, uint64_t bytes, const std::string& path);
+  // Serves the lists of a batch (ascending, distinct), or every list, from
+  // memory. REQUIRES: kept().
+  void serve_kept(std::span<const Vertex> vertices, const NeighbourFn* fn, const WeightedNeighbourFn* wfn);
+  void serve_all_kept(const NeighbourFn* fn, const WeightedNeighbourFn* wfn);
 
   const Graph& graph_;
   ReaderOptions options_;
@@ -99,6 +138,14 @@ class AdjacencyReader {
   struct Ring;
   std::unique_ptr<Ring> ring_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  // The kept lists and weights: AlignedBuffers, so O_DIRECT reads land in
+  // them directly; kept_lists_/kept_weight_values_ point into them.
+  bool keep_tried_ = false;
+  bool kept_ready_ = false;
+  struct KeptBuffers;
+  std::unique_ptr<KeptBuffers> kept_buffers_;
+  const Vertex* kept_lists_ = nullptr;
+  const uint32_t* kept_weight_values_ = nullptr;
 };
 
 }  // namespace peregrine::graph

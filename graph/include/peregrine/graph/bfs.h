@@ -8,7 +8,10 @@
 // the unreached vertices' lists and taking as parent the first neighbour
 // found in the frontier; so the widest levels read the smaller side. A
 // directed graph's search stays top-down (bottom-up would need in-lists).
-// Thread rules: runs on the calling (IO) thread.
+// When the reader keeps the lists in memory, each level runs on `threads`
+// threads over them instead (bfs_kept.h), with the same depths.
+// Thread rules: runs on the calling (IO) thread, and over kept lists on
+// helper threads it starts and joins within each level.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +39,9 @@ struct BfsResult {
 enum class BfsDirection { kOptimising, kTopDown };
 
 // REQUIRES: root < graph.num_vertices() (checked: error otherwise).
+// threads: over kept lists, 0 is one per CPU.
 Expected<BfsResult> run_bfs(const Graph& graph, AdjacencyReader& reader, uint64_t root,
-                            BfsDirection direction = BfsDirection::kOptimising);
+                            BfsDirection direction = BfsDirection::kOptimising, uint32_t threads = 1);
 
 // The default root: the vertex of highest degree (lowest id on ties), so the
 // search covers the giant component whatever the seed.

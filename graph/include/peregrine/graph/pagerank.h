@@ -5,8 +5,13 @@
 // where dangling is the rank held by vertices without out-edges, spread evenly
 // so that ranks keep summing to 1. Stops after max_iterations or when the
 // L1 change of an iteration falls below epsilon. Rank vectors live in memory.
+// When the reader keeps the lists in memory, the sweeps after its one read
+// sum the ranks on `threads` threads, each vertex's sum by one thread, so
+// the ranks do not depend on the thread count.
 //
-// Thread rules: runs on the calling (IO) thread.
+// Thread rules: runs on the calling (IO) thread; over kept lists, helper
+// threads it starts and joins within each sweep write disjoint vertices'
+// next ranks.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +26,7 @@ struct PagerankOptions {
   double damping = 0.85;
   uint32_t max_iterations = 20;
   double epsilon = 1e-8;  // L1 change that counts as converged; 0 runs all iterations
+  uint32_t threads = 1;   // threads that sum over kept lists; 0: one per CPU
 };
 
 struct PagerankResult {
