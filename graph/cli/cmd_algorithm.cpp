@@ -285,7 +285,9 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
       if (!run.bfs) run.bfs = std::move(one);
     }
   } else if (a.alg == "sssp") {
-    timed([&] { keep(run_sssp(g, reader, root_vertex, a.sssp), run.sssp); });
+    SsspOptions options = a.sssp;
+    options.threads = a.threads;
+    timed([&] { keep(run_sssp(g, reader, root_vertex, options), run.sssp); });
     if (st) check([&] { return validate_sssp(*ref->graph, *run.sssp); });
   } else if (a.alg == "kcore") {
     timed([&] { keep(run_kcore(g, reader), run.kcore); });

@@ -394,6 +394,18 @@ Status AdjacencyReader::keep_if_fits() {
                                       std::to_string(lists[i]) + " >= " + std::to_string(n) + " vertices");
     }
   }
+  if (reads_weights()) {
+    // The kept sssp files a vertex at most max_weight / delta buckets
+    // ahead: a weight above the graph's stated largest would be filed in
+    // the wrong one.
+    const auto* weights = reinterpret_cast<const uint32_t*>(kept_buffers_->weights.data());
+    for (uint64_t i = 0; i < graph_.offsets.back(); ++i) {
+      if (weights[i] > graph_.meta.max_weight)
+        return Status::error(EIO, graph_.weights_path().string() + ": corrupt: entry " + std::to_string(i) +
+                                      " weighs " + std::to_string(weights[i]) + ", above the graph's max_weight " +
+                                      std::to_string(graph_.meta.max_weight));
+    }
+  }
   stats_.list_bytes += keep_size();
   kept_lists_ = lists;
   kept_weight_values_ = reinterpret_cast<const uint32_t*>(kept_buffers_->weights.data());

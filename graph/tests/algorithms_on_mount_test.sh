@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every graph algorithm, validated against its in-memory reference, on a
 # real peregrine mount (4 file-backed members): generate, check the CSR,
-# run bfs, sssp, bc, kcore, cc, pagerank and tc with --validate; import the karate club
+# run bfs, sssp, bc, kcore, cc, pagerank and tc with --validate, with the
+# lists kept in memory and read on every pass; import the karate club
 # and a directed graph from text edge lists on the mount and compare --out
 # with networkx's results (graph/tests/data), and two weighted graphs
 # (the karate club's weights, a DIMACS .gr) for sssp; unmount cleanly.
@@ -31,8 +32,12 @@ trap cleanup EXIT
 "$peregrine" mount --pid-file "$work/pid" "$work"/m{0,1,2,3} "$work/mnt"
 "$graph" gen --scale 12 --seed 7 --out "$work/mnt/g" --quiet >/dev/null
 "$graph" check --graph "$work/mnt/g" >/dev/null
+# Each with the lists kept in memory (the default here) and read from the
+# mount on every pass (--memory 0).
 for alg in bfs sssp bc kcore cc pagerank tc; do
-  "$graph" "$alg" --graph "$work/mnt/g" --validate >/dev/null
+  for memory in auto 0; do
+    "$graph" "$alg" --graph "$work/mnt/g" --validate --memory "$memory" >/dev/null
+  done
   echo "$alg validated on the mount"
 done
 data=$(cd "$(dirname "$0")" && pwd)/data

@@ -3,6 +3,9 @@
 // 1, against BFS levels.
 #include "peregrine/graph/sssp.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "algorithm_fixture.h"
 #include "peregrine/graph/bfs.h"
 #include "peregrine/graph/reference.h"
@@ -86,6 +89,64 @@ TEST(GraphSssp, WeightedKroneckerGraphsMatchDijkstraForAnyDelta) {
     EXPECT_EQ(r->distance, first) << "delta " << delta;
     EXPECT_GT(r->max_distance, 255u) << "paths of several weighted edges";
   }
+}
+
+// Over kept lists the rounds run on several threads: the distances are
+// those read from the file, for any delta and thread count; the default
+// delta narrows to 1/128 of the largest weight; a weight above the
+// graph's stated largest is refused at the load.
+TEST(GraphSssp, KeptListsOnSeveralThreadsGiveTheSameDistances) {
+  TestDir d;
+  const auto dir = test::generate(d, "w", 12, 13, /*weighted=*/true);
+  ReaderOptions o;
+  o.weights = true;
+  auto read = test::load(dir, o);
+  const Vertex root = default_bfs_root(read->graph);
+  auto want = run_sssp(read->graph, *read->reader, root);
+  ASSERT_TRUE(want) << want.status().message();
+  EXPECT_EQ(want->delta, read->graph.meta.max_weight);
+  o.keep_bytes = 1ULL << 30;
+  for (uint64_t delta : {0u, 1u, 7u, 255u}) {
+    for (uint32_t threads : {1u, 2u, 5u}) {
+      SCOPED_TRACE("delta " + std::to_string(delta) + ", " + std::to_string(threads) + " threads");
+      auto kept = test::load(dir, o);
+      SsspOptions options{delta};
+      options.threads = threads;
+      auto r = run_sssp(kept->graph, *kept->reader, root, options);
+      ASSERT_TRUE(r) << r.status().message();
+      EXPECT_TRUE(kept->reader->kept());
+      if (delta == 0) {
+        EXPECT_EQ(r->delta, std::max<uint64_t>(1, kept->graph.meta.max_weight / 128));
+      }
+      EXPECT_EQ(r->distance, want->distance);
+      EXPECT_EQ(r->reached, want->reached);
+      EXPECT_EQ(r->max_distance, want->max_distance);
+      Status st = validate_sssp(kept->mem, *r);
+      EXPECT_TRUE(st) << st.message();
+    }
+  }
+  // The farthest a relaxation files a vertex: dv = 6 in bucket 0 of width
+  // 7, plus 255, lands in bucket 37 = 255 / 7 + 1, past a ring of 37 slots.
+  auto far = test::load(test::write_weighted_graph(d, "far", 3, {{0, 1, 6}, {1, 2, 255}, {2, 3, 1}}), o);
+  SsspOptions seven{7};
+  auto r = run_sssp(far->graph, *far->reader, 0, seven);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_TRUE(far->reader->kept());
+  const uint64_t u = SsspResult::kUnreached;
+  EXPECT_EQ(r->distance, (std::vector<uint64_t>{0, 6, 261, 262, u, u, u, u}));
+
+  // The largest weight is 255 in a generated graph: one above, in the file.
+  int fd = ::open((dir / kWeightsFile).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const uint32_t heavy = read->graph.meta.max_weight + 1;
+  ASSERT_EQ(::pwrite(fd, &heavy, 4, 4 * 100), 4);
+  ::close(fd);
+  auto kept = test::load(dir, o);
+  r = run_sssp(kept->graph, *kept->reader, root);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("weights.u32: corrupt: entry 100 weighs 256, above the graph's max_weight 255"),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(GraphSssp, ExactOnASmallWeightedGraph) {

@@ -14,7 +14,11 @@
 // edge weighs 1, as GAP's sssp does with unweighted inputs, and the
 // distances are hop counts.
 //
-// Thread rules: runs on the calling (IO) thread.
+// When the reader keeps the lists in memory, the rounds run on `threads`
+// threads over them instead (sssp_kept.h): the same distances.
+//
+// Thread rules: runs on the calling (IO) thread, and over kept lists on
+// helper threads it starts and joins within each round.
 #pragma once
 
 #include <cstdint>
@@ -27,12 +31,14 @@ namespace peregrine::graph {
 
 struct SsspOptions {
   // Bucket width, in weight units; 0: the graph's largest weight (1 when
-  // unweighted). Each bucket round reads its vertices' lists, so fewer,
-  // wider buckets read less than GAP's default of 1, which suits memory:
-  // on a scale-20 Kronecker graph with weights in [1, 255], delta 1 reads
-  // the lists and their weights 24 times over, 255 about 5 times
-  // (docs/graph.md).
+  // unweighted) when the lists are read from the file, 1/128 of it (at
+  // least 1) when they are kept in memory. Each bucket round reads its
+  // vertices' lists, so fewer, wider buckets read less than GAP's default
+  // of 1, which suits memory: on a scale-20 Kronecker graph with weights
+  // in [1, 255], delta 1 reads the lists and their weights 24 times over,
+  // 255 about 5 times (docs/graph.md).
   uint64_t delta = 0;
+  uint32_t threads = 1;  // threads that relax over kept lists; 0: one per CPU
 };
 
 struct SsspResult {
@@ -43,7 +49,8 @@ struct SsspResult {
   uint64_t max_distance = 0;       // of the reached vertices
   uint64_t buckets = 0;            // non-empty buckets settled
   uint64_t rounds = 0;             // read_lists() batches (relaxation rounds)
-  uint64_t relaxations = 0;        // edges that lowered a distance
+  uint64_t relaxations = 0;        // edges that lowered a distance (over kept lists on several threads,
+                                   // rounds and relaxations vary from run to run)
   static constexpr uint64_t kUnreached = UINT64_MAX;
 };
 

@@ -1,0 +1,81 @@
+#include "sssp_kept.h"
+
+#include <atomic>
+#include <vector>
+
+#include "whole_lists.h"
+
+namespace peregrine::graph::detail {
+
+// From a distance in bucket c, at most c * delta + delta - 1, an edge of
+// weight W reaches bucket c + (delta - 1 + W) / delta <= c + W / delta + 1:
+// W / delta + 2 slots hold every bucket that can be filed.
+uint64_t ring_slots(uint64_t max_weight, uint64_t delta) { return max_weight / delta + 2; }
+
+void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t max_weight, uint32_t threads,
+                          SsspResult& r) {
+  const uint64_t delta = r.delta;
+  const uint64_t slots = ring_slots(max_weight, delta);
+  // bins[t][i % slots]: vertices thread t filed in bucket i.
+  std::vector<std::vector<std::vector<Vertex>>> bins(threads, std::vector<std::vector<Vertex>>(slots));
+  std::vector<uint64_t> relaxed(threads, 0);
+  std::vector<uint64_t> in_round(r.distance.size(), 0);  // the last round that took the vertex
+  bins[0][0].push_back(r.root);
+  std::vector<Vertex> round;
+  uint64_t current = 0;
+  while (true) {
+    // The lowest bucket with filed vertices, at most slots - 1 ahead.
+    uint64_t ahead = 0;
+    auto filed = [&](uint64_t index) {
+      for (const auto& own : bins)
+        if (!own[index % slots].empty()) return true;
+      return false;
+    };
+    while (ahead < slots && !filed(current + ahead)) ++ahead;
+    if (ahead == slots) break;
+    current += ahead;
+    bool settled_any = false;
+    while (true) {
+      round.clear();
+      ++r.rounds;
+      for (auto& own : bins) {
+        auto& bin = own[current % slots];
+        // A vertex lowered several times was filed each time: once a round.
+        for (Vertex v : bin) {
+          if (r.distance[v] / delta != current || in_round[v] == r.rounds) continue;
+          in_round[v] = r.rounds;
+          round.push_back(v);
+        }
+        bin.clear();
+      }
+      if (round.empty()) {
+        --r.rounds;
+        break;
+      }
+      settled_any = true;
+      for_each_parallel(round.size(), threads, [&](size_t i, uint32_t t) {
+        const Vertex v = round[i];
+        const uint64_t dv = std::atomic_ref<uint64_t>(r.distance[v]).load(std::memory_order_relaxed);
+        const auto nbrs = reader.kept_list(v);
+        const uint32_t* weights = weighted ? reader.kept_weights(v).data() : nullptr;
+        for (size_t k = 0; k < nbrs.size(); ++k) {
+          const Vertex w = nbrs[k];
+          const uint64_t dw = dv + (weighted ? weights[k] : 1);
+          std::atomic_ref<uint64_t> at(r.distance[w]);
+          uint64_t seen = at.load(std::memory_order_relaxed);
+          while (dw < seen) {
+            if (at.compare_exchange_weak(seen, dw, std::memory_order_relaxed)) {
+              ++relaxed[t];
+              bins[t][(dw / delta) % slots].push_back(w);
+              break;
+            }
+          }
+        }
+      });
+    }
+    if (settled_any) ++r.buckets;
+  }
+  for (uint64_t n : relaxed) r.relaxations += n;
+}
+
+}  // namespace peregrine::graph::detail
