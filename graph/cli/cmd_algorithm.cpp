@@ -297,7 +297,7 @@ Status run_algorithm(const AlgorithmArgs& a, const Graph& g, GraphReaders& reade
     if (st) check([&] { return validate_cc(*ref->graph, *run.cc); });
   } else if (a.alg == "bc") {
     const std::vector<Vertex> sources = pick_bfs_roots(g, root_vertex, a.roots);
-    timed([&] { keep(run_bc(g, reader, sources), run.bc); });
+    timed([&] { keep(run_bc(g, reader, sources, a.threads), run.bc); });
     if (st) check([&] { return validate_bc(*ref->graph, *run.bc); });
   } else if (a.alg == "tc") {
     TcOptions options;

@@ -1,6 +1,9 @@
 #include "peregrine/graph/bc.h"
 
+#include <atomic>
 #include <cerrno>
+
+#include "whole_lists.h"
 
 namespace peregrine::graph {
 namespace {
@@ -9,8 +12,12 @@ constexpr uint32_t kUnreached = UINT32_MAX;
 
 }  // namespace
 
-Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std::vector<Vertex>& sources) {
+Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std::vector<Vertex>& sources,
+                          uint32_t threads) {
   const uint64_t n = graph.num_vertices();
+  if (Status st = reader.keep_if_fits(); !st) return st;
+  threads = detail::resolve_threads(threads);
+  std::vector<std::vector<Vertex>> found(threads);  // kept: each thread's part of the next level
   BcResult r;
   r.sources = sources;
   r.score.assign(n, 0.0);
@@ -35,6 +42,29 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
     for (uint32_t d = 0; level_start.back() < order.size(); ++d) {
       const size_t begin = level_start.back();
       level_start.push_back(order.size());
+      if (reader.kept()) {
+        // A new vertex is claimed once, by compare-and-swap of its depth;
+        // path counts are added atomically (whole numbers: exact in any order).
+        const uint32_t next = d + 1;
+        for (auto& f : found) f.clear();
+        detail::for_each_parallel(order.size() - begin, threads, [&](size_t i, uint32_t t) {
+          const Vertex v = order[begin + i];
+          for (Vertex w : reader.kept_list(v)) {
+            std::atomic_ref<uint32_t> depth_w(depth[w]);
+            uint32_t seen = depth_w.load(std::memory_order_relaxed);
+            if (seen == kUnreached && depth_w.compare_exchange_strong(seen, next, std::memory_order_relaxed)) {
+              found[t].push_back(w);
+              seen = next;
+            }
+            if (seen == next) {
+              std::atomic_ref<double>(sigma[w]).fetch_add(sigma[v], std::memory_order_relaxed);
+              has_successor[v] = 1;
+            }
+          }
+        });
+        for (const auto& f : found) order.insert(order.end(), f.begin(), f.end());
+        continue;
+      }
       batch.assign(order.begin() + static_cast<ptrdiff_t>(begin), order.end());
       Status st = reader.read_lists(batch, [&](Vertex v, std::span<const Vertex> nbrs) {
         for (Vertex w : nbrs) {
@@ -60,12 +90,19 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
       for (size_t i = level_start[l]; i < level_start[l + 1]; ++i)
         if (has_successor[order[i]]) batch.push_back(order[i]);
       const uint32_t below = static_cast<uint32_t>(l + 1);
-      Status st = reader.read_lists(batch, [&](Vertex v, std::span<const Vertex> nbrs) {
+      auto pull = [&](Vertex v, std::span<const Vertex> nbrs) {
         double pulled = 0;
         for (Vertex w : nbrs)
           if (depth[w] == below) pulled += (1.0 + delta[w]) / sigma[w];
         delta[v] += sigma[v] * pulled;
-      });
+      };
+      if (reader.kept()) {
+        // Each vertex pulls alone, from a level no one writes: as read.
+        detail::for_each_parallel(batch.size(), threads,
+                                  [&](size_t i, uint32_t) { pull(batch[i], reader.kept_list(batch[i])); });
+        continue;
+      }
+      Status st = reader.read_lists(batch, pull);
       if (!st) return st;
     }
     for (Vertex v : order) {

@@ -15,7 +15,14 @@
 // for the depth, 16 for sigma and delta, 4 for the visit order, 1 for the
 // successor flag.
 //
-// Thread rules: runs on the calling (IO) thread.
+// When the reader keeps the lists in memory, each level runs on `threads`
+// threads over them (0: one per CPU): a level's new vertices are claimed
+// by compare-and-swap of their depth and their path counts added
+// atomically, exact in any order while they stay below 2^53; on the way
+// back each vertex pulls alone. The scores are the ones read from the file.
+//
+// Thread rules: runs on the calling (IO) thread, and over kept lists on
+// helper threads it starts and joins within each level.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +40,7 @@ struct BcResult {
 };
 
 // REQUIRES: every source < graph.num_vertices() (checked: error otherwise).
-Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std::vector<Vertex>& sources);
+Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std::vector<Vertex>& sources,
+                          uint32_t threads = 1);
 
 }  // namespace peregrine::graph
