@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon_log.h"
+#include "peregrine/util/test_hooks.h"
 #include "stop_signal_waker.h"
 #include "fs_context.h"
 #include "peregrine/config/cpu_list.h"
@@ -141,10 +142,10 @@ void log_volume_warnings(const DaemonOptions& o, const VolumeRuntime& vr, const 
     log.log(LOG_WARNING, "%s", w.c_str());
     if (!o.foreground) std::fprintf(stderr, "peregrine mount: warning: %s\n", w.c_str());
   }
-  if (std::getenv("PEREGRINE_BENCH_SHAPE") != nullptr) log.log(LOG_WARNING, "members shaped for benchmarking");
-  if (const char* faults = std::getenv(kTestFaultsEnv))
+  if (test_hook("PEREGRINE_BENCH_SHAPE") != nullptr) log.log(LOG_WARNING, "members shaped for benchmarking");
+  if (const char* faults = test_hook(kTestFaultsEnv))
     log.log(LOG_WARNING, "TEST ONLY: member faults injected (%s=%s)", kTestFaultsEnv, faults);
-  if (const char* cut = std::getenv(kTestPowerCutEnv))
+  if (const char* cut = test_hook(kTestPowerCutEnv))
     log.log(LOG_WARNING, "TEST ONLY: members keep undo logs for power cuts (%s=%s)", kTestPowerCutEnv, cut);
   if (!planted_bug().empty())
     log.log(LOG_WARNING, "TEST ONLY: a bug planted for the power-cut harness (%s=%s)", kTestPlantEnv,

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "peregrine/util/test_hooks.h"
+
 namespace peregrine::fs {
 namespace {
 
@@ -27,7 +29,7 @@ int priority_of(config::LogLevel level) {
 
 // The test's socket, connected, or -1 (then syslog(3) is opened).
 int open_syslog() {
-  if (const char* path = std::getenv(kTestSyslogEnv); path != nullptr && *path != '\0') {
+  if (const char* path = test_hook(kTestSyslogEnv); path != nullptr && *path != '\0') {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);

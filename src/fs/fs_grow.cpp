@@ -8,6 +8,7 @@
 
 #include "fs_context.h"
 #include "online_grow.h"
+#include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/grow.h"
 #include "peregrine/volume/size_text.h"
 
@@ -44,7 +45,7 @@ GrowIoctl OnlineGrow::run() {
   auto plan = plan_grow(vol, std::nullopt);
   if (!plan) return failed(plan.status().errnum(), plan.status().message());
   std::function<void(int)> after_step;
-  if (const char* stop = std::getenv(kStopAfterEnv)) {
+  if (const char* stop = test_hook(kStopAfterEnv)) {
     const int k = std::atoi(stop);
     log_(LOG_WARNING, std::string("TEST ONLY: grow stops the daemon after superblock copy ") + stop);
     after_step = [k](int step) {

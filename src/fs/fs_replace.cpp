@@ -15,6 +15,7 @@
 #include "online_replace.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/clock.h"
+#include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/member_copy.h"
 #include "peregrine/volume/member_superblocks.h"
 #include "peregrine/volume/mount_record.h"
@@ -48,7 +49,7 @@ std::optional<uint32_t> member_named(const std::vector<MemberFile>& members, con
 
 // The test hook's step, or "".
 std::string stop_step() {
-  const char* s = std::getenv(kStopEnv);
+  const char* s = test_hook(kStopEnv);
   return s == nullptr ? std::string() : std::string(s);
 }
 

@@ -12,6 +12,7 @@
 #include "fs_context.h"
 #include "online_restripe.h"
 #include "peregrine/util/clock.h"
+#include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/size_text.h"
 
 namespace peregrine::fs {
@@ -202,7 +203,7 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
   log_(LOG_NOTICE, "online restripe from " + std::to_string(n_old) + " onto " + std::to_string(n_new) +
                        " members started (adding " + names + "): " + format_size(status().total_bytes) +
                        " to move" + (request.rate_limit_bytes != 0 ? ", at most " + format_size(request.rate_limit_bytes) + "/s" : ""));
-  if (const char* stop = std::getenv(kStopEnv)) log_(LOG_WARNING, std::string("TEST ONLY: ") + kStopEnv + "=" + stop);
+  if (const char* stop = test_hook(kStopEnv)) log_(LOG_WARNING, std::string("TEST ONLY: ") + kStopEnv + "=" + stop);
   thread_ = std::thread([this] { run(); });
   return status();
 }
@@ -261,7 +262,7 @@ void OnlineRestripe::run() {
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.
   int stop_at = 0, stop_at_commit = 0, last_step = 0, commit_base = -1;
-  if (const char* stop = std::getenv(kStopEnv)) {
+  if (const char* stop = test_hook(kStopEnv)) {
     const std::string hook(stop);
     if (hook.starts_with("commit:"))
       stop_at_commit = std::atoi(hook.c_str() + 7);

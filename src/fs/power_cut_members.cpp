@@ -7,12 +7,13 @@
 
 #include "peregrine/backend/volatile_cache_device.h"
 #include "peregrine/engine/device_factory.h"
+#include "peregrine/util/test_hooks.h"
 #include "test_faults.h"
 
 namespace peregrine::fs {
 
 Expected<MemberHook> power_cut_hook_from_env(const std::function<void(const std::string&)>& note) {
-  const char* spec = std::getenv(kTestPowerCutEnv);
+  const char* spec = test_hook(kTestPowerCutEnv);
   if (spec == nullptr) return MemberHook{};
   auto plan = parse_test_power_cut(spec);
   if (!plan) return plan.status();

@@ -30,6 +30,7 @@
 
 #include "peregrine/backend/faulty_device.h"
 #include "peregrine/util/result.h"
+#include "peregrine/util/test_hooks.h"
 
 namespace peregrine::fs {
 
@@ -64,7 +65,7 @@ inline constexpr const char* kTestPlantEnv = "PEREGRINE_TEST_PLANT";
 inline constexpr const char* kPlantJournalWithoutDataFlush = "journal_without_data_flush";
 inline constexpr const char* kPlantDiscardBeforeFreeDurable = "discard_before_free_durable";
 inline std::string planted_bug() {
-  const char* v = std::getenv(kTestPlantEnv);
+  const char* v = test_hook(kTestPlantEnv);
   return v == nullptr ? "" : v;
 }
 

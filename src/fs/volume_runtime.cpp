@@ -12,6 +12,7 @@
 #include "peregrine/backend/shared_device.h"
 #include "peregrine/engine/layered_device_factory.h"
 #include "peregrine/fs/read_turn.h"
+#include "peregrine/util/test_hooks.h"
 #include "test_faults.h"
 
 namespace peregrine::fs {
@@ -71,7 +72,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   }
   // Benchmarks only: make every member behave like a given SSD (see
   // tools/bench/fuse). "LATENCY_US:QUEUE_DEPTH:IOPS:MB_PER_S".
-  if (const char* shape = std::getenv("PEREGRINE_BENCH_SHAPE")) {
+  if (const char* shape = test_hook("PEREGRINE_BENCH_SHAPE")) {
     unsigned long lat_us = 0, iops = 0, mbps = 0;
     unsigned qd = 0;
     if (std::sscanf(shape, "%lu:%u:%lu:%lu", &lat_us, &qd, &iops, &mbps) != 4 || qd == 0)
@@ -82,7 +83,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
     }
   }
   // Tests only: members that fail or stall on command (test_faults.h).
-  if (const char* faults = std::getenv(kTestFaultsEnv)) {
+  if (const char* faults = test_hook(kTestFaultsEnv)) {
     MemberAreas areas{n, geo.data_start, geo.data_start + sb.meta_size / n, geo.data_start + geo.member_data_size};
     auto rules = parse_test_faults(faults, areas);
     if (!rules) return rules.status();
@@ -93,7 +94,7 @@ Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::stri
   }
   // Tests only: members with a volatile write cache, for power cuts.
   std::vector<std::shared_ptr<DeviceQueue>> cut_layers(n);
-  if (const char* cut = std::getenv(kTestPowerCutEnv)) {
+  if (const char* cut = test_hook(kTestPowerCutEnv)) {
     auto plan = parse_test_power_cut(cut);
     if (!plan) return plan.status();
     auto ios = std::make_shared<std::atomic<uint64_t>>(0);

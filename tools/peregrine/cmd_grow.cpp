@@ -37,6 +37,7 @@
 #include "mount_table.h"
 #include "peregrine/fs/grow_ioctl.h"
 #include "peregrine/fs/restripe_ioctl.h"
+#include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/grow.h"
 #include "peregrine/volume/mount_table.h"
 #include "peregrine/volume/size_text.h"
@@ -292,7 +293,7 @@ int cmd_grow(int argc, char** argv) {
     }
     return grow_mounted(arg, *m);
   }
-  if (const char* stop = std::getenv(kStopAfterEnv)) {
+  if (const char* stop = test_hook(kStopAfterEnv)) {
     const int k = std::atoi(stop);
     o.after_step = [k](int step) {
       if (step == k) ::_exit(9);

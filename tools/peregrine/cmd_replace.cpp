@@ -31,6 +31,7 @@
 #include "mount_table.h"
 #include "peregrine/fs/power_cut_members.h"
 #include "peregrine/fs/replace_ioctl.h"
+#include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/mount_table.h"
 #include "peregrine/volume/replace.h"
 #include "peregrine/volume/size_text.h"
@@ -221,7 +222,7 @@ int cmd_replace(int argc, char** argv) {
   o.force = vm.count("force") > 0;
   cli::CopyProgress progress("replace");
   std::string stop;
-  if (const char* s = std::getenv(kStopEnv); s != nullptr && *s != '\0') {
+  if (const char* s = test_hook(kStopEnv); s != nullptr && *s != '\0') {
     stop = s;
     std::fprintf(stderr, "peregrine replace: test hook %s=%s is set: this run stops there\n", kStopEnv, s);
   }

@@ -10,6 +10,7 @@
 
 #include "copy_progress.h"
 #include "peregrine/fs/power_cut_members.h"
+#include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/restripe.h"
 #include "peregrine/volume/size_text.h"
 
@@ -32,7 +33,7 @@ int grow_add(const std::vector<std::string>& members, const std::vector<std::str
   o.force = force;
   cli::CopyProgress progress("grow --add");
   std::string hook;
-  if (const char* s = std::getenv(kStopEnv); s != nullptr && *s != '\0') {
+  if (const char* s = test_hook(kStopEnv); s != nullptr && *s != '\0') {
     hook = s;
     std::fprintf(stderr, "peregrine grow: test hook %s=%s is set: this run stops there\n", kStopEnv, s);
   }

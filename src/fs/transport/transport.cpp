@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "fuse_wire.h"
+#include "peregrine/util/test_hooks.h"
 #include "session_io.h"
 #include "uring_transport.h"
 
@@ -20,7 +21,7 @@ constexpr const char* kEnableUringParam = "/sys/module/fuse/parameters/enable_ur
 }  // namespace
 
 UringSupport probe_uring_support() {
-  const char* override_path = std::getenv("PEREGRINE_FUSE_URING_PARAM");
+  const char* override_path = test_hook("PEREGRINE_FUSE_URING_PARAM");
   std::string path = override_path != nullptr ? override_path : kEnableUringParam;
   if (override_path == nullptr) {
     // The fuse module may not be loaded before the first mount: opening
