@@ -53,8 +53,8 @@ struct AlgorithmArgs {
   bool top_down = false;  // bfs: no bottom-up levels
   PagerankOptions pagerank;
   SsspOptions sssp;
-  unsigned threads = 0;         // threads that compute (tc; the others when the lists are kept), 0 = one per CPU
-  std::string memory = "auto";  // --memory as given, for the report
+  unsigned threads = 0;         // threads that compute (tc; bfs, sssp, bc, pagerank over kept lists), 0 = one per CPU
+  std::string memory = "auto";  // --memory as given
   bool validate = false;
   bool json = false;
 };
@@ -84,7 +84,8 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
       "keep the lists in memory after one read when they fit in SIZE (e.g. 2G); auto: half of the memory "
       "available when the command starts; 0: read them from the graph on every pass")(
       "threads", po::value(&threads)->default_value("0")->value_name("N"),
-      "threads that compute (tc always; the others when the lists are kept in memory); 0: one per CPU")(
+      "threads that compute (tc always; bfs, sssp, bc and pagerank when the lists are kept in memory); 0: one "
+      "per CPU")(
       "json", "print the report as JSON");
   if (alg == "bfs") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),

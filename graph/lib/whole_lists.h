@@ -1,6 +1,7 @@
-// Internal to the algorithms that compute on several threads (tc):
-// reads the whole lists of a sorted batch of vertices into memory a chunk
-// at a time, and spreads a chunk's work over threads.
+// Internal to the algorithms that compute on several threads: reads the
+// whole lists of a sorted batch of vertices into memory a chunk at a time
+// (tc), and spreads work over threads (tc's chunks; bfs, sssp, bc and
+// PageRank over lists the reader keeps).
 //
 // The reader hands a list over in pieces when it spans reads, and pieces
 // of different vertices interleave as reads complete; read_whole_lists()

@@ -19,7 +19,8 @@
 // threads over them (0: one per CPU): a level's new vertices are claimed
 // by compare-and-swap of their depth and their path counts added
 // atomically, exact in any order while they stay below 2^53; on the way
-// back each vertex pulls alone. The scores are the ones read from the file.
+// back each vertex pulls alone. The scores do not depend on the thread
+// count.
 //
 // Thread rules: runs on the calling (IO) thread, and over kept lists on
 // helper threads it starts and joins within each level.
