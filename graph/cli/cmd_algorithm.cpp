@@ -53,8 +53,7 @@ struct AlgorithmArgs {
   bool top_down = false;  // bfs: no bottom-up levels
   PagerankOptions pagerank;
   SsspOptions sssp;
-  unsigned threads = 0;         // threads that compute (tc; bfs, sssp, bc, pagerank over kept lists), 0 = one per CPU
-  std::string memory = "auto";  // --memory as given
+  unsigned threads = 0;  // threads that compute (tc; bfs, sssp, bc, pagerank over kept lists), 0 = one per CPU
   bool validate = false;
   bool json = false;
 };
@@ -66,7 +65,7 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   a->alg = argv[0];
   const std::string& alg = a->alg;
   po::options_description opts(alg + " options");
-  std::string max_io, gap, out_format, threads = "0";
+  std::string max_io, gap, out_format, threads = "0", memory = "auto";
   opts.add_options()("graph", po::value(&a->dir)->required()->value_name("DIR"),
                      "graph directory (from gen or import)")(
       "out", po::value(&a->out_file)->value_name("FILE"),
@@ -80,13 +79,12 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
       "gap", po::value(&gap)->default_value("16K")->value_name("SIZE"),
       "coalesce lists separated by at most this many bytes")("buffered",
                                                              "read through the page cache instead of O_DIRECT")(
-      "memory", po::value(&a->memory)->default_value("auto")->value_name("SIZE"),
+      "memory", po::value(&memory)->default_value("auto")->value_name("SIZE"),
       "keep the lists in memory after one read when they fit in SIZE (e.g. 2G); auto: half of the memory "
       "available when the command starts; 0: read them from the graph on every pass")(
       "threads", po::value(&threads)->default_value("0")->value_name("N"),
       "threads that compute (tc always; bfs, sssp, bc and pagerank when the lists are kept in memory); 0: one "
-      "per CPU")(
-      "json", "print the report as JSON");
+      "per CPU")("json", "print the report as JSON");
   if (alg == "bfs") {
     opts.add_options()("root", po::value(&a->root)->value_name("VERTEX"),
                        "root vertex, an id of the input (default: the vertex of highest degree)")(
@@ -135,11 +133,11 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
   if ((alg == "bfs" || alg == "bc") && (a->roots < 1 || a->roots > 1024))
     return usage_error(alg, "--roots must be between 1 and 1024");
   if (auto rc = parse_threads(alg, threads, &a->threads)) return rc;
-  if (a->memory == "auto") {
+  if (memory == "auto") {
     ro.keep_bytes = available_memory() / 2;
   } else {
-    auto keep = parse_size(a->memory);
-    if (!keep) return usage_error(alg, "--memory: bad size '" + a->memory + "' (use e.g. 0, 512M, 2G or auto)");
+    auto keep = parse_size(memory);
+    if (!keep) return usage_error(alg, "--memory: bad size '" + memory + "' (use e.g. 0, 512M, 2G or auto)");
     ro.keep_bytes = *keep;
   }
   // cc and tc read each list once (tc into batches of its own): keeping
