@@ -62,6 +62,7 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
     if (config_.before_submitter_blocks) config_.before_submitter_blocks();
     pressure_waits_.fetch_add(1, std::memory_order_relaxed);
     pressure_waiters_.fetch_add(1);
+    dispatch_held();  // what the drive holds counts towards the pressure point
     {
       MutexLock lock(pressure_mutex_);
       lock.wait(pressure_cv_, [&] { return queued_.load() < config_.pressure_low || stopping_.load(); });
@@ -84,8 +85,25 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
     }
   }
   // Pairs with may_sleep(): either the drive thread sees the epoch move
-  // (and so our items), or we see it asleep and wake it.
+  // (and so our items), or we see it asleep and wake it. Writes nobody
+  // waits for join a hold without a wake-up: the drive thread sleeps only
+  // until the hold ends, and a drive thread that ended it has cleared
+  // holding_ before it looks at the epoch.
   inbox_epoch_.fetch_add(1);
+  if (holding_.load()) {
+    bool unawaited = true;
+    for (size_t i = 0; i < n && unawaited; ++i) unawaited = items[i]->op == IoOp::write && !items[i]->parent->awaited;
+    if (unawaited) return;
+  }
+  sleep_->wake_if_sleeping();
+}
+
+void Drive::dispatch_held() {
+  // Whether or not the drive holds anything yet: the caller's writes may
+  // still be in an inbox, and the round that takes them in must not hold
+  // them.
+  if (config_.hold_unawaited_ns == 0) return;
+  held_wanted_.fetch_add(1);
   sleep_->wake_if_sleeping();
 }
 
@@ -320,11 +338,20 @@ void Drive::dispatch_tags(const uint32_t* tags, size_t n) {
 void Drive::run_round() {
   MutexLock lock(dispatch_mutex_);
   round_epoch_ = inbox_epoch_.load();
+  held_wanted_round_ = held_wanted_.load();  // before the inboxes: see held_wanted_
   reap_and_complete();
   size_t drained = drain_inboxes();
+  // Held writes are taken apart and sorted again with the new IO, so that
+  // the writes that arrived one by one go out as one.
+  if (drained > 0 && holding_.load()) drained += regather_backlog();
   if (drained > 0) merge_into_backlog(incoming_.data(), drained);
   const uint64_t now = monotonic_ns();
-  dispatch_backlog(now);
+  // Only here, on the drive thread, which sleeps no longer than the hold.
+  if (!hold_backlog(now)) {
+    // Cleared before the thread looks at the epoch to sleep (see holding_).
+    if (holding_.load()) holding_.store(false);
+    dispatch_backlog(now);
+  }
   after_completions(now);  // also submits what the dispatch started
 }
 
@@ -332,7 +359,10 @@ bool Drive::may_sleep(uint64_t& deadline_ns) {
   MutexLock lock(dispatch_mutex_);
   // The thread set its sleeping flag before this: a push after this check
   // sees it and wakes the thread; one before it moved the epoch.
-  if (inbox_epoch_.load() != round_epoch_ || !device_->prepare_sleep(deadline_ns)) return false;
+  if (inbox_epoch_.load() != round_epoch_ || held_wanted_.load() != held_wanted_served_ ||
+      !device_->prepare_sleep(deadline_ns))
+    return false;
+  if (holding_.load() && (deadline_ns == 0 || hold_until_ns_ < deadline_ns)) deadline_ns = hold_until_ns_;
   publish_stats(false, monotonic_ns());
   return true;
 }
@@ -409,6 +439,45 @@ void Drive::merge_into_backlog(SubIo* const* items, size_t n) {
     ++backlog_ios_;
   }
   dirty_ = true;
+}
+
+bool Drive::hold_backlog(uint64_t now) {
+  const bool wanted = held_wanted_round_ != held_wanted_served_;
+  held_wanted_served_ = held_wanted_round_;
+  if (config_.hold_unawaited_ns == 0 || backlog_head_ == nullptr || wanted || stopping_.load() ||
+      pressure_waiters_.load() != 0)
+    return false;
+  uint64_t bytes = 0;
+  for (SubIo* head = backlog_head_; head != nullptr; head = head->backlog_next) {
+    for (SubIo* s = head; s != nullptr; s = s->next) {
+      if (s->op != IoOp::write || s->parent->awaited) return false;
+    }
+    bytes += head->chain_bytes;
+  }
+  if (bytes >= config_.max_io_bytes) return false;
+  if (!holding_.load()) {
+    hold_until_ns_ = now + config_.hold_unawaited_ns;
+    holding_.store(true);
+  }
+  return now < hold_until_ns_;
+}
+
+size_t Drive::regather_backlog() {
+  regathered_.clear();
+  uint64_t heads = 0;
+  for (SubIo* head = backlog_head_; head != nullptr; head = head->backlog_next) {
+    for (SubIo* s = head; s != nullptr; s = s->next) regathered_.push_back(s);
+    ++heads;
+  }
+  const size_t n = regathered_.size();
+  // First, so that they keep their place before the newer IO among equals.
+  incoming_.insert(incoming_.begin(), regathered_.begin(), regathered_.end());
+  // Counted again by merge_into_backlog(); queued_ still counts them.
+  counters_.subios -= n;
+  counters_.merged -= n - heads;
+  backlog_head_ = backlog_tail_ = nullptr;
+  backlog_ios_ = 0;
+  return n;
 }
 
 void Drive::dispatch_backlog(uint64_t now) {

@@ -4,7 +4,7 @@
 // drives) calls its rounds. Internal to the engine.
 //
 // Thread rules:
-// - push(), try_dispatch_inline(), complete_inline(), flush_blocking(),
+// - push(), dispatch_held(), try_dispatch_inline(), complete_inline(), flush_blocking(),
 //   transfer_blocking(), transfer_direct(), the tag calls and stats() are
 //   called by submitting threads; run_round(), may_sleep() and finished()
 //   by the drive thread. Completions (reap, callbacks, SubIo returns) run
@@ -91,6 +91,9 @@ class Drive {
 
   // Submitter side, per-drive scheduler. Blocks at the high pressure point.
   void push(uint32_t slot, SubIo* const* items, size_t n);
+  // Any thread: sends the writes the drive holds (EngineConfig::
+  // hold_unawaited_ns) now, for a caller about to wait for them.
+  void dispatch_held();
   // Dispatches the batch on the calling thread if the drive is idle and has
   // the tags for it; returns false (and does nothing) otherwise. With
   // `caller_completes`, IO the device finished inside start() does not
@@ -162,6 +165,13 @@ class Drive {
   size_t drain_inboxes() REQUIRES(dispatch_mutex_);
   void merge_into_backlog(SubIo* const* items, size_t n) REQUIRES(dispatch_mutex_);
   void dispatch_backlog(uint64_t now) REQUIRES(dispatch_mutex_);
+  // Whether the backlog is writes nobody waits for that may wait for more
+  // to join them (EngineConfig::hold_unawaited_ns); starts the hold.
+  bool hold_backlog(uint64_t now) REQUIRES(dispatch_mutex_);
+  // Puts the held backlog's sub-IOs before incoming_'s and empties the
+  // backlog, for merge_into_backlog() to sort them with newer ones.
+  // Returns how many.
+  size_t regather_backlog() REQUIRES(dispatch_mutex_);
   void wake_for_inline_completions() REQUIRES(dispatch_mutex_);  // submitter side
   // A blocking call's failure counted and reported as complete() does one
   // through the ring: the error its caller gets.
@@ -206,6 +216,19 @@ class Drive {
   std::atomic<uint64_t> inbox_epoch_{0};  // bumped after every push
   uint64_t round_epoch_ = 0;              // drive thread: epoch its last round saw
   std::atomic<bool> stopping_{false};
+  // The backlog holds unawaited writes (hold_backlog): a push of more such
+  // writes need not wake the drive thread, which sleeps until the hold
+  // ends. Set and cleared by the drive thread under dispatch_mutex_; a
+  // pusher reads it after it moved the epoch, and the drive thread clears
+  // it before may_sleep() reads the epoch, so one of them sees the other.
+  std::atomic<bool> holding_{false};
+  // dispatch_held() calls. A round serves those it read before it took in
+  // the inboxes, so the writes pushed before such a call are in its
+  // backlog; may_sleep() lets no call go unserved.
+  std::atomic<uint64_t> held_wanted_{0};
+  uint64_t held_wanted_round_ GUARDED_BY(dispatch_mutex_) = 0;   // read at the round's start
+  uint64_t held_wanted_served_ GUARDED_BY(dispatch_mutex_) = 0;  // served through
+  uint64_t hold_until_ns_ GUARDED_BY(dispatch_mutex_) = 0;
   std::atomic<uint64_t> queued_{0};       // sub-IOs in inboxes or backlog
   std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device
   // Writes completed by the device, and how many of them the last
@@ -229,6 +252,7 @@ class Drive {
   uint64_t seq_ GUARDED_BY(dispatch_mutex_) = 0;
   uint64_t in_flight_ios_ GUARDED_BY(dispatch_mutex_) = 0;
   std::vector<SubIo*> incoming_ GUARDED_BY(dispatch_mutex_);
+  std::vector<SubIo*> regathered_ GUARDED_BY(dispatch_mutex_);  // regather_backlog()'s
   std::vector<DeviceCompletion> completions_ GUARDED_BY(dispatch_mutex_);
   DriveStats counters_ GUARDED_BY(dispatch_mutex_);
   uint64_t last_publish_ns_ GUARDED_BY(dispatch_mutex_) = 0;

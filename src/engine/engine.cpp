@@ -156,6 +156,10 @@ uint64_t Engine::outstanding() const {
   return total;
 }
 
+void Engine::dispatch_held() {
+  for (uint32_t d = 0, n = drive_count(); d < n; ++d) drives_[d]->dispatch_held();
+}
+
 size_t Engine::reap_here() {
   size_t done = 0;
   for (uint32_t d = 0, n = drive_count(); d < n; ++d) done += drives_[d]->reap_here();

@@ -175,10 +175,11 @@ void Submitter::unplug_batch(Completions where) {
   if (slot_.batch == 0) return;
   // Only a thread that may run callbacks moves lone pieces itself; for any
   // other they go to their drives as every piece does.
-  if (where != Completions::here && !slot_.direct.empty()) stage_direct_on_drives();
+  const bool complete_here = where != Completions::on_drive_thread;
+  if (!complete_here && !slot_.direct.empty()) stage_direct_on_drives();
   slot_.batch = 0;
   const EngineConfig& c = engine_.config_;
-  const bool complete_here = where == Completions::here;
+  const bool latency_inline = where != Completions::unawaited_here;
   uint64_t volume_outstanding = UINT64_MAX;
   bool volume_was_idle = false;  // nothing outstanding before this batch
   bool large_share_inline = false;
@@ -190,7 +191,8 @@ void Submitter::unplug_batch(Completions where) {
     std::vector<SubIo*>& list = slot_.plug[d];
     if (list.empty()) continue;
     bool candidate = false;
-    if (c.inline_dispatch && list.size() <= c.low_watermark) {
+    if (c.inline_dispatch && list.size() <= c.low_watermark &&
+        (latency_inline || engine_.drives_[d]->copies_inline())) {
       if (volume_outstanding == UINT64_MAX) {
         volume_outstanding = 0;
         for (uint32_t o = 0; o < engine_.drive_count(); ++o) volume_outstanding += engine_.drives_[o]->outstanding();

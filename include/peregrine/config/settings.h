@@ -60,6 +60,7 @@ struct DriveSettings {
   std::optional<uint32_t> threads;      // nullopt = auto (one per CPU the drives are placed on)
   uint32_t max_merge_bytes;             // power of two
   uint32_t max_merge_iovecs;
+  uint32_t hold_answered_us;  // 0 = never hold
 };
 
 struct IoUringSettings {

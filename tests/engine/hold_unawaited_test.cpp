@@ -1,0 +1,139 @@
+// Writes nobody waits for (Request::awaited false: writes the daemon
+// answered before their IO) wait on their drive for neighbours
+// (EngineConfig::hold_unawaited_ns) and go out merged: when a thread asks
+// for them (Engine::dispatch_held), when an awaited request reaches the
+// drive, when the hold ends, when the engine stops. Awaited writes are
+// never held.
+#include "engine_fixture.h"
+
+namespace peregrine::testing {
+namespace {
+
+constexpr uint64_t kLongHoldNs = 600'000'000'000ull;  // longer than any test: only the event under test ends it
+
+class HoldUnawaited : public EngineFixture {
+ protected:
+  static constexpr uint32_t kWrites = 8;
+
+  void start_one_drive(uint64_t hold_ns) {
+    make_members(1, 4 << 20);
+    EngineConfig c;
+    c.inline_dispatch = false;
+    c.hold_unawaited_ns = hold_ns;
+    start(c, 4096, specs());
+  }
+
+  // kWrites neighbouring 4 KiB writes from `first_offset`, each handed on
+  // alone (its own unplug), as one write per unpacked file is.
+  void write_one_by_one(Submitter& sub, bool awaited, uint64_t first_offset = 0) {
+    for (uint32_t i = 0; i < kWrites; ++i) {
+      bufs_[i] = std::make_unique<AlignedBuffer>(4096);
+      fill(*bufs_[i], static_cast<uint8_t>(first_offset / 4096 + i + 1));
+      reqs_[i].op = IoOp::write;
+      reqs_[i].offset = first_offset + uint64_t{i} * 4096;
+      reqs_[i].length = 4096;
+      reqs_[i].buffer = bufs_[i]->data();
+      reqs_[i].awaited = awaited;
+      waiters_[i].arm(reqs_[i]);
+      ASSERT_EQ(sub.add(reqs_[i]), 0);
+      sub.unplug();
+      // The first is in the backlog before the others arrive: they must
+      // join a write the drive holds already, not only each other.
+      if (i == 0 && !awaited) wait_stats(0, [](const DriveStats& s) { return s.subios >= 1; });
+    }
+  }
+
+  uint32_t completed() const {
+    uint32_t n = 0;
+    for (const Waiter& w : waiters_) n += w.done.load();
+    return n;
+  }
+
+  // The 30 s guard only turns a write held for ever (the hold in these
+  // tests is longer than any run) into a failure instead of a hang.
+  void wait_all() {
+    const uint64_t deadline = monotonic_ns() + 30'000'000'000ull;
+    while (completed() < kWrites && monotonic_ns() < deadline) std::this_thread::yield();
+    ASSERT_EQ(completed(), kWrites) << "held writes never went out";
+    for (const Waiter& w : waiters_) EXPECT_EQ(w.result.load(), 0);
+  }
+
+  void wait_all_and_check_data(uint64_t first_offset = 0) {
+    wait_all();
+    AlignedBuffer back(uint64_t{kWrites} * 4096);
+    ASSERT_EQ(io(IoOp::read, first_offset, back), 0);
+    for (uint32_t i = 0; i < kWrites; ++i)
+      EXPECT_EQ(std::memcmp(back.data() + uint64_t{i} * 4096, bufs_[i]->data(), 4096), 0) << "write " << i;
+  }
+
+  static void fill(AlignedBuffer& b, uint8_t v) { std::memset(b.data(), v, b.size()); }
+
+  Request reqs_[kWrites];
+  Waiter waiters_[kWrites];
+  std::unique_ptr<AlignedBuffer> bufs_[kWrites];
+};
+
+TEST_F(HoldUnawaited, HeldWritesGoOutAsOneIoWhenAThreadAsksForThem) {
+  start_one_drive(kLongHoldNs);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  // Every write is on the drive once add() and unplug() return (in an
+  // inbox or the backlog): none may be done before the call below.
+  write_one_by_one(**sub, false);
+  EXPECT_EQ(completed(), 0u) << "the drive sent writes it should hold";
+  engine_->dispatch_held();
+  wait_all();
+  DriveStats s = wait_stats(0, [](const DriveStats& s) { return s.in_flight == 0; });
+  EXPECT_EQ(s.write_ios, 1u) << "the held writes should go out merged";
+  EXPECT_EQ(s.merged, kWrites - 1);
+  wait_all_and_check_data();
+}
+
+TEST_F(HoldUnawaited, AnAwaitedRequestTakesTheHeldWritesWithIt) {
+  start_one_drive(kLongHoldNs);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, false);
+  AlignedBuffer elsewhere(4096);
+  ASSERT_EQ(io(IoOp::read, 1 << 20, elsewhere), 0);
+  wait_all_and_check_data();
+}
+
+TEST_F(HoldUnawaited, HeldWritesGoOutWhenTheHoldEnds) {
+  start_one_drive(1'000'000);  // 1 ms: nothing else ends it here
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, false);
+  wait_all_and_check_data();
+}
+
+TEST_F(HoldUnawaited, AwaitedWritesAreNeverHeld) {
+  start_one_drive(kLongHoldNs);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, true);
+  wait_all_and_check_data();
+}
+
+TEST_F(HoldUnawaited, StoppingTheEngineSendsWhatItHolds) {
+  start_one_drive(kLongHoldNs);
+  {
+    auto sub = engine_->open_submitter();
+    ASSERT_TRUE(sub);
+    write_one_by_one(**sub, false);
+  }
+  engine_.reset();  // waits for every IO: the held writes must go
+  EXPECT_EQ(completed(), kWrites);
+  for (const Waiter& w : waiters_) EXPECT_EQ(w.result.load(), 0);
+}
+
+TEST_F(HoldUnawaited, NoHoldSendsEachAtOnce) {
+  start_one_drive(0);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, false);
+  wait_all_and_check_data();
+}
+
+}  // namespace
+}  // namespace peregrine::testing
