@@ -64,6 +64,7 @@ struct FsContext final : TransportHost {
         sync_io(io),
         gates([&p] {
           p.unplug_this_thread();
+          p.engine().dispatch_held();
           ReadTurn::leave_held_turn();
         }),
         settings(s),
@@ -73,6 +74,7 @@ struct FsContext final : TransportHost {
             s.fuse.cache == config::CacheMode::kWriteback ? uint64_t{s.fuse.write_behind_mib} << 20 : 0,
             [&p] {
               p.unplug_this_thread();
+              p.engine().dispatch_held();
               ReadTurn::leave_held_turn();
             },
             [&p] { p.engine().reap_here(); }, uint64_t{s.engine.inline_poll_us} * 1000),

@@ -117,6 +117,7 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
   // The file's writebacks answered before their IO (write_behind.h) first:
   // their bytes, and the error any of them met. This thread holds no lock
   // and would only sleep: it completes their IO itself (reap).
+  if (fs.write_behind.enabled()) fs.write_behind.note_fsync(ino);
   int rc = fs.write_behind.wait_file(ino, true, true);
   if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
   if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();

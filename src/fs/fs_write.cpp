@@ -107,7 +107,10 @@ void stage_extent_writes(WriteOp* op, Submitter* sub, std::byte* source, uint64_
     r.buffer = source + (w.file_off - off);  // only read: the engine writes it out
     r.on_complete = &on_extent_written;
     r.context = op;
-    r.awaited = !op->answered;  // nobody waits: not worth polling for
+    // Nobody waits for an answered write: not worth polling for, and the
+    // drive may hold it for its neighbours; unless its file's fsync is
+    // likely on its way.
+    r.awaited = !op->answered || op->awaited_soon;
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_written(r, src);
   }
@@ -183,6 +186,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, Req
     std::memset(source + size, 0, len - size);
   }
   op->answered = answered;
+  op->awaited_soon = answered && fs.write_behind.fsynced_lately(ino);
   if (answered) {
     // Reads of these bytes wait for the IO from now on; then the kernel
     // may have its page back. Its blocks are allocated already and

@@ -58,11 +58,11 @@ class RequestStagingScope {
     ended_ = true;
     end_request_staging(fs_, sub, may_stay_staged);
   }
-  // The request's IO goes now, its completions reaped here if they come
-  // while it submits (an answered write's, which nobody waits for).
+  // The request's IO goes now (an answered write's, which nobody waits
+  // for): to the drive threads, or moved here on a memory member.
   void hand_on_now(Submitter& sub) {
     ended_ = true;
-    sub.unplug(Submitter::Completions::here);
+    sub.unplug(Submitter::Completions::unawaited_here);
   }
   // Hands on what earlier requests staged now, before a reply that may
   // wait for the kernel (a store into its page cache, which may wait for

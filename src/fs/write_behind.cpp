@@ -56,6 +56,18 @@ bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t dat
   return true;
 }
 
+bool WriteBehind::fsynced_lately(uint64_t ino) const {
+  MutexLock lock(mu_);
+  return std::find(fsynced_.begin(), fsynced_.end(), ino) != fsynced_.end();
+}
+
+void WriteBehind::note_fsync(uint64_t ino) {
+  MutexLock lock(mu_);
+  if (std::find(fsynced_.begin(), fsynced_.end(), ino) != fsynced_.end()) return;
+  fsynced_[fsynced_next_] = ino;
+  fsynced_next_ = (fsynced_next_ + 1) % fsynced_.size();
+}
+
 void WriteBehind::withdraw(uint64_t ino, uint64_t start, uint64_t end) {
   done(ino, start, end, 0);
   MutexLock lock(mu_);

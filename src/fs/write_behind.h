@@ -26,6 +26,7 @@
 // staged IO) first, and reap_here without mu_ held.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -61,6 +62,12 @@ class WriteBehind {
   // fills its last block with zeros): false when they overlap a write
   // still in flight or the budget is spent.
   bool admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end) EXCLUDES(mu_);
+  // Whether `ino` is among the last files an fsync waited for (note_fsync):
+  // its next writeback is likely the start of its next fsync (a database's
+  // commit), and the engine should not hold its IO for merging
+  // (EngineConfig::hold_unawaited_ns).
+  bool fsynced_lately(uint64_t ino) const EXCLUDES(mu_);
+  void note_fsync(uint64_t ino) EXCLUDES(mu_);
   // Whether an answered write of `ino` overlapping [start, end) is in flight.
   bool overlaps(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
   // An admitted write that sent no IO after all (its prepare failed, and
@@ -117,6 +124,8 @@ class WriteBehind {
   std::unordered_map<uint64_t, File> files_ GUARDED_BY(mu_);
   int volume_error_ GUARDED_BY(mu_) = 0;  // for wait_all()
   std::set<uint64_t> pending_seqs_ GUARDED_BY(mu_);  // of every write in flight
+  std::array<uint64_t, 8> fsynced_ GUARDED_BY(mu_) = {};  // note_fsync's last inodes, a ring
+  size_t fsynced_next_ GUARDED_BY(mu_) = 0;
   uint64_t last_seq_ GUARDED_BY(mu_) = 0;
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> in_flight_{0};  // writes admitted and not done; written under mu_
