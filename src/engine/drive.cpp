@@ -99,12 +99,15 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
 }
 
 void Drive::dispatch_held() {
-  // Whether or not the drive holds anything yet: the caller's writes may
-  // still be in an inbox, and the round that takes them in must not hold
-  // them.
+  // Counted whether or not the drive holds anything yet: the caller's
+  // writes may still be in an inbox, and the round that takes them in must
+  // not hold them (a drive thread that sees the count move does not sleep
+  // before a round has served it). Woken only if it holds: a push that
+  // found it not holding woke it already, and an fsync of a file whose
+  // writes went out wakes nobody.
   if (config_.hold_unawaited_ns == 0) return;
   held_wanted_.fetch_add(1);
-  sleep_->wake_if_sleeping();
+  if (holding_.load()) sleep_->wake_if_sleeping();
 }
 
 void Drive::wake_for_inline_completions() {

@@ -207,7 +207,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, Req
   // MemberLocksTest, data ops stuck at 4 with every drive idle).
   if (sub != nullptr) {
     if (answered) {
-      staging.hand_on_now(*sub);
+      staging.hand_on_now(*sub, op->awaited_soon);
     } else {
       staging.end(*sub, call.marks.may_stay_staged);
     }
