@@ -91,9 +91,9 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
   // holding_ before it looks at the epoch.
   inbox_epoch_.fetch_add(1);
   if (holding_.load()) {
-    bool unawaited = true;
-    for (size_t i = 0; i < n && unawaited; ++i) unawaited = items[i]->op == IoOp::write && !items[i]->parent->awaited;
-    if (unawaited) return;
+    bool held = true;
+    for (size_t i = 0; i < n && held; ++i) held = items[i]->op == IoOp::write && items[i]->parent->may_hold;
+    if (held) return;
   }
   sleep_->wake_if_sleeping();
 }
@@ -105,7 +105,7 @@ void Drive::dispatch_held() {
   // before a round has served it). Woken only if it holds: a push that
   // found it not holding woke it already, and an fsync of a file whose
   // writes went out wakes nobody.
-  if (config_.hold_unawaited_ns == 0) return;
+  if (config_.hold_writes_ns == 0) return;
   held_wanted_.fetch_add(1);
   if (holding_.load()) sleep_->wake_if_sleeping();
 }
@@ -447,19 +447,19 @@ void Drive::merge_into_backlog(SubIo* const* items, size_t n) {
 bool Drive::hold_backlog(uint64_t now) {
   const bool wanted = held_wanted_round_ != held_wanted_served_;
   held_wanted_served_ = held_wanted_round_;
-  if (config_.hold_unawaited_ns == 0 || backlog_head_ == nullptr || wanted || stopping_.load() ||
+  if (config_.hold_writes_ns == 0 || backlog_head_ == nullptr || wanted || stopping_.load() ||
       pressure_waiters_.load() != 0)
     return false;
   uint64_t bytes = 0;
   for (SubIo* head = backlog_head_; head != nullptr; head = head->backlog_next) {
     for (SubIo* s = head; s != nullptr; s = s->next) {
-      if (s->op != IoOp::write || s->parent->awaited) return false;
+      if (s->op != IoOp::write || !s->parent->may_hold) return false;
     }
     bytes += head->chain_bytes;
   }
   if (bytes >= config_.max_io_bytes) return false;
   if (!holding_.load()) {
-    hold_until_ns_ = now + config_.hold_unawaited_ns;
+    hold_until_ns_ = now + config_.hold_writes_ns;
     holding_.store(true);
   }
   return now < hold_until_ns_;

@@ -92,7 +92,7 @@ class Drive {
   // Submitter side, per-drive scheduler. Blocks at the high pressure point.
   void push(uint32_t slot, SubIo* const* items, size_t n);
   // Any thread: sends the writes the drive holds (EngineConfig::
-  // hold_unawaited_ns) now, for a caller about to wait for them.
+  // hold_writes_ns) now, for a caller about to wait for them.
   void dispatch_held();
   // Dispatches the batch on the calling thread if the drive is idle and has
   // the tags for it; returns false (and does nothing) otherwise. With
@@ -166,7 +166,7 @@ class Drive {
   void merge_into_backlog(SubIo* const* items, size_t n) REQUIRES(dispatch_mutex_);
   void dispatch_backlog(uint64_t now) REQUIRES(dispatch_mutex_);
   // Whether the backlog is writes nobody waits for that may wait for more
-  // to join them (EngineConfig::hold_unawaited_ns); starts the hold.
+  // to join them (EngineConfig::hold_writes_ns); starts the hold.
   bool hold_backlog(uint64_t now) REQUIRES(dispatch_mutex_);
   // Puts the held backlog's sub-IOs before incoming_'s and empties the
   // backlog, for merge_into_backlog() to sort them with newer ones.
@@ -216,7 +216,7 @@ class Drive {
   std::atomic<uint64_t> inbox_epoch_{0};  // bumped after every push
   uint64_t round_epoch_ = 0;              // drive thread: epoch its last round saw
   std::atomic<bool> stopping_{false};
-  // The backlog holds unawaited writes (hold_backlog): a push of more such
+  // The backlog holds writes (hold_backlog): a push of more such
   // writes need not wake the drive thread, which sleeps until the hold
   // ends. Set and cleared by the drive thread under dispatch_mutex_; a
   // pusher reads it after it moved the epoch, and the drive thread clears

@@ -111,6 +111,7 @@ void stage_extent_writes(WriteOp* op, Submitter* sub, std::byte* source, uint64_
     // drive may hold it for its neighbours; unless its file's fsync is
     // likely on its way.
     r.awaited = !op->answered || op->awaited_soon;
+    r.may_hold = op->may_hold;
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_written(r, src);
   }
@@ -187,6 +188,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, Req
   }
   op->answered = answered;
   op->awaited_soon = answered && fs.write_behind.fsynced_lately(ino);
+  op->may_hold = answered && !op->awaited_soon && call.marks.on_ring;
   if (answered) {
     // Reads of these bytes wait for the IO from now on; then the kernel
     // may have its page back. Its blocks are allocated already and
@@ -207,7 +209,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, Req
   // MemberLocksTest, data ops stuck at 4 with every drive idle).
   if (sub != nullptr) {
     if (answered) {
-      staging.hand_on_now(*sub, op->awaited_soon);
+      staging.hand_on_now(*sub, op->may_hold);
     } else {
       staging.end(*sub, call.marks.may_stay_staged);
     }

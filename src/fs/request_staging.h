@@ -58,12 +58,12 @@ class RequestStagingScope {
     ended_ = true;
     end_request_staging(fs_, sub, may_stay_staged);
   }
-  // The request's IO goes now (an answered write's): if nobody waits for
-  // it, to the drive threads (or moved here on a memory member); if its
-  // fsync is on its way, as a waited-for request's would.
-  void hand_on_now(Submitter& sub, bool awaited) {
+  // The request's IO goes now (an answered write's): to the drive threads
+  // if they may hold it for its neighbours (or moved here on a memory
+  // member), else as a waited-for request's would.
+  void hand_on_now(Submitter& sub, bool may_hold) {
     ended_ = true;
-    sub.unplug(awaited ? Submitter::Completions::here : Submitter::Completions::unawaited_here);
+    sub.unplug(may_hold ? Submitter::Completions::unawaited_here : Submitter::Completions::here);
   }
   // Hands on what earlier requests staged now, before a reply that may
   // wait for the kernel (a store into its page cache, which may wait for

@@ -65,7 +65,7 @@ class WriteBehind {
   // Whether `ino` is among the last files an fsync waited for (note_fsync):
   // its next writeback is likely the start of its next fsync (a database's
   // commit), and the engine should not hold its IO for merging
-  // (EngineConfig::hold_unawaited_ns).
+  // (EngineConfig::hold_writes_ns).
   bool fsynced_lately(uint64_t ino) const EXCLUDES(mu_);
   void note_fsync(uint64_t ino) EXCLUDES(mu_);
   // Whether an answered write of `ino` overlapping [start, end) is in flight.

@@ -36,7 +36,7 @@ inline EngineConfig engine_config(const Settings& s, uint32_t members) {
   e.pressure_high = s.engine.high_pressure_per_drive;
   e.max_io_bytes = s.drive.max_merge_bytes;
   e.max_iovecs = s.drive.max_merge_iovecs;
-  e.hold_unawaited_ns = uint64_t{s.drive.hold_answered_us} * 1000;
+  e.hold_writes_ns = uint64_t{s.drive.hold_answered_us} * 1000;
   // "auto" and "none" leave the list empty (= spread, NUMA-aware); "none"
   // then leaves the threads unpinned. A CPU list is used round-robin.
   e.drive_cpus.clear();

@@ -99,9 +99,9 @@ class Engine {
   // Returns how many IOs completed. The caller must hold no lock an IO's
   // callback takes. Any thread.
   size_t reap_here();
-  // For a thread about to wait for writes nobody awaited (answered before
-  // their IO): the drives send what they hold for merging
-  // (EngineConfig::hold_unawaited_ns) now. Any thread; never blocks.
+  // For a thread about to wait for writes the drives may hold (Request::
+  // may_hold): the drives send what they hold for merging
+  // (EngineConfig::hold_writes_ns) now. Any thread; never blocks.
   void dispatch_held();
   // A read or write of the volume that one stripe unit holds, made by the
   // calling thread on that member (DeviceQueue::transfer_blocking), for a
@@ -209,8 +209,8 @@ class Submitter {
     // IO): it is not dispatched inline on a member with latency, whose
     // submission (30 us of a 4 KiB O_DIRECT write on ext4 in a VM) would
     // hold this thread while its caller waits for the next reply; the drive
-    // thread submits it, merged with its neighbours. Memory members still
-    // copy inline, as with `here`.
+    // thread submits it, merged with its neighbours (Request::may_hold).
+    // Memory members still copy inline, as with `here`.
     unawaited_here,
   };
 

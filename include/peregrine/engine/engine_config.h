@@ -69,15 +69,15 @@ struct EngineConfig {
   uint32_t pressure_low = 768;
   uint32_t pressure_high = 1024;
 
-  // How long a drive holds writes nobody waits for (Request::awaited
-  // false: writes the daemon answered before their IO), so that the next
-  // ones join them in one merged IO: unpacking a tree answers one small
+  // How long a drive holds writes nobody waits for (Request::may_hold:
+  // writes the daemon answered before their IO), so that the next ones
+  // join them in one merged IO: unpacking a tree answers one small
   // write per file, and each alone cost its drive thread an IO's
   // submission. The drive sends them at once when they reach max_io_bytes,
   // when any other IO or a flush reaches the drive, when a thread is about
   // to wait for them (Engine::dispatch_held), at a pressure point or at a
   // stop. 0 = never hold.
-  uint64_t hold_unawaited_ns = 0;
+  uint64_t hold_writes_ns = 0;
 
   // Neighbour merging limits for one dispatched IO.
   uint32_t max_io_bytes = 1 << 20;

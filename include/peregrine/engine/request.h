@@ -30,6 +30,10 @@ struct Request {
   // request inline may poll for it (engine.inline_poll_us). false: a write
   // already answered, whose thread has other requests to serve.
   bool awaited = true;
+  // A write the drive may hold for its neighbours (EngineConfig::
+  // hold_writes_ns): one nobody waits for (awaited false) from a caller
+  // that gains from it.
+  bool may_hold = false;
 
   // Engine-private state: the caller does not read or write these.
   std::atomic<uint32_t> pending{0};

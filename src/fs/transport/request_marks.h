@@ -48,6 +48,13 @@ struct RequestMarks {
   // copying it. Classic transport: false (a worker reuses its buffer for
   // the next request as soon as the handler returns).
   bool held_until_reply = false;
+  // Served by an io-uring ring thread, which runs on its caller's CPU and
+  // answers the caller's next request there: the member IO of a write it
+  // answered early is better left to the drive threads, which may hold it
+  // for its neighbours (Request::may_hold). A classic worker answers from
+  // another CPU, and its caller's wake-up costs more when the drive
+  // threads sleep through a hold: there the IO goes at once.
+  bool on_ring = false;
   // The thread that runs the request hands the IO it staged on before it
   // can sleep (a classic worker's batching request reader, a ring thread
   // between requests): a read or write may end with its member IO staged

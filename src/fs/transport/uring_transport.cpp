@@ -197,6 +197,7 @@ bool UringTransport::run_data_request(FuseRing& ring, uint32_t entry, const wire
   // hands staged IO on between requests.
   marks.held_until_reply = true;
   marks.may_stay_staged = true;
+  marks.on_ring = true;
   const DataReply reply{this, (uint64_t{ring.qid()} << 32) | entry};
   if (in.opcode == wire::kOpRead) {
     wire::ReadIn r;

@@ -1,8 +1,8 @@
-// Writes nobody waits for (Request::awaited false: writes the daemon
-// answered before their IO) wait on their drive for neighbours
-// (EngineConfig::hold_unawaited_ns) and go out merged: when a thread asks
-// for them (Engine::dispatch_held), when an awaited request reaches the
-// drive, when the hold ends, when the engine stops. Awaited writes are
+// Writes the drive may hold (Request::may_hold: writes the daemon answered
+// before their IO) wait on their drive for neighbours
+// (EngineConfig::hold_writes_ns) and go out merged: when a thread asks
+// for them (Engine::dispatch_held), when another request reaches the
+// drive, when the hold ends, when the engine stops. Other writes are
 // never held.
 #include "engine_fixture.h"
 
@@ -11,7 +11,7 @@ namespace {
 
 constexpr uint64_t kLongHoldNs = 600'000'000'000ull;  // longer than any test: only the event under test ends it
 
-class HoldUnawaited : public EngineFixture {
+class HoldWrites : public EngineFixture {
  protected:
   static constexpr uint32_t kWrites = 8;
 
@@ -19,13 +19,13 @@ class HoldUnawaited : public EngineFixture {
     make_members(1, 4 << 20);
     EngineConfig c;
     c.inline_dispatch = false;
-    c.hold_unawaited_ns = hold_ns;
+    c.hold_writes_ns = hold_ns;
     start(c, 4096, specs());
   }
 
   // kWrites neighbouring 4 KiB writes from `first_offset`, each handed on
   // alone (its own unplug), as one write per unpacked file is.
-  void write_one_by_one(Submitter& sub, bool awaited, uint64_t first_offset = 0) {
+  void write_one_by_one(Submitter& sub, bool may_hold, uint64_t first_offset = 0) {
     for (uint32_t i = 0; i < kWrites; ++i) {
       bufs_[i] = std::make_unique<AlignedBuffer>(4096);
       fill(*bufs_[i], static_cast<uint8_t>(first_offset / 4096 + i + 1));
@@ -33,13 +33,14 @@ class HoldUnawaited : public EngineFixture {
       reqs_[i].offset = first_offset + uint64_t{i} * 4096;
       reqs_[i].length = 4096;
       reqs_[i].buffer = bufs_[i]->data();
-      reqs_[i].awaited = awaited;
+      reqs_[i].awaited = false;
+      reqs_[i].may_hold = may_hold;
       waiters_[i].arm(reqs_[i]);
       ASSERT_EQ(sub.add(reqs_[i]), 0);
       sub.unplug();
       // The first is in the backlog before the others arrive: they must
       // join a write the drive holds already, not only each other.
-      if (i == 0 && !awaited) wait_stats(0, [](const DriveStats& s) { return s.subios >= 1; });
+      if (i == 0 && may_hold) wait_stats(0, [](const DriveStats& s) { return s.subios >= 1; });
     }
   }
 
@@ -73,13 +74,13 @@ class HoldUnawaited : public EngineFixture {
   std::unique_ptr<AlignedBuffer> bufs_[kWrites];
 };
 
-TEST_F(HoldUnawaited, HeldWritesGoOutAsOneIoWhenAThreadAsksForThem) {
+TEST_F(HoldWrites, HeldWritesGoOutAsOneIoWhenAThreadAsksForThem) {
   start_one_drive(kLongHoldNs);
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
   // Every write is on the drive once add() and unplug() return (in an
   // inbox or the backlog): none may be done before the call below.
-  write_one_by_one(**sub, false);
+  write_one_by_one(**sub, true);
   EXPECT_EQ(completed(), 0u) << "the drive sent writes it should hold";
   engine_->dispatch_held();
   wait_all();
@@ -89,49 +90,49 @@ TEST_F(HoldUnawaited, HeldWritesGoOutAsOneIoWhenAThreadAsksForThem) {
   wait_all_and_check_data();
 }
 
-TEST_F(HoldUnawaited, AnAwaitedRequestTakesTheHeldWritesWithIt) {
+TEST_F(HoldWrites, AnotherRequestTakesTheHeldWritesWithIt) {
   start_one_drive(kLongHoldNs);
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
-  write_one_by_one(**sub, false);
+  write_one_by_one(**sub, true);
   AlignedBuffer elsewhere(4096);
   ASSERT_EQ(io(IoOp::read, 1 << 20, elsewhere), 0);
   wait_all_and_check_data();
 }
 
-TEST_F(HoldUnawaited, HeldWritesGoOutWhenTheHoldEnds) {
+TEST_F(HoldWrites, HeldWritesGoOutWhenTheHoldEnds) {
   start_one_drive(1'000'000);  // 1 ms: nothing else ends it here
-  auto sub = engine_->open_submitter();
-  ASSERT_TRUE(sub);
-  write_one_by_one(**sub, false);
-  wait_all_and_check_data();
-}
-
-TEST_F(HoldUnawaited, AwaitedWritesAreNeverHeld) {
-  start_one_drive(kLongHoldNs);
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
   write_one_by_one(**sub, true);
   wait_all_and_check_data();
 }
 
-TEST_F(HoldUnawaited, StoppingTheEngineSendsWhatItHolds) {
+TEST_F(HoldWrites, WritesNotMarkedMayHoldAreNeverHeld) {
+  start_one_drive(kLongHoldNs);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, false);
+  wait_all_and_check_data();
+}
+
+TEST_F(HoldWrites, StoppingTheEngineSendsWhatItHolds) {
   start_one_drive(kLongHoldNs);
   {
     auto sub = engine_->open_submitter();
     ASSERT_TRUE(sub);
-    write_one_by_one(**sub, false);
+    write_one_by_one(**sub, true);
   }
   engine_.reset();  // waits for every IO: the held writes must go
   EXPECT_EQ(completed(), kWrites);
   for (const Waiter& w : waiters_) EXPECT_EQ(w.result.load(), 0);
 }
 
-TEST_F(HoldUnawaited, NoHoldSendsEachAtOnce) {
+TEST_F(HoldWrites, NoHoldSendsEachAtOnce) {
   start_one_drive(0);
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
-  write_one_by_one(**sub, false);
+  write_one_by_one(**sub, true);
   wait_all_and_check_data();
 }
 
