@@ -461,6 +461,8 @@ bool Drive::hold_backlog(uint64_t now) {
   if (!holding_.load()) {
     hold_until_ns_ = now + config_.hold_writes_ns;
     holding_.store(true);
+    ++counters_.holds;
+    dirty_ = true;
   }
   return now < hold_until_ns_;
 }

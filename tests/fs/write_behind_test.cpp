@@ -66,5 +66,18 @@ TEST(WriteBehindTest, AnFsyncWhoseReapFindsNothingReturnsOnceAnotherThreadComple
   EXPECT_TRUE(wb.idle());
 }
 
+TEST(WriteBehindTest, FilesAnFsyncWaitedForLatelyAreKnownUntilEightOthersFollow) {
+  WriteBehind wb(1 << 20, {});
+  EXPECT_FALSE(wb.fsynced_lately(kIno));
+  wb.note_fsync(kIno);
+  EXPECT_TRUE(wb.fsynced_lately(kIno));
+  wb.note_fsync(kIno);  // again: still one place
+  for (uint64_t other = 1; other <= 7; ++other) wb.note_fsync(kIno + other);
+  EXPECT_TRUE(wb.fsynced_lately(kIno)) << "forgotten before eight others followed";
+  wb.note_fsync(kIno + 8);
+  EXPECT_FALSE(wb.fsynced_lately(kIno));
+  EXPECT_TRUE(wb.fsynced_lately(kIno + 8));
+}
+
 }  // namespace
 }  // namespace peregrine::fs

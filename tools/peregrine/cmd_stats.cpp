@@ -77,9 +77,10 @@ constexpr const char* kCounters[] = {"subios",         "ios",
                                      "inline_batches", "short_ios",
                                      "errors",         "retried_unmerged",
                                      "discards",       "discarded_bytes",
-                                     "discard_errors", "polled"};
+                                     "discard_errors", "polled",
+                                     "holds"};
 // Counters a daemon of an older release does not publish: 0 then.
-bool newer_counter(std::string_view k) { return k.starts_with("discard") || k == "polled"; }
+bool newer_counter(std::string_view k) { return k.starts_with("discard") || k == "polled" || k == "holds"; }
 constexpr const char* kGauges[] = {"backlog", "queued", "in_flight", "queue_depth"};
 
 using Histogram = std::map<int, uint64_t>;  // bucket -> count, non-empty buckets

@@ -61,6 +61,7 @@ struct DriveStats {
   uint64_t short_ios = 0;           // transfers resubmitted after a short result
   uint64_t errors = 0;              // IOs that failed
   uint64_t retried_unmerged = 0;    // failed merged IOs re-sent piece by piece
+  uint64_t holds = 0;               // times the drive held writes for neighbours (hold_writes_ns)
   uint64_t backlog = 0;             // gauge: IOs waiting for a tag
   uint64_t queued = 0;              // gauge: sub-IOs not yet dispatched
   uint64_t in_flight = 0;           // gauge: IOs on the device
