@@ -58,14 +58,15 @@ bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t dat
 
 bool WriteBehind::fsynced_lately(uint64_t ino) const {
   MutexLock lock(mu_);
-  return std::find(fsynced_.begin(), fsynced_.end(), ino) != fsynced_.end();
+  return std::any_of(fsynced_.begin(), fsynced_.end(), [&](const Fsynced& f) { return f.at != 0 && f.ino == ino; });
 }
 
 void WriteBehind::note_fsync(uint64_t ino) {
   MutexLock lock(mu_);
-  if (std::find(fsynced_.begin(), fsynced_.end(), ino) != fsynced_.end()) return;
-  fsynced_[fsynced_next_] = ino;
-  fsynced_next_ = (fsynced_next_ + 1) % fsynced_.size();
+  auto it = std::find_if(fsynced_.begin(), fsynced_.end(), [&](const Fsynced& f) { return f.at != 0 && f.ino == ino; });
+  if (it == fsynced_.end())
+    it = std::min_element(fsynced_.begin(), fsynced_.end(), [](const Fsynced& a, const Fsynced& b) { return a.at < b.at; });
+  *it = Fsynced{ino, ++fsync_calls_};
 }
 
 void WriteBehind::withdraw(uint64_t ino, uint64_t start, uint64_t end) {

@@ -62,7 +62,7 @@ class WriteBehind {
   // fills its last block with zeros): false when they overlap a write
   // still in flight or the budget is spent.
   bool admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end) EXCLUDES(mu_);
-  // Whether `ino` is among the last files an fsync waited for (note_fsync):
+  // Whether `ino` is among the 8 files whose last fsync (note_fsync) came latest:
   // its next writeback is likely the start of its next fsync (a database's
   // commit), and the engine should not hold its IO for merging
   // (EngineConfig::hold_writes_ns).
@@ -124,8 +124,14 @@ class WriteBehind {
   std::unordered_map<uint64_t, File> files_ GUARDED_BY(mu_);
   int volume_error_ GUARDED_BY(mu_) = 0;  // for wait_all()
   std::set<uint64_t> pending_seqs_ GUARDED_BY(mu_);  // of every write in flight
-  std::array<uint64_t, 8> fsynced_ GUARDED_BY(mu_) = {};  // note_fsync's last inodes, a ring
-  size_t fsynced_next_ GUARDED_BY(mu_) = 0;
+  // note_fsync's last inodes, each with the count of its last call; the
+  // oldest call's gives way.
+  struct Fsynced {
+    uint64_t ino = 0;
+    uint64_t at = 0;
+  };
+  std::array<Fsynced, 8> fsynced_ GUARDED_BY(mu_) = {};
+  uint64_t fsync_calls_ GUARDED_BY(mu_) = 0;
   uint64_t last_seq_ GUARDED_BY(mu_) = 0;
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> in_flight_{0};  // writes admitted and not done; written under mu_

@@ -79,5 +79,16 @@ TEST(WriteBehindTest, FilesAnFsyncWaitedForLatelyAreKnownUntilEightOthersFollow)
   EXPECT_TRUE(wb.fsynced_lately(kIno + 8));
 }
 
+TEST(WriteBehindTest, AFileFsyncedAgainIsKeptBeforeOnesFsyncedOnce) {
+  WriteBehind wb(1 << 20, {});
+  for (uint64_t other = 0; other < 8; ++other) {
+    wb.note_fsync(other == 0 ? kIno : kIno + other);
+    wb.note_fsync(kIno);  // a database committing between the others
+  }
+  wb.note_fsync(kIno + 100);  // the oldest of the others gives way, not kIno
+  EXPECT_TRUE(wb.fsynced_lately(kIno));
+  EXPECT_FALSE(wb.fsynced_lately(kIno + 1));
+}
+
 }  // namespace
 }  // namespace peregrine::fs
