@@ -278,9 +278,9 @@ std::vector<Option> drive_options() {
                  "Unpacking a tree answers one small write per file; sent one by one, each cost an "
                  "IO's submission on the CPU the unpacking program runs on (measured on 2 vCPUs: "
                  "unpacking /usr/include onto disk members took 2.3 s with 2000, 3.0 s with 0). The "
-                 "writes go at once when they reach drive.max_merge_bytes, when any other IO reaches "
-                 "the drive, when an fsync, a read or a truncate waits for them, or at a pressure "
-                 "point; the page cache answers reads of them meanwhile, and a writeback of a file "
+                 "writes go at once when they reach drive.max_merge_bytes, when any other IO is queued "
+                 "on the drive, when an fsync, a read, a truncate or an unmount waits for them, or when "
+                 "a writer waits at a pressure point; the page cache answers reads of them meanwhile, and a writeback of a file "
                  "fsync'd lately is never held. The classic transport never holds: its workers answer "
                  "from another CPU, and there the sleeping drive threads made the unpacking slower "
                  "(docs/performance-history.md). 0: send each at once.",

@@ -69,6 +69,14 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
     }
     pressure_waiters_.fetch_sub(1);
   }
+  // Decided while the items are still ours: once in the inbox the drive
+  // may complete them, and their requests go back to their owners.
+  bool holdable = true;
+  uint64_t holdable_bytes = 0;
+  for (size_t i = 0; i < n && holdable; ++i) {
+    holdable = items[i]->op == IoOp::write && items[i]->parent->may_hold && !items[i]->retried;
+    holdable_bytes += items[i]->length;
+  }
   uint32_t seen = inbox_count_.load();
   while (seen <= slot && !inbox_count_.compare_exchange_weak(seen, slot + 1)) {
   }
@@ -89,12 +97,12 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
   // waits for join a hold without a wake-up: the drive thread sleeps only
   // until the hold ends, and a drive thread that ended it has cleared
   // holding_ before it looks at the epoch.
+  // The drive is woken all the same once what it holds reaches
+  // max_io_bytes: a merged IO could not grow further.
   inbox_epoch_.fetch_add(1);
-  if (holding_.load()) {
-    bool held = true;
-    for (size_t i = 0; i < n && held; ++i) held = items[i]->op == IoOp::write && items[i]->parent->may_hold;
-    if (held) return;
-  }
+  if (holdable && holding_.load() &&
+      hold_pushed_bytes_.fetch_add(holdable_bytes) + holdable_bytes < config_.max_io_bytes)
+    return;
   sleep_->wake_if_sleeping();
 }
 
@@ -354,6 +362,7 @@ void Drive::run_round() {
     // Cleared before the thread looks at the epoch to sleep (see holding_).
     if (holding_.load()) holding_.store(false);
     dispatch_backlog(now);
+    backlog_left_ = backlog_head_ != nullptr;
   }
   after_completions(now);  // also submits what the dispatch started
 }
@@ -447,19 +456,22 @@ void Drive::merge_into_backlog(SubIo* const* items, size_t n) {
 bool Drive::hold_backlog(uint64_t now) {
   const bool wanted = held_wanted_round_ != held_wanted_served_;
   held_wanted_served_ = held_wanted_round_;
+  // A backlog left over for want of tags is not held again: its writes
+  // have had their hold, and a thread may be waiting for them already.
   if (config_.hold_writes_ns == 0 || backlog_head_ == nullptr || wanted || stopping_.load() ||
-      pressure_waiters_.load() != 0)
+      pressure_waiters_.load() != 0 || (backlog_left_ && !holding_.load()))
     return false;
   uint64_t bytes = 0;
   for (SubIo* head = backlog_head_; head != nullptr; head = head->backlog_next) {
     for (SubIo* s = head; s != nullptr; s = s->next) {
-      if (s->op != IoOp::write || !s->parent->may_hold) return false;
+      if (s->op != IoOp::write || !s->parent->may_hold || s->retried) return false;
     }
     bytes += head->chain_bytes;
   }
   if (bytes >= config_.max_io_bytes) return false;
   if (!holding_.load()) {
     hold_until_ns_ = now + config_.hold_writes_ns;
+    hold_pushed_bytes_.store(bytes);
     holding_.store(true);
     ++counters_.holds;
     dirty_ = true;
@@ -609,6 +621,7 @@ void Drive::retry_unmerged(SubIo* head) {
   for (SubIo* s = head; s != nullptr;) {
     SubIo* next = s->next;
     s->next = nullptr;
+    s->retried = true;  // never held or merged again (hold_backlog, regather_backlog)
     s->chain_tail = s;
     s->chain_bytes = s->length;
     s->chain_count = 1;
@@ -628,6 +641,8 @@ void Drive::retry_unmerged(SubIo* head) {
   backlog_ios_ += count;
   queued_.fetch_add(count);  // dispatch_backlog() takes them off again
   ++counters_.retried_unmerged;
+  // A hold would regather the pieces into the IO that failed: it ends.
+  if (holding_.load()) holding_.store(false);
 }
 
 namespace {

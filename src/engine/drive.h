@@ -229,6 +229,11 @@ class Drive {
   uint64_t held_wanted_round_ GUARDED_BY(dispatch_mutex_) = 0;   // read at the round's start
   uint64_t held_wanted_served_ GUARDED_BY(dispatch_mutex_) = 0;  // served through
   uint64_t hold_until_ns_ GUARDED_BY(dispatch_mutex_) = 0;
+  // Bytes of the writes held and pushed since the hold began: the pusher
+  // that takes them to max_io_bytes wakes the drive thread.
+  std::atomic<uint64_t> hold_pushed_bytes_{0};
+  // The last dispatch left IO in the backlog for want of tags: not held.
+  bool backlog_left_ GUARDED_BY(dispatch_mutex_) = false;
   std::atomic<uint64_t> queued_{0};       // sub-IOs in inboxes or backlog
   std::atomic<uint64_t> outstanding_{0};  // sub-IOs queued or on the device
   // Writes completed by the device, and how many of them the last

@@ -85,6 +85,7 @@ bool Engine::drain_unfenced(std::chrono::steady_clock::time_point deadline) {
   // fence holds all new requests back).
   while (outstanding() != 0) {
     if (std::chrono::steady_clock::now() > deadline) return false;
+    dispatch_held();
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   return true;

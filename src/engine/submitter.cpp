@@ -80,7 +80,7 @@ int Submitter::add(Request& r) {
     per_volume_->add(r, flush_targets_);
     return 0;
   }
-  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), [this] { unplug(); },
+  reserve_subios(slot_, r.pending.load(std::memory_order_relaxed), [this] { make_progress(); },
                  engine_.config_.before_submitter_blocks);
   if (r.op == IoOp::flush) {
     for (uint32_t d : flush_targets_) stage_on_drive(r, d, 0, nullptr, 0);
@@ -97,8 +97,15 @@ int Submitter::add(Request& r) {
   return 0;
 }
 
+// Before waiting for SubIos to come back: hand the batch on, and have the
+// drives send what they hold (some of it may be this slot's).
+void Submitter::make_progress() {
+  unplug();
+  engine_.dispatch_held();
+}
+
 void Submitter::stage_on_drive(Request& r, uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len) {
-  SubIo* s = take_subio(slot_, [this] { unplug(); }, engine_.config_.before_submitter_blocks);
+  SubIo* s = take_subio(slot_, [this] { make_progress(); }, engine_.config_.before_submitter_blocks);
   init_subio(s, r, member_offset, buf, len);
   slot_.plug[member].push_back(s);
   ++slot_.batch;

@@ -205,6 +205,7 @@ struct FsContext final : TransportHost {
     if (data_ops_.fetch_sub(1) == 1) data_ops_.notify_all();
   }
   void wait_for_data_ops() {
+    pool.engine().dispatch_held();  // answered writes the drives hold are data ops
     for (uint64_t n = data_ops_.load(); n != 0; n = data_ops_.load()) data_ops_.wait(n);
   }
 

@@ -15,12 +15,17 @@ class HoldWrites : public EngineFixture {
  protected:
   static constexpr uint32_t kWrites = 8;
 
-  void start_one_drive(uint64_t hold_ns) {
+  void start_one_drive(uint64_t hold_ns, uint32_t max_io_bytes = 1 << 20) {
     make_members(1, 4 << 20);
     EngineConfig c;
     c.inline_dispatch = false;
     c.hold_writes_ns = hold_ns;
+    c.max_io_bytes = max_io_bytes;
     start(c, 4096, specs());
+  }
+
+  DriveStats idle_stats() {
+    return wait_stats(0, [](const DriveStats& s) { return s.in_flight == 0 && s.queued == 0; });
   }
 
   // kWrites neighbouring 4 KiB writes from `first_offset`, each handed on
@@ -95,8 +100,21 @@ TEST_F(HoldWrites, AnotherRequestTakesTheHeldWritesWithIt) {
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
   write_one_by_one(**sub, true);
+  EXPECT_EQ(completed(), 0u) << "the drive sent writes it should hold";
   AlignedBuffer elsewhere(4096);
   ASSERT_EQ(io(IoOp::read, 1 << 20, elsewhere), 0);
+  wait_all();
+  EXPECT_EQ(idle_stats().write_ios, 1u) << "the held writes should go out merged";
+  wait_all_and_check_data();
+}
+
+TEST_F(HoldWrites, HeldWritesGoOutWhenTheyFillOneIo) {
+  start_one_drive(kLongHoldNs, kWrites * 4096);
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, true);  // the last one fills the IO: its push wakes the drive
+  wait_all();
+  EXPECT_EQ(idle_stats().write_ios, 1u);
   wait_all_and_check_data();
 }
 
@@ -105,6 +123,8 @@ TEST_F(HoldWrites, HeldWritesGoOutWhenTheHoldEnds) {
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
   write_one_by_one(**sub, true);
+  wait_all();
+  EXPECT_GE(idle_stats().holds, 1u);
   wait_all_and_check_data();
 }
 
@@ -113,6 +133,8 @@ TEST_F(HoldWrites, WritesNotMarkedMayHoldAreNeverHeld) {
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
   write_one_by_one(**sub, false);
+  wait_all();
+  EXPECT_EQ(idle_stats().holds, 0u);
   wait_all_and_check_data();
 }
 
@@ -133,6 +155,8 @@ TEST_F(HoldWrites, NoHoldSendsEachAtOnce) {
   auto sub = engine_->open_submitter();
   ASSERT_TRUE(sub);
   write_one_by_one(**sub, true);
+  wait_all();
+  EXPECT_EQ(idle_stats().holds, 0u);
   wait_all_and_check_data();
 }
 

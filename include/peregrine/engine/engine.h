@@ -259,6 +259,8 @@ class Submitter {
   friend class Engine;
   Submitter(Engine& engine, SubmitterSlot& slot);
 
+  // What a wait for this slot's SubIos to come back does first.
+  void make_progress();
   // One SubIo of `r` onto `member`'s plug list (the pool may unplug first).
   void stage_on_drive(Request& r, uint32_t member, uint64_t member_offset, std::byte* buf, uint32_t len);
   // A request in one piece on a memory member: kept aside and moved by

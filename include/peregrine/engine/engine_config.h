@@ -74,8 +74,9 @@ struct EngineConfig {
   // join them in one merged IO: unpacking a tree answers one small
   // write per file, and each alone cost its drive thread an IO's
   // submission. The drive sends them at once when they reach max_io_bytes,
-  // when any other IO or a flush reaches the drive, when a thread is about
-  // to wait for them (Engine::dispatch_held), at a pressure point or at a
+  // when any other IO or a flush is queued on the drive, when a thread is
+  // about to wait for them (Engine::dispatch_held: the engine calls it at
+  // a pressure point and when a submitter runs out of sub-IOs) or at a
   // stop. 0 = never hold.
   uint64_t hold_writes_ns = 0;
 
