@@ -15,8 +15,9 @@ class HoldWrites : public EngineFixture {
  protected:
   static constexpr uint32_t kWrites = 8;
 
-  void start_one_drive(uint64_t hold_ns, uint32_t max_io_bytes = 1 << 20) {
+  void start_one_drive(uint64_t hold_ns, uint32_t max_io_bytes = 1 << 20, std::optional<FaultPlan> faults = {}) {
     make_members(1, 4 << 20);
+    if (faults) layers_[0].faults = *faults;
     EngineConfig c;
     c.inline_dispatch = false;
     c.hold_writes_ns = hold_ns;
@@ -116,6 +117,29 @@ TEST_F(HoldWrites, HeldWritesGoOutWhenTheyFillOneIo) {
   wait_all();
   EXPECT_EQ(idle_stats().write_ios, 1u);
   wait_all_and_check_data();
+}
+
+// The merged IO of the held writes fails on one block: each write is sent
+// again alone, and none of those may be held again (nor merged back into
+// the IO that failed). Only the write over the failing block fails.
+TEST_F(HoldWrites, WritesSentAgainAfterTheirMergedIoFailedAreNotHeldAgain) {
+  FaultRule bad;
+  bad.action = FaultRule::Action::fail;
+  bad.errnum = EIO;
+  bad.range_begin = 3 * 4096;
+  bad.range_end = 4 * 4096;
+  bad.op = IoOp::write;
+  bad.times = 0;  // every time
+  start_one_drive(kLongHoldNs, 1 << 20, FaultPlan{{bad}});
+  auto sub = engine_->open_submitter();
+  ASSERT_TRUE(sub);
+  write_one_by_one(**sub, true);
+  engine_->dispatch_held();
+  const uint64_t deadline = monotonic_ns() + 30'000'000'000ull;
+  while (completed() < kWrites && monotonic_ns() < deadline) std::this_thread::yield();
+  ASSERT_EQ(completed(), kWrites) << "writes sent again were held";
+  for (uint32_t i = 0; i < kWrites; ++i) EXPECT_EQ(waiters_[i].result.load(), i == 3 ? -EIO : 0) << "write " << i;
+  EXPECT_GE(idle_stats().retried_unmerged, 1u);
 }
 
 TEST_F(HoldWrites, HeldWritesGoOutWhenTheHoldEnds) {
