@@ -70,8 +70,10 @@ void Drive::push(uint32_t slot, SubIo* const* items, size_t n) {
     pressure_waiters_.fetch_sub(1);
   }
   // Decided while the items are still ours: once in the inbox the drive
-  // may complete them, and their requests go back to their owners.
-  bool holdable = true;
+  // may complete them, and their requests go back to their owners. Only
+  // while the drive holds: every other push (O_DIRECT IO) looks at no
+  // item. A hold that starts meanwhile costs one wake-up too many.
+  bool holdable = holding_.load();
   uint64_t holdable_bytes = 0;
   for (size_t i = 0; i < n && holdable; ++i) {
     holdable = items[i]->op == IoOp::write && items[i]->parent->may_hold && !items[i]->retried;
