@@ -60,7 +60,7 @@ struct WriteOp {
   bool rewrite_done = false;   // prepare_write set the times: nothing to complete
   bool kernel_stamped = true;  // a page-cache writeback: the kernel set the times
   bool answered = false;       // answered before its IO (write_behind.h)
-  bool awaited_soon = false;   // answered, of a file fsync'd lately (WriteBehind::fsynced_lately)
+  bool awaited_soon = false;   // answered, of a file fsync'd lately (WriteBehind::admit)
   bool may_hold = false;       // answered, and its IO may wait for neighbours (Request::may_hold)
   uint64_t blocks_end = 0;     // the block after the last it writes
   AlignedBuffer buffer;

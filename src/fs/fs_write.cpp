@@ -143,8 +143,9 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, Req
   // exclusive path, which waits for it: two writes of one block in flight
   // at once could land in either order.
   bool answered = false;
+  bool fsynced_lately = false;
   if (fs.write_behind.enabled()) {
-    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + len, off + size);
+    answered = call.marks.from_page_cache && fs.write_behind.admit(ino, off, off + len, off + size, &fsynced_lately);
     if (!answered && fs.write_behind.overlaps(ino, off, off + len)) {
       fs.gates.unlock_shared_write(ino, span);
       return false;
@@ -187,7 +188,7 @@ bool write_aligned(FsContext& fs, const WriteCall& call, const IoSpan& span, Req
     std::memset(source + size, 0, len - size);
   }
   op->answered = answered;
-  op->awaited_soon = answered && fs.write_behind.fsynced_lately(ino);
+  op->awaited_soon = answered && fsynced_lately;
   op->may_hold = answered && !op->awaited_soon && call.marks.on_ring;
   if (answered) {
     // Reads of these bytes wait for the IO from now on; then the kernel

@@ -41,7 +41,13 @@ void WriteBehind::wait(MutexLock& lock, Done done, bool reap) {
   lock.wait(cv_, done);
 }
 
-bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end) {
+size_t WriteBehind::fsynced_index(uint64_t ino) const {
+  size_t i = 0;
+  while (i < fsynced_.size() && !(fsynced_[i].at != 0 && fsynced_[i].ino == ino)) ++i;
+  return i;
+}
+
+bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end, bool* fsynced_lately) {
   MutexLock lock(mu_);
   if (pending_bytes_ + (end - start) > budget_) return false;
   File& f = files_[ino];
@@ -53,20 +59,19 @@ bool WriteBehind::admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t dat
   pending_bytes_ += end - start;
   in_flight_.fetch_add(1, std::memory_order_release);
   ++counts_.answered;
+  if (fsynced_lately != nullptr) *fsynced_lately = fsynced_index(ino) != fsynced_.size();
   return true;
-}
-
-bool WriteBehind::fsynced_lately(uint64_t ino) const {
-  MutexLock lock(mu_);
-  return std::any_of(fsynced_.begin(), fsynced_.end(), [&](const Fsynced& f) { return f.at != 0 && f.ino == ino; });
 }
 
 void WriteBehind::note_fsync(uint64_t ino) {
   MutexLock lock(mu_);
-  auto it = std::find_if(fsynced_.begin(), fsynced_.end(), [&](const Fsynced& f) { return f.at != 0 && f.ino == ino; });
-  if (it == fsynced_.end())
-    it = std::min_element(fsynced_.begin(), fsynced_.end(), [](const Fsynced& a, const Fsynced& b) { return a.at < b.at; });
-  *it = Fsynced{ino, ++fsync_calls_};
+  size_t i = fsynced_index(ino);
+  if (i == fsynced_.size()) {
+    auto oldest = std::min_element(fsynced_.begin(), fsynced_.end(),
+                                   [](const Fsynced& a, const Fsynced& b) { return a.at < b.at; });
+    i = static_cast<size_t>(oldest - fsynced_.begin());
+  }
+  fsynced_[i] = Fsynced{ino, ++fsync_calls_};
 }
 
 void WriteBehind::withdraw(uint64_t ino, uint64_t start, uint64_t end) {

@@ -61,12 +61,13 @@ class WriteBehind {
   // file's bytes end at data_end (a writeback cut at the end of the file
   // fills its last block with zeros): false when they overlap a write
   // still in flight or the budget is spent.
-  bool admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end) EXCLUDES(mu_);
-  // Whether `ino` is among the 8 files whose last fsync (note_fsync) came latest:
-  // its next writeback is likely the start of its next fsync (a database's
-  // commit), and the engine should not hold its IO for merging
+  // An admitted write also says, in *fsynced_lately (if given), whether
+  // `ino` is among the 8 files whose last fsync (note_fsync) came latest:
+  // the write is then likely the start of its file's next fsync (a
+  // database's commit), and the engine should not hold its IO for merging
   // (EngineConfig::hold_writes_ns).
-  bool fsynced_lately(uint64_t ino) const EXCLUDES(mu_);
+  bool admit(uint64_t ino, uint64_t start, uint64_t end, uint64_t data_end, bool* fsynced_lately = nullptr)
+      EXCLUDES(mu_);
   void note_fsync(uint64_t ino) EXCLUDES(mu_);
   // Whether an answered write of `ino` overlapping [start, end) is in flight.
   bool overlaps(uint64_t ino, uint64_t start, uint64_t end) EXCLUDES(mu_);
@@ -114,6 +115,8 @@ class WriteBehind {
   // Waits, with mu_ held on entry and return, until done() holds.
   template <typename Done>
   void wait(MutexLock& lock, Done done, bool reap = false) REQUIRES(mu_);
+  // The index of note_fsync's entry for `ino`, else fsynced_.size().
+  size_t fsynced_index(uint64_t ino) const REQUIRES(mu_);
 
   const uint64_t budget_;
   const std::function<void()> before_wait_;
