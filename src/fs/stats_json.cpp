@@ -135,7 +135,8 @@ std::string stats_json(FsContext& fs) {
         << ",\"bytes_read\":" << s.bytes_read << ",\"bytes_written\":" << s.bytes_written
         << ",\"flushes\":" << s.flushes << ",\"tag_waits\":" << s.tag_waits
         << ",\"pressure_waits\":" << s.pressure_waits << ",\"inline_batches\":" << s.inline_batches
-        << ",\"polled\":" << s.polled << ",\"holds\":" << s.holds << ",\"short_ios\":" << s.short_ios << ",\"errors\":" << s.errors
+        << ",\"polled\":" << s.polled << ",\"holds\":" << s.holds << ",\"short_ios\":" << s.short_ios
+        << ",\"errors\":" << s.errors
         << ",\"retried_unmerged\":" << s.retried_unmerged << ",\"backlog\":" << s.backlog << ",\"queued\":" << s.queued
         << ",\"in_flight\":" << s.in_flight << ",\"stack_latency\":";
     histogram(out, s.stack_latency);
