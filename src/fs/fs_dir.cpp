@@ -71,7 +71,9 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus, Ope
     dir.pass_end.store(end);
   }
   const uint64_t pass_end = dir.pass_end.load();
-  std::vector<char> buf(size);
+  // Not zeroed: the kernel asks for as much as the program's getdents
+  // buffer (up to max_pages), and only what was added is sent.
+  auto buf = std::make_unique_for_overwrite<char[]>(size);
   size_t used = 0;
   // Adds one entry; false when the buffer is full.
   auto add = [&](const char* name, const meta::InodeAttr& a, uint64_t next_off) {
@@ -79,12 +81,12 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus, Ope
     size_t n;
     if (plus) {
       fuse_entry_param e = make_entry(fs, a);
-      n = fuse_add_direntry_plus(req, buf.data() + used, room, name, &e, static_cast<off_t>(next_off));
+      n = fuse_add_direntry_plus(req, buf.get() + used, room, name, &e, static_cast<off_t>(next_off));
     } else {
       struct stat st {};
       st.st_ino = a.ino;
       st.st_mode = a.mode;
-      n = fuse_add_direntry(req, buf.data() + used, room, name, &st, static_cast<off_t>(next_off));
+      n = fuse_add_direntry(req, buf.get() + used, room, name, &st, static_cast<off_t>(next_off));
     }
     if (n > room) return false;
     used += n;
@@ -100,13 +102,13 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus, Ope
     return;
   }
   if (cookie < 1) {
-    if (!add(".", self, 1)) return (void)fuse_reply_buf(req, buf.data(), used);
+    if (!add(".", self, 1)) return (void)fuse_reply_buf(req, buf.get(), used);
     cookie = 1;
   }
   if (cookie < 2) {
     // ".." carries this directory's attributes: the kernel fills in the real
     // parent itself and never looks it up through readdirplus.
-    if (!add("..", self, 2)) return (void)fuse_reply_buf(req, buf.data(), used);
+    if (!add("..", self, 2)) return (void)fuse_reply_buf(req, buf.get(), used);
     cookie = 2;
   }
   std::vector<meta::DirEntry> entries;
@@ -141,7 +143,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus, Ope
     }
     if (full) break;
   }
-  fuse_reply_buf(req, buf.data(), used);
+  fuse_reply_buf(req, buf.get(), used);
 }
 
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
