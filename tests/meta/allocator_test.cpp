@@ -27,10 +27,10 @@ TEST(Allocator, SuccessiveWindowsStartOnSuccessiveMembers) {
   Allocator a(kBase, 64 << 20, kStripe, 1 << 20, kUnit);
   int on_member[4] = {0, 0, 0, 0};
   for (Ino owner = 1; owner <= 40; ++owner) {
-    // A small file: one allocation, then its last close gives the rest of
-    // its window back.
+    // A file too large to be packed: one allocation, then its last close
+    // gives the rest of its window back.
     std::vector<VolRange> r;
-    ASSERT_EQ(a.allocate(owner, 0, 2 * B, &r), 0);
+    ASSERT_EQ(a.allocate(owner, 0, Allocator::kSmallFileBytes + B, &r), 0);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].off % kUnit, 0u) << "window start off a stripe unit";
     const uint64_t member = r[0].off % kStripe / kUnit;
@@ -41,17 +41,78 @@ TEST(Allocator, SuccessiveWindowsStartOnSuccessiveMembers) {
   for (int m = 0; m < 4; ++m) EXPECT_EQ(on_member[m], 10) << "member " << m;
 }
 
+TEST(Allocator, SmallFilesTakeTurnsOnTheMembersAndLieSideBySideOnEach) {
+  constexpr uint64_t kUnit = kStripe / 4;  // four members
+  Allocator a(kBase, 64 << 20, kStripe, 1 << 20, kUnit);
+  const uint64_t free_before = a.free_bytes();
+  uint64_t used = 0;
+  uint64_t member_end[4] = {0, 0, 0, 0};  // member offset after its last small file
+  for (Ino owner = 1; owner <= 200; ++owner) {
+    const uint64_t len = (owner % 5 + 1) * 3 * B;  // 12-60 KiB: units fill unevenly
+    std::vector<VolRange> r;
+    ASSERT_EQ(a.allocate(owner, 0, len, &r), 0);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].len, len);
+    const uint64_t member = r[0].off % kStripe / kUnit;
+    EXPECT_EQ(member, (owner - 1) % 4) << "file " << owner;
+    EXPECT_EQ(r[0].off / kStripe, (r[0].off + len - 1) / kStripe) << "file " << owner << " crosses a unit";
+    // Where the file lies on its member's drive: rows of one unit each.
+    const uint64_t on_drive = r[0].off / kStripe * kUnit + r[0].off % kUnit;
+    // Next to the previous small file on that drive, or at the start of the
+    // next unit when the file did not fit in what was left.
+    if (owner > 4) {
+      EXPECT_TRUE(on_drive == member_end[member] ||
+                  (on_drive % kUnit == 0 && on_drive > member_end[member] && on_drive - member_end[member] < len))
+          << "file " << owner << " at drive offset " << on_drive << ", previous ended at " << member_end[member];
+    }
+    member_end[member] = on_drive + len;
+    used += len;
+    a.drop_reservation(owner);  // its last close: a packed file holds none
+  }
+  EXPECT_EQ(a.free_bytes(), free_before - used) << "the streams' reservations count as free";
+}
+
+TEST(Allocator, APackedFileThatGrowsContinuesInAWindowOfItsOwn) {
+  constexpr uint64_t kUnit = kStripe / 4;
+  Allocator a(kBase, 64 << 20, kStripe, 1 << 20, kUnit);
+  std::vector<VolRange> f1, f2;
+  ASSERT_EQ(a.allocate(1, 0, 4 * B, &f1), 0);
+  ASSERT_EQ(a.allocate(2, 0, 4 * B, &f2), 0);
+  ASSERT_EQ(a.allocate(5, 0, 4 * B, &f2), 0);  // member 2's stream
+  std::vector<VolRange> more;
+  ASSERT_EQ(a.allocate(1, f1[0].off + f1[0].len, 64 * B, &more), 0);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].off % kUnit, 0u) << "a window of its own";
+  std::vector<VolRange> next;
+  ASSERT_EQ(a.allocate(1, more[0].off + more[0].len, 16 * B, &next), 0);
+  EXPECT_EQ(next[0].off, more[0].off + more[0].len) << "then sequential in it";
+}
+
+TEST(Allocator, StreamsGiveTheirSpaceBackBeforeEnospc) {
+  // Two members of one 4-block unit each; 16 blocks in all.
+  Allocator a(kBase, 16 * B, 8 * B, 4 * B, 4 * B);
+  std::vector<VolRange> r;
+  ASSERT_EQ(a.allocate(1, 0, B, &r), 0);  // member 0's stream keeps 3 blocks
+  ASSERT_EQ(a.allocate(2, 0, B, &r), 0);  // member 1's keeps 3
+  std::vector<VolRange> big;
+  ASSERT_EQ(a.allocate(3, 0, 14 * B, &big), 0);
+  uint64_t got = 0;
+  for (const VolRange& x : big) got += x.len;
+  EXPECT_EQ(got, 14 * B);
+  EXPECT_EQ(a.free_bytes(), 0u);
+}
+
 TEST(Allocator, SequentialWritersStayContiguousWhenInterleaved) {
   Allocator a(kBase, 64 << 20, kStripe, 1 << 20);
   std::vector<VolRange> f1, f2;
   uint64_t g1 = 0, g2 = 0;
-  for (int i = 0; i < 16; ++i) {
-    ASSERT_EQ(a.allocate(1, g1, 16 * B, &f1), 0);
+  for (int i = 0; i < 8; ++i) {  // writes larger than a small file's (never packed)
+    ASSERT_EQ(a.allocate(1, g1, 32 * B, &f1), 0);
     g1 = f1.back().off + f1.back().len;
-    ASSERT_EQ(a.allocate(2, g2, 16 * B, &f2), 0);
+    ASSERT_EQ(a.allocate(2, g2, 32 * B, &f2), 0);
     g2 = f2.back().off + f2.back().len;
   }
-  // 16 x 64 KiB = 1 MiB each, one range each despite interleaving.
+  // 8 x 128 KiB = 1 MiB each, one range each despite interleaving.
   ASSERT_EQ(f1.size(), 1u);
   ASSERT_EQ(f2.size(), 1u);
   EXPECT_EQ(f1[0].len, 1u << 20);

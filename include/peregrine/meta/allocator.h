@@ -12,6 +12,17 @@
 // started on member 0, a tree of small files would put all its data there. Reservations are never persisted (a crash
 // simply forgets them) and are given back at close, at delete, or when the volume would otherwise be full.
 //
+// Small files are packed instead: a file's first allocation of at most
+// kSmallFileBytes (and a stripe unit) goes to the next member in turn, right
+// after the previous small file there. Each member has one packing stream, a
+// reservation of one stripe unit owned by no file (stream_owner()), refilled
+// from the same member's unit in the next stripe row when that is free, so
+// the stream stays contiguous on the member. Files unpacked one after another
+// then lie side by side on each drive, and the drive merges their writes
+// into one IO instead of one per file. A packed file that grows continues in
+// a window of its own. ext4 decides the same way (its locality-group
+// preallocation for requests up to 64 KiB, mballoc's stream_req).
+//
 // Space freed by an operation is "deferred" until the journal record that
 // freed it is durable: reusing it earlier could let a crash revive the old
 // owner pointing at another file's new bytes.
@@ -58,6 +69,12 @@ namespace peregrine::meta {
 
 class Allocator {
  public:
+  // The largest first allocation that is packed (see above).
+  static constexpr uint64_t kSmallFileBytes = 64 << 10;
+  // The reservation owner of member m's packing stream: not a file's inode
+  // number (those count up from 1).
+  static constexpr Ino stream_owner(uint64_t member) { return ~Ino{0} - member; }
+
   // stripe_unit: the member step of window starts (0: every window starts on
   // a full-stripe boundary, member 0).
   Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window, uint64_t stripe_unit = 0);
@@ -117,6 +134,10 @@ class Allocator {
   // a full-stripe boundary if it can (*aligned says whether it did).
   bool find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned) REQUIRES(mu_);
   void drop_reservation_locked(Ino owner) REQUIRES(mu_);
+  // Packs a small file's first `len` bytes into the stream of the member
+  // whose turn it is; false (nothing taken) when no stream space is found.
+  bool pack_small_file(uint64_t len, std::vector<VolRange>* out) REQUIRES(mu_);
+  bool is_free(uint64_t off, uint64_t len) const REQUIRES(mu_);
   // Takes queued discards back, then waits for those in flight, until
   // `len` bytes (plus `own`) are free or nothing is left to wait for.
   void reclaim_discards_locked(MutexLock& lk, uint64_t len, uint64_t own) REQUIRES(mu_);
@@ -136,6 +157,8 @@ class Allocator {
   std::deque<std::pair<uint64_t, VolRange>> deferred_ GUARDED_BY(mu_);
   uint64_t deferred_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t windows_ GUARDED_BY(mu_) = 0;  // windows carved so far: the next starts on member windows_ mod N
+  uint64_t small_files_ GUARDED_BY(mu_) = 0;  // files packed so far: the next goes to member small_files_ mod N
+  std::vector<uint64_t> stream_next_unit_ GUARDED_BY(mu_);  // per member: where its stream would continue (0: none)
   bool discard_on_free_ GUARDED_BY(mu_) = false;
   bool discards_stopped_ GUARDED_BY(mu_) = false;
   std::vector<VolRange> discard_queue_ GUARDED_BY(mu_);  // durable frees waiting for the worker
