@@ -108,9 +108,11 @@ void stage_extent_writes(WriteOp* op, Submitter* sub, std::byte* source, uint64_
     r.on_complete = &on_extent_written;
     r.context = op;
     // Nobody waits for an answered write: not worth polling for, and the
-    // drive may hold it for its neighbours; unless its file's fsync is
-    // likely on its way.
-    r.awaited = !op->answered || op->awaited_soon;
+    // drive may hold it for its neighbours. Not even one whose file's
+    // fsync is likely on its way (awaited_soon): it is sent at once, and
+    // polling for it here would hold back the reply that lets the fsync
+    // come, which then waits for the IO itself.
+    r.awaited = !op->answered;
     r.may_hold = op->may_hold;
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_written(r, src);
