@@ -188,7 +188,7 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   }
   // 3. A small file's first blocks: packed after the previous small file
   //    on the member whose turn it is.
-  if (goal == 0 && out->empty() && remaining <= std::min(kSmallFileBytes, unit_) && pack_small_file(remaining, out))
+  if (goal == 0 && remaining == len && remaining <= std::min(kSmallFileBytes, unit_) && pack_small_file(remaining, out))
     return 0;
   // 4. Carve new windows.
   while (remaining > 0) {
@@ -224,32 +224,23 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   return 0;
 }
 
-bool Allocator::is_free(uint64_t off, uint64_t len) const {
-  auto it = by_off_.upper_bound(off);
-  if (it == by_off_.begin()) return false;
-  --it;
-  return it->first + it->second >= off + len;
-}
-
 bool Allocator::pack_small_file(uint64_t len, std::vector<VolRange>* out) {
   const uint64_t members = stripe_width_ / unit_;
   const uint64_t member = small_files_ % members;
-  if (stream_next_unit_.size() != members) stream_next_unit_.assign(members, 0);
   const Ino stream = stream_owner(member);
   auto it = reserved_.find(stream);
   if (it == reserved_.end() || it->second.len < len) {
     // The rest of this unit is too short: it goes back, and the stream
-    // continues in the member's unit of the next stripe row, adjacent on
-    // the drive, or in a new unit of the member when that one is taken.
+    // continues in a unit of the same member, the best fit as for windows,
+    // so that freed space is used again before space never written (on a
+    // sparse member file, space the host would have to allocate). On a
+    // volume being filled that is the member's unit of the next stripe
+    // row, adjacent on the drive.
     drop_reservation_locked(stream);
-    uint64_t off = stream_next_unit_[member];
-    if (off == 0 || off + unit_ > data_offset_ + data_size_.load() || !is_free(off, unit_)) {
-      uint64_t rlen = 0;
-      bool aligned = false;
-      if (!find_region(unit_, member * unit_, &off, &rlen, &aligned) || !aligned) return false;
-    }
+    uint64_t off = 0, rlen = 0;
+    bool aligned = false;
+    if (!find_region(unit_, member * unit_, &off, &rlen, &aligned) || !aligned) return false;
     take(off, unit_);
-    stream_next_unit_[member] = off + stripe_width_;
     it = reserved_.emplace(stream, VolRange{off, unit_}).first;
     reserved_bytes_ += unit_;
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace peregrine::meta {
@@ -70,6 +71,24 @@ TEST(Allocator, SmallFilesTakeTurnsOnTheMembersAndLieSideBySideOnEach) {
     a.drop_reservation(owner);  // its last close: a packed file holds none
   }
   EXPECT_EQ(a.free_bytes(), free_before - used) << "the streams' reservations count as free";
+}
+
+TEST(Allocator, StreamsUseFreedSpaceBeforeSpaceNeverWritten) {
+  // On a sparse member file, space never written is space the host must
+  // allocate: a tree unpacked, removed and unpacked again should land where
+  // the first one was.
+  constexpr uint64_t kUnit = kStripe / 4;
+  Allocator a(kBase, 64 << 20, kStripe, 1 << 20, kUnit);
+  std::vector<VolRange> first;
+  for (Ino owner = 1; owner <= 64; ++owner) ASSERT_EQ(a.allocate(owner, 0, 16 * B, &first), 0);
+  uint64_t high = 0;
+  for (const VolRange& r : first) high = std::max(high, r.off + r.len);
+  for (const VolRange& r : first) a.free_now(r);
+  for (Ino owner = 65; owner <= 128; ++owner) {
+    std::vector<VolRange> r;
+    ASSERT_EQ(a.allocate(owner, 0, 16 * B, &r), 0);
+    EXPECT_LT(r[0].off, high) << "file " << owner << " went to space never written";
+  }
 }
 
 TEST(Allocator, APackedFileThatGrowsContinuesInAWindowOfItsOwn) {

@@ -16,8 +16,8 @@
 // kSmallFileBytes (and a stripe unit) goes to the next member in turn, right
 // after the previous small file there. Each member has one packing stream, a
 // reservation of one stripe unit owned by no file (stream_owner()), refilled
-// from the same member's unit in the next stripe row when that is free, so
-// the stream stays contiguous on the member. Files unpacked one after another
+// with the best-fitting free unit of that member (freed space first; on a
+// volume being filled, the next stripe row's). Files unpacked one after another
 // then lie side by side on each drive, and the drive merges their writes
 // into one IO instead of one per file. A packed file that grows continues in
 // a window of its own. ext4 decides the same way (its locality-group
@@ -137,7 +137,6 @@ class Allocator {
   // Packs a small file's first `len` bytes into the stream of the member
   // whose turn it is; false (nothing taken) when no stream space is found.
   bool pack_small_file(uint64_t len, std::vector<VolRange>* out) REQUIRES(mu_);
-  bool is_free(uint64_t off, uint64_t len) const REQUIRES(mu_);
   // Takes queued discards back, then waits for those in flight, until
   // `len` bytes (plus `own`) are free or nothing is left to wait for.
   void reclaim_discards_locked(MutexLock& lk, uint64_t len, uint64_t own) REQUIRES(mu_);
@@ -158,7 +157,6 @@ class Allocator {
   uint64_t deferred_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t windows_ GUARDED_BY(mu_) = 0;  // windows carved so far: the next starts on member windows_ mod N
   uint64_t small_files_ GUARDED_BY(mu_) = 0;  // files packed so far: the next goes to member small_files_ mod N
-  std::vector<uint64_t> stream_next_unit_ GUARDED_BY(mu_);  // per member: where its stream would continue (0: none)
   bool discard_on_free_ GUARDED_BY(mu_) = false;
   bool discards_stopped_ GUARDED_BY(mu_) = false;
   std::vector<VolRange> discard_queue_ GUARDED_BY(mu_);  // durable frees waiting for the worker
