@@ -145,8 +145,10 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
     }
     if (free_ + own < len) return -ENOSPC;
   }
-  auto emit = [out](uint64_t off, uint64_t l) {
-    if (!out->empty() && out->back().off + out->back().len == off) {
+  // *out may hold ranges of earlier calls: this call's start at first_out.
+  const size_t first_out = out->size();
+  auto emit = [out, first_out](uint64_t off, uint64_t l) {
+    if (out->size() > first_out && out->back().off + out->back().len == off) {
       out->back().len += l;
     } else {
       out->push_back({off, l});
@@ -167,7 +169,7 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
       if (r.len == 0) reserved_.erase(it);
     }
     if (remaining == 0) return 0;
-    if (!out->empty()) goal = out->back().off + out->back().len;
+    if (out->size() > first_out) goal = out->back().off + out->back().len;
     drop_reservation_locked(owner);  // used up, or the goal moved elsewhere
   }
   // 2. Extend in place right after the goal if that space is free.
@@ -188,7 +190,8 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   }
   // 3. A small file's first blocks: packed after the previous small file
   //    on the member whose turn it is.
-  if (goal == 0 && remaining == len && remaining <= std::min(kSmallFileBytes, unit_) && pack_small_file(remaining, out))
+  if (goal == 0 && out->size() == first_out && remaining <= std::min(kSmallFileBytes, unit_) &&
+      pack_small_file(remaining, out))
     return 0;
   // 4. Carve new windows.
   while (remaining > 0) {
@@ -217,8 +220,8 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
     }
   }
   if (remaining > 0) {  // cannot happen after the free_ check; be safe
-    for (const VolRange& r : *out) insert_free(r.off, r.len);
-    out->clear();
+    for (size_t i = first_out; i < out->size(); ++i) insert_free((*out)[i].off, (*out)[i].len);
+    out->resize(first_out);
     return -ENOSPC;
   }
   return 0;
@@ -342,6 +345,9 @@ void Allocator::take_free_for_trim(uint64_t* cursor, uint64_t end, uint64_t minl
                                    uint64_t max_bytes, std::vector<VolRange>* out) {
   MutexLock lk(mu_);
   out->clear();
+  // The small-file streams' unused units are free space that no file will
+  // give back at its close: trimmed as the rest, a stream starts afresh.
+  for (uint64_t m = 0; m < stripe_width_ / unit_; ++m) drop_reservation_locked(stream_owner(m));
   minlen = std::max<uint64_t>(minlen, kBlockSize);
   max_piece = std::max<uint64_t>(max_piece / kBlockSize * kBlockSize, kBlockSize);
   uint64_t taken = 0;

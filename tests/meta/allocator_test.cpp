@@ -56,7 +56,7 @@ TEST(Allocator, SmallFilesTakeTurnsOnTheMembersAndLieSideBySideOnEach) {
     EXPECT_EQ(r[0].len, len);
     const uint64_t member = r[0].off % kStripe / kUnit;
     EXPECT_EQ(member, (owner - 1) % 4) << "file " << owner;
-    EXPECT_EQ(r[0].off / kStripe, (r[0].off + len - 1) / kStripe) << "file " << owner << " crosses a unit";
+    EXPECT_EQ(r[0].off / kUnit, (r[0].off + len - 1) / kUnit) << "file " << owner << " crosses a unit";
     // Where the file lies on its member's drive: rows of one unit each.
     const uint64_t on_drive = r[0].off / kStripe * kUnit + r[0].off % kUnit;
     // Next to the previous small file on that drive, or at the start of the
@@ -89,6 +89,42 @@ TEST(Allocator, StreamsUseFreedSpaceBeforeSpaceNeverWritten) {
     ASSERT_EQ(a.allocate(owner, 0, 16 * B, &r), 0);
     EXPECT_LT(r[0].off, high) << "file " << owner << " went to space never written";
   }
+}
+
+TEST(Allocator, AnOutputHoldingEarlierRangesIsAppendedToAndKept) {
+  constexpr uint64_t kUnit = kStripe / 4;
+  Allocator a(kBase, 64 << 20, kStripe, 1 << 20, kUnit);
+  std::vector<VolRange> first;
+  for (Ino owner = 1; owner <= 4; ++owner) ASSERT_EQ(a.allocate(owner, 0, 2 * B, &first), 0);
+  // Owner 5's turn is member 0 again: packed right after owner 1, although
+  // the vector it is given already holds owner 4's range (the API appends).
+  std::vector<VolRange> out{first.back()};
+  ASSERT_EQ(a.allocate(5, 0, 2 * B, &out), 0);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], first.back()) << "an earlier range changed";
+  EXPECT_EQ(out[1], (VolRange{first[0].off + 2 * B, 2 * B}));
+  // A refusal takes back only what the call allocated.
+  const uint64_t free_before = a.free_bytes();
+  EXPECT_EQ(a.allocate(6, 0, 128 << 20, &out), -ENOSPC);
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(a.free_bytes(), free_before);
+}
+
+TEST(Allocator, TrimTakesTheStreamsUnusedUnitsToo) {
+  constexpr uint64_t kUnit = kStripe / 4;
+  Allocator a(kBase, 4 * kStripe, kStripe, kStripe, kUnit);  // 16 units
+  std::vector<VolRange> r;
+  ASSERT_EQ(a.allocate(1, 0, B, &r), 0);  // member 0's stream keeps the rest of its unit
+  uint64_t cursor = 0;
+  std::vector<VolRange> out;
+  a.take_free_for_trim(&cursor, kBase + 4 * kStripe, 0, 4 * kStripe, 4 * kStripe, &out);
+  uint64_t taken = 0;
+  for (const VolRange& x : out) taken += x.len;
+  EXPECT_EQ(taken, 4 * kStripe - B) << "everything but the one block in use";
+  a.discard_done(out);
+  std::vector<VolRange> next;
+  ASSERT_EQ(a.allocate(2, 0, B, &next), 0);  // member 1's turn: a stream afresh
+  EXPECT_EQ(next[0].off % kStripe / kUnit, 1u);
 }
 
 TEST(Allocator, APackedFileThatGrowsContinuesInAWindowOfItsOwn) {
@@ -131,10 +167,12 @@ TEST(Allocator, SequentialWritersStayContiguousWhenInterleaved) {
     ASSERT_EQ(a.allocate(2, g2, 32 * B, &f2), 0);
     g2 = f2.back().off + f2.back().len;
   }
-  // 8 x 128 KiB = 1 MiB each, one range each despite interleaving.
-  ASSERT_EQ(f1.size(), 1u);
-  ASSERT_EQ(f2.size(), 1u);
-  EXPECT_EQ(f1[0].len, 1u << 20);
+  // 8 x 128 KiB = 1 MiB each, each one run despite interleaving (a call
+  // appends its own ranges, never merged into an earlier call's).
+  for (const std::vector<VolRange>* f : {&f1, &f2}) {
+    ASSERT_EQ(f->size(), 8u);
+    for (size_t i = 1; i < f->size(); ++i) EXPECT_EQ((*f)[i].off, (*f)[i - 1].off + (*f)[i - 1].len) << i;
+  }
   EXPECT_NE(f1[0].off, f2[0].off);
 }
 

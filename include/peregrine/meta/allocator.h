@@ -12,16 +12,18 @@
 // started on member 0, a tree of small files would put all its data there. Reservations are never persisted (a crash
 // simply forgets them) and are given back at close, at delete, or when the volume would otherwise be full.
 //
-// Small files are packed instead: a file's first allocation of at most
-// kSmallFileBytes (and a stripe unit) goes to the next member in turn, right
-// after the previous small file there. Each member has one packing stream, a
-// reservation of one stripe unit owned by no file (stream_owner()), refilled
-// with the best-fitting free unit of that member (freed space first; on a
-// volume being filled, the next stripe row's). Files unpacked one after another
-// then lie side by side on each drive, and the drive merges their writes
-// into one IO instead of one per file. A packed file that grows continues in
-// a window of its own. ext4 decides the same way (its locality-group
-// preallocation for requests up to 64 KiB, mballoc's stream_req).
+// Small files are packed instead: an allocation of at most kSmallFileBytes
+// (and a stripe unit) with no goal and no reservation to continue (a file's
+// first, or a small fallocate or hole before its first extent) goes to the
+// next member in turn, right after the previous small file there. Each
+// member has one packing stream, a reservation of one stripe unit owned by
+// no file (stream_owner()), refilled with the best-fitting free unit of that
+// member (freed space first; on a volume being filled, the next stripe
+// row's). Files unpacked one after another then lie side by side on each
+// drive, and the drive merges their writes into one IO instead of one per
+// file. A packed file that grows continues in a window of its own. ext4
+// decides the same way (its locality-group preallocation for requests up to
+// 64 KiB, mballoc's stream_req).
 //
 // Space freed by an operation is "deferred" until the journal record that
 // freed it is durable: reusing it earlier could let a crash revive the old
@@ -84,7 +86,8 @@ class Allocator {
   bool mark_used(uint64_t off, uint64_t len);
   // Allocates `len` bytes (multiple of 4096) for `owner`, continuing at
   // `goal` (volume offset, 0 = none) when possible. Appends the ranges in
-  // order to *out. 0, or -ENOSPC with nothing allocated.
+  // order to *out (never merged into what it held before). 0, or -ENOSPC
+  // with nothing allocated and *out as it was.
   int allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolRange>* out);
   // Gives space back now (allocation undone before anything referenced it).
   void free_now(VolRange r);
@@ -103,7 +106,8 @@ class Allocator {
   bool wait_for_discards(std::vector<VolRange>* out);
   // Wakes wait_for_discards for good; queued ranges go back undiscarded.
   void stop_discards();
-  // FITRIM: takes free extents (clipped to [*cursor, end)) of at least
+  // FITRIM: gives the small-file streams' unused units back, then takes
+  // free extents (clipped to [*cursor, end)) of at least
   // `minlen` bytes out of the free map, in offset order, in pieces of at
   // most `max_piece` and at most `max_bytes` in total; advances *cursor
   // past what it looked at. Empty *out: nothing more up to `end`.
