@@ -197,7 +197,7 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   while (remaining > 0) {
     uint64_t off = 0, rlen = 0;
     const uint64_t want = round_up(remaining, window_);
-    const uint64_t phase = windows_ % (stripe_width_ / unit_) * unit_;
+    const uint64_t phase = windows_ % members() * unit_;
     bool aligned = false;
     if (!find_region(want, phase, &off, &rlen, &aligned)) break;
     if (aligned) ++windows_;
@@ -228,8 +228,7 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
 }
 
 bool Allocator::pack_small_file(uint64_t len, std::vector<VolRange>* out) {
-  const uint64_t members = stripe_width_ / unit_;
-  const uint64_t member = small_files_ % members;
+  const uint64_t member = small_files_ % members();
   const Ino stream = stream_owner(member);
   auto it = reserved_.find(stream);
   if (it == reserved_.end() || it->second.len < len) {
@@ -347,7 +346,7 @@ void Allocator::take_free_for_trim(uint64_t* cursor, uint64_t end, uint64_t minl
   out->clear();
   // The small-file streams' unused units are free space that no file will
   // give back at its close: trimmed as the rest, a stream starts afresh.
-  for (uint64_t m = 0; m < stripe_width_ / unit_; ++m) drop_reservation_locked(stream_owner(m));
+  for (uint64_t m = 0; m < members(); ++m) drop_reservation_locked(stream_owner(m));
   minlen = std::max<uint64_t>(minlen, kBlockSize);
   max_piece = std::max<uint64_t>(max_piece / kBlockSize * kBlockSize, kBlockSize);
   uint64_t taken = 0;

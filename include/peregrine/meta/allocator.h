@@ -150,6 +150,7 @@ class Allocator {
   const uint64_t stripe_width_;
   const uint64_t window_;
   const uint64_t unit_;  // divides stripe_width_
+  uint64_t members() const { return stripe_width_ / unit_; }  // the turns windows and streams take
 
   mutable Mutex mu_;
   std::map<uint64_t, uint64_t> by_off_ GUARDED_BY(mu_);
