@@ -29,6 +29,10 @@ bool zero_in_place(const MemberFile& m, uint64_t begin, uint64_t end) {
 
 Status zero_member_range(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros) {
   if (begin >= end || zero_in_place(m, begin, end)) return Status::ok();
+  return write_member_zeros(m, begin, end, zeros);
+}
+
+Status write_member_zeros(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros) {
   for (uint64_t off = begin; off < end;) {
     uint64_t len = std::min<uint64_t>(zeros.size(), end - off);
     if (int rc = m.pwrite_full(zeros.data(), len, off); rc < 0)

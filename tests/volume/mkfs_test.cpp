@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "peregrine/volume/assembly.h"
@@ -90,6 +91,27 @@ TEST_F(MkfsTest, MetadataAreaReadsAllZeroThroughTheGeometry) {
   // The first data stripe after the metadata area is not mkfs's business.
   StripeLocation after = g.locate(r.superblock.meta_size);
   EXPECT_EQ(images[after.member][after.offset], '\xab');
+}
+
+// A file member's share of the journal is allocated (written), so that a
+// commit's flush does not also commit the host filesystem's journal; the
+// checkpoint slots stay holes until used.
+TEST_F(MkfsTest, FileMembersHoldTheJournalWrittenAndTheCheckpointSlotsAsHoles) {
+  auto m = make_files("m", 3, 64 * kMiB);
+  MkfsResult r = mkfs(m);
+  VolumeGeometry g = r.superblock.geometry();
+  const uint64_t journal = std::clamp<uint64_t>(r.superblock.meta_size / 4, kMiB, 256 * kMiB) / 4096 * 4096;
+  std::vector<int> fds;
+  for (const auto& p : m) fds.push_back(::open(p.c_str(), O_RDONLY));
+  auto is_hole = [&](uint64_t volume_offset) {
+    StripeLocation at = g.locate(volume_offset);
+    const off_t off = static_cast<off_t>(at.offset);
+    return ::lseek(fds[at.member], off, SEEK_HOLE) == off;
+  };
+  for (uint64_t off = 0; off < journal; off += 4096) ASSERT_FALSE(is_hole(off)) << "journal offset " << off;
+  EXPECT_TRUE(is_hole(journal + 2 * r.superblock.stripe_unit * 3));
+  EXPECT_TRUE(is_hole(r.superblock.meta_size - 4096));
+  for (int fd : fds) ::close(fd);
 }
 
 TEST_F(MkfsTest, SizeCreatesMissingFilesAndExtendsSmallOnes) {
