@@ -313,6 +313,7 @@ void OnlineRestripe::finish(const Superblock& committed) {
   vr_.meta_geometry.data_size = data_area;
   std::string message = "restriped onto " + std::to_string(committed.member_count()) + " members; data area " +
                         format_size(status().old_data_area) + " -> " + format_size(data_area);
+  md_.follow_restripe(vr_.meta_geometry.stripe_width());
   if (int rc = md_.grow_data_area(data_area); rc != 0)
     message += " on the superblocks, but the mounted metadata could not take it (" + std::string(std::strerror(-rc)) +
                "); the space is used from the next mount";

@@ -9,18 +9,32 @@ namespace peregrine::meta {
 
 namespace {
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+// A stripe width as the allocator uses it: whole blocks, at least one.
+uint64_t whole_blocks(uint64_t width) { return std::max<uint64_t>(width / kBlockSize * kBlockSize, kBlockSize); }
 }  // namespace
 
 Allocator::Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_width, uint64_t window,
                      uint64_t stripe_unit)
     : data_offset_(data_offset),
       data_size_(data_size / kBlockSize * kBlockSize),
-      stripe_width_(std::max<uint64_t>(stripe_width / kBlockSize * kBlockSize, kBlockSize)),
-      window_(round_up(std::max<uint64_t>(window, kBlockSize), std::max<uint64_t>(stripe_width_, kBlockSize))),
-      unit_(stripe_unit >= kBlockSize && stripe_unit % kBlockSize == 0 && stripe_width_ % stripe_unit == 0
+      window_setting_(std::max<uint64_t>(window, kBlockSize)),
+      unit_(stripe_unit >= kBlockSize && stripe_unit % kBlockSize == 0 && whole_blocks(stripe_width) % stripe_unit == 0
                 ? stripe_unit
-                : stripe_width_) {
+                : whole_blocks(stripe_width)) {
+  MutexLock lk(mu_);
+  stripe_width_ = whole_blocks(stripe_width);
+  window_ = round_up(window_setting_, stripe_width_);
   if (data_size_ > 0) insert_free(data_offset_, data_size_);
+}
+
+void Allocator::restripe(uint64_t stripe_width) {
+  MutexLock lk(mu_);
+  // Only a whole number of the same units: anything else is not a restripe
+  // this allocator can follow, and the old turns stay right enough.
+  if (stripe_width < unit_ || stripe_width % unit_ != 0 || stripe_width == stripe_width_) return;
+  for (uint64_t m = 0; m < members(); ++m) drop_reservation_locked(stream_owner(m));
+  stripe_width_ = stripe_width;
+  window_ = round_up(window_setting_, stripe_width_);
 }
 
 void Allocator::grow(uint64_t data_size) {

@@ -73,6 +73,38 @@ TEST(Allocator, SmallFilesTakeTurnsOnTheMembersAndLieSideBySideOnEach) {
   EXPECT_EQ(a.free_bytes(), free_before - used) << "the streams' reservations count as free";
 }
 
+// An online restripe from 4 to 6 members of the same unit: files made
+// afterwards take turns over all six, as after a remount.
+TEST(Allocator, AfterARestripeWindowsAndSmallFilesTakeTurnsOverTheNewMembers) {
+  constexpr uint64_t kUnit = kStripe / 4;
+  constexpr uint64_t kWide = 6 * kUnit;
+  Allocator a(kBase, 60 * kWide, kStripe, 1 << 20, kUnit);
+  std::vector<VolRange> before;
+  ASSERT_EQ(a.allocate(1, 0, 3 * B, &before), 0);  // a stream unit of the old layout
+  const uint64_t free_before = a.free_bytes();
+  a.restripe(kWide);
+  EXPECT_EQ(a.free_bytes(), free_before) << "the restripe neither takes nor loses space";
+  int windows_on[6] = {}, small_on[6] = {};
+  for (Ino owner = 10; owner < 22; ++owner) {
+    std::vector<VolRange> r;
+    ASSERT_EQ(a.allocate(owner, 0, Allocator::kSmallFileBytes + B, &r), 0);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].off % kUnit, 0u);
+    ++windows_on[r[0].off % kWide / kUnit];
+    a.drop_reservation(owner);
+  }
+  for (Ino owner = 100; owner < 112; ++owner) {
+    std::vector<VolRange> r;
+    ASSERT_EQ(a.allocate(owner, 0, 2 * B, &r), 0);
+    ASSERT_EQ(r.size(), 1u);
+    ++small_on[r[0].off % kWide / kUnit];
+  }
+  for (int m = 0; m < 6; ++m) {
+    EXPECT_EQ(windows_on[m], 2) << "windows on member " << m;
+    EXPECT_EQ(small_on[m], 2) << "small files on member " << m;
+  }
+}
+
 TEST(Allocator, StreamsUseFreedSpaceBeforeSpaceNeverWritten) {
   // On a sparse member file, space never written is space the host must
   // allocate: a tree unpacked, removed and unpacked again should land where

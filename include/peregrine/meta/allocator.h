@@ -23,7 +23,8 @@
 // drive, and the drive merges their writes into one IO instead of one per
 // file. A packed file that grows continues in a window of its own. ext4
 // decides the same way (its locality-group preallocation for requests up to
-// 64 KiB, mballoc's stream_req).
+// 64 KiB, mballoc's stream_req). After an online restripe (restripe()) the
+// turns go over the new member count.
 //
 // Space freed by an operation is "deferred" until the journal record that
 // freed it is durable: reusing it earlier could let a crash revive the old
@@ -124,6 +125,11 @@ class Allocator {
   // The data area grew to `data_size` bytes (online grow; never smaller):
   // the space past the old end becomes free.
   void grow(uint64_t data_size) EXCLUDES(mu_);
+  // The volume was restriped onto another member count with the same
+  // stripe unit (online restripe): windows and streams take turns over the
+  // new members from now on. The streams' unused units go back: they were
+  // picked as one member's under the old layout.
+  void restripe(uint64_t stripe_width) EXCLUDES(mu_);
   // Free for statfs: includes reservations and deferred frees.
   uint64_t free_bytes() const;
   uint64_t deferred_bytes() const;
@@ -147,12 +153,13 @@ class Allocator {
 
   const uint64_t data_offset_;
   std::atomic<uint64_t> data_size_;  // written under mu_ (grow), read anywhere
-  const uint64_t stripe_width_;
-  const uint64_t window_;
-  const uint64_t unit_;  // divides stripe_width_
-  uint64_t members() const { return stripe_width_ / unit_; }  // the turns windows and streams take
-
   mutable Mutex mu_;
+  const uint64_t window_setting_;  // the window asked for; window_ rounds it to whole stripes
+  const uint64_t unit_;            // divides stripe_width_
+  uint64_t stripe_width_ GUARDED_BY(mu_);
+  uint64_t window_ GUARDED_BY(mu_);
+  uint64_t members() const REQUIRES(mu_) { return stripe_width_ / unit_; }  // the turns windows and streams take
+
   std::map<uint64_t, uint64_t> by_off_ GUARDED_BY(mu_);
   std::set<std::pair<uint64_t, uint64_t>> by_size_ GUARDED_BY(mu_);  // (len, off)
   uint64_t free_ GUARDED_BY(mu_) = 0;                                // bytes in by_off_

@@ -363,6 +363,11 @@ class Metadata {
   // read-only mount or after a metadata write failed; EINVAL when smaller
   // than now or past the end of the VolumeIo. Any thread, no lock held.
   int grow_data_area(uint64_t data_size);
+  // Online restripe: the volume now stripes rows of `stripe_width` bytes
+  // (more members, the same stripe unit). New windows and small files take
+  // turns over all its members from now on, as after a remount. Any
+  // thread, no lock held.
+  void follow_restripe(uint64_t stripe_width) { alloc_->restripe(stripe_width); }
   uint64_t data_size() const { return data_size_.load(std::memory_order_acquire); }
   // Blocks until nothing is queued for discard or being discarded (tests).
   void wait_discards_idle() { alloc_->wait_discards_idle(); }
