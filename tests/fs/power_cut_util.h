@@ -65,8 +65,9 @@ class OfflineCommandCuts {
   // Runs the command, to die as the volume's kill_at-th member write or
   // flush starts (0: a whole run).
   RunResult run(uint64_t kill_at);
-  // A whole run (which must succeed), then the members put back: how many
-  // member writes and flushes it made, to spread cut points over.
+  // A whole run from the members put back (which must succeed), then the
+  // members put back again: how many member writes and flushes it made, to
+  // spread cut points over.
   uint64_t measure_whole_run();
   // Member writes and flushes logged so far in this run.
   uint64_t logged_ios() const;
