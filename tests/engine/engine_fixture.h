@@ -29,7 +29,8 @@
 namespace peregrine::testing {
 
 // Holds completions from the inner device while the gate is shut.
-// Counters are atomics so the test thread can watch them.
+// Counters are atomics so the test thread can watch them. A gate wakes
+// one drive thread (the last to attach): give each drive its own.
 class GatedDevice final : public DeviceQueue {
  public:
   struct Gate {

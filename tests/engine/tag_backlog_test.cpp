@@ -76,6 +76,19 @@ TEST_F(EngineFixture, BacklogIsFifoAcrossRoundsWhenTagsRunOut) {
 TEST_F(EngineFixture, ManyRequestsThroughFewTagsAllCompleteWithTheirData) {
   make_members(2, 1 << 20);
   EngineConfig c;
+  c.inline_dispatch = false;
+  // Completions are held until every request is in its drive, so that the
+  // drives must wait for tags whatever the scheduling: with completions let
+  // through, a fast device could free each tag before the next dispatch.
+  // A gate per drive: a gate wakes the one drive thread that attached last.
+  std::shared_ptr<GatedDevice::Gate> gates[2];
+  for (int d = 0; d < 2; ++d) {
+    gates[d] = std::make_shared<GatedDevice::Gate>();
+    gates[d]->open.store(false);
+    layers_[d].wrap = [gate = gates[d]](std::unique_ptr<DeviceQueue> dev) {
+      return std::make_unique<GatedDevice>(std::move(dev), gate);
+    };
+  }
   start(c, 4096, specs(/*queue_depth=*/2));
   const int n = 200;
   std::vector<AlignedBuffer> out;
@@ -88,24 +101,35 @@ TEST_F(EngineFixture, ManyRequestsThroughFewTagsAllCompleteWithTheirData) {
   auto sub = engine_->open_submitter();
   for (int i = 0; i < n; ++i) {
     reqs[i].op = IoOp::write;
-    reqs[i].offset = static_cast<uint64_t>(i) * 8192;  // every other unit: no merging
+    // Units 0, 1, 4, 5, 8, 9...: alternate drives, and on each drive every
+    // other unit, so that no two IOs merge.
+    reqs[i].offset = static_cast<uint64_t>(i / 2 * 4 + i % 2) * 4096;
     reqs[i].length = 4096;
     reqs[i].buffer = out[i].data();
     w[i].arm(reqs[i]);
     ASSERT_EQ((*sub)->add(reqs[i]), 0);
   }
   (*sub)->unplug();
+  // Each drive has its 100: two on the device, the rest waiting for a tag.
+  for (uint32_t d = 0; d < 2; ++d) {
+    wait_stats(d, [&](const DriveStats& s) { return s.subios == n / 2u && s.backlog == n / 2u - 2; });
+  }
+  for (auto& gate : gates) {
+    EXPECT_EQ(gate->started.load(), 2u) << "two tags per drive: two IOs each on the device";
+    gate->set_open(true);
+  }
   for (auto& x : w) {
     x.wait();
     ASSERT_EQ(x.result.load(), 0);
   }
   for (int i = 0; i < n; ++i) {
     AlignedBuffer in(4096);
-    ASSERT_EQ(io(IoOp::read, static_cast<uint64_t>(i) * 8192, in), 0);
+    ASSERT_EQ(io(IoOp::read, reqs[i].offset, in), 0);
     ASSERT_EQ(std::memcmp(in.data(), out[i].data(), 4096), 0) << "request " << i;
   }
-  uint64_t waits = engine_->stats(0).tag_waits + engine_->stats(1).tag_waits;
-  EXPECT_GT(waits, 0u) << "100 IOs per drive through 2 tags must have waited for tags";
+  for (uint32_t d = 0; d < 2; ++d) {
+    EXPECT_GT(engine_->stats(d).tag_waits, 0u) << "drive " << d << ": 100 IOs through 2 tags must have waited";
+  }
 }
 
 }  // namespace
