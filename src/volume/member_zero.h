@@ -1,8 +1,8 @@
 // Zeroing a byte range of a member, as mkfs and grow do: in place when the
 // storage can (a punched hole in a file, BLKZEROOUT on a device), else by
 // writing zeros; or by writing zeros always, where mkfs wants the storage
-// allocated (a file member's journal share). Setup-time, synchronous IO through MemberFile. Internal to
-// peregrine_volume.
+// allocated (a file member's journal share). Setup-time, synchronous IO
+// through MemberFile. Internal to peregrine_volume.
 // Thread rules: one thread per MemberFile at a time.
 #pragma once
 
@@ -25,7 +25,8 @@ inline constexpr uint64_t kTailWipe = 1024 * 1024;
 Status zero_member_range(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros);
 // Writes zeros over [begin, end) of `m`, so that the storage under the
 // range is allocated and initialised (a file's host filesystem has nothing
-// left to allocate or convert there). Does not sync.
+// left to allocate or convert there). Does not sync. Errors name the
+// member and the offset.
 Status write_member_zeros(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros);
 
 }  // namespace peregrine

@@ -243,16 +243,18 @@ Status write_members(const std::vector<Candidate>& cs, const Superblock& sb) {
   for (const Candidate& c : cs) {
     const MemberFile& m = *c.file;
     uint64_t size = round_down(c.final_size, kBlockSize);
-    if (Status s = zero_member_range(m, 0, sb.data_start + meta_per_member, zeros); !s) return s;
-    // In a file member the journal is written out, not left a hole: a
-    // commit's flush then flushes the bytes only. Writing into a hole makes
-    // the host filesystem allocate, so every journal flush would also
-    // commit the host's own journal (about a fifth of a SQLite commit's
-    // time on ext4). The ring is written all over in use anyway.
-    if (!c.id.is_block_device) {
-      const uint64_t journal_end = std::min(sb.data_start + journal_per_member, sb.data_start + meta_per_member);
-      if (Status s = write_member_zeros(m, sb.data_start, journal_end, zeros); !s) return s;
-    }
+    const uint64_t meta_end = sb.data_start + meta_per_member;
+    // In a file member on a disk the journal is written out, not left a
+    // hole: a commit's flush then flushes bytes only. A write into a hole
+    // makes the host filesystem allocate, and every journal flush would
+    // commit the host's own journal too (a tenth of a SQLite commit's time
+    // on ext4). The ring is written all over in use anyway. tmpfs has no
+    // journal to commit, and its holes hold no RAM: those stay holes.
+    const bool write_journal = !c.id.is_block_device && !m.info().memory_backed;
+    const uint64_t journal_end = write_journal ? std::min(sb.data_start + journal_per_member, meta_end) : sb.data_start;
+    if (Status s = zero_member_range(m, 0, sb.data_start, zeros); !s) return s;
+    if (Status s = write_member_zeros(m, sb.data_start, journal_end, zeros); !s) return s;
+    if (Status s = zero_member_range(m, journal_end, meta_end, zeros); !s) return s;
     uint64_t tail = std::max(sb.data_start + meta_per_member, size > kTailWipe ? size - kTailWipe : 0);
     if (Status s = zero_member_range(m, tail, size, zeros); !s) return s;
   }
