@@ -29,8 +29,9 @@ Allocator::Allocator(uint64_t data_offset, uint64_t data_size, uint64_t stripe_w
 
 void Allocator::restripe(uint64_t stripe_width) {
   MutexLock lk(mu_);
-  // Only a whole number of the same units: anything else is not a restripe
-  // this allocator can follow, and the old turns stay right enough.
+  // Only a whole number of units (the stripe unit, or the whole old width
+  // where the allocator was made without one): anything else is not a
+  // restripe it can follow, and the old turns stay right enough.
   if (stripe_width < unit_ || stripe_width % unit_ != 0 || stripe_width == stripe_width_) return;
   for (uint64_t m = 0; m < members(); ++m) drop_reservation_locked(stream_owner(m));
   stripe_width_ = stripe_width;

@@ -90,14 +90,20 @@ TEST(Allocator, AfterARestripeWindowsAndSmallFilesTakeTurnsOverTheNewMembers) {
     ASSERT_EQ(a.allocate(owner, 0, Allocator::kSmallFileBytes + B, &r), 0);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].off % kUnit, 0u);
-    ++windows_on[r[0].off % kWide / kUnit];
+    const uint64_t member = r[0].off % kWide / kUnit;
+    EXPECT_EQ(member, (owner - 10) % 6) << "window of file " << owner;  // in turn from member 0
+    ++windows_on[member];
     a.drop_reservation(owner);
   }
+  uint64_t first = 0;
   for (Ino owner = 100; owner < 112; ++owner) {
     std::vector<VolRange> r;
     ASSERT_EQ(a.allocate(owner, 0, 2 * B, &r), 0);
     ASSERT_EQ(r.size(), 1u);
-    ++small_on[r[0].off % kWide / kUnit];
+    const uint64_t member = r[0].off % kWide / kUnit;
+    if (owner == 100) first = member;  // the turns go on from the file packed before
+    EXPECT_EQ(member, (first + owner - 100) % 6) << "small file " << owner;
+    ++small_on[member];
   }
   for (int m = 0; m < 6; ++m) {
     EXPECT_EQ(windows_on[m], 2) << "windows on member " << m;
