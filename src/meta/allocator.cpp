@@ -33,7 +33,7 @@ void Allocator::restripe(uint64_t stripe_width) {
   // where the allocator was made without one): anything else is not a
   // restripe it can follow, and the old turns stay right enough.
   if (stripe_width < unit_ || stripe_width % unit_ != 0 || stripe_width == stripe_width_) return;
-  for (uint64_t m = 0; m < members(); ++m) drop_reservation_locked(stream_owner(m));
+  drop_streams_locked();
   stripe_width_ = stripe_width;
   window_ = round_up(window_setting_, stripe_width_);
 }
@@ -242,6 +242,10 @@ int Allocator::allocate(Ino owner, uint64_t goal, uint64_t len, std::vector<VolR
   return 0;
 }
 
+void Allocator::drop_streams_locked() {
+  for (uint64_t m = 0; m < members(); ++m) drop_reservation_locked(stream_owner(m));
+}
+
 bool Allocator::pack_small_file(uint64_t len, std::vector<VolRange>* out) {
   const uint64_t member = small_files_ % members();
   const Ino stream = stream_owner(member);
@@ -361,7 +365,7 @@ void Allocator::take_free_for_trim(uint64_t* cursor, uint64_t end, uint64_t minl
   out->clear();
   // The small-file streams' unused units are free space that no file will
   // give back at its close: trimmed as the rest, a stream starts afresh.
-  for (uint64_t m = 0; m < members(); ++m) drop_reservation_locked(stream_owner(m));
+  drop_streams_locked();
   minlen = std::max<uint64_t>(minlen, kBlockSize);
   max_piece = std::max<uint64_t>(max_piece / kBlockSize * kBlockSize, kBlockSize);
   uint64_t taken = 0;

@@ -144,6 +144,8 @@ class Allocator {
   // a full-stripe boundary if it can (*aligned says whether it did).
   bool find_region(uint64_t want, uint64_t phase, uint64_t* off, uint64_t* len, bool* aligned) REQUIRES(mu_);
   void drop_reservation_locked(Ino owner) REQUIRES(mu_);
+  // Gives every member's packing stream back (its unused unit becomes free).
+  void drop_streams_locked() REQUIRES(mu_);
   // Packs a small file's first `len` bytes into the stream of the member
   // whose turn it is; false (nothing taken) when no stream space is found.
   bool pack_small_file(uint64_t len, std::vector<VolRange>* out) REQUIRES(mu_);
