@@ -27,14 +27,6 @@ constexpr uint64_t kZeroChunk = 1024 * 1024;
 uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 uint64_t round_down(uint64_t v, uint64_t m) { return v / m * m; }
 
-// The journal ring's size in a metadata area of `meta_size` bytes: the
-// metadata layer's default split (meta::MetaLayout::compute), repeated here
-// because the volume layer sits below it.
-uint64_t journal_bytes(uint64_t meta_size) {
-  constexpr uint64_t kMiB = 1 << 20;
-  return round_down(std::clamp<uint64_t>(meta_size / 4, kMiB, 256 * kMiB), kBlockSize);
-}
-
 Status refuse(const std::string& path, const std::string& why) {
   return Status::error(EINVAL, "member " + path + ": " + why);
 }
@@ -239,7 +231,7 @@ Status write_members(const std::vector<Candidate>& cs, const Superblock& sb) {
   // The journal's share of each member: whole stripe rows, as the
   // metadata area's volume offsets 0.. map onto the members.
   const uint64_t row = uint64_t{sb.stripe_unit} * n;
-  const uint64_t journal_per_member = (journal_bytes(sb.meta_size) + row - 1) / row * sb.stripe_unit;
+  const uint64_t journal_per_member = (journal_capacity(sb.meta_size) + row - 1) / row * sb.stripe_unit;
   for (const Candidate& c : cs) {
     const MemberFile& m = *c.file;
     uint64_t size = round_down(c.final_size, kBlockSize);
@@ -273,8 +265,13 @@ Status write_members(const std::vector<Candidate>& cs, const Superblock& sb) {
 
 }  // namespace
 
+uint64_t journal_capacity(uint64_t meta_size) {
+  constexpr uint64_t kMiB = 1 << 20;
+  return round_down(std::clamp<uint64_t>(meta_size / 4, kMiB, 256 * kMiB), kBlockSize);
+}
+
 uint64_t checkpoint_capacity(uint64_t meta_size) {
-  const uint64_t journal = journal_bytes(meta_size);
+  const uint64_t journal = journal_capacity(meta_size);
   if (meta_size < journal + 2 * 2 * kBlockSize) return 0;
   return round_down((meta_size - journal) / 2, kBlockSize) - kBlockSize;  // a slot less its header block
 }

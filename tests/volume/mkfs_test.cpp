@@ -8,7 +8,6 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 
 #include "peregrine/volume/assembly.h"
@@ -103,7 +102,7 @@ TEST_F(MkfsTest, FileMembersHoldTheJournalWrittenAndTheCheckpointSlotsAsHoles) {
   auto m = make_files("m", 3, 64 * kMiB);
   MkfsResult r = mkfs(m);
   VolumeGeometry g = r.superblock.geometry();
-  const uint64_t journal = std::clamp<uint64_t>(r.superblock.meta_size / 4, kMiB, 256 * kMiB) / 4096 * 4096;
+  const uint64_t journal = journal_capacity(r.superblock.meta_size);
   struct statfs fs {};
   ASSERT_EQ(::statfs(m[0].c_str(), &fs), 0);
   const bool on_tmpfs = fs.f_type == TMPFS_MAGIC;
@@ -186,8 +185,10 @@ TEST_F(MkfsTest, MetaSizeIsTheSmallestThatHoldsTheFiles) {
   }
   // The documented split: a 16 MiB area has a 4 MiB journal and two 6 MiB
   // slots, each less its 4 KiB header.
+  EXPECT_EQ(journal_capacity(16 * kMiB), 4 * kMiB);
   EXPECT_EQ(checkpoint_capacity(16 * kMiB), 6 * kMiB - 4096);
   // Past 1 GiB the journal stays at 256 MiB and the slots take the rest.
+  EXPECT_EQ(journal_capacity(2304 * kMiB), 256 * kMiB);
   EXPECT_EQ(checkpoint_capacity(2304 * kMiB), 1024 * kMiB - 4096);
 }
 

@@ -59,6 +59,10 @@ struct MkfsResult {
 // metadata layer splits the area: docs/metadata-format.md, section 1) hold
 // `files` files of kMetaBytesPerFile bytes each.
 uint64_t meta_size_for_files(uint64_t files, uint64_t row);
+// The journal ring's bytes in a metadata area of `meta_size` bytes (the
+// metadata layer's default split, meta::MetaLayout::compute, repeated here
+// because this layer sits below it): mkfs writes that share out.
+uint64_t journal_capacity(uint64_t meta_size);
 // The checkpoint body that fits a slot of a metadata area of `meta_size`
 // bytes (the metadata layer's split, repeated here for sizing).
 uint64_t checkpoint_capacity(uint64_t meta_size);
