@@ -81,6 +81,7 @@ bool RequestReader::set_nonblocking(int fd, bool on) {
 ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn,
                             ReadSpin* spin) {
   *is_data = false;
+  queued_ = false;
   if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data, spin);
   for (;;) {
     // IO staged, or on the drives: requests are being answered by the drive
@@ -129,6 +130,7 @@ ssize_t RequestReader::read_waiting(int fd, void* buf, size_t len, StagedIo& sta
     err = errno;
   }
   if (n >= 0) {
+    queued_ = true;
     *is_data = is_data_request(buf, n);
     if (!*is_data) staging.unplug();
     return n;
@@ -148,6 +150,7 @@ ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& sta
   ssize_t n = -1;
   if (staged) {
     n = read_uncancellable(fd, buf, len);
+    queued_ = n >= 0;
     if (n < 0) {
       const int err = errno;
       staging.unplug();  // no further request waiting, or an error: hand on
@@ -185,14 +188,17 @@ ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, 
     int old = 0;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     ssize_t n;
+    bool first_look = true;
     for (;;) {
       n = ::read(fd, buf, len);
       if (n >= 0 || errno != EAGAIN || monotonic_ns() - began >= window) break;
+      first_look = false;
       sched_yield();
     }
     const int err = errno;
     pthread_setcancelstate(old, nullptr);
     if (n >= 0) {
+      queued_ = first_look;
       spin->found();
       return n;
     }
@@ -202,7 +208,14 @@ ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, 
       return -1;
     }
   }
-  if (!spinner) return sleep_for_request(fd, buf, len);
+  if (!spinner) {
+    // Another worker spins, or none may: a read that returns sooner than a
+    // sleep could found its request queued.
+    const uint64_t asked = monotonic_ns();
+    const ssize_t n = sleep_for_request(fd, buf, len);
+    queued_ = n >= 0 && monotonic_ns() - asked < kFasterThanASleepNs;
+    return n;
+  }
   spin->missed();
   ssize_t n = sleep_for_request(fd, buf, len);
   if (n >= 0) spin->adapt(monotonic_ns() - began);

@@ -2,6 +2,8 @@
 // requests only, is handed on before the worker could sleep or return
 // anything else, and the descriptor blocks only while nothing is staged. A
 // SOCK_SEQPACKET pair stands in for /dev/fuse: one read, one request.
+// Whether a request was queued when the worker asked is told where it is
+// certain: found by the first look, by a helper, or slept for.
 // With a ReadTurn on a busy volume, one worker at a time sleeps in read()
 // and keeps the turn across requests that do not wait, and the others read
 // only when called; on a quiet volume every worker reads.
@@ -88,6 +90,7 @@ TEST_F(RequestReaderTest, ReadOrWriteReturnsWithTheBatchStillStaged) {
     EXPECT_EQ(unique_of(buf_), 7u + op);
     EXPECT_TRUE(staging.staged()) << "opcode " << op;
     EXPECT_TRUE(nonblocking()) << "a worker with staged IO must never sleep in read()";
+    EXPECT_TRUE(reader_.request_was_queued()) << "it was sent before the worker asked";
   }
 }
 
@@ -211,6 +214,7 @@ TEST_F(RequestReaderTest, SpinningWorkerTakesAWaitingRequestWithoutSleeping) {
   EXPECT_EQ(spin.requests_found(), 1u);
   EXPECT_EQ(spin.sleeps(), 1u) << "only open_window's";
   EXPECT_TRUE(nonblocking()) << "a spinning worker keeps the descriptor non-blocking";
+  EXPECT_TRUE(reader_.request_was_queued()) << "its first look found it";
   EXPECT_EQ(idle.handed_on, 0);
 }
 
@@ -229,6 +233,7 @@ TEST_F(RequestReaderTest, SpinThatFindsNoRequestSleepsUntilOneComes) {
   EXPECT_FALSE(is_data);
   EXPECT_EQ(unique_of(buf_), 9u);
   EXPECT_EQ(spin.requests_found(), 0u);
+  EXPECT_FALSE(reader_.request_was_queued()) << "the worker slept for it";
   EXPECT_TRUE(spin.try_begin()) << "the sleeping worker let go of the spinner's place";
 }
 
@@ -386,6 +391,7 @@ TEST_F(ReadTurnTest, BusyHolderCallsAWaitingWorkerForAQueuedRequest) {
   EXPECT_TRUE(turn_.held_here());
   EXPECT_EQ(b_took(), 3u) << "called to help, b_ takes request 3 while A works";
   EXPECT_EQ(turn_.helps_called(), 1u);
+  EXPECT_TRUE(b_.reader.request_was_queued()) << "a helper takes only a request that waits";
 }
 
 // A lone request calls nobody: there is nothing queued behind it for a

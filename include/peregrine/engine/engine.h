@@ -242,10 +242,13 @@ class Submitter {
   bool polls() const { return poll_stop_ != nullptr; }
 
   // Whether add() keeps lone pieces on memory members aside for this
-  // thread to move (on by default). A classic FUSE worker turns it off:
-  // there it cost a third of the 4 KiB reads at QD 1 on tmpfs members
-  // (docs/performance-history.md, "Memory members"). Set by the thread
-  // that uses the submitter, with nothing staged.
+  // thread to move (on by default). A classic FUSE worker turns it on only
+  // for requests it found queued: for a lone one it cost 18-33% of the
+  // 4 KiB reads at QD 1 on tmpfs members, and queued ones gained 14-24%
+  // at QD 32 (docs/performance-history.md, "Memory members" and "Classic
+  // workers move queued pieces"). Set by the thread that uses the
+  // submitter, between requests (a piece already kept aside is moved at
+  // the next Completions::here unplug either way).
   void set_direct_pieces(bool on) { direct_pieces_ = on; }
 
   // add() + unplug().

@@ -55,6 +55,12 @@ class RequestReader {
   ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn = nullptr,
                ReadSpin* spin = nullptr);
 
+  // Whether the request the last read() returned was queued already when
+  // the worker asked: other requests keep coming while this worker serves
+  // (the volume is busy, even where no IO stays staged or on the drives).
+  // False for one it had to look for again or sleep for.
+  bool request_was_queued() const { return queued_; }
+
  private:
   // As the worker whose turn it is (or the only one): sleeps when nothing
   // is staged and no request waits.
@@ -73,6 +79,7 @@ class RequestReader {
 
   int fd_ = -1;    // the descriptor whose flags are known, -1 if none
   int flags_ = 0;  // its file status flags as last set
+  bool queued_ = false;  // request_was_queued()
 };
 
 }  // namespace peregrine::fs
