@@ -45,7 +45,8 @@ bool may_wait_long(const void* buf, ssize_t n) {
 
 // A read() that slept and was woken takes longer than this here (a wake-up
 // costs 10 us or more on the machines measured); one that found a request
-// waiting returns well within it. Misjudging only costs one poll().
+// waiting returns well within it. Misjudging costs one poll(), or a lone
+// request taken for a queued one (request_was_queued).
 constexpr uint64_t kFasterThanASleepNs = 5000;
 
 // A read that must not end the thread: libfuse cancels workers blocked in
@@ -218,7 +219,13 @@ ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, 
   }
   spin->missed();
   ssize_t n = sleep_for_request(fd, buf, len);
-  if (n >= 0) spin->adapt(monotonic_ns() - began);
+  if (n >= 0) {
+    const uint64_t waited = monotonic_ns() - began;
+    spin->adapt(waited);
+    // With no window no look came first: judged as another worker's read
+    // is. After a spin that missed, the request came later.
+    queued_ = window == 0 && waited < kFasterThanASleepNs;
+  }
   return n;
 }
 

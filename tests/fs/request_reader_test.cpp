@@ -237,6 +237,25 @@ TEST_F(RequestReaderTest, SpinThatFindsNoRequestSleepsUntilOneComes) {
   EXPECT_TRUE(spin.try_begin()) << "the sleeping worker let go of the spinner's place";
 }
 
+TEST_F(RequestReaderTest, WhetherARequestWasQueuedIsToldAfreshForEachRead) {
+  ReadSpin spin;
+  open_window(spin);
+  FakeStaging idle(false);
+  send(FUSE_LOOKUP, 1);
+  bool is_data = false;
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, nullptr, &spin), 0);
+  ASSERT_TRUE(reader_.request_was_queued());
+  const uint64_t sleeps = spin.sleeps();
+  ssize_t n = -1;
+  std::thread worker([&] { n = reader_.read(worker_fd(), buf_, sizeof buf_, idle, &is_data, nullptr, &spin); });
+  while (spin.sleeps() == sleeps) std::this_thread::yield();  // its spin missed
+  send(FUSE_LOOKUP, 2);
+  worker.join();
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  EXPECT_FALSE(reader_.request_was_queued()) << "the answer for the request before was kept";
+}
+
 TEST_F(RequestReaderTest, SecondWorkerSleepsWhileOneSpins) {
   ReadSpin spin;
   open_window(spin);

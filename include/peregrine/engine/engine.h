@@ -242,13 +242,15 @@ class Submitter {
   bool polls() const { return poll_stop_ != nullptr; }
 
   // Whether add() keeps lone pieces on memory members aside for this
-  // thread to move (on by default). A classic FUSE worker turns it on only
-  // for requests it found queued: for a lone one it cost 18-33% of the
-  // 4 KiB reads at QD 1 on tmpfs members, and queued ones gained 14-24%
-  // at QD 32 (docs/performance-history.md, "Memory members" and "Classic
-  // workers move queued pieces"). Set by the thread that uses the
-  // submitter, between requests (a piece already kept aside is moved at
-  // the next Completions::here unplug either way).
+  // thread to move (on by default). A classic FUSE worker that batches
+  // requests (fuse.batch_requests) turns it on only for requests it found
+  // queued, and off otherwise: for a lone one it cost 18-33% of the 4 KiB
+  // reads at QD 1 on tmpfs members, and queued ones gained 14-24% at QD 32
+  // (docs/performance-history.md, "Memory members" and "Classic workers
+  // move queued pieces"). Set by the thread that uses the submitter,
+  // between requests: a piece already kept aside is moved by the next
+  // unplug that may run callbacks, or handed to its drive by any other,
+  // whatever the flag says then.
   void set_direct_pieces(bool on) { direct_pieces_ = on; }
 
   // add() + unplug().

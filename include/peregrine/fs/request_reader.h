@@ -58,7 +58,10 @@ class RequestReader {
   // Whether the request the last read() returned was queued already when
   // the worker asked: other requests keep coming while this worker serves
   // (the volume is busy, even where no IO stays staged or on the drives).
-  // False for one it had to look for again or sleep for.
+  // True for one a helper, a staged batch's next read or the spin's first
+  // look found; false for one found by a later look of the spin or after a
+  // spin that missed; a read that may have slept without spinning is
+  // judged by its time (queued if it returned within 5 us).
   bool request_was_queued() const { return queued_; }
 
  private:
