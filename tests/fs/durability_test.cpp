@@ -9,6 +9,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "fs_test_util.h"
 
 namespace peregrine::fstest {
@@ -23,6 +25,16 @@ const std::string kStale = "STALE-DATA-OF-A-DELETED-FILE-" + std::string(35, '#'
 bool fsync_path(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY));
   return fd.ok() && ::fsync(fd.get()) == 0;
+}
+
+// Where two byte strings first differ (the shorter one's size if one is
+// the other's start), for a failure to say what was lost.
+size_t first_difference(const std::string& a, const std::string& b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return i;
+  }
+  return n;
 }
 
 bool fsck_available() { return run({peregrine_bin(), "fsck", "--help"}).code == 0; }
@@ -121,7 +133,10 @@ TEST_P(DurabilityTest, PeregrineSyncMakesEveryChangeDurable) {
   volume_->kill9();
   r = volume_->mount();
   ASSERT_EQ(r.code, 0) << "mount after kill -9: " << r.describe();
-  EXPECT_TRUE(read_file(at("grown")) == grown) << "the append to 'grown' was lost or changed";
+  const std::string got_grown = read_file(at("grown"));
+  EXPECT_TRUE(got_grown == grown) << "the append to 'grown' was lost or changed: " << got_grown.size()
+                                  << " bytes of " << grown.size() << ", first difference at byte "
+                                  << first_difference(got_grown, grown);
   EXPECT_TRUE(read_file(at("d/fresh")) == fresh) << "'d/fresh' was lost or changed";
   EXPECT_EQ(read_file(at("d/log")), "line 1\nline 2\n");
   struct stat st;
