@@ -83,7 +83,10 @@ int cmd_sync(int argc, char** argv) {
               << "\nEach volume is synced once, however many of its paths are given; the\n"
                  "command goes on to the next PATH after a failure and exits 1 if any failed.\n"
                  "`sync PATH` (coreutils, without -f) does the daemon's part too, but not the\n"
-                 "page cache's: files written and not yet closed or fsync'd may stay behind.\n";
+                 "page cache's: files written and not yet closed or fsync'd may stay behind.\n"
+                 "Known gap: on Linux 6.18 syncfs(2) can return before the daemon has taken the\n"
+                 "writebacks it started, so what a file still open for writing held in the page\n"
+                 "cache may miss the commit; fsync such a file to be sure (docs/usage.md).\n";
     return 0;
   }
   if (paths.empty()) {
