@@ -30,11 +30,9 @@ bool fsync_path(const std::string& path) {
 // Where two byte strings first differ (the shorter one's size if one is
 // the other's start), for a failure to say what was lost.
 size_t first_difference(const std::string& a, const std::string& b) {
-  size_t n = std::min(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (a[i] != b[i]) return i;
-  }
-  return n;
+  const std::string& shorter = a.size() <= b.size() ? a : b;
+  const std::string& longer = a.size() <= b.size() ? b : a;
+  return static_cast<size_t>(std::mismatch(shorter.begin(), shorter.end(), longer.begin()).first - shorter.begin());
 }
 
 bool fsck_available() { return run({peregrine_bin(), "fsck", "--help"}).code == 0; }
