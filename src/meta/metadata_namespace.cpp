@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "peregrine/meta/metadata.h"
+#include "peregrine/meta/model_paths.h"
 #include "peregrine/meta/posix_acl.h"
 #include "txn_builder.h"
 
@@ -100,6 +101,11 @@ int Metadata::lookup_parent(Ino dir, InodeAttr* out) {
   if (!p) return -EIO;
   *out = attr_of(*p);
   return 0;
+}
+
+std::map<Ino, std::string> Metadata::paths_of(const std::set<Ino>& inos) {
+  ReaderLock lk(ns_mu_);
+  return meta::paths_of(model_, inos);
 }
 
 int Metadata::create_node(Ino parent, std::string_view name, uint32_t mode, uint64_t rdev, std::string_view target,

@@ -7,6 +7,7 @@
 #include <sys/xattr.h>
 
 #include <cerrno>
+#include <map>
 #include <set>
 
 #include "meta_test_util.h"
@@ -110,6 +111,36 @@ TEST_F(NamespaceTest, HardLinks) {
   EXPECT_EQ(attr(f).nlink, 1u);
   ASSERT_EQ(md->unlink(d, "g"), 0);
   EXPECT_EQ(md->getattr(f, &a), -ENOENT);
+}
+
+// The paths `peregrine sync` opens files by: found from the root down,
+// after renames, one of a hard-linked file's names, none for an unlinked
+// file or an unknown number.
+TEST_F(NamespaceTest, PathsOfInodesFollowRenamesAndSkipUnnamedOnes) {
+  Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
+  Ino e = mk(d, "e", S_IFDIR | 0755);
+  Ino f = mk(e, "f");
+  Ino top = mk(kRootIno, "top");
+  Ino linked = mk(d, "one");
+  InodeAttr a;
+  ASSERT_EQ(md->link(linked, e, "two", &a), 0);
+  Ino gone = mk(d, "gone");
+  ASSERT_EQ(md->open(gone), 0);
+  ASSERT_EQ(md->unlink(d, "gone"), 0);
+  ASSERT_EQ(md->rename(kRootIno, "d", kRootIno, "moved", 0), 0);
+
+  std::map<Ino, std::string> paths = md->paths_of({kRootIno, d, e, f, top, linked, gone, 999999});
+  EXPECT_EQ(paths[kRootIno], "");
+  EXPECT_EQ(paths[d], "moved");
+  EXPECT_EQ(paths[e], "moved/e");
+  EXPECT_EQ(paths[f], "moved/e/f");
+  EXPECT_EQ(paths[top], "top");
+  EXPECT_TRUE(paths[linked] == "moved/one" || paths[linked] == "moved/e/two") << paths[linked];
+  EXPECT_EQ(paths.count(gone), 0u);
+  EXPECT_EQ(paths.count(999999), 0u);
+  EXPECT_EQ(paths.size(), 6u);
+  EXPECT_TRUE(md->paths_of({}).empty());
+  EXPECT_EQ(md->release(gone), 0);
 }
 
 TEST_F(NamespaceTest, RenameReplacesFileAndFreesIt) {

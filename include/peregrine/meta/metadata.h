@@ -44,7 +44,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -238,6 +240,9 @@ class Metadata {
   // entries renamed away and back need never end (generic/736).
   int listing_end(Ino dir, uint64_t* end);
   static constexpr uint64_t kNoListingEnd = UINT64_MAX;
+  // A path relative to the root for each of `inos` that has a name
+  // (model_paths.h): a walk over every directory when a file is asked for.
+  std::map<Ino, std::string> paths_of(const std::set<Ino>& inos);
 
   // ---- xattrs ----  flags: XATTR_CREATE (EEXIST if present),
   // XATTR_REPLACE (ENODATA if absent). Name > 255: ERANGE; value > 64 KiB:
