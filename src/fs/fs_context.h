@@ -23,6 +23,7 @@
 #include "peregrine/fs/io_gates.h"
 #include "peregrine/fs/read_spin.h"
 #include "peregrine/fs/read_turn.h"
+#include "peregrine/fs/open_files_xattr.h"
 #include "peregrine/fs/stats_xattr.h"
 #include "peregrine/fs/submitter_pool.h"
 #include "peregrine/meta/metadata.h"
@@ -36,6 +37,7 @@
 #include "refused_writebacks.h"
 #include "tail_blocks.h"
 #include "write_behind.h"
+#include "write_open_files.h"
 #include "transport/fuse_wire.h"
 #include "transport/transport.h"
 
@@ -106,6 +108,8 @@ struct FsContext final : TransportHost {
   DataOpPools op_pools;
   // Writebacks refused for want of space, told at the writer's next write.
   RefusedWritebacks refused_writebacks;
+  // Files with a handle open for writing, for `peregrine sync`.
+  WriteOpenFiles write_open_files;
   const std::vector<std::string> member_names;
   // st_blksize of every file: see preferred_io_size().
   const uint32_t preferred_io_bytes;
@@ -327,5 +331,10 @@ void serve_restripe_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, si
 void make_read_only(fuse_lowlevel_ops& ops);
 
 std::string stats_json(FsContext& fs);
+// Whether `name` is the root's list of files open for writing, and which
+// page of it (open_files_xattr.h): *after is the inode the page follows.
+bool open_files_page_name(const char* name, uint64_t* after);
+// That page, as `caller_uid` may see it (root: every file; others: theirs).
+std::string open_files_page(FsContext& fs, uint32_t caller_uid, uint64_t after);
 
 }  // namespace peregrine::fs

@@ -3,6 +3,8 @@
 // write to the daemon; `writeback` (the default) lets the kernel cache,
 // except for an O_DIRECT open, whose IO bypasses the cache (FOPEN_DIRECT_IO)
 // and takes the engine's direct path at the direct mode's speed.
+#include <fcntl.h>
+
 #include <cerrno>
 
 #include "fs_context.h"
@@ -11,6 +13,20 @@
 
 namespace peregrine::fs {
 namespace {
+
+// fi->fh of a handle counted in FsContext::write_open_files, so that its
+// release is uncounted whatever the flags the kernel sends with it.
+constexpr uint64_t kCountedWriteHandle = 1;
+
+void count_write_handle(FsContext& fs, fuse_ino_t ino, fuse_file_info* fi) {
+  if ((fi->flags & O_ACCMODE) == O_RDONLY) return;
+  fi->fh = kCountedWriteHandle;
+  fs.write_open_files.opened(ino);
+}
+
+void uncount_write_handle(FsContext& fs, fuse_ino_t ino, const fuse_file_info* fi) {
+  if (fi != nullptr && fi->fh == kCountedWriteHandle) fs.write_open_files.released(ino);
+}
 
 void set_cache_policy(FsContext& fs, fuse_file_info* fi) {
   // An O_DIRECT open of a cached mount: without FOPEN_DIRECT_IO the kernel
@@ -68,7 +84,11 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       fs.meta.accessed(ino))
     attributes_changed(fs, ino);
   set_cache_policy(fs, fi);
-  if (fuse_reply_open(req, fi) != 0) fs.meta.release(ino);  // the opener is gone
+  count_write_handle(fs, ino, fi);
+  if (fuse_reply_open(req, fi) != 0) {  // the opener is gone
+    uncount_write_handle(fs, ino, fi);
+    fs.meta.release(ino);
+  }
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
@@ -83,12 +103,17 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     return;
   }
   set_cache_policy(fs, fi);
+  count_write_handle(fs, a.ino, fi);
   fuse_entry_param e = make_entry(fs, a);
-  if (fuse_reply_create(req, &e, fi) != 0) fs.meta.release(a.ino);
+  if (fuse_reply_create(req, &e, fi) != 0) {
+    uncount_write_handle(fs, a.ino, fi);
+    fs.meta.release(a.ino);
+  }
 }
 
-void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext& fs = context(req);
+  uncount_write_handle(fs, ino, fi);
   // A write that finds the volume full meanwhile waits for this release,
   // which may free an unlinked file's blocks.
   meta::Metadata::ComingRelease coming(fs.meta);

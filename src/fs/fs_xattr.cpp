@@ -1,5 +1,6 @@
 // Extended attributes, plus the root's read-only user.peregrine.stats,
-// which carries the engine's per-drive statistics to `peregrine stats`.
+// which carries the engine's per-drive statistics to `peregrine stats`,
+// and its list of files open for writing (open_files_xattr.h).
 // POSIX ACLs are xattrs too: the kernel enforces them, the metadata layer
 // keeps them in step with the mode (meta/posix_acl.h).
 #include <sys/xattr.h>
@@ -18,6 +19,12 @@ namespace {
 // Linux knows these namespaces; a name outside them is EOPNOTSUPP, as on
 // native filesystems. So are the ACL names on a mount without ACLs, as on
 // ext4 mounted noacl.
+// The root's computed attributes: read-only, and never stored.
+bool reserved_root_name(fuse_ino_t ino, const char* name) {
+  uint64_t after = 0;
+  return ino == FUSE_ROOT_ID && (std::strcmp(name, kStatsXattr) == 0 || open_files_page_name(name, &after));
+}
+
 bool supported_name(const FsContext& fs, const char* name) {
   if (meta::is_acl_xattr(name)) return fs.settings.fuse.acl;
   for (const char* prefix : {"user.", "trusted.", "security.", "system."}) {
@@ -56,6 +63,10 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
     reply_value(req, stats_json(fs), size);
     return;
   }
+  if (uint64_t after = 0; ino == FUSE_ROOT_ID && open_files_page_name(name, &after)) {
+    reply_value(req, open_files_page(fs, caller(req).uid, after), size);
+    return;
+  }
   if (!supported_name(fs, name)) {
     fuse_reply_err(req, EOPNOTSUPP);
     return;
@@ -70,7 +81,7 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
 }
 
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags) {
-  if (ino == FUSE_ROOT_ID && std::strcmp(name, kStatsXattr) == 0) {
+  if (reserved_root_name(ino, name)) {
     fuse_reply_err(req, EPERM);  // reserved, computed on every read
     return;
   }
@@ -101,7 +112,7 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  if (ino == FUSE_ROOT_ID && std::strcmp(name, kStatsXattr) == 0) {
+  if (reserved_root_name(ino, name)) {
     fuse_reply_err(req, EPERM);
     return;
   }

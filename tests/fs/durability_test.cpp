@@ -10,6 +10,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+#include <thread>
 
 #include "fs_test_util.h"
 
@@ -143,6 +148,122 @@ TEST_P(DurabilityTest, PeregrineSyncMakesEveryChangeDurable) {
   int status = volume_->unmount();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   expect_fsck_clean(*volume_);
+}
+
+// The list `peregrine sync` fsyncs by (open_files_xattr.h): each file
+// with a handle open for writing once, by its current path, in inode
+// order; not files open only for reading, closed or unlinked ones;
+// read-only; paged.
+TEST_P(DurabilityTest, TheRootListsTheFilesOpenForWriting) {
+  const std::string name = "user.peregrine.open_for_writing";
+  auto page = [&](const std::string& xattr) {
+    std::string buf(65536, '\0');
+    ssize_t n = ::getxattr(volume_->mountpoint().c_str(), xattr.c_str(), buf.data(), buf.size());
+    EXPECT_GE(n, 0) << xattr << ": " << std::strerror(errno);
+    buf.resize(n < 0 ? 0 : n);
+    return buf;
+  };
+  auto ino_of = [&](const std::string& rel) {
+    struct stat st;
+    EXPECT_EQ(::stat(at(rel).c_str(), &st), 0) << rel;
+    return static_cast<uint64_t>(st.st_ino);
+  };
+  auto record = [&](const std::string& rel) { return std::to_string(ino_of(rel)) + '\t' + rel + '\0'; };
+  ASSERT_EQ(::mkdir(at("d").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(at("d/e").c_str(), 0755), 0);
+  ASSERT_TRUE(write_file(at("closed"), "x"));
+  ASSERT_TRUE(write_file(at("reader"), "x"));
+  ASSERT_TRUE(write_file(at("theirs"), "x"));
+  ASSERT_EQ(::chown(at("theirs").c_str(), kNobody, kNobody), 0);  // root sees every user's
+  Fd a(::open(at("a").c_str(), O_WRONLY | O_CREAT, 0644));
+  Fd a_again(::open(at("a").c_str(), O_WRONLY));
+  Fd b(::open(at("d/e/b").c_str(), O_RDWR | O_CREAT, 0644));
+  Fd reader(::open(at("reader").c_str(), O_RDONLY));
+  Fd theirs(::open(at("theirs").c_str(), O_WRONLY));
+  Fd gone(::open(at("gone").c_str(), O_WRONLY | O_CREAT, 0644));
+  ASSERT_TRUE(a.ok() && a_again.ok() && b.ok() && reader.ok() && theirs.ok() && gone.ok());
+  ASSERT_EQ(::unlink(at("gone").c_str()), 0);
+  ASSERT_EQ(::rename(at("d").c_str(), at("moved").c_str()), 0);
+
+  std::map<uint64_t, std::string> expected;
+  for (const char* rel : {"a", "moved/e/b", "theirs"}) expected[ino_of(rel)] = record(rel);
+  std::string all;
+  for (const auto& [ino, rec] : expected) all += rec;
+  EXPECT_EQ(page(name), all);
+  EXPECT_EQ(page(name + ".after." + std::to_string(expected.rbegin()->first)), "");
+  EXPECT_EQ(::setxattr(volume_->mountpoint().c_str(), name.c_str(), "x", 1, 0), -1);
+  EXPECT_EQ(errno, EPERM);
+
+  a.reset();
+  EXPECT_EQ(page(name), all) << "'a' has a second writer";
+  a_again.reset();
+  b.reset();
+  theirs.reset();
+  gone.reset();
+  // RELEASE follows close(2) asynchronously: the list empties once the
+  // daemon has had them all.
+  std::string left = page(name);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+    left = page(name);
+  }
+  EXPECT_EQ(left, "") << "closed files are still listed";
+
+  // More files than a page holds: the pages follow each other, in order.
+  std::vector<Fd> many;
+  std::set<std::string> want;
+  for (int i = 0; i < 400; ++i) {
+    const std::string rel = "many-" + std::to_string(i) + std::string(200, 'n');
+    many.emplace_back(::open(at(rel).c_str(), O_WRONLY | O_CREAT, 0644));
+    ASSERT_TRUE(many.back().ok()) << i;
+    want.insert(rel);
+  }
+  std::set<std::string> got;
+  int pages = 0;
+  for (std::string after = name;; ++pages) {
+    const std::string p = page(after);
+    if (p.empty()) break;
+    ASSERT_LE(p.size(), 65536u);
+    ASSERT_LT(pages, 10);
+    for (size_t at = 0; at < p.size();) {
+      const size_t tab = p.find('\t', at), nul = p.find('\0', at);
+      ASSERT_TRUE(tab != std::string::npos && nul != std::string::npos && tab < nul);
+      got.insert(p.substr(tab + 1, nul - tab - 1));
+      after = name + ".after." + p.substr(at, tab - at);
+      at = nul + 1;
+    }
+  }
+  EXPECT_EQ(pages, 2);
+  EXPECT_TRUE(got == want) << got.size() << " paths listed of " << want.size();
+}
+
+// A user other than root sees only its own files in that list: the
+// others' names may lie in directories it cannot search.
+class OpenForWritingListTest : public MountedTest {
+ protected:
+  std::vector<std::string> mount_options() override { return {"-o", "fuse.allow_other=true"}; }
+};
+
+TEST_F(OpenForWritingListTest, AnotherUserSeesOnlyItsOwnFiles) {
+  ASSERT_EQ(::chmod(volume_->mountpoint().c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(at("private").c_str(), 0700), 0);
+  ASSERT_TRUE(write_file(at("private/roots"), "x"));
+  ASSERT_TRUE(write_file(at("theirs"), "x"));
+  ASSERT_EQ(::chown(at("theirs").c_str(), kNobody, kNobody), 0);
+  Fd roots(::open(at("private/roots").c_str(), O_WRONLY));
+  Fd theirs(::open(at("theirs").c_str(), O_WRONLY));
+  ASSERT_TRUE(roots.ok() && theirs.ok());
+  struct stat st;
+  ASSERT_EQ(::stat(at("theirs").c_str(), &st), 0);
+  const std::string expected = std::to_string(st.st_ino) + "\ttheirs" + '\0';
+  const std::string root = volume_->mountpoint();
+  Outcome seen = as_nobody([&] {
+    std::string buf(65536, '\0');
+    ssize_t n = ::getxattr(root.c_str(), "user.peregrine.open_for_writing", buf.data(), buf.size());
+    return outcome(n < 0 ? n : std::string(buf.data(), n) == expected ? 1 : 0);
+  });
+  EXPECT_EQ(seen, (Outcome{1, 0})) << "nobody must see 'theirs' and nothing else";
 }
 
 TEST_P(DurabilityTest, PeregrineSyncNamesAPathThatIsNoVolume) {
