@@ -1,9 +1,12 @@
 // `peregrine sync`: makes everything written to mounted volumes durable
 // now. sync(1) and syncfs(2) write the kernel's dirty pages to the daemon
 // but never ask a /dev/fuse daemon to make them durable (the kernel sends
-// FUSE_SYNCFS only to virtiofs), so this command does both halves: syncfs
+// FUSE_SYNCFS only to virtiofs), and syncfs can return before the daemon
+// has the writebacks it started. So the command takes three steps: syncfs
 // on the mount, which hands the dirty pages over and reports writeback
-// errors, then an fsync of its root directory, which the daemon answers
+// errors; an fsync of each file open for writing, which waits for that
+// file's writebacks (open_files_sync.h; a closed file's close waited for
+// its own); then an fsync of the root directory, which the daemon answers
 // once the drives' caches are flushed and the whole journal is committed
 // (src/fs/fs_dir.cpp, op_fsyncdir). Exit codes: 0 durable, 1 a volume
 // could not be synced (not a peregrine mount, dead, an IO error),
@@ -24,6 +27,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "mount_table.h"
+#include "open_files_sync.h"
 #include "peregrine/util/result.h"
 
 namespace peregrine::cli {
@@ -40,8 +44,9 @@ constexpr const char* kUsage =
     "of it. Plain sync(1) and syncfs(2) do not reach a FUSE daemon.\n\n"
     "options";
 
-// One volume, by its mount point: syncfs for the page cache, then fsync
-// of the root for the daemon's part. Errors name the path and the step.
+// One volume, by its mount point: syncfs for the page cache, the open
+// files' fsyncs for the writebacks syncfs did not wait for, then fsync of
+// the root for the daemon's part. Errors name the path and the step.
 Status sync_volume(const std::string& root) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
@@ -54,6 +59,9 @@ Status sync_volume(const std::string& root) {
     int e = errno;
     out = Status::error(e, root + ": writing the page cache back failed (syncfs): " + std::strerror(e) +
                                "; what did reach the volume is made durable, the rest may be lost");
+  }
+  if (Status st = fsync_files_open_for_writing(fd, root); !st) {
+    out = out ? st : Status::error(out.errnum(), out.message() + "; " + st.message());
   }
   if (::fsync(fd) != 0) {
     int e = errno;
@@ -84,9 +92,9 @@ int cmd_sync(int argc, char** argv) {
                  "command goes on to the next PATH after a failure and exits 1 if any failed.\n"
                  "`sync PATH` (coreutils, without -f) does the daemon's part too, but not the\n"
                  "page cache's: files written and not yet closed or fsync'd may stay behind.\n"
-                 "Known gap: on Linux 6.18 syncfs(2) can return before the daemon has taken the\n"
-                 "writebacks it started, so what a file still open for writing held in the page\n"
-                 "cache may miss the commit; fsync such a file to be sure (docs/usage.md).\n";
+                 "Files open for writing are fsync'd one by one (syncfs(2) does not wait for\n"
+                 "their writebacks); as root every such file, as another user the files it\n"
+                 "owns: run it as root to cover every user's open files.\n";
     return 0;
   }
   if (paths.empty()) {
