@@ -80,8 +80,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // With fuse.cache=writeback most reads are served from the page cache and
   // never reach the daemon, which keeps the access times (fs_read.cpp): an
   // open for reading counts as the access there, by the same rule.
+  // O_NOATIME (the owner's or root's, which the kernel checked) leaves it,
+  // as on ext4: `peregrine sync` opens files that way to fsync them.
   if (fs.settings.fuse.cache == config::CacheMode::kWriteback && (fi->flags & O_ACCMODE) != O_WRONLY &&
-      fs.meta.accessed(ino))
+      (fi->flags & O_NOATIME) == 0 && fs.meta.accessed(ino))
     attributes_changed(fs, ino);
   set_cache_policy(fs, fi);
   count_write_handle(fs, ino, fi);
@@ -133,7 +135,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_err(req, -rc);
 }
 
-void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   // Every write this file had answered has completed on the members. Flush
   // the members' caches (an overwrite in place changes no metadata that
   // would make the journal flush for us), then make the metadata durable
@@ -142,8 +144,12 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
   // The file's writebacks answered before their IO (write_behind.h) first:
   // their bytes, and the error any of them met. This thread holds no lock
   // and would only sleep: it completes their IO itself (reap).
-  if (fs.write_behind.enabled()) fs.write_behind.note_fsync(ino);
-  int rc = fs.write_behind.wait_file(ino, true, true);
+  // Only a writer's fsync takes the error (the kernel reports it once, to
+  // the writers' descriptors) and counts as the file's own: one through a
+  // read-only handle, such as `peregrine sync`'s, must not steal either.
+  const bool writer = fi != nullptr && fi->fh == kCountedWriteHandle;
+  if (writer && fs.write_behind.enabled()) fs.write_behind.note_fsync(ino);
+  int rc = fs.write_behind.wait_file(ino, writer, true);
   if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
   if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0);

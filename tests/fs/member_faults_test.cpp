@@ -247,6 +247,28 @@ TEST_F(MemberFaultsTest, PeregrineSyncReportsAFailedWritebackNobodyFsyncs) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// `peregrine sync` fsyncs a file still open for writing through a handle
+// of its own: it reports the failed writeback, and leaves the error for
+// the writer's fsync too, which must not find its data called durable.
+TEST_F(MemberFaultsTest, PeregrineSyncLeavesTheWritersFsyncItsError) {
+  const std::string on = arm("wb");
+  mount_with("member=3,action=eio,op=write,area=data,while=" + on, {}, "writeback");
+  touch(on);
+  Fd writer(::open(at("open").c_str(), O_WRONLY | O_CREAT, 0644));
+  ASSERT_TRUE(writer.ok()) << std::strerror(errno);
+  ASSERT_TRUE(write_at(writer.get(), pattern(2 << 20, 63), 0)) << std::strerror(errno);
+  RunResult r = run({peregrine_bin(), "sync", volume_->mountpoint()});
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
+  errno = 0;
+  EXPECT_EQ(::fsync(writer.get()), -1) << "peregrine sync took the writer's error";
+  EXPECT_EQ(errno, EIO);
+  writer.reset();
+  release(on);
+  int status = volume_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
 TEST_F(MemberFaultsTest, FailedMetadataWriteMakesTheVolumeReadOnly) {
   const std::string on = arm("meta");
   mount_with("member=1,action=eio,op=write,area=meta,while=" + on);
