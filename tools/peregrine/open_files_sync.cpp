@@ -1,6 +1,8 @@
 #include "open_files_sync.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -61,28 +63,50 @@ Status list_open_files(int root_fd, const std::string& root, std::map<uint64_t, 
 
 enum class Outcome { kSynced, kMoved, kFailed };
 
-// Opens `path` (read-only, or write-only for a file its owner may only
-// write) and fsyncs it if it still is inode `ino`.
-Outcome fsync_one(int root_fd, const std::string& root, uint64_t ino, const std::string& path, Status* error) {
+// Opens `path` beneath the root without following a symlink or crossing
+// into another mount anywhere on the way: run as root, the command must not
+// be led by another user's renames to open a device elsewhere. O_NONBLOCK:
+// the name may meanwhile be a FIFO's, whose open would wait. O_NOATIME:
+// syncing a file is not reading it (the owner and root may ask for it).
+int open_beneath(int root_fd, const std::string& path) {
+  open_how how{};
+  how.flags = O_RDONLY | O_NOATIME | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  long fd = ::syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how);
+  if (fd < 0 && errno == EPERM) {  // O_NOATIME on a file of another owner
+    how.flags &= ~static_cast<uint64_t>(O_NOATIME);
+    fd = ::syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how);
+  }
+  return static_cast<int>(fd);
+}
+
+// fsyncs `path` if it still is inode `ino` of the volume (device `dev`).
+Outcome fsync_one(int root_fd, dev_t dev, const std::string& root, uint64_t ino, const std::string& path,
+                  Status* error) {
   const std::string shown = root + "/" + path;
+  const std::string advice = "; fsync it yourself (from the program that writes it, or as root)";
   if (path.empty()) {
     *error = Status::error(ENAMETOOLONG, root + ": inode " + std::to_string(ino) +
-                                             " is open for writing under a path longer than PATH_MAX; fsync it yourself");
+                                             " is open for writing under a path longer than PATH_MAX" + advice);
     return Outcome::kFailed;
   }
-  // O_NONBLOCK: the name may meanwhile be a FIFO's, whose open would wait.
-  const int flags = O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
-  int fd = ::openat(root_fd, path.c_str(), O_RDONLY | flags);
-  if (fd < 0 && errno == EACCES) fd = ::openat(root_fd, path.c_str(), O_WRONLY | flags);
+  int fd = open_beneath(root_fd, path);
   if (fd < 0) {
     int e = errno;
-    if (e == ENOENT || e == ENOTDIR || e == ELOOP) return Outcome::kMoved;
-    *error = Status::error(e, shown + ": cannot open it to fsync: " + std::strerror(e));
+    // Gone or renamed since the listing (EAGAIN: a rename raced the
+    // lookup), now a symlink on the way, a socket or a FIFO (ENXIO), or a
+    // lease holder's: look again by the next list.
+    if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EAGAIN || e == ENXIO || e == EWOULDBLOCK)
+      return Outcome::kMoved;
+    std::string why = std::strerror(e);
+    if (e == EXDEV) why = "it lies under another filesystem mounted on the volume";
+    if (e == ENOSYS) why = "this kernel lacks openat2(2)";
+    *error = Status::error(e, shown + ": cannot open it to fsync: " + why + advice);
     return Outcome::kFailed;
   }
   struct stat st;
   Outcome out = Outcome::kSynced;
-  if (::fstat(fd, &st) != 0 || st.st_ino != ino || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || st.st_ino != ino || st.st_dev != dev || !S_ISREG(st.st_mode)) {
     out = Outcome::kMoved;
   } else if (::fsync(fd) != 0) {
     int e = errno;
@@ -96,17 +120,22 @@ Outcome fsync_one(int root_fd, const std::string& root, uint64_t ino, const std:
 }  // namespace
 
 Status fsync_files_open_for_writing(int root_fd, const std::string& root) {
+  struct stat root_st;
+  if (::fstat(root_fd, &root_st) != 0) {
+    int e = errno;
+    return Status::error(e, root + ": cannot stat the mount root: " + std::strerror(e));
+  }
   std::set<uint64_t> done;
   Status first_error = Status::ok();
   std::map<uint64_t, std::string> moved;
   for (int pass = 0; pass < kPasses; ++pass) {
     std::map<uint64_t, std::string> open_files;
-    if (Status st = list_open_files(root_fd, root, &open_files); !st) return st;
+    if (Status st = list_open_files(root_fd, root, &open_files); !st) return first_error ? st : first_error;
     moved.clear();
     for (const auto& [ino, path] : open_files) {
       if (done.count(ino) != 0) continue;
       Status error = Status::ok();
-      switch (fsync_one(root_fd, root, ino, path, &error)) {
+      switch (fsync_one(root_fd, root_st.st_dev, root, ino, path, &error)) {
         case Outcome::kSynced:
           done.insert(ino);
           break;
