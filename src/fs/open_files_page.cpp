@@ -2,13 +2,21 @@
 // `peregrine sync` reads to fsync each of them.
 #include <linux/limits.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "fs_context.h"
 
 namespace peregrine::fs {
+namespace {
+
+// Enough for a page of typical paths (tens of bytes each).
+constexpr size_t kPathsPerWalk = 1024;
+
+}  // namespace
 
 bool open_files_page_name(const char* name, uint64_t* after) {
   const size_t base = std::strlen(kOpenFilesXattr);
@@ -25,21 +33,26 @@ bool open_files_page_name(const char* name, uint64_t* after) {
 }
 
 std::string open_files_page(FsContext& fs, uint32_t caller_uid, uint64_t after) {
-  std::set<meta::Ino> inos;
+  std::vector<meta::Ino> candidates;
   for (uint64_t ino : fs.write_open_files.list(after)) {
     meta::InodeAttr a;
-    if (caller_uid == 0 || (fs.meta.getattr(ino, &a) == 0 && a.uid == caller_uid)) inos.insert(ino);
+    if (caller_uid == 0 || (fs.meta.getattr(ino, &a) == 0 && a.uid == caller_uid)) candidates.push_back(ino);
   }
-  // One walk over the directories for every file listed, whatever the page
-  // will hold: a page takes hundreds of them.
-  const std::map<meta::Ino, std::string> paths = fs.meta.paths_of(inos);
+  // Paths are found a batch at a time, each batch one walk over the
+  // directories (under the namespace lock, shared): a page holds hundreds
+  // of records, and a long list costs no more walks than its pages need.
   std::string page;
-  for (const auto& [ino, path] : paths) {
-    // A path open(2) cannot take is sent empty: the command says which
-    // inode it could not reach rather than miss it without a word.
-    std::string record = std::to_string(ino) + '\t' + (path.size() < PATH_MAX ? path : std::string()) + '\0';
-    if (page.size() + record.size() > kOpenFilesPageBytes) break;
-    page += record;
+  for (size_t from = 0; from < candidates.size();) {
+    const size_t to = std::min(candidates.size(), from + kPathsPerWalk);
+    const std::set<meta::Ino> batch(candidates.begin() + from, candidates.begin() + to);
+    for (const auto& [ino, path] : fs.meta.paths_of(batch)) {
+      // A path open(2) cannot take is sent empty: the command says which
+      // inode it could not reach rather than miss it without a word.
+      std::string record = std::to_string(ino) + '\t' + (path.size() < PATH_MAX ? path : std::string()) + '\0';
+      if (page.size() + record.size() > kOpenFilesPageBytes) return page;
+      page += record;
+    }
+    from = to;
   }
   return page;
 }

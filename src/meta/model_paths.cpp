@@ -1,6 +1,7 @@
 #include "peregrine/meta/model_paths.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -57,9 +58,16 @@ std::map<Ino, std::string> paths_of(const Model& model, const std::set<Ino>& ino
       if (files.count(ref.ino) != 0) holders.try_emplace(ref.ino, dir_ino, name);
     }
   }
+  // Files listed together mostly share their directories: each is walked once.
+  std::map<Ino, std::optional<std::string>> directories;
   for (const auto& [ino, holder] : holders) {
-    std::string path;
-    if (!directory_path(model, holder.first, &path)) continue;
+    auto [dir, fresh] = directories.try_emplace(holder.first);
+    if (fresh) {
+      std::string path;
+      if (directory_path(model, holder.first, &path)) dir->second = std::move(path);
+    }
+    if (!dir->second) continue;
+    std::string path = *dir->second;
     if (!path.empty()) path += '/';
     path += holder.second;
     out.emplace(ino, std::move(path));

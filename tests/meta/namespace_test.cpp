@@ -11,6 +11,7 @@
 #include <set>
 
 #include "meta_test_util.h"
+#include "peregrine/meta/model_paths.h"
 
 namespace peregrine::meta {
 namespace {
@@ -141,6 +142,28 @@ TEST_F(NamespaceTest, PathsOfInodesFollowRenamesAndSkipUnnamedOnes) {
   EXPECT_EQ(paths.size(), 6u);
   EXPECT_TRUE(md->paths_of({}).empty());
   EXPECT_EQ(md->release(gone), 0);
+}
+
+// A model whose directories' parents loop (never made by apply(), but a
+// list for a user must not hang on it): no path, and the search ends.
+TEST(ModelPathsTest, DirectoriesWhoseParentsLoopHaveNoPath) {
+  Model m = Model::make_fresh(0);
+  auto add = [&](Ino ino, uint32_t mode, Ino parent) {
+    auto in = std::make_unique<Inode>();
+    in->attr.ino = ino;
+    in->attr.mode = mode;
+    in->attr.nlink = 1;
+    if (S_ISDIR(mode)) in->dir = std::make_unique<Directory>();
+    in->parent = parent;
+    m.inodes[ino] = std::move(in);
+  };
+  add(10, S_IFDIR | 0755, 11);
+  add(11, S_IFDIR | 0755, 10);
+  add(12, S_IFREG | 0644, 0);
+  m.find(10)->dir->add("b", 11);
+  m.find(11)->dir->add("a", 10);
+  m.find(10)->dir->add("f", 12);
+  EXPECT_TRUE(paths_of(m, {10, 11, 12}).empty());
 }
 
 TEST_F(NamespaceTest, RenameReplacesFileAndFreesIt) {

@@ -27,6 +27,7 @@ inline constexpr uint32_t kOpOpen = 14;
 inline constexpr uint32_t kOpRead = 15;
 inline constexpr uint32_t kOpWrite = 16;
 inline constexpr uint32_t kOpFsync = 20;
+inline constexpr uint32_t kOpGetxattr = 22;
 inline constexpr uint32_t kOpInit = 26;
 inline constexpr uint32_t kOpFsyncdir = 30;
 inline constexpr uint32_t kOpCreate = 35;
@@ -154,6 +155,13 @@ struct SetattrInValid {
   uint32_t padding;
 };
 static_assert(sizeof(SetattrInValid) == 8);
+
+// fuse_getxattr_in; the attribute's name follows, NUL-terminated.
+struct GetxattrIn {
+  uint32_t size;
+  uint32_t padding;
+};
+static_assert(sizeof(GetxattrIn) == 8);
 
 struct OpenIn {
   uint32_t flags;

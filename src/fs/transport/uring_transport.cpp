@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "fuse_wire.h"
+#include "peregrine/fs/open_files_xattr.h"
 #include "mark_request.h"
 
 namespace peregrine::fs {
@@ -21,7 +22,8 @@ bool page_cache_write(const wire::WriteIn& w) { return (w.write_flags & wire::kW
 
 // Whether a request may wait for member IO or for other requests while it
 // runs: fsync, zeroing on truncate and fallocate, read-modify-write of
-// partial blocks (fs_write.cpp), copies and FITRIM. A SETATTR waits only
+// partial blocks (fs_write.cpp), copies and FITRIM; and the root's list of
+// files open for writing, which walks the directories. A SETATTR waits only
 // when it truncates (the file's gate, its tail block): chown, chmod and
 // utimes, three of an unpacked file's five requests, run where they arrive.
 bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
@@ -38,6 +40,12 @@ bool may_block(const wire::InHeader& in, const fuse_buf& buf) {
     case wire::kOpCopyFileRange:
     case wire::kOpIoctl:  // FITRIM waits for the journal and member discards
       return true;
+    case wire::kOpGetxattr: {
+      const size_t skip = sizeof in + sizeof(wire::GetxattrIn);
+      const size_t len = std::strlen(kOpenFilesXattr);
+      return in.nodeid == FUSE_ROOT_ID && buf.size >= skip + len &&
+             std::memcmp(static_cast<const char*>(buf.mem) + skip, kOpenFilesXattr, len) == 0;
+    }
     case wire::kOpWrite: {
       wire::WriteIn w;
       if (buf.size < sizeof in + sizeof w) return true;
