@@ -162,7 +162,8 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
   FsContext& fs = context(req);
   // `sync DIR` (coreutils fsyncs a path it is given) and `peregrine sync`
-  // (syncfs, then an fsync of the mount root) come here: the kernel sends
+  // (syncfs, an fsync of each file open for writing, then one of the mount
+  // root) come here: the kernel sends
   // no SYNCFS to a /dev/fuse daemon, so this is the volume's sync. Every
   // change so far becomes durable, not only the directory's: a commit
   // carries only what is pending when it starts, and a directory whose

@@ -16,15 +16,15 @@
 namespace peregrine::fs {
 namespace {
 
-// Linux knows these namespaces; a name outside them is EOPNOTSUPP, as on
-// native filesystems. So are the ACL names on a mount without ACLs, as on
-// ext4 mounted noacl.
 // The root's computed attributes: read-only, and never stored.
 bool reserved_root_name(fuse_ino_t ino, const char* name) {
   uint64_t after = 0;
   return ino == FUSE_ROOT_ID && (std::strcmp(name, kStatsXattr) == 0 || open_files_page_name(name, &after));
 }
 
+// Linux knows these namespaces; a name outside them is EOPNOTSUPP, as on
+// native filesystems. So are the ACL names on a mount without ACLs, as on
+// ext4 mounted noacl.
 bool supported_name(const FsContext& fs, const char* name) {
   if (meta::is_acl_xattr(name)) return fs.settings.fuse.acl;
   for (const char* prefix : {"user.", "trusted.", "security.", "system."}) {

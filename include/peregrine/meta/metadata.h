@@ -27,8 +27,8 @@
 //
 // Thread rules: any number of threads may call any method at once.
 // - ns_mu_ (a SharedMutex) guards the Model: lookups, getattr, readdir,
-//   readlink, getxattr/listxattr, map_read, seek and statfs take it shared;
-//   everything that changes state (including open/release and
+//   readlink, getxattr/listxattr, map_read, seek, statfs and paths_of take
+//   it shared; everything that changes state (including open/release and
 //   complete_write from IO completion threads) takes it exclusively. It is
 //   never held while waiting for IO.
 // - The Journal has its own mutex/condvars; fsync/sync wait there, without
