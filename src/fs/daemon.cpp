@@ -379,9 +379,7 @@ int run_daemon(const DaemonOptions& o) {
   auto plan = plan_transport(o.settings.fuse.transport);
   if (!plan) return fail(plan.status());
 
-  FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names,
-                preferred_io_size(vr.meta_geometry.stripe_unit, vr.meta_geometry.member_count,
-                                  o.settings.fuse.max_request_bytes));
+  FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
   // Spinning helps only workers that read every request from /dev/fuse.
   ctx.read_spin.set_limit_ns(plan->uring ? 0 : uint64_t{o.settings.fuse.read_spin_us} * 1000);
   ctx.volume_label = vr.volume.superblock.label;

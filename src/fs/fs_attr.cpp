@@ -17,7 +17,7 @@ void reply_attr_or_error(fuse_req_t req, int rc, const meta::InodeAttr& a) {
   }
   const FsContext& fs = context(req);
   struct stat st;
-  fill_stat(a, fs.preferred_io_bytes, &st);
+  fill_stat(a, fs.preferred_io_bytes(), &st);
   patch_size(fs, a.ino, &st);
   fuse_reply_attr(req, &st, fs.attr_timeout);
 }

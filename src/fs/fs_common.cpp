@@ -18,6 +18,11 @@ uint32_t preferred_io_size(uint64_t stripe_unit, uint32_t members, uint32_t max_
   return size;
 }
 
+uint32_t FsContext::preferred_io_bytes() const {
+  const StripeMap& map = pool.engine().map();
+  return preferred_io_size(map.stripe_unit(), map.members(), settings.fuse.max_request_bytes);
+}
+
 void fill_stat(const meta::InodeAttr& a, uint32_t blksize, struct stat* st) {
   std::memset(st, 0, sizeof *st);
   st->st_ino = a.ino;
@@ -147,7 +152,7 @@ fuse_entry_param make_entry(const FsContext& fs, const meta::InodeAttr& a) {
   // entry for it with any other generation as a different, stale root (a
   // file handle's ".." reaches it).
   e.generation = a.ino == FUSE_ROOT_ID ? 0 : a.generation;
-  fill_stat(a, fs.preferred_io_bytes, &e.attr);
+  fill_stat(a, fs.preferred_io_bytes(), &e.attr);
   patch_size(fs, a.ino, &e.attr);
   e.attr_timeout = fs.attr_timeout;
   e.entry_timeout = fs.entry_timeout;

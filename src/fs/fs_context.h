@@ -60,7 +60,7 @@ class HostThread {
 // The transport's host: the session's userdata is the TransportHost base.
 struct FsContext final : TransportHost {
   FsContext(meta::Metadata& m, SubmitterPool& p, EngineVolumeIo& io, const config::Settings& s,
-            std::vector<std::string> names, uint32_t io_size)
+            std::vector<std::string> names)
       : meta(m),
         pool(p),
         sync_io(io),
@@ -80,8 +80,7 @@ struct FsContext final : TransportHost {
               ReadTurn::leave_held_turn();
             },
             [&p] { p.engine().reap_here(); }, uint64_t{s.engine.inline_poll_us} * 1000),
-        member_names(std::move(names)),
-        preferred_io_bytes(io_size) {
+        member_names(std::move(names)) {
     if (tails.enabled()) meta.set_before_persist([this] { return write_back_tails(); });
   }
 
@@ -111,8 +110,9 @@ struct FsContext final : TransportHost {
   // Files with a handle open for writing, for `peregrine sync`.
   WriteOpenFiles write_open_files;
   const std::vector<std::string> member_names;
-  // st_blksize of every file: see preferred_io_size().
-  const uint32_t preferred_io_bytes;
+  // st_blksize of every file: see preferred_io_size(). Of the volume as it
+  // is striped now: an online restripe onto more members widens it.
+  uint32_t preferred_io_bytes() const;
   // How long the kernel keeps names, attributes and absent names (the
   // fuse.*_timeout_s options): the daemon is the volume's only writer and
   // every change passes through the kernel, so they can be long.

@@ -116,9 +116,12 @@ TEST_F(OnlineRestripe, WritersKeepGoingAndEveryByteSurvivesTheMoveAndARemount) {
   EXPECT_TRUE(contains(r.err, "restriping from 2 onto 4 members online")) << r.err;
   want[v_->at("before")] = pattern(40 << 20, 9);
   EXPECT_EQ(first_difference(want), "") << "still mounted";
-  // The new space is there at once, and takes data.
+  // The new space is there at once, and takes data, in stripes twice as wide.
   EXPECT_GT(volume_bytes(v_->mountpoint()), before_bytes * 19 / 10);
   ASSERT_TRUE(write_file(v_->at("after"), pattern(100 << 20, 11)));
+  struct stat after_st;
+  ASSERT_EQ(::stat(v_->at("after").c_str(), &after_st), 0);
+  EXPECT_EQ(after_st.st_blksize, 4 * 128 * 1024) << "st_blksize is still the 2 members' stripe";
   want[v_->at("after")] = pattern(100 << 20, 11);
   const nlohmann::json st = restripe_stats();
   ASSERT_TRUE(st.is_object());
