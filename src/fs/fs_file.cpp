@@ -80,8 +80,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // With fuse.cache=writeback most reads are served from the page cache and
   // never reach the daemon, which keeps the access times (fs_read.cpp): an
   // open for reading counts as the access there, by the same rule.
-  // O_NOATIME (the owner's or root's, which the kernel checked) leaves it,
-  // as on ext4: `peregrine sync` opens files that way to fsync them.
+  // An O_NOATIME open (the owner's or root's, which the kernel checked)
+  // does not count: `peregrine sync` opens files that way to fsync them.
   if (fs.settings.fuse.cache == config::CacheMode::kWriteback && (fi->flags & O_ACCMODE) != O_WRONLY &&
       (fi->flags & O_NOATIME) == 0 && fs.meta.accessed(ino))
     attributes_changed(fs, ino);
@@ -144,12 +144,15 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) 
   // The file's writebacks answered before their IO (write_behind.h) first:
   // their bytes, and the error any of them met. This thread holds no lock
   // and would only sleep: it completes their IO itself (reap).
-  // Only a writer's fsync takes the error (the kernel reports it once, to
-  // the writers' descriptors) and counts as the file's own: one through a
-  // read-only handle, such as `peregrine sync`'s, must not steal either.
+  // A failed writeback is reported once, to the first fsync after it; but
+  // while the file has writers, only to theirs: an fsync through a
+  // read-only handle, such as `peregrine sync`'s, reports it and leaves it
+  // for the writer, whose data it concerns. Only a writer's fsync counts as
+  // the file's own (note_fsync).
   const bool writer = fi != nullptr && fi->fh == kCountedWriteHandle;
   if (writer && fs.write_behind.enabled()) fs.write_behind.note_fsync(ino);
-  int rc = fs.write_behind.wait_file(ino, writer, true);
+  const bool takes_error = writer || !fs.write_open_files.is_open(ino);
+  int rc = fs.write_behind.wait_file(ino, takes_error, true);
   if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
   if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
   if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0);

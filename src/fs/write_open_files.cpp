@@ -13,6 +13,11 @@ void WriteOpenFiles::released(uint64_t ino) {
   if (it != handles_.end() && --it->second == 0) handles_.erase(it);
 }
 
+bool WriteOpenFiles::is_open(uint64_t ino) const {
+  MutexLock lock(mu_);
+  return handles_.count(ino) != 0;
+}
+
 std::vector<uint64_t> WriteOpenFiles::list(uint64_t after) const {
   MutexLock lock(mu_);
   std::vector<uint64_t> out;

@@ -21,6 +21,8 @@ class WriteOpenFiles {
  public:
   void opened(uint64_t ino) EXCLUDES(mu_);
   void released(uint64_t ino) EXCLUDES(mu_);
+  // Whether `ino` has a handle open for writing.
+  bool is_open(uint64_t ino) const EXCLUDES(mu_);
   // Inodes open for writing, greater than `after`, ascending.
   std::vector<uint64_t> list(uint64_t after) const EXCLUDES(mu_);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -264,6 +265,33 @@ TEST_F(MemberFaultsTest, PeregrineSyncLeavesTheWritersFsyncItsError) {
   EXPECT_EQ(::fsync(writer.get()), -1) << "peregrine sync took the writer's error";
   EXPECT_EQ(errno, EIO);
   writer.reset();
+  release(on);
+  int status = volume_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// Once nobody writes the file any more, a failed writeback is reported
+// once, to the first fsync after it, whatever its handle, as Linux reports
+// an error nobody saw yet: `sync FILE` (coreutils) opens read-only.
+TEST_F(MemberFaultsTest, AClosedFilesFailedWritebackGoesToTheNextFsyncOnce) {
+  const std::string on = arm("wb");
+  mount_with("member=3,action=eio,op=write,area=data,while=" + on, {}, "writeback");
+  touch(on);
+  ASSERT_TRUE(write_file(at("closed"), pattern(2 << 20, 64)));  // its writeback answered early, then failed
+  // Its RELEASE comes after close(2), asynchronously: until the daemon has
+  // it, the file still has a writer.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (::getxattr(volume_->mountpoint().c_str(), "user.peregrine.open_for_writing", nullptr, 0) != 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(::getxattr(volume_->mountpoint().c_str(), "user.peregrine.open_for_writing", nullptr, 0), 0);
+  Fd reader(::open(at("closed").c_str(), O_RDONLY));
+  ASSERT_TRUE(reader.ok()) << std::strerror(errno);
+  errno = 0;
+  EXPECT_EQ(::fsync(reader.get()), -1) << "a failed writeback went unreported";
+  EXPECT_EQ(errno, EIO);
+  EXPECT_EQ(::fsync(reader.get()), 0) << "reported twice";
+  reader.reset();
   release(on);
   int status = volume_->unmount();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
