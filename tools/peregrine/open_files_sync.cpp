@@ -1,8 +1,6 @@
 #include "open_files_sync.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -34,8 +32,8 @@ Status list_open_files(int root_fd, const std::string& root, std::map<uint64_t, 
   std::vector<char> page(kOpenFilesPageBytes);
   uint64_t after = 0;
   for (;;) {
-    const std::string name =
-        after == 0 ? std::string(kOpenFilesXattr) : kOpenFilesXattr + std::string(kOpenFilesAfter) + std::to_string(after);
+    std::string name = kOpenFilesXattr;
+    if (after != 0) name += kOpenFilesAfter + std::to_string(after);
     ssize_t n = ::fgetxattr(root_fd, name.c_str(), page.data(), page.size());
     if (n < 0) {
       int e = errno;
@@ -63,21 +61,40 @@ Status list_open_files(int root_fd, const std::string& root, std::map<uint64_t, 
 
 enum class Outcome { kSynced, kMoved, kFailed };
 
-// Opens `path` beneath the root without following a symlink or crossing
-// into another mount anywhere on the way: run as root, the command must not
-// be led by another user's renames to open a device elsewhere. O_NONBLOCK:
-// the name may meanwhile be a FIFO's, whose open would wait. O_NOATIME:
-// syncing a file is not reading it (the owner and root may ask for it).
-int open_beneath(int root_fd, const std::string& path) {
-  open_how how{};
-  how.flags = O_RDONLY | O_NOATIME | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-  long fd = ::syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how);
-  if (fd < 0 && errno == EPERM) {  // O_NOATIME on a file of another owner
-    how.flags &= ~static_cast<uint64_t>(O_NOATIME);
-    fd = ::syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how);
+// Opens `path` beneath the root one name at a time, following no symlink
+// and entering no other mount on the way (each directory's device is
+// checked): run as root, the command must not be led by another user's
+// renames to open a device elsewhere. O_NONBLOCK: the name may meanwhile
+// be a FIFO's, whose open would wait. O_NOATIME: syncing a file is not
+// reading it (the owner and root may ask for it). -1 and errno on failure.
+int open_beneath(int root_fd, dev_t dev, const std::string& path) {
+  const int file_flags = O_RDONLY | O_NOATIME | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+  int dir = root_fd;
+  auto leave = [&](int fd, int err) {
+    if (dir != root_fd) ::close(dir);
+    errno = err;
+    return fd;
+  };
+  for (size_t start = 0;;) {
+    const size_t slash = path.find('/', start);
+    const std::string name = path.substr(start, slash == std::string::npos ? slash : slash - start);
+    if (name.empty() || name == "." || name == "..") return leave(-1, ENOENT);  // the daemon sends none
+    if (slash == std::string::npos) {
+      int fd = ::openat(dir, name.c_str(), file_flags);
+      if (fd < 0 && errno == EPERM) fd = ::openat(dir, name.c_str(), file_flags & ~O_NOATIME);  // not the owner
+      return leave(fd, errno);
+    }
+    const int next = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) return leave(-1, errno);
+    struct stat st;
+    if (::fstat(next, &st) != 0 || st.st_dev != dev) {
+      ::close(next);
+      return leave(-1, EXDEV);
+    }
+    if (dir != root_fd) ::close(dir);
+    dir = next;
+    start = slash + 1;
   }
-  return static_cast<int>(fd);
 }
 
 // fsyncs `path` if it still is inode `ino` of the volume (device `dev`).
@@ -90,17 +107,15 @@ Outcome fsync_one(int root_fd, dev_t dev, const std::string& root, uint64_t ino,
                                              " is open for writing under a path longer than PATH_MAX" + advice);
     return Outcome::kFailed;
   }
-  int fd = open_beneath(root_fd, path);
+  int fd = open_beneath(root_fd, dev, path);
   if (fd < 0) {
     int e = errno;
-    // Gone or renamed since the listing (EAGAIN: a rename raced the
-    // lookup), now a symlink on the way, a socket or a FIFO (ENXIO), or a
-    // lease holder's: look again by the next list.
-    if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EAGAIN || e == ENXIO || e == EWOULDBLOCK)
-      return Outcome::kMoved;
+    // Gone or renamed since the listing, now a symlink on the way or a
+    // socket (ENXIO): look again by the next list.
+    if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == ENXIO) return Outcome::kMoved;
     std::string why = std::strerror(e);
     if (e == EXDEV) why = "it lies under another filesystem mounted on the volume";
-    if (e == ENOSYS) why = "this kernel lacks openat2(2)";
+    if (e == EWOULDBLOCK) why = "another program holds a lease on it (the open asked it to let go)";
     *error = Status::error(e, shown + ": cannot open it to fsync: " + why + advice);
     return Outcome::kFailed;
   }
