@@ -706,7 +706,7 @@ std::vector<Option> fuse_options() {
                  "strictatime: on every access (kept in memory, journaled with the file's next "
                  "change or fsync, and at unmount). noatime: never. With fuse.cache=writeback, "
                  "reads served from the page cache do not reach the daemon, so an open for "
-                 "reading counts as the access. Directory listings the kernel keeps (in either "
+                 "reading counts as the access (not one with O_NOATIME). Directory listings the kernel keeps (in either "
                  "mode) do not reach it either, so opening a directory counts as its access.",
           .store = [](Settings& s, const Value& v) { s.fuse.atime = choice<AtimeMode>(v, PEREGRINE_CHOICES_ATIME); },
           .load = [](const Settings& s) { return choice_name(s.fuse.atime, PEREGRINE_CHOICES_ATIME); },

@@ -163,8 +163,8 @@ void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
   FsContext& fs = context(req);
   // `sync DIR` (coreutils fsyncs a path it is given) and `peregrine sync`
   // (syncfs, an fsync of each file open for writing, then one of the mount
-  // root) come here: the kernel sends
-  // no SYNCFS to a /dev/fuse daemon, so this is the volume's sync. Every
+  // root) come here: the kernel sends no SYNCFS to a /dev/fuse daemon, so
+  // this is the volume's sync. Every
   // change so far becomes durable, not only the directory's: a commit
   // carries only what is pending when it starts, and a directory whose
   // own last change is durable would commit nothing. So: the writebacks

@@ -2,7 +2,6 @@
 // `peregrine sync` reads to fsync each of them.
 #include <linux/limits.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <set>
@@ -13,7 +12,8 @@
 namespace peregrine::fs {
 namespace {
 
-// Enough for a page of typical paths (tens of bytes each).
+// A page's worth of typical paths (tens of bytes each; up to about 4000
+// short ones fit).
 constexpr size_t kPathsPerWalk = 1024;
 
 }  // namespace
@@ -33,18 +33,19 @@ bool open_files_page_name(const char* name, uint64_t* after) {
 }
 
 std::string open_files_page(FsContext& fs, uint32_t caller_uid, uint64_t after) {
-  std::vector<meta::Ino> candidates;
-  for (uint64_t ino : fs.write_open_files.list(after)) {
-    meta::InodeAttr a;
-    if (caller_uid == 0 || (fs.meta.getattr(ino, &a) == 0 && a.uid == caller_uid)) candidates.push_back(ino);
-  }
+  const std::vector<uint64_t> listed = fs.write_open_files.list(after);
   // Paths are found a batch at a time, each batch one walk over the
-  // directories (under the namespace lock, shared): a page holds hundreds
-  // of records, and a long list costs no more walks than its pages need.
+  // directories (under the namespace lock, shared), and the page ends the
+  // work once full: a long list costs each page a few walks, not one for
+  // all of it.
   std::string page;
-  for (size_t from = 0; from < candidates.size();) {
-    const size_t to = std::min(candidates.size(), from + kPathsPerWalk);
-    const std::set<meta::Ino> batch(candidates.begin() + from, candidates.begin() + to);
+  for (size_t next = 0; next < listed.size();) {
+    std::set<meta::Ino> batch;
+    while (next < listed.size() && batch.size() < kPathsPerWalk) {
+      const uint64_t ino = listed[next++];
+      meta::InodeAttr a;
+      if (caller_uid == 0 || (fs.meta.getattr(ino, &a) == 0 && a.uid == caller_uid)) batch.insert(ino);
+    }
     for (const auto& [ino, path] : fs.meta.paths_of(batch)) {
       // A path open(2) cannot take is sent empty: the command says which
       // inode it could not reach rather than miss it without a word.
@@ -52,7 +53,6 @@ std::string open_files_page(FsContext& fs, uint32_t caller_uid, uint64_t after) 
       if (page.size() + record.size() > kOpenFilesPageBytes) return page;
       page += record;
     }
-    from = to;
   }
   return page;
 }

@@ -10,8 +10,7 @@
 // once the drives' caches are flushed and the whole journal is committed
 // (src/fs/fs_dir.cpp, op_fsyncdir). Exit codes: 0 durable, 1 a volume
 // could not be synced (not a peregrine mount, dead, an IO error, an open
-// file it could not reach),
-// 2 bad command line. Main thread only.
+// file it could not reach), 2 bad command line. Main thread only.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -6,10 +6,11 @@
 //
 // The value is a page of records "INO<TAB>PATH<NUL>", inodes ascending,
 // PATH relative to the root and empty when the one the daemon found (of a
-// hard-linked file's names, any) is not shorter than PATH_MAX. A caller other than root sees only the files it owns. The
-// base name gives the first page; kOpenFilesXattr + ".after." + INO the
-// page after that inode. A page ends where the next record would pass
-// kOpenFilesPageBytes, and the page after the last is empty.
+// hard-linked file's names, any) is not shorter than PATH_MAX. A caller
+// other than root sees only the files it owns. The base name gives the
+// first page; kOpenFilesXattr + ".after." + INO the page after that inode.
+// A page ends where the next record would pass kOpenFilesPageBytes, and
+// the page after the last is empty.
 //
 // Thread rules: constants.
 #pragma once
