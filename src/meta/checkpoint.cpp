@@ -204,10 +204,8 @@ std::string link_inodes(Model& m, uint64_t next_ino, bool strict) {
         if (strict) return "entry " + name + " names a missing inode";
         continue;
       }
-      if (c->dir) {
-        if (c->parent != 0 && strict) return "directory " + std::to_string(ref.ino) + " has two parents";
-        if (c->parent == 0) c->parent = ino;
-      }
+      if (c->dir && c->parent != 0 && strict) return "directory " + std::to_string(ref.ino) + " has two parents";
+      if (c->parent == 0) c->parent = ino;  // a file's: the hint of Inode::parent
     }
   }
   m.find(kRootIno)->parent = kRootIno;

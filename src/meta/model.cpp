@@ -92,7 +92,7 @@ int Model::apply(const Delta& d, std::vector<VolRange>* freed) {
       if (p->dir->remove(d.name)) body_bytes -= body_size::dirent(d.name.size());
       p->dir->add(d.name, d.child, d.a);
       body_bytes += body_size::dirent(d.name.size());
-      if (c->dir) c->parent = d.ino;
+      c->parent = d.ino;
       return 0;
     }
     case DeltaType::kDirentDel: {

@@ -40,7 +40,8 @@ std::map<Ino, std::string> paths_of(const Model& model, const std::set<Ino>& ino
   std::map<Ino, std::string> out;
   // Each non-directory asked about: the directory holding one of its names.
   std::map<Ino, std::pair<Ino, std::string_view>> holders;
-  std::set<Ino> files;
+  // Its hint first (Inode::parent), each hinted directory read once.
+  std::map<Ino, std::set<Ino>> by_hint;
   for (Ino ino : inos) {
     const Inode* in = model.find(ino);
     if (in == nullptr || in->attr.nlink == 0) continue;
@@ -48,14 +49,28 @@ std::map<Ino, std::string> paths_of(const Model& model, const std::set<Ino>& ino
       std::string path;
       if (directory_path(model, ino, &path)) out.emplace(ino, std::move(path));
     } else {
-      files.insert(ino);
+      by_hint[in->parent].insert(ino);
     }
   }
+  std::set<Ino> unfound;
+  for (const auto& [hint, files] : by_hint) {
+    const Inode* dir = model.find(hint);
+    if (dir != nullptr && dir->dir && dir->attr.nlink != 0) {
+      for (const auto& [name, ref] : dir->dir->names()) {
+        if (files.count(ref.ino) != 0) holders.try_emplace(ref.ino, hint, name);
+      }
+    }
+    for (Ino ino : files) {
+      if (holders.count(ino) == 0) unfound.insert(ino);
+    }
+  }
+  // The rest (stale hints): one walk over every directory for all of them.
+  size_t found = 0;
   for (const auto& [dir_ino, dir] : model.inodes) {
-    if (holders.size() == files.size()) break;
+    if (found == unfound.size()) break;
     if (!dir->dir || dir->attr.nlink == 0) continue;
     for (const auto& [name, ref] : dir->dir->names()) {
-      if (files.count(ref.ino) != 0) holders.try_emplace(ref.ino, dir_ino, name);
+      if (unfound.count(ref.ino) != 0 && holders.try_emplace(ref.ino, dir_ino, name).second) ++found;
     }
   }
   // Files listed together mostly share their directories: each is walked once.

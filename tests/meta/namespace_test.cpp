@@ -115,8 +115,9 @@ TEST_F(NamespaceTest, HardLinks) {
 }
 
 // The paths `peregrine sync` opens files by: found from the root down,
-// after renames, one of a hard-linked file's names, none for an unlinked
-// file or an unknown number.
+// after renames, one of a hard-linked file's names (also when the name it
+// was given last is gone), none for an unlinked file or an unknown number;
+// and after a remount, from the checkpoint.
 TEST_F(NamespaceTest, PathsOfInodesFollowRenamesAndSkipUnnamedOnes) {
   Ino d = mk(kRootIno, "d", S_IFDIR | 0755);
   Ino e = mk(d, "e", S_IFDIR | 0755);
@@ -137,11 +138,26 @@ TEST_F(NamespaceTest, PathsOfInodesFollowRenamesAndSkipUnnamedOnes) {
   EXPECT_EQ(paths[f], "moved/e/f");
   EXPECT_EQ(paths[top], "top");
   EXPECT_TRUE(paths[linked] == "moved/one" || paths[linked] == "moved/e/two") << paths[linked];
+  // The name last given goes; the file is found by the walk, under its other.
+  ASSERT_EQ(md->unlink(e, "two"), 0);
+  EXPECT_EQ(md->paths_of({linked})[linked], "moved/one");
+  // Renamed into another directory: found there.
+  ASSERT_EQ(md->rename(d, "one", kRootIno, "back", 0), 0);
+  EXPECT_EQ(md->paths_of({linked})[linked], "back");
   EXPECT_EQ(paths.count(gone), 0u);
   EXPECT_EQ(paths.count(999999), 0u);
   EXPECT_EQ(paths.size(), 6u);
   EXPECT_TRUE(md->paths_of({}).empty());
   EXPECT_EQ(md->release(gone), 0);
+
+  ASSERT_TRUE(md->unmount().is_ok());
+  md = mount_ok(*io, g);
+  ASSERT_NE(md, nullptr);
+  paths = md->paths_of({f, top, linked, e});
+  EXPECT_EQ(paths[f], "moved/e/f");
+  EXPECT_EQ(paths[top], "top");
+  EXPECT_EQ(paths[linked], "back");
+  EXPECT_EQ(paths[e], "moved/e");
 }
 
 // A model whose directories' parents loop (never made by apply(), but a

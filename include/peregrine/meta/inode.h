@@ -27,7 +27,10 @@ struct Inode {
   std::unique_ptr<Directory> dir;                          // S_IFDIR only
 
   // Derived / volatile state (not persisted as such):
-  Ino parent = 0;           // directories: the one directory holding them
+  // Directories: the one directory holding them. Other inodes: a hint, a
+  // directory that held one of their names when they were last given one
+  // (paths_of looks there first; an unlink may have made it stale).
+  Ino parent = 0;
   uint32_t open_count = 0;  // open handles (unlinked-but-open files)
   // An O_TMPFILE inode that has had no name yet: link() may give it one
   // although its nlink is 0 (a file that lost its names may not get one).

@@ -1,7 +1,8 @@
 // Paths of inodes by number, for lists a user reads and acts on (the files
 // `peregrine sync` must fsync itself). A directory knows its parent; a file
-// does not, so the directories are searched for its entries, once for all
-// the inodes asked about.
+// knows the directory that last gave it a name (Inode::parent, a hint),
+// and only where that holds it no more are the directories searched for
+// its entries, once for all such inodes.
 //
 // Thread rules: none inside; the caller holds the Model as its owner
 // requires (Metadata's namespace lock, shared at least).
@@ -19,7 +20,9 @@ class Model;
 // A path relative to the root ("d/f"; "" for the root itself) for each
 // inode of `inos` that has a name: one of them for an inode with several
 // (hard links), none for an unlinked inode or an unknown number.
-// O(entries of every directory) when a non-directory is asked about.
+// O(entries of its directory) for a file, O(entries of every directory)
+// when a file's hint is stale (the name it gave was unlinked or renamed
+// away while another remained).
 std::map<Ino, std::string> paths_of(const Model& model, const std::set<Ino>& inos);
 
 }  // namespace peregrine::meta
