@@ -34,10 +34,9 @@ bool open_files_page_name(const char* name, uint64_t* after) {
 
 std::string open_files_page(FsContext& fs, uint32_t caller_uid, uint64_t after) {
   const std::vector<uint64_t> listed = fs.write_open_files.list(after);
-  // Paths are found a batch at a time, each batch one walk over the
-  // directories (under the namespace lock, shared), and the page ends the
-  // work once full: a long list costs each page a few walks, not one for
-  // all of it.
+  // Paths are found a batch at a time (each batch reads its files' hinted
+  // directories, and walks every directory only for stale hints, under the
+  // namespace lock, shared), and the page ends the work once full.
   std::string page;
   for (size_t next = 0; next < listed.size();) {
     std::set<meta::Ino> batch;

@@ -137,17 +137,17 @@ TEST_F(NamespaceTest, PathsOfInodesFollowRenamesAndSkipUnnamedOnes) {
   EXPECT_EQ(paths[e], "moved/e");
   EXPECT_EQ(paths[f], "moved/e/f");
   EXPECT_EQ(paths[top], "top");
-  EXPECT_TRUE(paths[linked] == "moved/one" || paths[linked] == "moved/e/two") << paths[linked];
+  EXPECT_EQ(paths[linked], "moved/e/two") << "the name it was given last";
+  EXPECT_EQ(paths.count(gone), 0u);
+  EXPECT_EQ(paths.count(999999), 0u);
+  EXPECT_EQ(paths.size(), 6u);
+  EXPECT_TRUE(md->paths_of({}).empty());
   // The name last given goes; the file is found by the walk, under its other.
   ASSERT_EQ(md->unlink(e, "two"), 0);
   EXPECT_EQ(md->paths_of({linked})[linked], "moved/one");
   // Renamed into another directory: found there.
   ASSERT_EQ(md->rename(d, "one", kRootIno, "back", 0), 0);
   EXPECT_EQ(md->paths_of({linked})[linked], "back");
-  EXPECT_EQ(paths.count(gone), 0u);
-  EXPECT_EQ(paths.count(999999), 0u);
-  EXPECT_EQ(paths.size(), 6u);
-  EXPECT_TRUE(md->paths_of({}).empty());
   EXPECT_EQ(md->release(gone), 0);
 
   ASSERT_TRUE(md->unmount().is_ok());
@@ -180,6 +180,41 @@ TEST(ModelPathsTest, DirectoriesWhoseParentsLoopHaveNoPath) {
   m.find(11)->dir->add("a", 10);
   m.find(10)->dir->add("f", 12);
   EXPECT_TRUE(paths_of(m, {10, 11, 12}).empty());
+}
+
+// A hint is taken only where that directory names the file: hints of 0, of
+// a missing inode, of a file, of a directory that does not hold it or of a
+// removed one all end in the walk, which finds each file once.
+TEST(ModelPathsTest, OnlyAHintThatNamesTheFileIsTaken) {
+  Model m = Model::make_fresh(0);
+  auto add = [&](Ino ino, uint32_t mode, Ino parent, uint32_t nlink = 1) {
+    auto in = std::make_unique<Inode>();
+    in->attr.ino = ino;
+    in->attr.mode = mode;
+    in->attr.nlink = nlink;
+    if (S_ISDIR(mode)) in->dir = std::make_unique<Directory>();
+    in->parent = parent;
+    m.inodes[ino] = std::move(in);
+  };
+  add(10, S_IFDIR | 0755, kRootIno);
+  add(11, S_IFDIR | 0755, kRootIno);
+  add(12, S_IFDIR | 0755, kRootIno, 0);  // removed while open
+  m.find(kRootIno)->dir->add("a", 10);
+  m.find(kRootIno)->dir->add("b", 11);
+  const Ino good = 20, zero = 21, missing = 22, file = 23, other_dir = 24, removed_dir = 25;
+  add(good, S_IFREG | 0644, 10);
+  add(zero, S_IFREG | 0644, 0);
+  add(missing, S_IFREG | 0644, 999);
+  add(file, S_IFREG | 0644, good);
+  add(other_dir, S_IFREG | 0644, 11);
+  add(removed_dir, S_IFREG | 0644, 12);
+  for (Ino ino : {good, zero, missing, file, other_dir, removed_dir}) {
+    m.find(10)->dir->add("f" + std::to_string(ino), ino);
+  }
+  m.find(12)->dir->add("ghost", removed_dir);  // a removed directory's entry does not count
+  std::map<Ino, std::string> paths = paths_of(m, {good, zero, missing, file, other_dir, removed_dir});
+  ASSERT_EQ(paths.size(), 6u);
+  for (const auto& [ino, path] : paths) EXPECT_EQ(path, "a/f" + std::to_string(ino));
 }
 
 TEST_F(NamespaceTest, RenameReplacesFileAndFreesIt) {

@@ -136,11 +136,13 @@ TEST(Checkpoint, BodyRoundTrip) {
       {.type = DeltaType::kOrphanAdd, .ino = 3},
   };
   ASSERT_EQ(m.apply(t, &freed), 0);
+  EXPECT_EQ(m.find(3)->parent, 2u) << "a file's hint: the directory that named it";
   const std::string body = encode_checkpoint_body(m);
   auto back = decode_checkpoint_body(bytes(body), m.next_ino);
   ASSERT_TRUE(back.has_value()) << back.status().message();
   EXPECT_EQ(back->dump(), m.dump());
   EXPECT_EQ(back->find(2)->parent, kRootIno);
+  EXPECT_EQ(back->find(3)->parent, 2u) << "derived again at load";
   for (size_t n = 0; n < body.size(); ++n) {
     EXPECT_FALSE(decode_checkpoint_body(bytes(body.substr(0, n)), m.next_ino).has_value()) << n;
   }

@@ -28,8 +28,9 @@ struct Inode {
 
   // Derived / volatile state (not persisted as such):
   // Directories: the one directory holding them. Other inodes: a hint, a
-  // directory that held one of their names when they were last given one
-  // (paths_of looks there first; an unlink may have made it stale).
+  // directory that held one of their names (the last to give one; after a
+  // checkpoint load, any); an unlink, or a rename away from or over that
+  // name, may have made it stale. paths_of looks there first.
   Ino parent = 0;
   uint32_t open_count = 0;  // open handles (unlinked-but-open files)
   // An O_TMPFILE inode that has had no name yet: link() may give it one

@@ -20,9 +20,10 @@ class Model;
 // A path relative to the root ("d/f"; "" for the root itself) for each
 // inode of `inos` that has a name: one of them for an inode with several
 // (hard links), none for an unlinked inode or an unknown number.
-// O(entries of its directory) for a file, O(entries of every directory)
+// O(entries of each hinted directory), plus O(entries of every directory)
 // when a file's hint is stale (the name it gave was unlinked or renamed
-// away while another remained).
+// away while another remained; it stays stale until the file is named
+// again or the volume mounted again).
 std::map<Ino, std::string> paths_of(const Model& model, const std::set<Ino>& inos);
 
 }  // namespace peregrine::meta
