@@ -6,6 +6,8 @@
 // an entry renamed away and back, or added, while it runs (it gets a new
 // cookie past that end) is not met again, and the pass always ends.
 // rewinddir(3) (offset 0 again) begins a new pass that sees them.
+#include <fcntl.h>
+
 #include <atomic>
 #include <cerrno>
 #include <memory>
@@ -21,6 +23,7 @@ namespace {
 // thread, hence the atomic; the kernel sends one at a time per open file.
 struct OpenDir {
   std::atomic<uint64_t> pass_end{meta::Metadata::kNoListingEnd};
+  bool no_atime = false;  // opened with O_NOATIME: its listings are no access
 };
 
 OpenDir& open_dir(const fuse_file_info* fi) { return *reinterpret_cast<OpenDir*>(fi->fh); }
@@ -44,6 +47,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   uint64_t end = meta::Metadata::kNoListingEnd;
   fs.meta.listing_end(ino, &end);
   dir->pass_end.store(end);
+  dir->no_atime = (fi->flags & O_NOATIME) != 0;
   fi->fh = reinterpret_cast<uint64_t>(dir.get());
   // The kernel may keep the listing in its page cache across opens
   // (FOPEN_CACHE_DIR, FOPEN_KEEP_CACHE): every change to a directory comes
@@ -54,8 +58,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->keep_cache = 1;
   // A listing the kernel serves from that cache never reaches list(): the
   // open counts as the access, as an open for reading does on a cached
-  // mount (fs_file.cpp).
-  if (fs.meta.accessed(ino)) attributes_changed(fs, ino);
+  // mount (fs_file.cpp); with O_NOATIME, neither counts.
+  if (!dir->no_atime && fs.meta.accessed(ino)) attributes_changed(fs, ino);
   if (fuse_reply_open(req, fi) != 0) {  // the opener is gone
     fs.meta.release(ino);
     return;
@@ -94,7 +98,7 @@ void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus, Ope
   };
   uint64_t cookie = static_cast<uint64_t>(off);
   // A listing reads the directory (fs_read.cpp: the daemon keeps atimes).
-  if (fs.meta.accessed(ino)) attributes_changed(fs, ino);
+  if (!dir.no_atime && fs.meta.accessed(ino)) attributes_changed(fs, ino);
   meta::InodeAttr self;
   int rc = fs.meta.getattr(ino, &self);
   if (rc != 0) {

@@ -70,7 +70,7 @@ bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std:
   int rc = fs.meta.map_read(call.ino, off, size, segs, &atime_due);
   // The kernel keeps no access times for FUSE inodes (S_NOATIME): the
   // daemon does, and tells the kernel its cached ones are stale.
-  if (atime_due && fs.meta.accessed(call.ino)) attributes_changed(fs, call.ino);
+  if (atime_due && !call.marks.no_atime && fs.meta.accessed(call.ino)) attributes_changed(fs, call.ino);
   if (rc == 0 && !segs->empty()) return true;
   fs.gates.unlock_shared(call.ino);
   if (rc != 0) {

@@ -1,5 +1,7 @@
 #include "mark_request.h"
 
+#include <fcntl.h>
+
 #include <cstring>
 
 namespace peregrine::fs {
@@ -44,7 +46,9 @@ RequestMarks marks_of(const wire::InHeader& in, const void* arg, size_t n) {
     }
     case wire::kOpRead: {
       wire::ReadIn r;
-      m.fills_page_cache = first_arg(arg, n, &r) && (r.read_flags & wire::kReadLockOwner) == 0;
+      const bool has_args = first_arg(arg, n, &r);
+      m.fills_page_cache = has_args && (r.read_flags & wire::kReadLockOwner) == 0;
+      m.no_atime = has_args && (r.flags & O_NOATIME) != 0;
       break;
     }
     case wire::kOpSetattr: {

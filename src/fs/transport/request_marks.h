@@ -31,6 +31,9 @@ struct RequestMarks {
   // readahead, or any read with fuse.cache=writeback), not a read(2) the
   // kernel passes straight through.
   bool fills_page_cache = false;
+  // READ through a file opened with O_NOATIME (the owner's or root's):
+  // it is no access, as on ext4.
+  bool no_atime = false;
   // WRITE, SETATTR with a size, OPEN with O_TRUNC: the caller lacks
   // CAP_FSETID and the file's suid/sgid bits must go as the VFS would
   // remove them (FUSE_HANDLE_KILLPRIV_V2).
