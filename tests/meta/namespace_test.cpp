@@ -160,22 +160,25 @@ TEST_F(NamespaceTest, PathsOfInodesFollowRenamesAndSkipUnnamedOnes) {
   EXPECT_EQ(paths[e], "moved/e");
 }
 
+// Puts an inode into a model by hand, past apply(), for states apply()
+// never makes.
+void add_inode(Model& m, Ino ino, uint32_t mode, Ino parent, uint32_t nlink = 1) {
+  auto in = std::make_unique<Inode>();
+  in->attr.ino = ino;
+  in->attr.mode = mode;
+  in->attr.nlink = nlink;
+  if (S_ISDIR(mode)) in->dir = std::make_unique<Directory>();
+  in->parent = parent;
+  m.inodes[ino] = std::move(in);
+}
+
 // A model whose directories' parents loop (never made by apply(), but a
 // list for a user must not hang on it): no path, and the search ends.
 TEST(ModelPathsTest, DirectoriesWhoseParentsLoopHaveNoPath) {
   Model m = Model::make_fresh(0);
-  auto add = [&](Ino ino, uint32_t mode, Ino parent) {
-    auto in = std::make_unique<Inode>();
-    in->attr.ino = ino;
-    in->attr.mode = mode;
-    in->attr.nlink = 1;
-    if (S_ISDIR(mode)) in->dir = std::make_unique<Directory>();
-    in->parent = parent;
-    m.inodes[ino] = std::move(in);
-  };
-  add(10, S_IFDIR | 0755, 11);
-  add(11, S_IFDIR | 0755, 10);
-  add(12, S_IFREG | 0644, 0);
+  add_inode(m, 10, S_IFDIR | 0755, 11);
+  add_inode(m, 11, S_IFDIR | 0755, 10);
+  add_inode(m, 12, S_IFREG | 0644, 0);
   m.find(10)->dir->add("b", 11);
   m.find(11)->dir->add("a", 10);
   m.find(10)->dir->add("f", 12);
@@ -187,27 +190,18 @@ TEST(ModelPathsTest, DirectoriesWhoseParentsLoopHaveNoPath) {
 // removed one all end in the walk, which finds each file once.
 TEST(ModelPathsTest, OnlyAHintThatNamesTheFileIsTaken) {
   Model m = Model::make_fresh(0);
-  auto add = [&](Ino ino, uint32_t mode, Ino parent, uint32_t nlink = 1) {
-    auto in = std::make_unique<Inode>();
-    in->attr.ino = ino;
-    in->attr.mode = mode;
-    in->attr.nlink = nlink;
-    if (S_ISDIR(mode)) in->dir = std::make_unique<Directory>();
-    in->parent = parent;
-    m.inodes[ino] = std::move(in);
-  };
-  add(10, S_IFDIR | 0755, kRootIno);
-  add(11, S_IFDIR | 0755, kRootIno);
-  add(12, S_IFDIR | 0755, kRootIno, 0);  // removed while open
+  add_inode(m, 10, S_IFDIR | 0755, kRootIno);
+  add_inode(m, 11, S_IFDIR | 0755, kRootIno);
+  add_inode(m, 12, S_IFDIR | 0755, kRootIno, 0);  // removed while open
   m.find(kRootIno)->dir->add("a", 10);
   m.find(kRootIno)->dir->add("b", 11);
   const Ino good = 20, zero = 21, missing = 22, file = 23, other_dir = 24, removed_dir = 25;
-  add(good, S_IFREG | 0644, 10);
-  add(zero, S_IFREG | 0644, 0);
-  add(missing, S_IFREG | 0644, 999);
-  add(file, S_IFREG | 0644, good);
-  add(other_dir, S_IFREG | 0644, 11);
-  add(removed_dir, S_IFREG | 0644, 12);
+  add_inode(m, good, S_IFREG | 0644, 10);
+  add_inode(m, zero, S_IFREG | 0644, 0);
+  add_inode(m, missing, S_IFREG | 0644, 999);
+  add_inode(m, file, S_IFREG | 0644, good);
+  add_inode(m, other_dir, S_IFREG | 0644, 11);
+  add_inode(m, removed_dir, S_IFREG | 0644, 12);
   for (Ino ino : {good, zero, missing, file, other_dir, removed_dir}) {
     m.find(10)->dir->add("f" + std::to_string(ino), ino);
   }
