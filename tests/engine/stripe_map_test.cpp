@@ -1,12 +1,16 @@
 // Striping map: pieces cover a range exactly once, in order, never cross a
 // stripe unit, land where RAID-0 puts them, and map back; growing it moves
-// nothing.
+// nothing; a reader racing a restripe's finish never sees a moved unit in
+// its old place.
 #include "peregrine/engine/stripe_map.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace peregrine {
@@ -162,6 +166,54 @@ TEST(StripeMapTest, RestripePlacesUnitsBelowTheCursorOverTheNewMembers) {
   EXPECT_FALSE(other.restriping());
   EXPECT_EQ(other.members(), 2u);
   EXPECT_EQ(other.piece_at(5 * kUnit, kUnit).member, 1u);
+}
+
+// The restripe's finish races the volume's IO (the fence lets requests
+// through once no window is closed): every unit has moved, so a reader
+// must place each one over the new members before, during and after the
+// finish, whichever of its stores it sees. Thousands of finishes, a
+// reader on another CPU looking up all the while.
+TEST(StripeMapTest, AReaderRacingTheFinishAlwaysSeesMovedUnitsInTheirNewPlaces) {
+  constexpr uint32_t kUnit = 4096;
+  constexpr uint64_t kRows = 4;
+  constexpr int kFinishes = 20000;
+  std::vector<std::unique_ptr<StripeMap>> maps;
+  for (int i = 0; i < kFinishes; ++i) {
+    maps.push_back(std::make_unique<StripeMap>(2, kUnit, 0, kRows * kUnit));
+    maps.back()->begin_restripe(3);
+    maps.back()->advance_restripe(2 * kRows);  // every old unit moved
+  }
+  std::atomic<int> current{0}, seen{-1};
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> misplaced{0}, lookups{0};
+  std::thread reader([&] {
+    uint64_t n = 0, bad = 0;
+    while (!done.load(std::memory_order_relaxed)) {
+      const int i = current.load(std::memory_order_acquire);
+      const StripeMap& map = *maps[i];
+      seen.store(i, std::memory_order_release);
+      for (uint64_t u = 0; u < 2 * kRows; ++u, ++n) {
+        const StripePiece p = map.piece_at(u * kUnit, kUnit);
+        if (p.member != u % 3 || p.member_offset != u / 3 * kUnit) ++bad;
+      }
+    }
+    lookups.store(n);
+    misplaced.store(bad);
+  });
+  for (int i = 0; i < kFinishes; ++i) {
+    current.store(i, std::memory_order_release);
+    // The reader is at this map: the finish lands among its lookups.
+    while (seen.load(std::memory_order_acquire) != i) std::this_thread::yield();
+    maps[i]->finish_restripe();
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_GE(lookups.load(), uint64_t{kFinishes});
+  EXPECT_EQ(misplaced.load(), 0u) << "of " << lookups.load() << " lookups";
+  for (const auto& m : maps) {
+    EXPECT_FALSE(m->restriping());
+    EXPECT_EQ(m->members(), 3u);
+  }
 }
 
 }  // namespace

@@ -74,7 +74,9 @@ class StripeMap {
     const uint32_t n = new_members_.load(std::memory_order_acquire);
     if (n == 0) return;
     // Cursor at the end first: a reader that still sees the restripe then
-    // places every unit as the finished layout does.
+    // places every unit as the finished layout does. One that sees the
+    // restripe over, or the cursor back at 0, sees N + k members
+    // (piece_at loads in the other order).
     cursor_.store(UINT64_MAX, std::memory_order_release);
     members_.store(n, std::memory_order_release);
     new_members_.store(0, std::memory_order_release);
@@ -102,10 +104,11 @@ class StripeMap {
     uint64_t within = offset & (unit_ - 1);
     uint64_t len = unit_ - within;
     if (len > length) len = length;
-    uint32_t n = members_.load(std::memory_order_relaxed);
-    if (const uint32_t moved = new_members_.load(std::memory_order_acquire);
-        moved != 0 && s < cursor_.load(std::memory_order_acquire))
-      n = moved;
+    // new_members_ before the others: finish_restripe() stores it after
+    // them, so a reader that finds the restripe over, or its cursor reset,
+    // finds N + k members. (members_ first could give N for a moved unit.)
+    uint32_t n = new_members_.load(std::memory_order_acquire);
+    if (n == 0 || s >= cursor_.load(std::memory_order_acquire)) n = members_.load(std::memory_order_acquire);
     return StripePiece{static_cast<uint32_t>(s % n), data_start_ + (s / n) * unit_ + within, offset, len};
   }
 
