@@ -94,8 +94,8 @@ RestripeIoctl OnlineRestripe::status() const {
 
 std::string OnlineRestripe::member_path(uint32_t index) const {
   MutexLock lock(mu_);
-  if (index < old_count_ || index - old_count_ >= added_paths_.size()) return "";
-  return added_paths_[index - old_count_];
+  auto it = paths_added_.find(index);
+  return it == paths_added_.end() ? "" : it->second;
 }
 
 RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
@@ -108,14 +108,15 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     if (stop_) return refused(ESHUTDOWN, "the volume is being unmounted");
   }
   if (thread_.joinable()) thread_.join();  // the last restripe's, finished
-  // One restripe per mount: the engine keeps the drives a start gave it,
-  // and one that stopped part-way keeps its two layouts until the offline
-  // command finishes it.
+  // A finished restripe left one layout over all the drives, and the
+  // volume, its members and the metadata as a mount over them has them:
+  // another may start. One that stopped part-way keeps its two layouts
+  // until the offline command finishes it, and one refused after the
+  // engine took a drive keeps that drive: this mount adds no more.
   if (start_) {
     MutexLock lock(mu_);
-    return refused(EBUSY, state_ == kRestripeDone
-                              ? std::string("this mount restriped the volume already: remount it to add more members")
-                              : message_);
+    if (state_ != kRestripeDone) return refused(EBUSY, message_);
+    start_.reset();
   }
   if (std::string busy = other_busy_(); !busy.empty()) return refused(EBUSY, busy);
   Engine& engine = *vr_.engine;
@@ -191,10 +192,12 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     old_count_ = n_old;
     new_count_ = n_new;
     added_paths_ = added;
+    for (uint32_t i = 0; i < added.size(); ++i) paths_added_[n_old + i] = added[i];
     rate_ = request.rate_limit_bytes;
     started_ns_ = monotonic_ns();
     finished_ns_ = 0;
     total_bytes_ = units > n_old ? (units - n_old) * unit : 0;
+    done_bytes_.store(0, std::memory_order_relaxed);
     old_data_area_ = md_.data_size();
   }
   busy_.store(true, std::memory_order_release);

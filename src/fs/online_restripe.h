@@ -11,6 +11,8 @@
 // members, the engine counts them and the metadata layer gets the new
 // space, as after an online grow.
 //
+// Once one has finished, the mount may restripe again, onto more members.
+//
 // A crash or kill -9 at any point leaves what an interrupted offline
 // restripe leaves: the volume refuses to mount until `peregrine grow --add`
 // runs over its members, which resumes from the durable cursor. A stop
@@ -35,6 +37,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -97,14 +100,15 @@ class OnlineRestripe {
   uint64_t rate_ GUARDED_BY(mu_) = 0;  // bytes per second, 0: no limit
   uint32_t old_count_ GUARDED_BY(mu_) = 0, new_count_ GUARDED_BY(mu_) = 0;
   uint64_t old_data_area_ GUARDED_BY(mu_) = 0, new_data_area_ GUARDED_BY(mu_) = 0;
-  std::vector<std::string> added_paths_ GUARDED_BY(mu_);  // member index old_count_ + i
+  std::vector<std::string> added_paths_ GUARDED_BY(mu_);  // this restripe's: member index old_count_ + i
+  std::map<uint32_t, std::string> paths_added_ GUARDED_BY(mu_);  // by member index, every restripe of this mount
   std::atomic<uint64_t> done_bytes_{0};
   std::atomic<uint64_t> windows_{0};
   std::atomic<bool> busy_{false};
 
   // The restripe of this mount: made by start() (also when it failed
   // after the engine took a drive, whose member file must stay open), then
-  // the thread's.
+  // the thread's; dropped by the next start() once it finished.
   std::optional<OnlineRestripeStart> start_;
   Submitter* via_ = nullptr;  // borrowed from the pool: resubmits held-back IO
   std::thread thread_;

@@ -6,8 +6,8 @@
 // space in df. A daemon killed at a superblock copy (test hook: the
 // record's, a window's cursor, the commit's), or a volume unmounted while
 // the units move, leaves a volume the offline command finishes (or, before
-// an old member carries the record, the old volume as it was). A loop
-// device joins as a member. Refusals say why and change nothing. Power
+// an old member carries the record, the old volume as it was). A mount
+// restripes again onto more members. A loop device joins as a member. Refusals say why and change nothing. Power
 // cuts at any member IO leave a volume the offline command finishes.
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -140,6 +140,42 @@ TEST_F(OnlineRestripe, WritersKeepGoingAndEveryByteSurvivesTheMoveAndARemount) {
   ASSERT_EQ(v_->unmount(), 0);
   wait_members_released(all());
   EXPECT_NE(v_->mount().code, 0) << "the two old members alone mounted";
+}
+
+// A mount that restriped may restripe again: 2 -> 3, then, writers
+// running, 3 -> 4; both added members are named, and every byte reads
+// back mounted and after a remount over the four.
+TEST_F(OnlineRestripe, AMountRestripesAgainOntoMoreMembers) {
+  const std::vector<std::string> both = added_;
+  added_ = {both[0]};
+  RunResult r = add_online();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "(online): 2 -> 3 members")) << r.out;
+  Contents want;
+  want[v_->at("between")] = pattern(30 << 20, 12);
+  ASSERT_TRUE(write_file(v_->at("between"), want[v_->at("between")]));
+  added_ = {both[1]};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] { write_until(*v_, stop, 20, want); });
+  r = add_online({"--rate-limit", "48M"});
+  stop.store(true);
+  writer.join();
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "(online): 3 -> 4 members")) << r.out;
+  added_ = both;
+  want[v_->at("before")] = pattern(before_bytes_, 9);
+  EXPECT_EQ(first_difference(want), "") << "still mounted";
+  const nlohmann::json st = restripe_stats();
+  ASSERT_TRUE(st.is_object());
+  EXPECT_EQ(st["state"], "done");
+  EXPECT_EQ(st["new_members"], 4);
+  EXPECT_EQ(st["done_bytes"], st["total_bytes"]);
+  RunResult text = run({peregrine_bin(), "stats", v_->mountpoint()});
+  EXPECT_TRUE(contains(text.out, "restripe: 3 -> 4 members: done 100%")) << text.out;
+  EXPECT_TRUE(contains(text.out, "/new2 ") && contains(text.out, "/new3 ")) << "the added members are named: "
+                                                                             << text.out;
+  remount_all_checked();
+  EXPECT_EQ(first_difference(want), "") << "after a remount over the four members";
 }
 
 // The daemon _exit(9)s right after superblock copy K of the restripe
