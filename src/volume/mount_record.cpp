@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "peregrine/volume/mount_record.h"
 
 #include <unistd.h>
@@ -156,8 +157,11 @@ Expected<std::optional<MountRecord>> read_mount_record(const MemberFile& member)
 
 namespace {
 
+// Every member the superblock counts. A restripe the mount gave up keeps
+// its added members open (v.members) over a superblock that does not count
+// them yet: they carry the restripe's record, not this mount's.
 Status write_on_every_member(const AssembledVolume& v, MountRecord r) {
-  for (size_t i = 0; i < v.members.size(); ++i) {
+  for (size_t i = 0; i < std::min(v.members.size(), v.superblock.member_uuids.size()); ++i) {
     const MemberFile& m = v.members[i];
     r.member_uuid = v.superblock.member_uuids[i];
     AlignedBuffer buf(mount_record_size(r));

@@ -2,7 +2,8 @@
 // its volume's last read-write mount. It round-trips, a member fresh from
 // mkfs has none, a damaged one is reported rather than trusted, writing it
 // leaves the superblocks and the data area alone, and examine_member reads
-// it (with both superblocks) without claiming the member.
+// it (with both superblocks) without claiming the member. A member open
+// beyond the superblock's count (a restripe given up) gets none.
 #include <sys/file.h>
 
 #include "peregrine/util/aligned_buffer.h"
@@ -112,6 +113,30 @@ TEST_F(MountRecordOnMembers, ExamineSaysWhatANonMemberIs) {
   EXPECT_FALSE(e->is_member());
   EXPECT_FALSE(e->copies.any_magic());
   EXPECT_FALSE(e->foreign_signature) << *e->foreign_signature;
+}
+
+// An online restripe that stopped leaves the daemon holding the added
+// members over a superblock that still counts the old ones; the unmount's
+// record goes to those alone.
+TEST_F(MountRecordOnMembers, AMemberTheSuperblockDoesNotCountGetsNoRecord) {
+  auto members = make_files("m", 2, 20 * kMiB);
+  mkfs(members);
+  const std::string added = make_files("added", 1, 20 * kMiB)[0];
+  const std::string added_before = read_file(added);
+  {
+    auto v = assemble(members, MemberFile::Mode::read_write);
+    ASSERT_TRUE(v) << v.status().message();
+    auto extra = MemberFile::open(added, MemberFile::Mode::read_write);
+    ASSERT_TRUE(extra) << extra.status().message();
+    v->members.push_back(std::move(*extra));
+    auto written = record_mount_on_members(*v, "/mnt/x", 1234);
+    ASSERT_TRUE(written) << written.status().message();
+    ASSERT_TRUE(record_clean_unmount_on_members(*v, *written, 5678));
+  }
+  EXPECT_TRUE(read_file(added) == added_before) << "the uncounted member was written";
+  auto e = examine_member(members[1], false);
+  ASSERT_TRUE(e && e->mount_record);
+  EXPECT_EQ(e->mount_record->state, MountRecord::State::kUnmountedCleanly);
 }
 
 }  // namespace
