@@ -28,8 +28,8 @@ GrowIoctl failed(int err, const std::string& why) {
 
 GrowIoctl OnlineGrow::run() {
   MutexLock lk(mu_);
-  if (replace_busy_ && replace_busy_())
-    return failed(EBUSY, "a member is being replaced or members added online: grow the volume once that is done");
+  if (member_change_)
+    if (std::string why = member_change_(); !why.empty()) return failed(EBUSY, why);
   // A restripe that stopped part-way keeps two layouts, whose rows a new
   // member size would move.
   if (vr_.engine->map().restriping())

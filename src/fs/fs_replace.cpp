@@ -101,6 +101,11 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   if (refuse_while_)
     if (std::string busy = refuse_while_(); !busy.empty()) return refused(EBUSY, busy);
   if (thread_.joinable()) thread_.join();  // the last replace's, finished
+  // A restripe that stopped part-way left its record in the old members'
+  // superblocks, which a switch would not carry to NEW.
+  if (vr_.engine->map().restriping())
+    return refused(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it with "
+                          "'peregrine grow --add' first");
   // A switch that failed half-way keeps both members in use until the
   // volume is unmounted and the replace finished offline.
   if (new_) return refused(EBUSY, status().message);
@@ -308,6 +313,7 @@ void OnlineReplace::finish() {
                                 "replace' over its members with --old " +
                                 old_path + " --new " + new_path + " to finish";
     log_(LOG_ERR, "online replace: " + message);
+    keeps_both_.store(true, std::memory_order_release);
     busy_.store(false, std::memory_order_release);
     set_state(kReplaceFailed, message);
     return;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "fs_context.h"
 #include "online_restripe.h"
@@ -173,6 +174,8 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
   const uint32_t n_new = start_->sb.member_count();
   if (Status s = engine.begin_restripe(n_new, *via_); !s) {
     vr_.io->resume_discards();
+    vr_.pool->release(via_);
+    via_ = nullptr;
     const std::string why = s.message() + "; nothing was written to the volume";
     set_state(kRestripeRefused, why + ", but this mount cannot add members again (remount it first)");
     log_(LOG_ERR, "online restripe: " + why);
@@ -238,9 +241,14 @@ void OnlineRestripe::run() {
   OnlineRestripeHooks hooks;
   hooks.close_window = [&](uint64_t begin, uint64_t end) { engine.close_window(begin, end); };
   hooks.open_window = [&](uint64_t cursor) { engine.open_window(cursor, *via_); };
+  // Tests only: "give-up:W" stops the move after window W, as an IO error
+  // would, while the mount goes on.
+  uint64_t give_up_after = UINT64_MAX;
+  if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("give-up:"))
+    give_up_after = std::strtoull(stop + 8, nullptr, 10);
   hooks.stop_requested = [&] {
     MutexLock lock(mu_);
-    return stop_;
+    return stop_ || windows_.load(std::memory_order_relaxed) >= give_up_after;
   };
   hooks.pace = [&] { pace(); };
   // Busy: the volume did IO of its own since the last window (the move's
@@ -265,7 +273,7 @@ void OnlineRestripe::run() {
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.
   int stop_at = 0, stop_at_commit = 0, last_step = 0, commit_base = -1;
-  if (const char* stop = test_hook(kStopEnv)) {
+  if (const char* stop = test_hook(kStopEnv); stop != nullptr && give_up_after == UINT64_MAX) {
     const std::string hook(stop);
     if (hook.starts_with("commit:"))
       stop_at_commit = std::atoi(hook.c_str() + 7);

@@ -32,10 +32,11 @@ namespace peregrine::fs {
 class OnlineGrow {
  public:
   // `layout_mu` is shared with OnlineReplace and OnlineRestripe;
-  // `replace_busy` says whether either changes the member list now (then
-  // grow refuses).
-  OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, Mutex& layout_mu, std::function<bool()> replace_busy, LogLine log)
-      : vr_(vr), md_(md), log_(std::move(log)), mu_(layout_mu), replace_busy_(std::move(replace_busy)) {}
+  // `member_change` says why grow must wait for either ("" when it need
+  // not: then grow may go on).
+  OnlineGrow(VolumeRuntime& vr, meta::Metadata& md, Mutex& layout_mu, std::function<std::string()> member_change,
+             LogLine log)
+      : vr_(vr), md_(md), log_(std::move(log)), mu_(layout_mu), member_change_(std::move(member_change)) {}
 
   // Grows the volume over what its members hold now; the reply as the
   // ioctl returns it.
@@ -46,7 +47,7 @@ class OnlineGrow {
   meta::Metadata& md_;
   LogLine log_;
   Mutex& mu_;  // one grow or replace switch at a time; guards vr_.volume's superblock fields
-  const std::function<bool()> replace_busy_;
+  const std::function<std::string()> member_change_;
 };
 
 }  // namespace peregrine::fs

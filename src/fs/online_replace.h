@@ -71,6 +71,11 @@ class OnlineReplace {
   // A copy or switch in progress (OnlineGrow refuses then). REQUIRES: the
   // caller holds layout_mu.
   bool busy() const { return busy_.load(std::memory_order_acquire); }
+  // A switch failed half-way: both OLD and NEW claim the member's index
+  // and take its writes until the replace is finished offline. No other
+  // change of the member list may start on this mount (it would write
+  // superblocks to OLD alone). Any thread.
+  bool keeps_both_members() const { return keeps_both_.load(std::memory_order_acquire); }
   // The mount ends: a copy in progress gives up; waits for the thread.
   void stop() EXCLUDES(mu_);
 
@@ -104,6 +109,7 @@ class OnlineReplace {
   // Members a finished replace changed: index -> path.
   std::vector<std::pair<uint32_t, std::string>> replaced_ GUARDED_BY(mu_);
   std::atomic<bool> busy_{false};
+  std::atomic<bool> keeps_both_{false};
 
   // The replace in progress: set by start() before the thread starts (the
   // two below under mu_, for status()), then read by the thread.

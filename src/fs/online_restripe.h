@@ -24,7 +24,8 @@
 // environment makes it _exit(9) right after superblock copy K of the run
 // is written and synced (the record's copies, then two per member per
 // window, then the commit's), as PEREGRINE_TEST_GROW_STOP_AFTER does;
-// "commit:K" after copy K of the commit.
+// "commit:K" after copy K of the commit; "give-up:W" gives the move up
+// after window W, as an IO error would, and the mount goes on.
 //
 // Thread rules: start(), status(), member_path() and busy() from any
 // thread (ioctl workers, the statistics reader); stop() from the thread

@@ -7,7 +7,9 @@
 // record's, a window's cursor, the commit's), or a volume unmounted while
 // the units move, leaves a volume the offline command finishes (or, before
 // an old member carries the record, the old volume as it was). A mount
-// restripes again onto more members. A loop device joins as a member. Refusals say why and change nothing. Power
+// restripes again onto more members. One given up part-way leaves a
+// mount that serves and refuses other member changes. A loop device joins
+// as a member. Refusals say why and change nothing. Power
 // cuts at any member IO leave a volume the offline command finishes.
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -299,6 +301,48 @@ TEST_F(OnlineRestripe, UnmountedWhileMovingTheOfflineCommandFinishes) {
   EXPECT_TRUE(contains(done.err, "resuming the interrupted restripe")) << done.err;
   ASSERT_EQ(v_->mount({}, all()).code, 0);
   EXPECT_EQ(read_file(v_->at("before")), pattern(40 << 20, 9));
+}
+
+// Given up part-way (the test hook stops the move after two windows, as
+// an IO error would): the mount goes on serving over its two layouts,
+// refuses every other change of its member list with a reason, unmounts
+// cleanly, and the offline command finishes what it left.
+TEST_F(OnlineRestripe, GivenUpPartWayTheMountServesAndRefusesOtherChanges) {
+  ASSERT_EQ(v_->unmount(), 0);
+  ::setenv(kStopEnv, "give-up:2", 1);
+  RunResult m = v_->mount();
+  ::unsetenv(kStopEnv);
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "the restripe stopped")) << r.err;
+  const nlohmann::json st = restripe_stats();
+  ASSERT_TRUE(st.is_object());
+  EXPECT_EQ(st["state"], "stopped");
+  Contents want{{v_->at("before"), pattern(before_bytes_, 9)}, {v_->at("after"), pattern(30 << 20, 13)}};
+  ASSERT_TRUE(write_file(v_->at("after"), want[v_->at("after")]));
+  EXPECT_EQ(first_difference(want), "") << "served while the restripe stands stopped";
+  const std::string stopped = "stopped part-way";
+  RunResult grow = run({peregrine_bin(), "grow", v_->mountpoint()});
+  EXPECT_NE(grow.code, 0) << grow.describe();
+  EXPECT_TRUE(contains(grow.err, stopped)) << grow.err;
+  RunResult replace =
+      run({peregrine_bin(), "replace", "--old", v_->members()[0], "--new", v_->dir() + "/other", v_->mountpoint()});
+  EXPECT_NE(replace.code, 0) << replace.describe();
+  EXPECT_TRUE(contains(replace.err, stopped)) << replace.err;
+  EXPECT_FALSE(std::filesystem::exists(v_->dir() + "/other")) << "a refused replace made its NEW";
+  const std::vector<std::string> first = added_;
+  added_ = {v_->dir() + "/new4"};
+  RunResult again = add_online();
+  EXPECT_NE(again.code, 0) << again.describe();
+  EXPECT_FALSE(std::filesystem::exists(added_[0])) << "a refused restripe made its NEW";
+  added_ = first;
+  ASSERT_EQ(v_->unmount(), 0);
+  wait_members_released(all());
+  RunResult old_mount = v_->mount({"-o", "ro"});
+  EXPECT_NE(old_mount.code, 0) << old_mount.describe();
+  finish_offline_and_mount();
+  EXPECT_EQ(first_difference(want), "") << "after the offline command finished the restripe";
 }
 
 // A block device joins: a loop device whose first megabyte holds junk,
