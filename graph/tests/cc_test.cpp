@@ -54,6 +54,26 @@ TEST(GraphCc, ALongPathTakesTheSmallestIdFromItsFarEnd) {
   EXPECT_EQ(l->reader->stats().list_bytes, l->graph.meta.adjacency_entries * 4) << "every list read once";
 }
 
+TEST(GraphCc, EdgesPastTheSampledNeighboursJoinSetsOutsideTheLargest) {
+  TestDir d;
+  // The largest set, a path over 10..109, is joined by each vertex's first
+  // two neighbours. Outside it 5 (neighbours 1, 2, 9) and 9 (3, 4, 5) meet
+  // only through their third neighbours, which only the second pass reads:
+  // the lists of 5 and 9, and none of the path's again.
+  std::vector<std::pair<Vertex, Vertex>> edges = {{5, 1}, {5, 2}, {5, 9}, {9, 3}, {9, 4}};
+  for (Vertex v = 10; v < 109; ++v) edges.push_back({v, static_cast<Vertex>(v + 1)});
+  auto l = test::load(test::write_graph(d, "two", 7, edges));
+  auto r = run_cc(l->graph, *l->reader);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_TRUE(validate_cc(l->mem, *r));
+  for (Vertex v : {1u, 2u, 3u, 4u, 5u, 9u}) EXPECT_EQ(r->label[v], 1u) << v;
+  EXPECT_EQ(r->label[109], 10u);
+  EXPECT_EQ(r->largest, 100u);
+  EXPECT_EQ(r->rounds, 2u);
+  EXPECT_EQ(l->reader->stats().list_bytes, (l->graph.meta.adjacency_entries + 6) * 4)
+      << "every list once, then the lists of 5 and 9";
+}
+
 TEST(GraphCc, ValidatorRejectsWrongLabel) {
   TestDir d;
   auto l = test::load(test::write_graph(d, "c", 3, {{7, 3}, {3, 0}}));

@@ -1,11 +1,12 @@
-// Semi-external connected components: one sequential sweep of the
-// adjacency into a union-find held in memory (4 bytes a vertex), whose
-// roots are their component's smallest vertex; each undirected edge is
-// taken once (from its smaller end), each arc of a directed graph once,
-// which joins its weakly connected components without the in-lists. The
-// label of every vertex is the smallest id of its component, as the
-// reference's. Min-label propagation, used before, read the adjacency
-// 2-3 times on Kronecker graphs (and once more per round on a long path).
+// Semi-external connected components, Afforest's way (as gapbs runs it):
+// a union-find held in memory (4 bytes a vertex), whose roots are their
+// component's smallest vertex. An undirected graph: one sequential sweep
+// links each vertex to its first two neighbours; then only the lists of
+// the vertices outside the largest set so made (with more than two
+// neighbours) are read again and linked whole. A directed graph: one
+// sweep, each arc once, which joins its weakly connected components
+// without the in-lists. The label of every vertex is the smallest id of
+// its component, as the reference's.
 //
 // Thread rules: runs on the calling (IO) thread.
 #pragma once
