@@ -12,6 +12,12 @@ namespace peregrine::graph::detail {
 // W / delta + 2 slots hold every bucket that can be filed.
 uint64_t ring_slots(uint64_t max_weight, uint64_t delta) { return max_weight / delta + 2; }
 
+namespace {
+// Entries of a list between a prefetch of a neighbour's distance and its
+// use (8 and 16 measured alike, both ahead of none).
+constexpr size_t kPrefetchAhead = 16;
+}  // namespace
+
 void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t max_weight, uint32_t threads,
                           SsspResult& r) {
   const uint64_t delta = r.delta;
@@ -53,15 +59,21 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
         break;
       }
       settled_any = true;
-      for_each_parallel(round.size(), threads, [&](size_t i, uint32_t t) {
+      // By value: the compare-and-swap below would make the compiler load
+      // them again for every entry.
+      uint64_t* const distance = r.distance.data();
+      for_each_parallel(round.size(), threads, [&, distance, weighted](size_t i, uint32_t t) {
         const Vertex v = round[i];
-        const uint64_t dv = std::atomic_ref<uint64_t>(r.distance[v]).load(std::memory_order_relaxed);
+        const uint64_t dv = std::atomic_ref<uint64_t>(distance[v]).load(std::memory_order_relaxed);
         const auto nbrs = reader.kept_list(v);
         const uint32_t* weights = weighted ? reader.kept_weights(v).data() : nullptr;
-        for (size_t k = 0; k < nbrs.size(); ++k) {
+        const size_t n = nbrs.size();
+        for (size_t k = 0; k < n; ++k) {
+          // The distances a list names lie anywhere: ask for them ahead.
+          if (k + kPrefetchAhead < n) __builtin_prefetch(distance + nbrs[k + kPrefetchAhead]);
           const Vertex w = nbrs[k];
           const uint64_t dw = dv + (weighted ? weights[k] : 1);
-          std::atomic_ref<uint64_t> at(r.distance[w]);
+          std::atomic_ref<uint64_t> at(distance[w]);
           uint64_t seen = at.load(std::memory_order_relaxed);
           while (dw < seen) {
             if (at.compare_exchange_weak(seen, dw, std::memory_order_relaxed)) {
