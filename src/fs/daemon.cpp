@@ -394,8 +394,7 @@ int run_daemon(const DaemonOptions& o) {
   auto replace_holds = [&online_replace](const std::string& what) -> std::string {
     if (online_replace.busy()) return "a member is being replaced online: " + what + " once the replace is done";
     if (online_replace.keeps_both_members())
-      return "an online replace of this mount failed half-way (peregrine stats says how to finish it): unmount the "
-             "volume and finish it first";
+      return "cannot " + what + " now: " + std::string(online_replace.status().message);
     return "";
   };
   OnlineRestripe online_restripe(

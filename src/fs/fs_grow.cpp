@@ -33,8 +33,8 @@ GrowIoctl OnlineGrow::run() {
   // A restripe that stopped part-way keeps two layouts, whose rows a new
   // member size would move.
   if (vr_.engine->map().restriping())
-    return failed(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it with "
-                         "'peregrine grow --add' first");
+    return failed(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it first with "
+                         "'peregrine grow --add NEW... MEMBER...' over all its members, the added ones too");
   AssembledVolume& vol = vr_.volume;
   const uint64_t data_offset = vr_.meta_geometry.data_offset;
   GrowIoctl r{};

@@ -104,8 +104,8 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   // A restripe that stopped part-way left its record in the old members'
   // superblocks, which a switch would not carry to NEW.
   if (vr_.engine->map().restriping())
-    return refused(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it with "
-                          "'peregrine grow --add' first");
+    return refused(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it first with "
+                          "'peregrine grow --add NEW... MEMBER...' over all its members, the added ones too");
   // A switch that failed half-way keeps both members in use until the
   // volume is unmounted and the replace finished offline.
   if (new_) return refused(EBUSY, status().message);

@@ -201,6 +201,7 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     finished_ns_ = 0;
     total_bytes_ = units > n_old ? (units - n_old) * unit : 0;
     done_bytes_.store(0, std::memory_order_relaxed);
+    windows_.store(0, std::memory_order_relaxed);
     old_data_area_ = md_.data_size();
   }
   busy_.store(true, std::memory_order_release);
@@ -266,9 +267,12 @@ void OnlineRestripe::run() {
     seen_ios = now;
     return busy;
   };
+  // Called once before the first window, then after each.
+  bool before_first = true;
   hooks.progress = [&](uint64_t done, uint64_t) {
     done_bytes_.store(done, std::memory_order_relaxed);
-    windows_.fetch_add(1, std::memory_order_relaxed);
+    if (!before_first) windows_.fetch_add(1, std::memory_order_relaxed);
+    before_first = false;
   };
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.

@@ -1,8 +1,8 @@
-#include <algorithm>
 #include "peregrine/volume/mount_record.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
