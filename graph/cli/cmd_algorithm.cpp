@@ -140,8 +140,9 @@ std::optional<int> parse_algorithm_args(int argc, char** argv, AlgorithmArgs* a)
     if (!keep) return usage_error(alg, "--memory: bad size '" + memory + "' (use e.g. 0, 512M, 2G or auto)");
     ro.keep_bytes = *keep;
   }
-  // cc and tc read each list once (tc into batches of its own): keeping
-  // them would cost the memory and the overlap of reading with computing.
+  // tc reads each list once (into batches of its own), cc once and then
+  // only the lists outside its largest set: keeping them would cost the
+  // memory and the overlap of reading with computing.
   if (alg == "cc" || alg == "tc") ro.keep_bytes = 0;
   if (alg == "pagerank") {
     const PagerankOptions& pr = a->pagerank;

@@ -13,13 +13,18 @@ using test::TestDir;
 TEST(GraphCc, MatchesUnionFindOnKroneckerGraphs) {
   TestDir d;
   for (uint32_t scale : {10u, 14u}) {
-    auto l = test::load(test::generate(d, "g" + std::to_string(scale), scale, 200 + scale));
-    auto r = run_cc(l->graph, *l->reader);
-    ASSERT_TRUE(r) << r.status().message();
-    Status st = validate_cc(l->mem, *r);
-    EXPECT_TRUE(st) << st.message();
-    EXPECT_GT(r->largest, l->graph.num_vertices() / 2);
-    EXPECT_GT(r->components, 1u);  // isolated vertices are components
+    const auto dir = test::generate(d, "g" + std::to_string(scale), scale, 200 + scale);
+    // Also with lists in 4 KiB pieces, interleaved: the sampling counts
+    // what a list's earlier pieces gave.
+    for (const ReaderOptions& o : {ReaderOptions{}, test::tiny_reads()}) {
+      auto l = test::load(dir, o);
+      auto r = run_cc(l->graph, *l->reader);
+      ASSERT_TRUE(r) << r.status().message();
+      Status st = validate_cc(l->mem, *r);
+      EXPECT_TRUE(st) << st.message();
+      EXPECT_GT(r->largest, l->graph.num_vertices() / 2);
+      EXPECT_GT(r->components, 1u);  // isolated vertices are components
+    }
   }
 }
 
@@ -56,19 +61,22 @@ TEST(GraphCc, ALongPathTakesTheSmallestIdFromItsFarEnd) {
 
 TEST(GraphCc, EdgesPastTheSampledNeighboursJoinSetsOutsideTheLargest) {
   TestDir d;
-  // The largest set, a path over 10..109, is joined by each vertex's first
-  // two neighbours. Outside it 5 (neighbours 1, 2, 9) and 9 (3, 4, 5) meet
-  // only through their third neighbours, which only the second pass reads:
-  // the lists of 5 and 9, and none of the path's again.
-  std::vector<std::pair<Vertex, Vertex>> edges = {{5, 1}, {5, 2}, {5, 9}, {9, 3}, {9, 4}};
-  for (Vertex v = 10; v < 109; ++v) edges.push_back({v, static_cast<Vertex>(v + 1)});
+  // The largest set, a clique over 10..25, is joined by each vertex's
+  // first two neighbours. Outside it 5 (neighbours 1, 2, 9) and 9 (3, 4, 5)
+  // meet only through their third neighbours, which only the second pass
+  // reads: the lists of 5 and 9, and neither the clique's again nor that
+  // of 31 (two neighbours, 30 and 32, both taken by the sampling).
+  std::vector<std::pair<Vertex, Vertex>> edges = {{5, 1}, {5, 2}, {5, 9}, {9, 3}, {9, 4}, {30, 31}, {31, 32}};
+  for (Vertex a = 10; a <= 25; ++a)
+    for (Vertex b = a + 1; b <= 25; ++b) edges.push_back({a, b});
   auto l = test::load(test::write_graph(d, "two", 7, edges));
   auto r = run_cc(l->graph, *l->reader);
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_TRUE(validate_cc(l->mem, *r));
   for (Vertex v : {1u, 2u, 3u, 4u, 5u, 9u}) EXPECT_EQ(r->label[v], 1u) << v;
-  EXPECT_EQ(r->label[109], 10u);
-  EXPECT_EQ(r->largest, 100u);
+  EXPECT_EQ(r->label[25], 10u);
+  EXPECT_EQ(r->label[32], 30u);
+  EXPECT_EQ(r->largest, 16u);
   EXPECT_EQ(r->rounds, 2u);
   EXPECT_EQ(l->reader->stats().list_bytes, (l->graph.meta.adjacency_entries + 6) * 4)
       << "every list once, then the lists of 5 and 9";

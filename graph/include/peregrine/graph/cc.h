@@ -1,5 +1,6 @@
 // Semi-external connected components, Afforest's way (as gapbs runs it):
-// a union-find held in memory (4 bytes a vertex), whose roots are their
+// a union-find held in memory (4 bytes a vertex, 1 more while it
+// samples, and 4 for each vertex read again), whose roots are their
 // component's smallest vertex. An undirected graph: one sequential sweep
 // links each vertex to its first two neighbours; then only the lists of
 // the vertices outside the largest set so made (with more than two
