@@ -8,6 +8,7 @@
 
 #include "fs_context.h"
 #include "online_grow.h"
+#include "online_restripe.h"
 #include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/grow.h"
 #include "peregrine/volume/size_text.h"
@@ -33,8 +34,7 @@ GrowIoctl OnlineGrow::run() {
   // A restripe that stopped part-way keeps two layouts, whose rows a new
   // member size would move.
   if (vr_.engine->map().restriping())
-    return failed(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it first with "
-                         "'peregrine grow --add NEW... MEMBER...' over all its members, the added ones too");
+    return failed(EBUSY, kStoppedRestripeRefusal);
   AssembledVolume& vol = vr_.volume;
   const uint64_t data_offset = vr_.meta_geometry.data_offset;
   GrowIoctl r{};

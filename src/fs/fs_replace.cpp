@@ -13,6 +13,7 @@
 
 #include "fs_context.h"
 #include "online_replace.h"
+#include "online_restripe.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/clock.h"
 #include "peregrine/util/test_hooks.h"
@@ -104,8 +105,7 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   // A restripe that stopped part-way left its record in the old members'
   // superblocks, which a switch would not carry to NEW.
   if (vr_.engine->map().restriping())
-    return refused(EBUSY, "an online restripe of this mount stopped part-way: unmount the volume and finish it first with "
-                          "'peregrine grow --add NEW... MEMBER...' over all its members, the added ones too");
+    return refused(EBUSY, kStoppedRestripeRefusal);
   // A switch that failed half-way keeps both members in use until the
   // volume is unmounted and the replace finished offline.
   if (new_) return refused(EBUSY, status().message);

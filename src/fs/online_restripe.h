@@ -54,6 +54,13 @@
 
 namespace peregrine::fs {
 
+// What online grow and replace say while a restripe of the mount stands
+// stopped part-way (the map keeps two layouts, the old members'
+// superblocks the restripe's record).
+inline constexpr const char* kStoppedRestripeRefusal =
+    "an online restripe of this mount stopped part-way: unmount the volume and finish it first with 'peregrine "
+    "grow --add NEW... MEMBER...' over all its members, the added ones too";
+
 class OnlineRestripe {
  public:
   // `other_busy` names an online replace in progress ("" when none): a
