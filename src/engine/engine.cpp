@@ -39,7 +39,19 @@ Status check_config(const EngineConfig& c, const StripeMap& map, const std::vect
 }  // namespace
 
 Engine::Engine(const EngineConfig& config, const StripeMap& map)
-    : config_(config), map_(map), fence_(std::make_unique<LayoutFence>(map_)) {}
+    : config_(config),
+      low_watermark_(config.low_watermark),
+      high_watermark_(config.high_watermark),
+      map_(map),
+      fence_(std::make_unique<LayoutFence>(map_)) {}
+
+void Engine::set_watermarks(uint32_t low, uint32_t high) {
+  // A full batch must fit a submitter's pool (create() sized it past the
+  // config's high watermark).
+  high = std::clamp<uint32_t>(high, 1, config_.subios_per_submitter - 1);
+  high_watermark_.store(high, std::memory_order_relaxed);
+  low_watermark_.store(std::min(low, high), std::memory_order_relaxed);
+}
 
 Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config, const StripeMap& map,
                                                  std::vector<DriveSpec> drives) {
@@ -134,7 +146,7 @@ Expected<std::unique_ptr<Submitter>> Engine::open_submitter() {
   slot->return_count.store(n, std::memory_order_release);
   slot->plug.resize(kEngineMaxDrives);
   slot->direct_counts = std::make_unique<DirectCounts[]>(kEngineMaxDrives);
-  for (uint32_t d = 0; d < n; ++d) slot->plug[d].reserve(config_.high_watermark);
+  for (uint32_t d = 0; d < n; ++d) slot->plug[d].reserve(high_watermark());
   slot->inline_candidates.reserve(kEngineMaxDrives);
   slot->served_inline.reserve(kEngineMaxDrives);
   slots_.push_back(std::move(slot));

@@ -93,7 +93,7 @@ int Submitter::add(Request& r) {
   // The batch ends at a request boundary, so that a large request reaches
   // each drive whole and merges into one IO there. (A request larger than
   // the SubIo pool is unplugged piecewise by take_subio.)
-  if (slot_.batch >= engine_.config_.high_watermark) unplug();
+  if (slot_.batch >= engine_.high_watermark()) unplug();
   return 0;
 }
 
@@ -120,7 +120,7 @@ bool Submitter::stage_direct(Request& r) {
   const StripePiece p = map.piece_at(r.offset, r.length);
   if (!engine_.drives_[p.member]->copies_inline()) return false;
   slot_.direct.push_back(DirectPiece{&r, p.member, p.member_offset});
-  if (++slot_.batch >= c.high_watermark) unplug();
+  if (++slot_.batch >= engine_.high_watermark()) unplug();
   return true;
 }
 
@@ -186,6 +186,7 @@ void Submitter::unplug_batch(Completions where) {
   if (!complete_here && !slot_.direct.empty()) stage_direct_on_drives();
   slot_.batch = 0;
   const EngineConfig& c = engine_.config_;
+  const uint32_t low_watermark = engine_.low_watermark();
   const bool latency_inline = where != Completions::unawaited_here;
   uint64_t volume_outstanding = UINT64_MAX;
   bool volume_was_idle = false;  // nothing outstanding before this batch
@@ -198,14 +199,14 @@ void Submitter::unplug_batch(Completions where) {
     std::vector<SubIo*>& list = slot_.plug[d];
     if (list.empty()) continue;
     bool candidate = false;
-    if (c.inline_dispatch && list.size() <= c.low_watermark &&
+    if (c.inline_dispatch && list.size() <= low_watermark &&
         (latency_inline || engine_.drives_[d]->copies_inline())) {
       if (volume_outstanding == UINT64_MAX) {
         volume_outstanding = 0;
         for (uint32_t o = 0; o < engine_.drive_count(); ++o) volume_outstanding += engine_.drives_[o]->outstanding();
         volume_was_idle = volume_outstanding == 0;
       }
-      candidate = volume_outstanding + list.size() <= c.low_watermark;
+      candidate = volume_outstanding + list.size() <= low_watermark;
       // A large share only if it is the batch's first and no other
       // request waits for this thread: the drive threads move large
       // shares in parallel, with each other and with this thread.

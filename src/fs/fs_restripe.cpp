@@ -12,6 +12,7 @@
 
 #include "fs_context.h"
 #include "online_restripe.h"
+#include "peregrine/config/engine_mapping.h"
 #include "peregrine/util/clock.h"
 #include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/size_text.h"
@@ -309,6 +310,10 @@ void OnlineRestripe::finish(const Superblock& committed) {
   MutexLock layout(layout_mu_);
   Engine& engine = *vr_.engine;
   engine.finish_restripe();
+  // The config gives the watermarks per drive: batch for N + k drives now,
+  // as a mount over them would.
+  const EngineConfig grown = config::engine_config(settings_, committed.member_count());
+  engine.set_watermarks(grown.low_watermark, grown.high_watermark);
   vr_.io->resume_discards();
   vr_.pool->release(via_);
   via_ = nullptr;

@@ -118,10 +118,11 @@ std::string stats_json(FsContext& fs) {
       << ",\"read_only\":" << (read_only ? "true" : "false");
   // The batching and back-pressure the engine applies, as resolved from
   // the settings (per-drive values times the member count, defaults filled
-  // in): what a user tuning the config file wants to see in effect.
+  // in, and again after an online restripe): what a user tuning the config
+  // file wants to see in effect.
   const EngineConfig& c = e.config();
   out << ",\"engine\":{\"scheduler\":\"" << (c.scheduler == Scheduler::per_drive ? "per-drive" : "per-volume")
-      << "\",\"low_watermark\":" << c.low_watermark << ",\"high_watermark\":" << c.high_watermark
+      << "\",\"low_watermark\":" << e.low_watermark() << ",\"high_watermark\":" << e.high_watermark()
       << ",\"inline_dispatch\":" << (c.inline_dispatch ? "true" : "false")
       << ",\"inline_poll_us\":" << c.inline_poll_ns / 1000 << ",\"pressure_low\":" << c.pressure_low
       << ",\"pressure_high\":" << c.pressure_high << "}";

@@ -1,7 +1,8 @@
 // Plug list classification: a submitter's batch is split at stripe-unit
 // boundaries and each piece lands on the drive RAID-0 assigns it, all of a
 // drive's share arriving in one hand-off (so neighbours from different
-// requests of the batch merge there).
+// requests of the batch merge there); a batch ends at the high watermark
+// in effect, also one set after the start.
 #include "engine_fixture.h"
 
 namespace peregrine::testing {
@@ -56,6 +57,46 @@ TEST_F(EngineFixture, BatchIsClassifiedPerDriveAndHandedOffOncePerDrive) {
     ASSERT_EQ(members_[member].pread_full(unit.data(), 4096, member_off), 0);
     EXPECT_EQ(std::memcmp(unit.data(), src[i], 4096), 0) << "unit " << units[i];
   }
+}
+
+// After an online restripe the mount sets the watermarks for the new
+// drive count: batches end at the new high watermark, which stays below
+// the submitters' SubIo pools.
+TEST_F(EngineFixture, BatchesEndAtTheHighWatermarkSetAfterTheStart) {
+  make_members(4, 1 << 20);
+  EngineConfig c;
+  c.inline_dispatch = false;
+  c.high_watermark = 1024;
+  start(c, 4096, specs());
+  engine_->set_watermarks(1, 2);
+  EXPECT_EQ(engine_->low_watermark(), 1u);
+  EXPECT_EQ(engine_->high_watermark(), 2u);
+  AlignedBuffer a(4096), b(4096);
+  Request ra, rb;
+  ra.op = rb.op = IoOp::write;
+  ra.offset = 0;
+  rb.offset = 4096;
+  ra.length = rb.length = 4096;
+  ra.buffer = a.data();
+  rb.buffer = b.data();
+  Waiter wa, wb;
+  wa.arm(ra);
+  wb.arm(rb);
+  auto sub = engine_->open_submitter();
+  ASSERT_EQ((*sub)->add(ra), 0);
+  EXPECT_EQ(engine_->stats(0).subios, 0u) << "one sub-IO is below the high watermark of 2";
+  ASSERT_EQ((*sub)->add(rb), 0);  // the batch reaches 2: handed on without an unplug
+  for (uint32_t d = 0; d < 2; ++d)
+    EXPECT_EQ(wait_stats(d, [](const DriveStats& s) { return s.subios == 1; }).subios, 1u) << "drive " << d;
+  (*sub)->unplug();  // nothing left to hand on when the watermark worked
+  wa.wait();
+  wb.wait();
+  EXPECT_EQ(wa.result.load(), 0);
+  EXPECT_EQ(wb.result.load(), 0);
+  // Held below the pool (4096 sub-IOs here), and low at or below high.
+  engine_->set_watermarks(5000, 100000);
+  EXPECT_EQ(engine_->high_watermark(), engine_->config().subios_per_submitter - 1);
+  EXPECT_EQ(engine_->low_watermark(), engine_->high_watermark());
 }
 
 TEST_F(EngineFixture, FlushIsClassifiedToEveryWrittenDriveOnce) {

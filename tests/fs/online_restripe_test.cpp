@@ -90,6 +90,13 @@ class OnlineRestripe : public ::testing::Test {
     EXPECT_EQ(f.code, 0) << f.describe();
     ASSERT_EQ(v_->mount({}, all()).code, 0);
   }
+  // The daemon's "engine" statistics: the settings in effect.
+  nlohmann::json engine_stats() {
+    RunResult j = run({peregrine_bin(), "stats", "--json", v_->mountpoint()});
+    EXPECT_EQ(j.code, 0) << j.describe();
+    auto doc = nlohmann::json::parse(j.out, nullptr, false);
+    return doc.is_object() && doc.contains("engine") ? doc["engine"] : nlohmann::json::object();
+  }
   // The daemon's "restripe" statistics (null when it has none).
   nlohmann::json restripe_stats() {
     RunResult j = run({peregrine_bin(), "stats", "--json", v_->mountpoint()});
@@ -149,6 +156,7 @@ TEST_F(OnlineRestripe, WritersKeepGoingAndEveryByteSurvivesTheMoveAndARemount) {
 // back mounted and after a remount over the four.
 TEST_F(OnlineRestripe, AMountRestripesAgainOntoMoreMembers) {
   const std::vector<std::string> both = added_;
+  const nlohmann::json two = engine_stats();
   added_ = {both[0]};
   RunResult r = add_online();
   ASSERT_EQ(r.code, 0) << r.describe();
@@ -172,6 +180,10 @@ TEST_F(OnlineRestripe, AMountRestripesAgainOntoMoreMembers) {
   EXPECT_EQ(st["state"], "done");
   EXPECT_EQ(st["new_members"], 4);
   EXPECT_EQ(st["done_bytes"], st["total_bytes"]);
+  // The watermarks are per drive in the config: the volume's doubled.
+  const nlohmann::json four = engine_stats();
+  EXPECT_EQ(four["low_watermark"], 2 * two["low_watermark"].get<uint64_t>()) << four.dump();
+  EXPECT_EQ(four["high_watermark"], 2 * two["high_watermark"].get<uint64_t>()) << four.dump();
   RunResult text = run({peregrine_bin(), "stats", v_->mountpoint()});
   EXPECT_TRUE(contains(text.out, "restripe: 3 -> 4 members: done 100%")) << text.out;
   EXPECT_TRUE(contains(text.out, "/new2 ") && contains(text.out, "/new3 ")) << "the added members are named: "

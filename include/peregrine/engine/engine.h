@@ -73,8 +73,19 @@ class Engine {
   // Online grow: the members' superblocks (all of them, durably) now
   // record `member_data_size`, larger than the map's; see StripeMap::grow.
   void grow(uint64_t member_data_size) { map_.grow(member_data_size); }
+  // The config as created. Its watermarks are the mount's; the ones in
+  // effect are low_watermark() and high_watermark().
   const EngineConfig& config() const { return config_; }
   uint32_t drive_count() const { return drive_count_.load(std::memory_order_acquire); }
+  // The batching watermarks in effect (EngineConfig's, volume-wide): the
+  // config's until set_watermarks(). Any thread.
+  uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
+  uint32_t high_watermark() const { return high_watermark_.load(std::memory_order_relaxed); }
+  // After a restripe onto more drives, the volume-wide values for the new
+  // count (the config gives them per drive). `high` is held below the
+  // submitters' SubIo pools, and `low` at or below `high`. Any thread;
+  // batches already staged keep the values they saw.
+  void set_watermarks(uint32_t low, uint32_t high);
 
   // A Submitter for the calling thread; fails when max_submitters are open.
   Expected<std::unique_ptr<Submitter>> open_submitter() EXCLUDES(slots_mutex_);
@@ -165,6 +176,7 @@ class Engine {
   bool drain_unfenced(std::chrono::steady_clock::time_point deadline) EXCLUDES(slots_mutex_);
 
   EngineConfig config_;
+  std::atomic<uint32_t> low_watermark_, high_watermark_;
   StripeMap map_;
   // drives_[0, drive_count_) exist; add_drive() fills the next one before it
   // publishes the count, and none is ever removed before ~Engine.

@@ -44,7 +44,8 @@ struct EngineConfig {
   // inline by the submitting thread;
   // a batch that has reached `high_watermark` at the end of a request is
   // handed off (unplugged) at once.
-  // 0 = default: 1 per drive (low) and 16 per drive (high).
+  // 0 = default: 1 per drive (low) and 16 per drive (high). An online
+  // restripe sets them for the new drive count (Engine::set_watermarks).
   uint32_t low_watermark = 0;
   uint32_t high_watermark = 0;
   bool inline_dispatch = true;
