@@ -85,7 +85,9 @@ RestripeIoctl OnlineRestripe::status() const {
   r.new_data_area = new_data_area_;
   if (started_ns_ != 0) r.elapsed_ms = ((finished_ns_ != 0 ? finished_ns_ : monotonic_ns()) - started_ns_) / 1000000;
   size_t at = 0;
-  for (const std::string& p : added_paths_) {
+  // This restripe's members: the highest indices, from old_count_ on.
+  for (auto it = added_paths_.lower_bound(old_count_); it != added_paths_.end(); ++it) {
+    const std::string& p = it->second;
     if (at + p.size() + 1 >= sizeof r.new_members) break;
     std::memcpy(r.new_members + at, p.c_str(), p.size() + 1);
     at += p.size() + 1;
@@ -96,8 +98,8 @@ RestripeIoctl OnlineRestripe::status() const {
 
 std::string OnlineRestripe::member_path(uint32_t index) const {
   MutexLock lock(mu_);
-  auto it = paths_added_.find(index);
-  return it == paths_added_.end() ? "" : it->second;
+  auto it = added_paths_.find(index);
+  return it == added_paths_.end() ? "" : it->second;
 }
 
 RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
@@ -195,8 +197,7 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     message_ = "moving the volume's stripe units onto " + std::to_string(n_new) + " members";
     old_count_ = n_old;
     new_count_ = n_new;
-    added_paths_ = added;
-    for (uint32_t i = 0; i < added.size(); ++i) paths_added_[n_old + i] = added[i];
+    for (uint32_t i = 0; i < added.size(); ++i) added_paths_[n_old + i] = added[i];
     rate_ = request.rate_limit_bytes;
     started_ns_ = monotonic_ns();
     finished_ns_ = 0;

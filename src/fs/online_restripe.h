@@ -108,8 +108,7 @@ class OnlineRestripe {
   uint64_t rate_ GUARDED_BY(mu_) = 0;  // bytes per second, 0: no limit
   uint32_t old_count_ GUARDED_BY(mu_) = 0, new_count_ GUARDED_BY(mu_) = 0;
   uint64_t old_data_area_ GUARDED_BY(mu_) = 0, new_data_area_ GUARDED_BY(mu_) = 0;
-  std::vector<std::string> added_paths_ GUARDED_BY(mu_);  // this restripe's: member index old_count_ + i
-  std::map<uint32_t, std::string> paths_added_ GUARDED_BY(mu_);  // by member index, every restripe of this mount
+  std::map<uint32_t, std::string> added_paths_ GUARDED_BY(mu_);  // by member index, every restripe of this mount
   std::atomic<uint64_t> done_bytes_{0};
   std::atomic<uint64_t> windows_{0};
   std::atomic<bool> busy_{false};
