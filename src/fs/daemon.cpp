@@ -389,26 +389,17 @@ int run_daemon(const DaemonOptions& o) {
   // After a switch, the member error log names NEW.
   auto rename_member = [&member_errors](uint32_t i, const std::string& path) { member_errors.rename(i, path); };
   OnlineReplace online_replace(vr, o.settings, layout_mu, log.as_line(), rename_member);
-  // A replace whose switch failed half-way writes to OLD and NEW until it
-  // is finished offline: no other member change on this mount.
-  auto replace_holds = [&online_replace](const std::string& what) -> std::string {
-    if (online_replace.busy()) return "a member is being replaced online: " + what + " once the replace is done";
-    if (online_replace.keeps_both_members())
-      return "cannot " + what + " now: " + std::string(online_replace.status().message);
-    return "";
-  };
+  // One change of the member list at a time, and none while a replace or
+  // a restripe stands half-done (holds_members says why).
   OnlineRestripe online_restripe(
-      vr, **meta, o.settings, layout_mu, log.as_line(), [replace_holds] { return replace_holds("add members"); },
-      rename_member);
-  online_replace.refuse_while([&online_restripe]() -> std::string {
-    return online_restripe.busy() ? "members are being added online: replace a member once the restripe is done"
-                                  : "";
-  });
+      vr, **meta, o.settings, layout_mu, log.as_line(),
+      [&online_replace] { return online_replace.holds_members("add members"); }, rename_member);
+  online_replace.refuse_while([&online_restripe] { return online_restripe.holds_members("replace a member"); });
   OnlineGrow online_grow(
       vr, **meta, layout_mu,
       [&]() -> std::string {
-        if (online_restripe.busy()) return "members are being added online: grow the volume once that is done";
-        return replace_holds("grow the volume");
+        if (std::string why = online_restripe.holds_members("grow the volume"); !why.empty()) return why;
+        return online_replace.holds_members("grow the volume");
       },
       log.as_line());
   ctx.online_grow = &online_grow;

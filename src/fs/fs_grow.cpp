@@ -8,7 +8,6 @@
 
 #include "fs_context.h"
 #include "online_grow.h"
-#include "online_restripe.h"
 #include "peregrine/util/test_hooks.h"
 #include "peregrine/volume/grow.h"
 #include "peregrine/volume/size_text.h"
@@ -31,10 +30,6 @@ GrowIoctl OnlineGrow::run() {
   MutexLock lk(mu_);
   if (member_change_)
     if (std::string why = member_change_(); !why.empty()) return failed(EBUSY, why);
-  // A restripe that stopped part-way keeps two layouts, whose rows a new
-  // member size would move.
-  if (vr_.engine->map().restriping())
-    return failed(EBUSY, kStoppedRestripeRefusal);
   AssembledVolume& vol = vr_.volume;
   const uint64_t data_offset = vr_.meta_geometry.data_offset;
   GrowIoctl r{};

@@ -13,7 +13,6 @@
 
 #include "fs_context.h"
 #include "online_replace.h"
-#include "online_restripe.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/clock.h"
 #include "peregrine/util/test_hooks.h"
@@ -89,6 +88,12 @@ ReplaceIoctl OnlineReplace::status() const {
   return r;
 }
 
+std::string OnlineReplace::holds_members(const std::string& what) const {
+  if (busy()) return "a member is being replaced online: " + what + " once the replace is done";
+  if (keeps_both_members()) return "cannot " + what + " now: " + std::string(status().message);
+  return "";
+}
+
 ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   const std::string old_path(request.old_member, strnlen(request.old_member, sizeof request.old_member));
   const std::string new_path(request.new_member, strnlen(request.new_member, sizeof request.new_member));
@@ -102,10 +107,6 @@ ReplaceIoctl OnlineReplace::start(const ReplaceIoctl& request) {
   if (refuse_while_)
     if (std::string busy = refuse_while_(); !busy.empty()) return refused(EBUSY, busy);
   if (thread_.joinable()) thread_.join();  // the last replace's, finished
-  // A restripe that stopped part-way left its record in the old members'
-  // superblocks, which a switch would not carry to NEW.
-  if (vr_.engine->map().restriping())
-    return refused(EBUSY, kStoppedRestripeRefusal);
   // A switch that failed half-way keeps both members in use until the
   // volume is unmounted and the replace finished offline.
   if (new_) return refused(EBUSY, status().message);

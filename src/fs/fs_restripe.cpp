@@ -96,6 +96,14 @@ RestripeIoctl OnlineRestripe::status() const {
   return r;
 }
 
+std::string OnlineRestripe::holds_members(const std::string& what) const {
+  if (busy()) return "members are being added online: " + what + " once the restripe is done";
+  if (vr_.engine->map().restriping())
+    return "cannot " + what + " now: an online restripe of this mount stopped part-way: unmount the volume and "
+           "finish it first with 'peregrine grow --add NEW... MEMBER...' over all its members, the added ones too";
+  return "";
+}
+
 std::string OnlineRestripe::member_path(uint32_t index) const {
   MutexLock lock(mu_);
   auto it = added_paths_.find(index);

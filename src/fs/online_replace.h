@@ -76,6 +76,10 @@ class OnlineReplace {
   // change of the member list may start on this mount (it would write
   // superblocks to OLD alone). Any thread.
   bool keeps_both_members() const { return keeps_both_.load(std::memory_order_acquire); }
+  // Why another change of the member list (`what`: "grow the volume", ...)
+  // must not start now, "" when it may: a copy or switch in progress, or
+  // both members kept. Any thread.
+  std::string holds_members(const std::string& what) const EXCLUDES(mu_);
   // The mount ends: a copy in progress gives up; waits for the thread.
   void stop() EXCLUDES(mu_);
 

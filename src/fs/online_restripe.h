@@ -54,13 +54,6 @@
 
 namespace peregrine::fs {
 
-// What online grow and replace say while a restripe of the mount stands
-// stopped part-way (the map keeps two layouts, the old members'
-// superblocks the restripe's record).
-inline constexpr const char* kStoppedRestripeRefusal =
-    "an online restripe of this mount stopped part-way: unmount the volume and finish it first with 'peregrine "
-    "grow --add NEW... MEMBER...' over all its members, the added ones too";
-
 class OnlineRestripe {
  public:
   // `other_busy` names an online replace in progress ("" when none): a
@@ -80,6 +73,11 @@ class OnlineRestripe {
   std::string member_path(uint32_t index) const EXCLUDES(mu_);
   // Moving or committing (OnlineGrow and OnlineReplace refuse then).
   bool busy() const { return busy_.load(std::memory_order_acquire); }
+  // Why another change of the member list (`what`: "grow the volume", ...)
+  // must not start now, "" when it may: a restripe moving, or one stopped
+  // part-way, whose two layouts and record in the old members' superblocks
+  // only the offline command finishes. Any thread.
+  std::string holds_members(const std::string& what) const;
   // The mount ends: a move in progress stops at the next window boundary.
   void stop() EXCLUDES(mu_);
 
