@@ -32,6 +32,21 @@ std::string sysfs_block_dir(dev_t rdev) {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// The member at `path` once more, read-only and without O_DIRECT (nor
+// O_EXCL: the first descriptor holds the claim), or -1. The name is looked
+// up again, so the new descriptor must name what `opened` describes.
+int open_page_cache_reader(const std::string& path, const struct stat& opened) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st {};
+  const bool same = ::fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == (opened.st_mode & S_IFMT) &&
+                    (S_ISBLK(st.st_mode) ? st.st_rdev == opened.st_rdev
+                                         : st.st_dev == opened.st_dev && st.st_ino == opened.st_ino);
+  if (same) return fd;
+  ::close(fd);
+  return -1;
+}
+
 }  // namespace
 
 Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
@@ -87,27 +102,38 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
     if (::fstatfs(fd, &fs) == 0) info.memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
   }
   info.ino = st.st_ino;
-  return MemberFile(fd, std::move(info));
+  MemberFile member(fd, std::move(info));
+  if (mode == Mode::read_write && !member.info_.memory_backed) member.page_cache_fd_ = open_page_cache_reader(path, st);
+  return member;
 }
 
 MemberFile::MemberFile(MemberFile&& other) noexcept
-    : fd_(other.fd_), info_(std::move(other.info_)), write_layer_(std::move(other.write_layer_)) {
+    : fd_(other.fd_),
+      page_cache_fd_(other.page_cache_fd_),
+      info_(std::move(other.info_)),
+      write_layer_(std::move(other.write_layer_)) {
   other.fd_ = -1;
+  other.page_cache_fd_ = -1;
 }
 
 MemberFile& MemberFile::operator=(MemberFile&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
+    close_all();
     fd_ = other.fd_;
+    page_cache_fd_ = other.page_cache_fd_;
     info_ = std::move(other.info_);
     write_layer_ = std::move(other.write_layer_);
     other.fd_ = -1;
+    other.page_cache_fd_ = -1;
   }
   return *this;
 }
 
-MemberFile::~MemberFile() {
+MemberFile::~MemberFile() { close_all(); }
+
+void MemberFile::close_all() {
   if (fd_ >= 0) ::close(fd_);
+  if (page_cache_fd_ >= 0) ::close(page_cache_fd_);
 }
 
 int MemberFile::pread_full(void* buf, uint64_t len, uint64_t offset) const {

@@ -12,7 +12,8 @@
 
 namespace peregrine {
 
-Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const RingOptions& options) {
+Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const RingOptions& options,
+                                           int page_cache_fd) {
   auto* dev = new UringDevice();
   dev->fd_ = fd;
   dev->copy_inline_ = options.copy_inline;
@@ -45,7 +46,10 @@ Expected<UringDevice*> UringDevice::create(int fd, uint32_t capacity, const Ring
     // The drive thread's timed wait (CompletionWaker) needs it.
     return Status::error(ENOSYS, "io_uring lacks IORING_FEAT_EXT_ARG: Linux 5.11 or newer is needed");
   }
-  rc = io_uring_register_files(&dev->ring_, &fd, 1);
+  // A memory member's copies are made in start(), on fd alone.
+  dev->has_page_cache_fd_ = page_cache_fd >= 0 && !options.copy_inline;
+  const int files[2] = {fd, page_cache_fd};
+  rc = io_uring_register_files(&dev->ring_, files, dev->has_page_cache_fd_ ? 2 : 1);
   if (rc < 0) {
     delete dev;
     return Status::error(-rc, std::string("io_uring file registration failed: ") + std::strerror(-rc));
@@ -99,7 +103,11 @@ void UringDevice::start(const DeviceIo& io) {
   }
   io_uring_sqe* sqe = get_sqe();
   switch (io.op) {
-    case IoOp::read: io_uring_prep_readv(sqe, 0, io.iov, io.iovcnt, io.offset); break;
+    case IoOp::read: {
+      const int file = io.via_page_cache && has_page_cache_fd_ ? 1 : 0;
+      io_uring_prep_readv(sqe, file, io.iov, io.iovcnt, io.offset);
+      break;
+    }
     case IoOp::write: io_uring_prep_writev(sqe, 0, io.iov, io.iovcnt, io.offset); break;
     case IoOp::flush: io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC); break;
   }

@@ -3,7 +3,7 @@
 namespace peregrine {
 
 Expected<std::unique_ptr<UringDevice>> UringDeviceFactory::open_ring(const DriveSpec& spec) {
-  auto ring = UringDevice::create(spec.fd, spec.queue_depth, spec.ring);
+  auto ring = UringDevice::create(spec.fd, spec.queue_depth, spec.ring, spec.page_cache_fd);
   if (!ring) return ring.status();
   return std::unique_ptr<UringDevice>(*ring);
 }

@@ -1,8 +1,10 @@
 // MemberFile: opening members, refusing what cannot be a member, aligned IO.
 #include "peregrine/backend/member_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -94,6 +96,26 @@ void expect_memory_backed(const std::string& base, bool expected) {
   auto m = MemberFile::open(path, MemberFile::Mode::read_write);
   ASSERT_TRUE(m) << m.status().message();
   EXPECT_EQ(m->info().memory_backed, expected) << path;
+  // A member on disk is opened once more for reads through its page cache:
+  // the same file, read-only, without O_DIRECT. One in memory is its own
+  // page cache.
+  if (expected) {
+    EXPECT_EQ(m->page_cache_fd(), -1) << path;
+  } else {
+    ASSERT_GE(m->page_cache_fd(), 0) << path;
+    struct stat a {}, b {};
+    ASSERT_EQ(::fstat(m->fd(), &a), 0);
+    ASSERT_EQ(::fstat(m->page_cache_fd(), &b), 0);
+    EXPECT_EQ(a.st_dev, b.st_dev);
+    EXPECT_EQ(a.st_ino, b.st_ino);
+    const int flags = ::fcntl(m->page_cache_fd(), F_GETFL);
+    EXPECT_EQ(flags & O_DIRECT, 0);
+    EXPECT_EQ(flags & O_ACCMODE, O_RDONLY);
+    EXPECT_EQ(::fcntl(m->fd(), F_GETFL) & O_DIRECT, O_DIRECT);
+    auto ro = MemberFile::open(path, MemberFile::Mode::read_only);
+    ASSERT_TRUE(ro) << ro.status().message();
+    EXPECT_EQ(ro->page_cache_fd(), -1) << "only the members a mount or an offline change writes take one";
+  }
   fs::remove_all(dir);
 }
 

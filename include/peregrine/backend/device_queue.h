@@ -37,6 +37,9 @@ struct DeviceIo {
   uint64_t offset = 0;  // member byte offset
   const iovec* iov = nullptr;
   uint32_t iovcnt = 0;
+  // A read the member's own page cache may serve (Request::via_page_cache);
+  // a device without a page-cache descriptor reads directly as ever.
+  bool via_page_cache = false;
 };
 
 struct DeviceCompletion {

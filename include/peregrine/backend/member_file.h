@@ -1,6 +1,6 @@
 // A member drive opened for direct IO: a regular file or a block device.
 //
-// MemberFile owns the file descriptor and knows the facts the engine and
+// MemberFile owns the file descriptors and knows the facts the engine and
 // the volume format need: usable size, logical block size (the O_DIRECT
 // alignment), queue depth and NUMA node (read from sysfs for block devices).
 // Opening never writes.
@@ -52,6 +52,10 @@ class MemberFile {
   ~MemberFile();
 
   int fd() const { return fd_; }
+  // Mode::read_write, a member not in memory: the member opened once more,
+  // read-only, without O_DIRECT, for reads the kernel's page cache of the
+  // member may serve and read on past (DriveSpec::page_cache_fd); else -1.
+  int page_cache_fd() const { return page_cache_fd_; }
   const MemberInfo& info() const { return info_; }
 
   // Synchronous, aligned IO for setup paths (mkfs, assembly) that run before
@@ -77,7 +81,9 @@ class MemberFile {
 
  private:
   MemberFile(int fd, MemberInfo info) : fd_(fd), info_(std::move(info)) {}
+  void close_all();
   int fd_ = -1;
+  int page_cache_fd_ = -1;
   MemberInfo info_;
   std::shared_ptr<DeviceQueue> write_layer_;
 };

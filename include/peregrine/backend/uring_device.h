@@ -9,6 +9,13 @@
 // for a memory copy. In this mode start() does the preadv/pwritev itself
 // and reap() returns its result.
 //
+// A second descriptor of the member, opened without O_DIRECT
+// (DriveSpec::page_cache_fd), takes the reads marked via_page_cache: the
+// kernel's page cache of the member answers them, and its read-ahead reads
+// on past them. Writes go through the O_DIRECT descriptor, and the kernel
+// drops the cached pages a direct write or a discard covers, so a cached
+// read never returns bytes older than the member's.
+//
 // SQPOLL (opt-in) lets a kernel thread take SQEs off the ring as they are
 // published, so a round's submit costs no system call while that thread is
 // awake; it spins on a CPU for `sqpoll_idle_ms` after the last IO.
@@ -37,7 +44,10 @@ struct RingOptions {
 class UringDevice final : public DeviceQueue {
  public:
   // `capacity`: the most IOs that will be outstanding at once.
-  static Expected<UringDevice*> create(int fd, uint32_t capacity, const RingOptions& options = {});
+  // `page_cache_fd`: the member opened without O_DIRECT, or -1 (every
+  // read direct). Both descriptors stay the caller's.
+  static Expected<UringDevice*> create(int fd, uint32_t capacity, const RingOptions& options = {},
+                                       int page_cache_fd = -1);
   ~UringDevice() override;
   UringDevice(const UringDevice&) = delete;
   UringDevice& operator=(const UringDevice&) = delete;
@@ -66,6 +76,7 @@ class UringDevice final : public DeviceQueue {
   io_uring ring_{};
   bool ring_ready_ = false;
   int fd_ = -1;
+  bool has_page_cache_fd_ = false;  // registered as fixed file 1
   bool copy_inline_ = false;
   bool sqpoll_ = false;
   std::vector<DeviceCompletion> inline_done_;  // results of copy-inline IOs not yet reaped

@@ -21,11 +21,14 @@
 
 namespace peregrine {
 
-// One member drive as the engine needs it. The fd stays owned by the caller
+// One member drive as the engine needs it. The fds stay owned by the caller
 // (a MemberFile) and must outlive the Engine.
 struct DriveSpec {
   std::string name;           // for messages, e.g. the member's path
   int fd = -1;                // opened with O_DIRECT
+  // The same member opened without O_DIRECT (MemberFile::page_cache_fd),
+  // for the reads marked via_page_cache; -1: every read direct.
+  int page_cache_fd = -1;
   uint32_t queue_depth = 32;  // tags: IOs the engine keeps on the device
   int numa_node = -1;
   RingOptions ring;  // io_uring setup; copy_inline for memory-backed members (see UringDevice)
