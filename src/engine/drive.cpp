@@ -429,6 +429,7 @@ void Drive::merge_into_backlog(SubIo* const* items, size_t n) {
     SubIo* s = v[i];
     s->next = nullptr;
     bool joins = head != nullptr && s->op != IoOp::flush && s->op == head->op &&
+                 s->via_page_cache == head->via_page_cache &&
                  head->member_offset + head->chain_bytes == s->member_offset &&
                  head->chain_bytes + s->length <= config_.max_io_bytes && head->chain_count + 1 <= config_.max_iovecs;
     if (joins) {
@@ -521,6 +522,7 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
   TagSlot& t = tags_[tag];
   t.head = head;
   t.op = head->op;
+  t.via_page_cache = head->via_page_cache;
   t.offset = head->member_offset;
   t.remaining = head->chain_bytes;
   t.dispatch_ns = now;
@@ -541,7 +543,7 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
     counters_.bytes_written += t.remaining;
   }
   if (t.op == IoOp::flush) ++counters_.flushes;
-  device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt});
+  device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt, t.via_page_cache});
 }
 
 size_t Drive::reap_and_complete(bool finished_inline_only, uint64_t* now_out) {
@@ -584,7 +586,8 @@ void Drive::complete(const DeviceCompletion& c, uint64_t now) {
         }
       }
       ++counters_.short_ios;
-      device_->start(DeviceIo{c.tag, t.op, t.offset, t.iov.data() + t.iov_first, t.iovcnt - t.iov_first});
+      device_->start(
+          DeviceIo{c.tag, t.op, t.offset, t.iov.data() + t.iov_first, t.iovcnt - t.iov_first, t.via_page_cache});
       return;
     }
   }

@@ -30,7 +30,8 @@ void PerVolumeScheduler::stage(Request& r, uint32_t member, uint64_t member_offs
   // Like the kernel's plug merge: try to extend the last IO of this drive.
   if (!tags.empty() && r.op != IoOp::flush) {
     SubIo* head = drive.tag_chain(tags.back());
-    if (head->op == s->op && head->member_offset + head->chain_bytes == member_offset &&
+    if (head->op == s->op && head->via_page_cache == s->via_page_cache &&
+        head->member_offset + head->chain_bytes == member_offset &&
         head->chain_bytes + len <= config_.max_io_bytes && head->chain_count + 1 <= config_.max_iovecs) {
       head->chain_tail->next = s;
       head->chain_tail = s;

@@ -36,6 +36,7 @@ struct SubIo {
   uint32_t length = 0;
   uint32_t id = 0;  // index in the owner's pool
   IoOp op = IoOp::read;
+  bool via_page_cache = false;  // the request's (Request::via_page_cache): merges with its own kind only
   bool retried = false;  // sent again alone after its merged IO failed (Drive::retry_unmerged)
 
   // A dispatched IO is a chain of neighbouring SubIos; the head holds the

@@ -58,6 +58,7 @@ SubIo* take_subio(SubmitterSlot& slot, MakeProgress&& make_progress, const std::
 inline void init_subio(SubIo* s, Request& r, uint64_t member_offset, std::byte* buf, uint32_t len) {
   s->parent = &r;
   s->op = r.op;
+  s->via_page_cache = r.via_page_cache;
   s->retried = false;
   s->buffer = buf;
   s->member_offset = member_offset;

@@ -72,5 +72,42 @@ TEST_F(EngineFixture, ReadsAndWritesAndGapsDoNotMerge) {
   EXPECT_EQ(s.ios, 3u);
 }
 
+// A read through the member's page cache and a direct one go to the
+// member on different descriptors: neighbours, they still make two IOs,
+// while two neighbours of one kind make one; each returns its bytes.
+TEST_F(EngineFixture, ReadsThroughThePageCacheMergeOnlyWithTheirOwnKind) {
+  make_members(1, 1 << 20);
+  EngineConfig c;
+  c.high_watermark = 64;
+  c.inline_dispatch = false;
+  std::vector<DriveSpec> drives = specs();
+  drives[0].page_cache_fd = members_[0].page_cache_fd();
+  start(c, 4096, std::move(drives));
+  AlignedBuffer out(4 * 4096);
+  fill(out, 7);
+  ASSERT_EQ(io(IoOp::write, 0, out), 0);
+  const DriveStats before = wait_stats(0, [](const DriveStats& s) { return s.ios == 1 && s.in_flight == 0; });
+  // [0,4K) direct, [4K,8K) and [8K,12K) via the page cache, [12K,16K) direct.
+  AlignedBuffer in[4] = {AlignedBuffer(4096), AlignedBuffer(4096), AlignedBuffer(4096), AlignedBuffer(4096)};
+  Request r[4];
+  Waiter w[4];
+  auto sub = engine_->open_submitter();
+  for (int i = 0; i < 4; ++i) {
+    r[i].op = IoOp::read;
+    r[i].offset = uint64_t(i) * 4096;
+    r[i].length = 4096;
+    r[i].buffer = in[i].data();
+    r[i].via_page_cache = i == 1 || i == 2;
+    w[i].arm(r[i]);
+    ASSERT_EQ((*sub)->add(r[i]), 0);
+  }
+  (*sub)->unplug();
+  for (auto& x : w) x.wait();
+  DriveStats s = wait_stats(0, [&](const DriveStats& s) { return s.ios == before.ios + 3 && s.in_flight == 0; });
+  EXPECT_EQ(s.ios - before.ios, 3u);
+  EXPECT_EQ(s.merged - before.merged, 1u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(std::memcmp(in[i].data(), out.data() + i * 4096, 4096), 0) << i;
+}
+
 }  // namespace
 }  // namespace peregrine::testing

@@ -34,6 +34,11 @@ struct Request {
   // hold_writes_ns): one nobody waits for (awaited false) from a caller
   // that gains from it.
   bool may_hold = false;
+  // A read that may pass through the member's own page cache, whose
+  // read-ahead then brings in the neighbouring bytes: a small file's read
+  // for the kernel's page cache, whose next small files lie beside it
+  // (DriveSpec::page_cache_fd). Ignored for writes and flushes.
+  bool via_page_cache = false;
 
   // Engine-private state: the caller does not read or write these.
   std::atomic<uint32_t> pending{0};
