@@ -11,6 +11,7 @@
 
 #include "data_ops.h"
 #include "fs_context.h"
+#include "peregrine/meta/allocator.h"
 #include "request_staging.h"
 
 namespace peregrine::fs {
@@ -60,14 +61,15 @@ struct ReadSpan {
 // Phase 1: the extents under the read, with the file's gate held. False
 // when the read is answered already (an error, or at or past the end of
 // the file) and the gate released.
-bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std::vector<meta::Segment>* segs) {
+bool map_extents(FsContext& fs, const ReadCall& call, uint64_t* generation, std::vector<meta::Segment>* segs,
+                 uint64_t* file_size) {
   const uint64_t off = call.offset;
   const uint64_t size = call.size;
   fs.gates.lock_shared_read(call.ino, IoSpan{call.marks.unique, off, off + size}, call.marks.fills_page_cache,
                             fs.read_blocks.enabled() && size < kBlock ? generation : nullptr);
   segs->clear();
   bool atime_due = false;
-  int rc = fs.meta.map_read(call.ino, off, size, segs, &atime_due);
+  int rc = fs.meta.map_read(call.ino, off, size, segs, &atime_due, file_size);
   // The kernel keeps no access times for FUSE inodes (S_NOATIME): the
   // daemon does, and tells the kernel its cached ones are stale.
   if (atime_due && !call.marks.no_atime && fs.meta.accessed(call.ino)) attributes_changed(fs, call.ino);
@@ -148,8 +150,8 @@ void prepare_read_op(FsContext& fs, const ReadCall& call, const ReadSpan& span, 
 
 // Phase 4: one member read per data extent, staged on this thread's
 // submitter (whole blocks around the extent: extents are block-granular);
-// holes are zeros at once.
-void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segment>& segs) {
+// holes are zeros at once. `via_page_cache`: see reads_via_member_cache().
+void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segment>& segs, bool via_page_cache) {
   size_t k = 0;
   for (const meta::Segment& s : segs) {
     std::byte* dst = op->data + (s.file_off - op->data_start);
@@ -166,9 +168,23 @@ void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segm
     r.buffer = op->data + (bstart - op->data_start);
     r.on_complete = &on_extent_read;
     r.context = op;
+    r.via_page_cache = via_page_cache;
     int src = sub == nullptr ? -EAGAIN : sub->add(r);
     if (src != 0) on_extent_read(r, src);
   }
+}
+
+// Whether a read goes through the members' own page cache (drive.
+// small_reads_via_page_cache; DriveSpec::page_cache_fd): one the kernel's
+// page cache asked for, of a file packed among the small files
+// (Allocator::kSmallFileBytes). A tree is read in about the order it was
+// written, so the files after this one lie after it on each member, and
+// the member's read-ahead reads them with it: one wait for the drive per
+// read-ahead window rather than per file. Larger files are read in large
+// pieces and stay direct, as do O_DIRECT reads: their bytes are cached
+// once, in the kernel's page cache of the file, or nowhere.
+bool reads_via_member_cache(const ReadCall& call, uint64_t file_size) {
+  return call.marks.fills_page_cache && file_size <= meta::Allocator::kSmallFileBytes;
 }
 
 }  // namespace
@@ -181,7 +197,8 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   ReadOp* op = fs.op_pools.reads.get(call.reply_area != nullptr ? 0 : call.size);
   const std::vector<meta::Segment>& segs = op->segs;
   uint64_t generation = 0;
-  if (!map_extents(fs, call, &generation, &op->segs)) {
+  uint64_t file_size = 0;
+  if (!map_extents(fs, call, &generation, &op->segs, &file_size)) {
     fs.op_pools.reads.put(op);
     return;
   }
@@ -199,7 +216,7 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
   prepare_read_op(fs, call, span, op, data_segments, generation, keep_vol_off);
   Submitter* sub = fs.submitter_of(call.thread);
-  stage_extent_reads(op, sub, segs);
+  stage_extent_reads(op, sub, segs, reads_via_member_cache(call, file_size));
   if (sub != nullptr) staging.end(*sub, call.marks.may_stay_staged);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }

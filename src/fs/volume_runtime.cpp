@@ -43,6 +43,7 @@ DriveSpec drive_spec_for(const config::Settings& settings, const MemberFile& m) 
   DriveSpec d;
   d.name = m.info().path;
   d.fd = m.fd();
+  if (settings.drive.small_reads_via_page_cache) d.page_cache_fd = m.page_cache_fd();
   d.queue_depth = queue_depth_for(settings, m);
   d.numa_node = m.info().numa_node;
   d.ring.copy_inline = m.info().memory_backed && settings.io_uring.copy_inline_on_tmpfs;

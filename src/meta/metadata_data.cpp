@@ -98,11 +98,13 @@ bool Metadata::accessed(Ino ino) {
   return commit_txn(b.finish()) == 0;
 }
 
-int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due_out) {
+int Metadata::map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due_out,
+                       uint64_t* size_out) {
   ReaderLock lk(ns_mu_);
   const Inode* in = model_.find(ino);
   if (int rc = check_regular(in); rc != 0) return rc;
   if (atime_due_out != nullptr) *atime_due_out = atime_due(*in);
+  if (size_out != nullptr) *size_out = in->attr.size;
   if (off >= in->attr.size || len == 0) return 0;
   const uint64_t end = std::min(in->attr.size, off + std::min(len, kMaxFileSize));
   in->extents.for_each_piece(off, end - off, [out](const MapPiece& p) {

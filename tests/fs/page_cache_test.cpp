@@ -4,9 +4,14 @@
 // O_DIRECT open still reaches the daemon with every read and write, and the
 // two kinds of open see each other's bytes on one file. Names the kernel
 // remembers as absent appear as soon as they are made. The member IO is
-// counted from the daemon's own statistics (user.peregrine.stats).
+// counted from the daemon's own statistics (user.peregrine.stats). Small
+// files' reads for the page cache go through the members' own page cache,
+// whose pages mincore(2) shows.
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -82,6 +87,77 @@ std::string read_file(const std::string& path, int flags = 0) {
 }
 
 class PageCacheTest : public MountedTest {};
+
+// Pages of the members' own page cache, summed over the members.
+size_t member_pages_cached(const std::vector<std::string>& members) {
+  size_t pages = 0;
+  for (const std::string& m : members) {
+    Fd fd(::open(m.c_str(), O_RDONLY));
+    struct stat st {};
+    EXPECT_EQ(::fstat(fd.get(), &st), 0) << m;
+    const size_t len = static_cast<size_t>(st.st_size);
+    void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd.get(), 0);
+    EXPECT_NE(map, MAP_FAILED) << m << ": " << std::strerror(errno);
+    if (map == MAP_FAILED) continue;
+    std::vector<unsigned char> in_core((len + 4095) / 4096);
+    EXPECT_EQ(::mincore(map, len, in_core.data()), 0) << std::strerror(errno);
+    for (unsigned char c : in_core) pages += c & 1;
+    ::munmap(map, len);
+  }
+  return pages;
+}
+
+void drop_member_pages(const std::vector<std::string>& members) {
+  for (const std::string& m : members) {
+    Fd fd(::open(m.c_str(), O_RDONLY));
+    EXPECT_EQ(::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED), 0) << m;
+  }
+}
+
+TEST_F(PageCacheTest, SmallFilesAreReadThroughTheMembersPageCacheWhichReadsOnPastThem) {
+  struct statfs where {};
+  ASSERT_EQ(::statfs(volume_->members()[0].c_str(), &where), 0);
+  if (where.f_type == TMPFS_MAGIC || where.f_type == RAMFS_MAGIC)
+    GTEST_SKIP() << "the members are in memory here: they are their own page cache";
+  // Unpacked one after another: packed side by side, four on each member.
+  constexpr int kSmall = 16;
+  std::vector<std::string> small;
+  for (int i = 0; i < kSmall; ++i) {
+    small.push_back(random_bytes(4096, 100 + i));
+    ASSERT_TRUE(write_file(at("s" + std::to_string(i)), small.back()));
+  }
+  const std::string large = random_bytes(1u << 20, 99);
+  ASSERT_TRUE(write_file(at("large"), large));
+  // Nothing of them cached, in the kernel's FUSE pages or the members'.
+  ASSERT_EQ(volume_->unmount(), 0);
+  ASSERT_EQ(volume_->mount().code, 0);
+  drop_member_pages(volume_->members());
+  ASSERT_EQ(member_pages_cached(volume_->members()), 0u);
+
+  // A large file and an O_DIRECT read stay direct.
+  EXPECT_TRUE(read_file(at("large")) == large);
+  EXPECT_TRUE(read_file(at("s0"), O_DIRECT) == small[0]);
+  EXPECT_EQ(member_pages_cached(volume_->members()), 0u) << "a large file's or an O_DIRECT read was cached";
+
+  // Half the small files, in the order they were written: each member's
+  // read-ahead has read on past the two of its files read.
+  for (int i = 0; i < kSmall / 2; ++i) EXPECT_TRUE(read_file(at("s" + std::to_string(i))) == small[i]) << i;
+  EXPECT_GT(member_pages_cached(volume_->members()), static_cast<size_t>(kSmall / 2))
+      << "the members' page cache holds no more than what was read";
+
+  // A direct write over a small file whose old bytes the members' page
+  // cache holds: a read for the page cache sees the new ones.
+  const std::string again = random_bytes(4096, 200);
+  {
+    Fd fd(::open(at("s1").c_str(), O_WRONLY | O_DIRECT));
+    ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+    AlignedBuffer block(4096);
+    std::memcpy(block.data(), again.data(), again.size());
+    ASSERT_EQ(::pwrite(fd.get(), block.data(), block.size(), 0), 4096) << std::strerror(errno);
+  }
+  EXPECT_TRUE(read_file(at("s1")) == again) << "a read through the members' page cache returned old bytes";
+  for (int i = kSmall / 2; i < kSmall; ++i) EXPECT_TRUE(read_file(at("s" + std::to_string(i))) == small[i]) << i;
+}
 
 TEST_F(PageCacheTest, AFileReadTwiceIsReadFromTheMembersOnce) {
   constexpr size_t kSize = 8u << 20;

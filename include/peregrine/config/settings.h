@@ -61,6 +61,7 @@ struct DriveSettings {
   uint32_t max_merge_bytes;             // power of two
   uint32_t max_merge_iovecs;
   uint32_t hold_answered_us;  // 0 = never hold
+  bool small_reads_via_page_cache;  // members' own page cache for small files' reads
 };
 
 struct IoUringSettings {

@@ -290,7 +290,9 @@ class Metadata {
   // Where to read file bytes [off, off + len), clipped to the file size.
   // With `atime_due`, also whether the read should update the access time
   // (Options::atime): then call accessed(), which is rare under relatime.
-  int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due = nullptr);
+  // With `size`, also the file's size the segments were clipped to.
+  int map_read(Ino ino, uint64_t off, uint64_t len, std::vector<Segment>* out, bool* atime_due = nullptr,
+               uint64_t* size = nullptr);
   // A read of the file or a listing of the directory `ino`: sets its atime
   // to now if Options::atime asks for it; true if it changed. Under
   // relatime the change is journaled (at most once per modification or
