@@ -32,19 +32,26 @@ std::string sysfs_block_dir(dev_t rdev) {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-// The member at `path` once more, read-only and without O_DIRECT (nor
-// O_EXCL: the first descriptor holds the claim), or -1. The name is looked
-// up again, so the new descriptor must name what `opened` describes.
-int open_page_cache_reader(const std::string& path, const struct stat& opened) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat st {};
-  const bool same = ::fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == (opened.st_mode & S_IFMT) &&
-                    (S_ISBLK(st.st_mode) ? st.st_rdev == opened.st_rdev
-                                         : st.st_dev == opened.st_dev && st.st_ino == opened.st_ino);
-  if (same) return fd;
-  ::close(fd);
+// The member file `fd` once more, read-only and without O_DIRECT, or -1.
+// The name is looked up again, so the new descriptor must name the file
+// `fd` has open.
+int open_page_cache_reader(const std::string& path, int fd) {
+  const int reader = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (reader < 0) return -1;
+  struct stat a {}, b {};
+  if (::fstat(fd, &a) == 0 && ::fstat(reader, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return reader;
+  ::close(reader);
   return -1;
+}
+
+// Whether a direct write to a file of this filesystem drops the cached
+// pages it covers once it completes, even when it completed asynchronously
+// (iomap's direct IO: ext4, XFS). Then a read through the page cache that
+// raced the write and read the old bytes cannot leave them behind. A block
+// device drops them only before an asynchronous write (block/fops.c), so
+// such a read could cache old bytes for good: its members read direct.
+bool drops_pages_after_async_direct_writes(long f_type) {
+  return f_type == EXT4_SUPER_MAGIC || f_type == XFS_SUPER_MAGIC;
 }
 
 }  // namespace
@@ -57,6 +64,7 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
   }
   MemberInfo info;
   info.path = path;
+  bool page_cache_reads = false;  // see drops_pages_after_async_direct_writes()
   int flags = O_DIRECT | O_CLOEXEC | (mode == Mode::read_write ? O_RDWR : O_RDONLY);
   if (S_ISBLK(st.st_mode)) {
     info.is_block_device = true;
@@ -99,11 +107,14 @@ Expected<MemberFile> MemberFile::open(const std::string& path, Mode mode) {
     info.dev = st.st_dev;
     info.logical_block_size = 4096;
     struct statfs fs {};
-    if (::fstatfs(fd, &fs) == 0) info.memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+    if (::fstatfs(fd, &fs) == 0) {
+      info.memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+      page_cache_reads = drops_pages_after_async_direct_writes(static_cast<long>(fs.f_type));
+    }
   }
   info.ino = st.st_ino;
   MemberFile member(fd, std::move(info));
-  if (mode == Mode::read_write && !member.info_.memory_backed) member.page_cache_fd_ = open_page_cache_reader(path, st);
+  if (mode != Mode::inspect && page_cache_reads) member.page_cache_fd_ = open_page_cache_reader(path, fd);
   return member;
 }
 

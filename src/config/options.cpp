@@ -291,20 +291,23 @@ std::vector<Option> drive_options() {
           .key = "drive.small_reads_via_page_cache",
           .kind = Kind::kBool,
           .default_value = true,
-          .doc = "fuse.cache = writeback: the reads that fill the kernel's page cache for a file of "
-                 "at most 64 KiB (the files packed side by side on each member) go through the "
-                 "member's own page cache, on a second descriptor without O_DIRECT, whose read-ahead "
-                 "reads the next small files with the first. Reading a tree of small files in about "
-                 "the order it was written (tar, grep -r, cp -r after an unpack) then waits for the "
-                 "drive once per read-ahead window instead of once per file (measured on 2 vCPUs, "
-                 "member files on a virtual disk: a FUSE READ of a small file 20 us instead of 63, "
-                 "docs/performance-history.md). The read-ahead window is the member's: the "
-                 "read_ahead_kb of the device under it. O_DIRECT reads, larger files and every write "
-                 "stay direct; a direct write or a discard drops the cached pages it covers. The "
-                 "cost: those pages stay in the page cache beside the file's own until the kernel "
-                 "reclaims them, and a direct write over cached pages is handed to an io_uring worker. "
-                 "Members on tmpfs or ramfs are their own page cache and never take it. false: every "
-                 "member IO is O_DIRECT.",
+          .doc = "Member files on ext4 or XFS: the reads that fill the kernel's page cache (buffered "
+                 "reads on the default mount, a mapping's faults in either mode) of a file of at most "
+                 "64 KiB (the files packed side by side on each member) go through the member's own "
+                 "page cache, on a second descriptor without O_DIRECT, whose read-ahead reads the next "
+                 "small files with the first. Reading a tree of small files in about the order it was "
+                 "written (tar, grep -r, cp -r after an unpack) then waits for the drive once per "
+                 "read-ahead window instead of once per file (measured on 2 vCPUs, member files on a "
+                 "virtual disk: a FUSE READ of a small file 20 us instead of 63 at the median, "
+                 "docs/performance-history.md). The window is the member's: the read_ahead_kb of the "
+                 "device under its filesystem. O_DIRECT reads, larger files and every write stay "
+                 "direct; a direct write or a hole punched drops the cached pages it covers when it "
+                 "completes. The cost: those pages stay in the page cache beside the file's own until "
+                 "the kernel reclaims them, and a direct write over cached pages is handed to an "
+                 "io_uring worker. Block devices and files on other filesystems are always read "
+                 "direct: an asynchronous direct write to a block device drops cached pages only "
+                 "before it starts, so a read-ahead racing it could keep the old bytes. Files on tmpfs "
+                 "or ramfs are their own page cache. false: every member IO is O_DIRECT.",
           .store = [](Settings& s, const Value& v) { s.drive.small_reads_via_page_cache = flag(v); },
           .load = [](const Settings& s) { return Value(s.drive.small_reads_via_page_cache); },
       },

@@ -52,9 +52,12 @@ class MemberFile {
   ~MemberFile();
 
   int fd() const { return fd_; }
-  // Mode::read_write, a member not in memory: the member opened once more,
-  // read-only, without O_DIRECT, for reads the kernel's page cache of the
-  // member may serve and read on past (DriveSpec::page_cache_fd); else -1.
+  // A member file on ext4 or XFS, not opened to inspect: the file opened
+  // once more, read-only, without O_DIRECT, for reads the kernel's page
+  // cache of the member may serve and read on past (DriveSpec::
+  // page_cache_fd); else -1. Only those filesystems drop the cached pages
+  // a direct write covers when it completes, however it was submitted;
+  // block devices and other filesystems are read direct.
   int page_cache_fd() const { return page_cache_fd_; }
   const MemberInfo& info() const { return info_; }
 

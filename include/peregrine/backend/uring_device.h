@@ -12,9 +12,10 @@
 // A second descriptor of the member, opened without O_DIRECT
 // (DriveSpec::page_cache_fd), takes the reads marked via_page_cache: the
 // kernel's page cache of the member answers them, and its read-ahead reads
-// on past them. Writes go through the O_DIRECT descriptor, and the kernel
-// drops the cached pages a direct write or a discard covers, so a cached
-// read never returns bytes older than the member's.
+// on past them. Writes go through the O_DIRECT descriptor. The caller
+// hands one only for a member whose filesystem drops the cached pages a
+// direct write covers when it completes (MemberFile::page_cache_fd), so a
+// cached read never returns bytes older than the member's.
 //
 // SQPOLL (opt-in) lets a kernel thread take SQEs off the ring as they are
 // published, so a round's submit costs no system call while that thread is
