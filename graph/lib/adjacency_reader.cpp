@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "page_prefaulter.h"
 #include "peregrine/util/aligned_buffer.h"
 
 namespace peregrine::graph {
@@ -379,11 +380,17 @@ Status AdjacencyReader::keep_if_fits() {
     return Status::ok();
   }
   const std::string path = graph_.adjacency_path().string();
-  if (Status st = load_file(fd_, 0, kept_buffers_->lists.data(), bytes, path); !st) return st;
-  if (reads_weights()) {
-    if (Status st = load_file(weights_fd_, 1, kept_buffers_->weights.data(), bytes, graph_.weights_path().string());
-        !st)
-      return st;
+  {
+    // The buffers' pages, faulted in ahead of the reads (page_prefaulter.h).
+    std::vector<std::span<std::byte>> fresh{{kept_buffers_->lists.data(), align_up(bytes)}};
+    if (reads_weights()) fresh.emplace_back(kept_buffers_->weights.data(), align_up(bytes));
+    detail::PagePrefaulter prefaulter(std::move(fresh));
+    if (Status st = load_file(fd_, 0, kept_buffers_->lists.data(), bytes, path); !st) return st;
+    if (reads_weights()) {
+      if (Status st = load_file(weights_fd_, 1, kept_buffers_->weights.data(), bytes, graph_.weights_path().string());
+          !st)
+        return st;
+    }
   }
   const auto* lists = reinterpret_cast<const Vertex*>(kept_buffers_->lists.data());
   const uint64_t n = graph_.num_vertices();
