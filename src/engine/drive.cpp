@@ -522,7 +522,6 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
   TagSlot& t = tags_[tag];
   t.head = head;
   t.op = head->op;
-  t.via_page_cache = head->via_page_cache;
   t.offset = head->member_offset;
   t.remaining = head->chain_bytes;
   t.dispatch_ns = now;
@@ -543,7 +542,7 @@ void Drive::start_io(uint32_t tag, SubIo* head, uint64_t now) {
     counters_.bytes_written += t.remaining;
   }
   if (t.op == IoOp::flush) ++counters_.flushes;
-  device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt, t.via_page_cache});
+  device_->start(DeviceIo{tag, t.op, t.offset, t.iov.data(), t.iovcnt, head->via_page_cache});
 }
 
 size_t Drive::reap_and_complete(bool finished_inline_only, uint64_t* now_out) {
@@ -586,8 +585,8 @@ void Drive::complete(const DeviceCompletion& c, uint64_t now) {
         }
       }
       ++counters_.short_ios;
-      device_->start(
-          DeviceIo{c.tag, t.op, t.offset, t.iov.data() + t.iov_first, t.iovcnt - t.iov_first, t.via_page_cache});
+      device_->start(DeviceIo{c.tag, t.op, t.offset, t.iov.data() + t.iov_first, t.iovcnt - t.iov_first,
+                              t.head->via_page_cache});
       return;
     }
   }

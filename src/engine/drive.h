@@ -153,7 +153,6 @@ class Drive {
   struct TagSlot {
     SubIo* head = nullptr;
     IoOp op = IoOp::read;
-    bool via_page_cache = false;  // the head's (a chain shares it)
     uint64_t offset = 0;     // member offset of the next byte to transfer
     uint64_t remaining = 0;  // bytes still to transfer
     uint64_t dispatch_ns = 0;

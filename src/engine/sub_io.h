@@ -36,7 +36,9 @@ struct SubIo {
   uint32_t length = 0;
   uint32_t id = 0;  // index in the owner's pool
   IoOp op = IoOp::read;
-  bool via_page_cache = false;  // the request's (Request::via_page_cache): merges with its own kind only
+  // The request's (Request::via_page_cache), copied so that the merge loop
+  // need not load the parent: merges with its own kind only.
+  bool via_page_cache = false;
   bool retried = false;  // sent again alone after its merged IO failed (Drive::retry_unmerged)
 
   // A dispatched IO is a chain of neighbouring SubIos; the head holds the

@@ -382,6 +382,7 @@ int run_daemon(const DaemonOptions& o) {
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
   // Spinning helps only workers that read every request from /dev/fuse.
   ctx.read_spin.set_limit_ns(plan->uring ? 0 : uint64_t{o.settings.fuse.read_spin_us} * 1000);
+  ctx.member_cache_file_bytes = member_cache_file_bytes(o.settings, vr);
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();
   ctx.log = log.as_line();

@@ -130,6 +130,9 @@ struct FsContext final : TransportHost {
   // UUID. Set before the session serves.
   std::string volume_label;
   std::string volume_uuid;
+  // Buffered reads of files up to this size go through the members' page
+  // cache (fs_read.cpp; 0: none). Set before the session serves.
+  uint64_t member_cache_file_bytes = 0;
   // A read-only mount: serve_write() answers EROFS (read_only_ops.cpp
   // refuses the other changing operations). Set before the session serves.
   bool read_only = false;

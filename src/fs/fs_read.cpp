@@ -11,7 +11,6 @@
 
 #include "data_ops.h"
 #include "fs_context.h"
-#include "peregrine/meta/allocator.h"
 #include "request_staging.h"
 
 namespace peregrine::fs {
@@ -174,17 +173,16 @@ void stage_extent_reads(ReadOp* op, Submitter* sub, const std::vector<meta::Segm
   }
 }
 
-// Whether a read goes through the members' own page cache (drive.
-// small_reads_via_page_cache; DriveSpec::page_cache_fd): one the kernel's
-// page cache asked for, of a file packed among the small files
-// (Allocator::kSmallFileBytes). A tree is read in about the order it was
+// Whether a read goes through the members' own page cache: one the
+// kernel's page cache asked for, of a file packed among the small files
+// (member_cache_file_bytes()). A tree is read in about the order it was
 // written, so the files after this one lie after it on each member, and
 // the member's read-ahead reads them with it: one wait for the drive per
 // read-ahead window rather than per file. Larger files are read in large
 // pieces and stay direct, as do O_DIRECT reads: their bytes are cached
 // once, in the kernel's page cache of the file, or nowhere.
-bool reads_via_member_cache(const ReadCall& call, uint64_t file_size) {
-  return call.marks.fills_page_cache && file_size <= meta::Allocator::kSmallFileBytes;
+bool reads_via_member_cache(const FsContext& fs, const ReadCall& call, uint64_t file_size) {
+  return call.marks.fills_page_cache && file_size <= fs.member_cache_file_bytes;
 }
 
 }  // namespace
@@ -216,7 +214,7 @@ void serve_read(FsContext& fs, const ReadCall& call) {
   for (const meta::Segment& s : segs) data_segments += s.kind == meta::Segment::kData;
   prepare_read_op(fs, call, span, op, data_segments, generation, keep_vol_off);
   Submitter* sub = fs.submitter_of(call.thread);
-  stage_extent_reads(op, sub, segs, reads_via_member_cache(call, file_size));
+  stage_extent_reads(op, sub, segs, reads_via_member_cache(fs, call, file_size));
   if (sub != nullptr) staging.end(*sub, call.marks.may_stay_staged);
   if (op->pending.fetch_sub(1) == 1) finish(op);
 }

@@ -12,6 +12,7 @@
 #include "peregrine/backend/shared_device.h"
 #include "peregrine/engine/layered_device_factory.h"
 #include "peregrine/fs/read_turn.h"
+#include "peregrine/meta/allocator.h"
 #include "peregrine/util/test_hooks.h"
 #include "test_faults.h"
 
@@ -51,6 +52,16 @@ DriveSpec drive_spec_for(const config::Settings& settings, const MemberFile& m) 
   d.ring.sqpoll = settings.io_uring.sqpoll;
   d.ring.sqpoll_idle_ms = settings.io_uring.sqpoll_idle_ms;
   return d;
+}
+
+uint64_t member_cache_file_bytes(const config::Settings& settings, const VolumeRuntime& vr) {
+  if (!settings.drive.small_reads_via_page_cache) return 0;
+  for (const MemberFile& m : vr.volume.members) {
+    // Packed: at most kSmallFileBytes and a stripe unit (Allocator).
+    if (m.page_cache_fd() >= 0)
+      return std::min<uint64_t>(meta::Allocator::kSmallFileBytes, vr.engine->map().stripe_unit());
+  }
+  return 0;
 }
 
 Expected<std::unique_ptr<VolumeRuntime>> open_volume(const std::vector<std::string>& members, MemberFile::Mode mode,

@@ -12,10 +12,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -115,6 +117,23 @@ void drop_member_pages(const std::vector<std::string>& members) {
   }
 }
 
+// The read-ahead of the device under the filesystem holding `path`, in
+// KiB (its queue's read_ahead_kb, a partition's on its disk), or -1.
+long read_ahead_kb(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  const std::string dev = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  for (const std::string& q : {dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb"}) {
+    std::FILE* f = std::fopen(q.c_str(), "r");
+    if (f == nullptr) continue;
+    long kb = -1;
+    if (std::fscanf(f, "%ld", &kb) != 1) kb = -1;
+    std::fclose(f);
+    return kb;
+  }
+  return -1;
+}
+
 // Members read through their page cache: files on ext4 or XFS
 // (MemberFile::page_cache_fd). Empty, or why not.
 std::string no_cached_member_reads(const std::vector<std::string>& members) {
@@ -157,13 +176,19 @@ TEST_F(PageCacheTest, SmallFilesAreReadThroughTheMembersPageCacheWhichReadsOnPas
   // Half the small files, in the order they were written: each member's
   // read-ahead has read on past the two of its files read (the first read
   // of a member reads its page alone, the next one, its neighbour, starts
-  // a read-ahead window).
+  // a read-ahead window), unless the device under them reads nothing ahead.
   for (int i = 0; i < kSmall / 2; ++i) EXPECT_TRUE(read_file(at("s" + std::to_string(i))) == small[i]) << i;
-  EXPECT_GT(member_pages_cached(volume_->members()), static_cast<size_t>(kSmall / 2))
-      << "the members' page cache holds no more than what was read";
+  const size_t cached = member_pages_cached(volume_->members());
+  EXPECT_GE(cached, static_cast<size_t>(kSmall / 2)) << "the reads left nothing in the members' page cache";
+  if (read_ahead_kb(volume_->members()[0]) != 0) {
+    EXPECT_GT(cached, static_cast<size_t>(kSmall / 2)) << "the members' page cache holds no more than what was read";
+  }
 
   // A direct write over a small file whose old bytes the members' page
-  // cache holds: a read for the page cache sees the new ones.
+  // cache holds: a read for the page cache sees the new ones. (The write
+  // is synchronous, so the kernel drops those pages before it whatever
+  // the filesystem; the race that keeps block devices out, a read-ahead
+  // beside a ring's write, is no test's to time.)
   const std::string again = random_bytes(4096, 200);
   {
     Fd fd(::open(at("s1").c_str(), O_WRONLY | O_DIRECT));

@@ -1,4 +1,5 @@
-// A member drive opened for direct IO: a regular file or a block device.
+// A member drive opened for direct IO: a regular file or a block device,
+// and for reads through its page cache where that is safe.
 //
 // MemberFile owns the file descriptors and knows the facts the engine and
 // the volume format need: usable size, logical block size (the O_DIRECT
@@ -6,8 +7,8 @@
 // Opening never writes.
 //
 // Thread rules: a MemberFile is immutable after open() (and, in tests,
-// route_writes_through()) and may be read from any thread; the descriptor
-// is used by one drive thread for IO.
+// route_writes_through()) and may be read from any thread; the descriptors
+// are used by one drive thread for IO.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +58,10 @@ class MemberFile {
   // cache of the member may serve and read on past (DriveSpec::
   // page_cache_fd); else -1. Only those filesystems drop the cached pages
   // a direct write covers when it completes, however it was submitted;
-  // block devices and other filesystems are read direct.
+  // block devices and other filesystems are read direct. A second open that
+  // fails (EMFILE) or finds another file under the name leaves -1 too: the
+  // member is then read direct, as before. Offline commands open it and
+  // never use it: one descriptor.
   int page_cache_fd() const { return page_cache_fd_; }
   const MemberInfo& info() const { return info_; }
 

@@ -51,6 +51,12 @@ struct VolumeRuntime {
 // a mounted volume (online replace). Any thread.
 DriveSpec drive_spec_for(const config::Settings& settings, const MemberFile& m);
 
+// The largest file whose reads for the kernel's page cache go through the
+// members' own (drive.small_reads_via_page_cache): one the allocator packs
+// among the small files (meta::Allocator), when the option is on and a
+// member has a page-cache descriptor (MemberFile::page_cache_fd); else 0.
+uint64_t member_cache_file_bytes(const config::Settings& settings, const VolumeRuntime& vr);
+
 // `mode`: read_only for checks that must not write (fsck -n).
 // PEREGRINE_BENCH_SHAPE in the environment shapes every member (benchmarks);
 // PEREGRINE_TEST_FAULTS makes chosen members fail or stall (tests only,
