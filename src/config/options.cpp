@@ -307,7 +307,8 @@ std::vector<Option> drive_options() {
                  "io_uring worker. Block devices and files on other filesystems are always read "
                  "direct: an asynchronous direct write to a block device drops cached pages only "
                  "before it starts, so a read-ahead racing it could keep the old bytes. Files on tmpfs "
-                 "or ramfs are their own page cache. false: every member IO is O_DIRECT.",
+                 "or ramfs are their own page cache. The mount's log says which way it went. false: "
+                 "every member IO is O_DIRECT.",
           .store = [](Settings& s, const Value& v) { s.drive.small_reads_via_page_cache = flag(v); },
           .load = [](const Settings& s) { return Value(s.drive.small_reads_via_page_cache); },
       },

@@ -207,6 +207,23 @@ void log_mount_report(const DaemonOptions& o, const meta::MountReport& report, c
   }
 }
 
+// Which way small files are read (drive.small_reads_via_page_cache), so
+// that a volume of block devices does not leave its user guessing.
+void log_member_cache(const config::Settings& settings, const VolumeRuntime& vr, uint64_t file_bytes,
+                      const DaemonLog& log) {
+  if (!settings.drive.small_reads_via_page_cache) return;
+  unsigned cached = 0;
+  for (const MemberFile& m : vr.volume.members) cached += m.page_cache_fd() >= 0;
+  if (file_bytes == 0) {
+    log.log(LOG_INFO, "small files are read direct: no member is a file on ext4 or XFS "
+                      "(drive.small_reads_via_page_cache)");
+    return;
+  }
+  log.log(LOG_INFO, "files up to %llu KiB are read through the page cache of %u of %zu members (files on ext4 "
+                    "or XFS; drive.small_reads_via_page_cache)",
+          static_cast<unsigned long long>(file_bytes >> 10), cached, vr.volume.members.size());
+}
+
 fuse_lowlevel_ops filesystem_ops(const DaemonOptions& o) {
   fuse_lowlevel_ops ops{};
   ops.init = op_init;
@@ -430,6 +447,7 @@ int run_daemon(const DaemonOptions& o) {
     // first one the volume serves.
     for (uint32_t i = 0; i < vr.member_layers.size(); ++i)
       if (vr.member_layers[i]) vr.volume.members[i].route_writes_through(vr.member_layers[i]);
+    log_member_cache(o.settings, vr, ctx.member_cache_file_bytes, log);
     log.log(LOG_INFO, "mounted %u members on %s%s", n, o.mountpoint.c_str(), o.read_only ? " read-only" : "");
     if (!plan->uring) serving();
     serve_until_unmounted(o, vr, ctx, *transport, se, ready_sent, log);

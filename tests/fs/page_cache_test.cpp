@@ -206,6 +206,17 @@ class NoMemberPageCacheTest : public PageCacheTest {
   std::vector<std::string> mount_options() override { return {"-o", "drive.small_reads_via_page_cache=false"}; }
 };
 
+class MemberPageCacheLogTest : public FreshVolumeTest {};
+
+TEST_F(MemberPageCacheLogTest, TheMountSaysWhichWaySmallFilesAreRead) {
+  LineReader lines;
+  ASSERT_TRUE(mount_foreground(*volume_, {}, &lines)) << lines.seen();
+  const std::string said = no_cached_member_reads(volume_->members()).empty()
+                               ? "files up to 64 KiB are read through the page cache of 4 of 4 members"
+                               : "small files are read direct: no member is a file on ext4 or XFS";
+  EXPECT_NE(lines.seen().find(said), std::string::npos) << lines.seen();
+}
+
 TEST_F(NoMemberPageCacheTest, TurnedOffEveryMemberReadIsDirect) {
   if (std::string why = no_cached_member_reads(volume_->members()); !why.empty()) GTEST_SKIP() << why;
   std::vector<std::string> small;
