@@ -1,9 +1,8 @@
 // Sort and neighbour merge: a 1 MiB request striped at 4 KiB over 4 drives
 // becomes one IO per drive; the iovec and size limits cut IOs where they
 // say; data still lands right.
-#include <sys/mman.h>
-
 #include "engine_fixture.h"
+#include "resident_pages.h"
 
 namespace peregrine::testing {
 namespace {
@@ -74,20 +73,6 @@ TEST_F(EngineFixture, ReadsAndWritesAndGapsDoNotMerge) {
   EXPECT_EQ(s.ios, 3u);
 }
 
-// Whether each of the first `pages` pages of the file is in its page cache.
-std::vector<bool> cached_pages(const std::string& path, size_t pages) {
-  std::vector<bool> out(pages, false);
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return out;
-  void* map = ::mmap(nullptr, pages * 4096, PROT_READ, MAP_SHARED, fd, 0);
-  std::vector<unsigned char> in_core(pages);
-  if (map != MAP_FAILED && ::mincore(map, pages * 4096, in_core.data()) == 0)
-    for (size_t i = 0; i < pages; ++i) out[i] = (in_core[i] & 1) != 0;
-  if (map != MAP_FAILED) ::munmap(map, pages * 4096);
-  ::close(fd);
-  return out;
-}
-
 // A read through the member's page cache and a direct one go to the
 // member on different descriptors: neighbours, they still make two IOs,
 // while two neighbours of one kind make one; each returns its bytes, and
@@ -125,7 +110,8 @@ TEST_F(EngineFixture, ReadsThroughThePageCacheMergeOnlyWithTheirOwnKind) {
   EXPECT_EQ(s.ios - before.ios, 3u);
   EXPECT_EQ(s.merged - before.merged, 1u);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(std::memcmp(in[i].data(), out.data() + i * 4096, 4096), 0) << i;
-  const std::vector<bool> cached = cached_pages(members_[0].info().path, 4);
+  const std::vector<bool> cached = test::cached_file_pages(members_[0].info().path);
+  ASSERT_GE(cached.size(), 4u) << "cannot map the member to look";
   EXPECT_FALSE(cached[0]) << "a direct read left the member's page cached";
   EXPECT_TRUE(cached[1] && cached[2]) << "reads through the page cache left nothing there";
 }

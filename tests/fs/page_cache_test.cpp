@@ -9,7 +9,6 @@
 // whose pages mincore(2) shows.
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -28,6 +27,7 @@
 
 #include "fs_test_util.h"
 #include "peregrine/util/aligned_buffer.h"
+#include "resident_pages.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -95,17 +95,9 @@ class PageCacheTest : public MountedTest {};
 size_t member_pages_cached(const std::vector<std::string>& members) {
   size_t pages = 0;
   for (const std::string& m : members) {
-    Fd fd(::open(m.c_str(), O_RDONLY));
-    struct stat st {};
-    EXPECT_EQ(::fstat(fd.get(), &st), 0) << m;
-    const size_t len = static_cast<size_t>(st.st_size);
-    void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd.get(), 0);
-    EXPECT_NE(map, MAP_FAILED) << m << ": " << std::strerror(errno);
-    if (map == MAP_FAILED) continue;
-    std::vector<unsigned char> in_core((len + 4095) / 4096);
-    EXPECT_EQ(::mincore(map, len, in_core.data()), 0) << std::strerror(errno);
-    for (unsigned char c : in_core) pages += c & 1;
-    ::munmap(map, len);
+    const std::vector<bool> cached = test::cached_file_pages(m);
+    EXPECT_FALSE(cached.empty()) << m << ": cannot map it to look";
+    pages += test::count_true(cached);
   }
   return pages;
 }
