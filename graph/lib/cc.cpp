@@ -1,6 +1,7 @@
 #include "peregrine/graph/cc.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 namespace peregrine::graph {
@@ -46,16 +47,66 @@ class MinRootSets {
   // After compress(): every vertex's root.
   const std::vector<Vertex>& roots() const { return parent_; }
   std::vector<Vertex> take_roots() && { return std::move(parent_); }
-  // v's root found once for a run of neighbours, and followed through the
-  // unions: one find an edge, not two.
-  void unite_all(Vertex v, std::span<const Vertex> nbrs) {
-    if (nbrs.empty()) return;
-    Vertex root = find(v);
-    for (Vertex w : nbrs) root = unite_root(root, w);
-  }
+  void unite(Vertex v, Vertex w) { unite_root(find(v), w); }
+  // Brings v's parent towards the cache for a find soon after.
+  void prefetch(Vertex v) const { __builtin_prefetch(&parent_[v]); }
 
  private:
   std::vector<Vertex> parent_;
+};
+
+// Unions taken kDepth behind their arrival, both ends' parents prefetched
+// as they arrive. A find's first load is a cache miss into a table of 4
+// bytes a vertex far larger than the cache, and the sweep's unions, taken
+// as they come, waited for those misses one at a time: 69% of the
+// sampling's time on one load (scale 20, tmpfs members). Queued, the
+// misses of the next kDepth unions are in flight together. The order of
+// unions does not change the sets, nor their roots (each set's smallest
+// vertex).
+class PrefetchedUnions {
+ public:
+  // Unions still queued when it goes are dropped: flush() first.
+  explicit PrefetchedUnions(MinRootSets& sets) : sets_(sets) {}
+  PrefetchedUnions(const PrefetchedUnions&) = delete;
+  PrefetchedUnions& operator=(const PrefetchedUnions&) = delete;
+
+  void add(Vertex v, Vertex w) {
+    sets_.prefetch(v);
+    sets_.prefetch(w);
+    Pair& slot = queue_[next_];
+    if (queued_ == kDepth) {
+      sets_.unite(slot.v, slot.w);
+    } else {
+      ++queued_;
+    }
+    slot = {v, w};
+    next_ = (next_ + 1) % kDepth;
+  }
+  void add_all(Vertex v, std::span<const Vertex> nbrs) {
+    for (Vertex w : nbrs) add(v, w);
+  }
+  // Takes every queued union; the sets are whole again.
+  void flush() {
+    // The oldest sits at next_ when the queue is full, at 0 otherwise.
+    const uint32_t first = queued_ == kDepth ? next_ : 0;
+    for (uint32_t i = 0; i < queued_; ++i) {
+      const Pair& p = queue_[(first + i) % kDepth];
+      sets_.unite(p.v, p.w);
+    }
+    queued_ = 0;
+    next_ = 0;
+  }
+
+ private:
+  static constexpr uint32_t kDepth = 16;
+  struct Pair {
+    Vertex v;
+    Vertex w;
+  };
+  MinRootSets& sets_;
+  std::array<Pair, kDepth> queue_{};
+  uint32_t queued_ = 0;
+  uint32_t next_ = 0;  // where the next union goes (the oldest, once full)
 };
 
 // The root most of an even sample of the vertices have: the largest set,
@@ -81,10 +132,12 @@ Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
   const uint64_t n = graph.num_vertices();
   MinRootSets sets(n);
   CcResult r;
+  PrefetchedUnions unions(sets);
   if (graph.directed()) {
     // Each arc, seen once in its out-list, joins weak components.
-    if (Status st = reader.read_all([&](Vertex v, std::span<const Vertex> nbrs) { sets.unite_all(v, nbrs); }); !st)
+    if (Status st = reader.read_all([&](Vertex v, std::span<const Vertex> nbrs) { unions.add_all(v, nbrs); }); !st)
       return st;
+    unions.flush();
     r.rounds = 1;
   } else {
     // 1. Each vertex with its first neighbours (the pieces of a list come
@@ -94,10 +147,11 @@ Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
       const uint32_t t = taken[v];
       if (t >= kSampledNeighbours) return;
       const size_t m = std::min<size_t>(nbrs.size(), kSampledNeighbours - t);
-      sets.unite_all(v, nbrs.first(m));
+      unions.add_all(v, nbrs.first(m));
       taken[v] = static_cast<uint8_t>(t + m);
     });
     if (!st) return st;
+    unions.flush();
     // 2. Every edge the sampling left out that could join two sets has an
     // end outside the largest set: an undirected edge is in both ends'
     // lists, so the rest of the lists of the vertices outside it are
@@ -110,8 +164,9 @@ Expected<CcResult> run_cc(const Graph& graph, AdjacencyReader& reader) {
       if (roots[v] != giant && graph.degree(v) > kSampledNeighbours) rest.push_back(static_cast<Vertex>(v));
     r.rounds = 1;
     if (!rest.empty()) {
-      st = reader.read_lists(rest, [&](Vertex v, std::span<const Vertex> nbrs) { sets.unite_all(v, nbrs); });
+      st = reader.read_lists(rest, [&](Vertex v, std::span<const Vertex> nbrs) { unions.add_all(v, nbrs); });
       if (!st) return st;
+      unions.flush();
       r.rounds = 2;
     }
   }
