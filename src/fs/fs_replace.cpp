@@ -296,10 +296,14 @@ void OnlineReplace::finish() {
   MemberFile& old_file = vr_.volume.members[index_];
   const std::string old_path = old_file.info().path;
   const std::string new_path = new_->file.info().path;
+  // "fail:STEP": the switch fails after STEP, as a failed write there.
+  const std::string fail = stop.starts_with("fail:") ? stop.substr(5) : std::string();
   bool new_has_superblock = false;
   auto committed = commit_replace(old_file, new_->file, old_sb_, [&](std::string_view step) {
     if (step == "new-primary") new_has_superblock = true;
     if (step == stop) ::_exit(9);
+    if (step == fail) return Status::error(EIO, "TEST ONLY: failed after " + std::string(step));
+    return Status::ok();
   });
   if (!committed) {
     if (!new_has_superblock) {
@@ -307,7 +311,10 @@ void OnlineReplace::finish() {
       return;
     }
     // Both members claim the index now: keep writing to both, so that
-    // either holds the volume, and let the user finish it offline.
+    // either holds the volume, and let the user finish it offline. NEW
+    // stays even if this replace created it: it may be the only member
+    // left with the index's superblock, and the offline command needs it.
+    new_->created.keep();
     const std::string message = "the switch of member " + std::to_string(index_) + " from " + old_path + " to " +
                                 new_path + " failed: " + committed.status().message() +
                                 "; writes still reach both members. Unmount the volume and run 'peregrine "

@@ -20,7 +20,8 @@
 // environment makes it _exit(9) at a step ("copy:PCT", "copy",
 // "new-primary", "new-backup", "old-primary", "old-backup"), as the
 // offline command does; "read-error:PCT" makes OLD's reads fail with EIO
-// from PCT percent of the copy on (a failing old member).
+// from PCT percent of the copy on (a failing old member); "fail:STEP"
+// makes the switch fail after that step (a write error half-way).
 //
 // Thread rules: start(), status() and progress() from any thread (ioctl
 // workers, the statistics reader); stop() from the thread that ends the

@@ -122,7 +122,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 Expected<ReplaceResult> commit(const ReplaceOptions& o, const MemberFile& old_file, const MemberFile& new_file,
                                const Superblock& old_sb, CreatedMemberFile& created, ReplaceResult result) {
   created.keep();
-  auto done = commit_replace(old_file, new_file, old_sb, o.after_step);
+  auto done = commit_replace(old_file, new_file, old_sb, [&](std::string_view step) {
+    if (o.after_step) o.after_step(step);
+    return Status::ok();
+  });
   if (!done) return done.status();
   return result;
 }

@@ -144,14 +144,13 @@ Status wipe_new_member_tail(const MemberFile& new_file, uint64_t needed) {
 // the volume assembles with either (never with both: they claim the same
 // index), and once OLD's copies are gone only with NEW.
 Expected<Superblock> commit_replace(const MemberFile& old_file, const MemberFile& new_file, const Superblock& old_sb,
-                                    const std::function<void(std::string_view)>& after_step) {
+                                    const std::function<Status(std::string_view)>& after_step) {
   Superblock new_sb = old_sb;
   new_sb.generation += 1;
   auto step = [&](const MemberFile& m, const char* name, auto&& write) -> Status {
     if (Status s = write(); !s) return s;
     if (Status s = sync_member(m); !s) return s;
-    if (after_step) after_step(name);
-    return Status::ok();
+    return after_step ? after_step(name) : Status::ok();
   };
   if (Status s = step(new_file, "new-primary",
                       [&] { return write_superblock_copy(new_file, new_sb, kPrimarySuperblockOffset); });

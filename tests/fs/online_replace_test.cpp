@@ -6,7 +6,8 @@
 // member. A daemon stopped in the copy (test hook, _exit with IO in flight)
 // leaves OLD the member with every file, and the replace can be run again;
 // stopped in the switch, the volume mounts with OLD or with NEW and the
-// offline command finishes the replace. Refusals change nothing.
+// offline command finishes the replace; a switch that fails half-way keeps
+// both members written until it does. Refusals change nothing.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -204,6 +205,64 @@ TEST_F(OnlineReplace, AReadErrorOnTheOldMemberGivesUpAndTheVolumeGoesOnWithIt) {
   r = replace_online(*v_, old_, now_);
   EXPECT_EQ(r.code, 0) << r.describe();
 }
+
+// The switch fails half-way (the test hook's injected error after a step):
+// both members claim the index, so the daemon keeps writing to both. The
+// command says so and how to finish; a second replace is refused with the
+// same words; a file written afterwards is on NEW as well as OLD (the
+// volume mounts with NEW, and with OLD while OLD keeps a superblock copy);
+// NEW stays after the unmount though the replace created it; the offline
+// command then finishes, and every byte reads back with NEW.
+class OnlineReplaceFailedSwitch : public OnlineReplace, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(OnlineReplaceFailedSwitch, BothMembersAreKeptUntilTheOfflineCommandFinishes) {
+  const std::string step = GetParam();
+  remount_with_hook("fail:" + step);
+  RunResult r = replace_online(*v_, old_, now_);
+  EXPECT_EQ(r.code, 1) << r.describe();
+  const std::string said = "the switch of member 1 from " + old_ + " to " + now_ + " failed";
+  EXPECT_TRUE(contains(r.err, said)) << r.err;
+  EXPECT_TRUE(contains(r.err, "writes still reach both members")) << r.err;
+  EXPECT_TRUE(contains(r.err, "with --old " + old_ + " --new " + now_ + " to finish")) << r.err;
+  RunResult again = replace_online(*v_, old_, now_);
+  EXPECT_EQ(again.code, 1) << again.describe();
+  EXPECT_TRUE(contains(again.err, said)) << again.err;
+  ASSERT_TRUE(write_file(v_->at("after"), pattern(6 << 20, 11)));
+  ASSERT_EQ(v_->unmount(), 0);
+  std::vector<std::string> all = v_->members();
+  all.push_back(now_);
+  wait_members_released(all);
+
+  const auto new_members = with(v_->members(), old_, now_);
+  std::vector<std::vector<std::string>> usable = {new_members};
+  if (step != "old-backup") usable.push_back(v_->members());
+  for (const auto& members : usable) {
+    RunResult m = v_->mount({"-o", "ro"}, members);
+    ASSERT_EQ(m.code, 0) << m.describe();
+    EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+    EXPECT_EQ(read_file(v_->at("after")), pattern(6 << 20, 11)) << "written after the failed switch";
+    ASSERT_EQ(v_->unmount(), 0);
+    wait_members_released(all);
+  }
+  std::vector<std::string> argv = {peregrine_bin(), "replace"};
+  argv.insert(argv.end(), v_->members().begin(), v_->members().end());
+  argv.insert(argv.end(), {"--old", old_, "--new", now_});
+  RunResult offline = run(argv);
+  ASSERT_EQ(offline.code, 0) << offline.describe();
+  RunResult f = fsck(new_members);
+  EXPECT_EQ(f.code, 0) << f.describe();
+  ASSERT_EQ(v_->mount({}, new_members).code, 0);
+  EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
+  EXPECT_EQ(read_file(v_->at("after")), pattern(6 << 20, 11));
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, OnlineReplaceFailedSwitch, ::testing::Values("new-primary", "old-backup"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
 
 // A real block device: a file member onto a loop device whose first
 // megabyte holds junk (holes of OLD must not keep it), then back onto a

@@ -70,9 +70,10 @@ Status wipe_new_member_tail(const MemberFile& new_file, uint64_t needed);
 // (OLD's, one generation on), sync, its backup, sync, OLD's primary
 // zeroed, sync, its backup, sync, then OLD's mount record, sync.
 // `after_step` (may be empty) is told "new-primary", "new-backup",
-// "old-primary", "old-backup" once each is on disk. Returns NEW's
-// superblock.
+// "old-primary", "old-backup" once each is on disk; an error it returns
+// ends the switch there as a failed write would (tests stop or fail the
+// switch at a step this way). Returns NEW's superblock.
 Expected<Superblock> commit_replace(const MemberFile& old_file, const MemberFile& new_file, const Superblock& old_sb,
-                                    const std::function<void(std::string_view)>& after_step);
+                                    const std::function<Status(std::string_view)>& after_step);
 
 }  // namespace peregrine
