@@ -451,13 +451,13 @@ std::vector<Option> fuse_options() {
                  "always. The kernel queues a request on the ring of the CPU its caller runs on. "
                  "false: a ring thread that answers most of its requests itself (metadata, memory "
                  "members, a lone IO it polls for) moves to that CPU, where it saves the cross-CPU "
-                 "wake-ups of each request and reply and, at depth, the scheduler moves the busy "
-                 "application to a free CPU whose ring then shares the work; one whose requests "
-                 "drive threads answer (members with latency) runs wherever a CPU is free. Measured "
-                 "on 2 CPUs, tmpfs members, one fio job, 4 KiB random read at QD 32: 155-181K IOPS "
-                 "against 144K never pinned, and at QD 1 1.5x (docs/transport.md). true also pins "
-                 "rings whose requests drive threads answer, which measured fewer IOPS on disk "
-                 "members at QD 1.",
+                 "wake-ups of each request and reply (at QD 1 1.5x); one whose requests drive threads "
+                 "answer (members with latency) runs wherever a CPU is free, and so does one that "
+                 "serves the only busy queue direct IO at depth (one program with many requests in "
+                 "flight, which beside it would take turns with it on one CPU: on 2 CPUs, tmpfs "
+                 "members, one fio job, 4 KiB random read at QD 32, 342K IOPS against 216K pinned; "
+                 "docs/transport.md). true pins every ring, which measured fewer IOPS on disk "
+                 "members at QD 1 and at depth from one program.",
           .store = [](Settings& s, const Value& v) { s.fuse.pin_rings = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.pin_rings); },
       },

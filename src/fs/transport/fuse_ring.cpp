@@ -415,8 +415,15 @@ void FuseRing::run() {
       remote_->awake();
       continue;
     }
-    if (shape_.placement == Shape::Placement::adaptive) {
-      RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_);
+    if (shape_.placement == Shape::Placement::adaptive && round_requests_ != 0) {
+      const uint64_t now = monotonic_ns();
+      last_busy_round_ns_.store(now, std::memory_order_relaxed);
+      // A lone caller at depth, in direct reads or writes (the program does
+      // not wait for each); asked only then. Page-cache writebacks come in
+      // batches too, between requests an unpacking program waits for.
+      const bool alone = round_direct_data_ && round_requests_ >= RingPlacement::kHeavyRound &&
+                         owner_.only_ring_busy_since(*this, now > kOthersBusyNs ? now - kOthersBusyNs : 0);
+      RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_, alone);
       if (change != RingPlacement::Change::none) pin_to_queue_cpu(change == RingPlacement::Change::pin);
     }
     // Replies made here, on the CPU their callers sent them from: a caller

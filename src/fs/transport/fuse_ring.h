@@ -74,6 +74,14 @@ class FuseRing {
     // Whether no other thread of the daemon may want the ring thread's CPU
     // (reply_yield.h). Any thread; a snapshot.
     virtual bool background_idle() const { return true; }
+    // Whether no ring but `ring` ran a round with requests since `since_ns`
+    // (monotonic): no other caller keeps a CPU busy with requests
+    // (ring_placement.h). Ring thread; a snapshot.
+    virtual bool only_ring_busy_since(const FuseRing& ring, uint64_t since_ns) const {
+      (void)ring;
+      (void)since_ns;
+      return false;
+    }
 
    protected:
     ~Owner() = default;
@@ -124,6 +132,9 @@ class FuseRing {
   static bool is_token(uint64_t unique) { return (unique & kTokenBit) != 0; }
   static uint16_t token_qid(uint64_t unique) { return static_cast<uint16_t>((unique >> 32) & 0xffff); }
   static uint32_t token_entry(uint64_t unique) { return static_cast<uint32_t>(unique); }
+  // When the thread last finished a round that ran requests (monotonic ns;
+  // 0: never). Any thread, relaxed: a hint for the other rings' placement.
+  uint64_t last_busy_round_ns() const { return last_busy_round_ns_.load(std::memory_order_relaxed); }
 
   // Stores a reply (fuse_out_header + arguments, as libfuse writes it) in
   // the entry's buffers and commits it. Any thread. Returns the bytes taken.
@@ -159,6 +170,10 @@ class FuseRing {
  private:
   static constexpr uint64_t kWakeTag = UINT64_MAX;
   static constexpr size_t kHeaderPage = 4096;
+  // Another ring that ran a round this recently has a caller of its own
+  // (ring_placement.h): long beside rounds of microseconds, short beside a
+  // program's moves between CPUs.
+  static constexpr uint64_t kOthersBusyNs = 2'000'000;
 
   std::byte* entry_base(uint32_t e) const { return area_ + size_t{e} * stride_; }
   std::byte* payload(uint32_t e) const { return entry_base(e) + kHeaderPage; }
@@ -212,6 +227,7 @@ class FuseRing {
   ReplyYield yield_;
   bool logged_yield_stall_ = false;
   uint64_t woke_ns_ = 0;         // when the thread last came back from waiting
+  std::atomic<uint64_t> last_busy_round_ns_{0};
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
   bool round_direct_data_ = false;  // one of those requests was direct data (direct_data())

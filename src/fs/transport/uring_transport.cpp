@@ -169,6 +169,15 @@ ssize_t UringTransport::reply_to_ring(uint64_t unique, iovec* iov, int count) {
   return n;
 }
 
+bool UringTransport::only_ring_busy_since(const FuseRing& ring, uint64_t since_ns) const {
+  // rings_ is filled before any ring thread serves and never changes after.
+  for (const auto& other : rings_) {
+    const uint64_t last = other->last_busy_round_ns();
+    if (other.get() != &ring && last != 0 && last >= since_ns) return false;
+  }
+  return true;
+}
+
 void UringTransport::run_inline(const fuse_buf& buf, bool data) {
   mark_request(buf.mem, buf.size);
   wire::InHeader in;

@@ -46,6 +46,7 @@ class UringTransport final : public SessionIo, public FuseRing::Owner, public Da
   void ring_idle(FuseRing& ring) override;
   void ring_thread_started(FuseRing& ring) override;
   bool background_idle() const override { return host_.background_idle(); }
+  bool only_ring_busy_since(const FuseRing& ring, uint64_t since_ns) const override;
   bool run_data_request(FuseRing& ring, uint32_t entry, const wire::InHeader& in, const void* op_in, size_t op_bytes,
                         uint32_t payload_sz) override;
 
