@@ -397,8 +397,9 @@ int run_daemon(const DaemonOptions& o) {
   if (!plan) return fail(plan.status());
 
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
-  // Spinning helps only workers that read every request from /dev/fuse.
-  ctx.read_spin.set_limit_ns(plan->uring ? 0 : uint64_t{o.settings.fuse.read_spin_us} * 1000);
+  // Classic workers, or the io-uring rings, look for the next request
+  // before sleeping (read_spin.h).
+  ctx.read_spin.set_limit_ns(uint64_t{o.settings.fuse.read_spin_us} * 1000);
   ctx.member_cache_file_bytes = member_cache_file_bytes(o.settings, vr);
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();

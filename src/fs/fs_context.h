@@ -159,6 +159,7 @@ struct FsContext final : TransportHost {
                   uint64_t{settings.fuse.ring_memory_mib} << 20,
                   settings.fuse.ring_yield_ns};
   }
+  ReadSpin* request_spin() override { return &read_spin; }
   // The filesystem, not the kernel, removes suid/sgid on write, truncate,
   // O_TRUNC and chown: the kernel does not for direct writes, and only the
   // filesystem knows the file's mode at the moment it changes

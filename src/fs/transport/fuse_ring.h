@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "commit_stack.h"
+#include "peregrine/fs/read_spin.h"
 #include "fuse_wire.h"
 #include "reply_yield.h"
 #include "ring_placement.h"
@@ -99,6 +100,9 @@ class FuseRing {
     // reply made on the queue's CPU within this long of the thread's
     // wake-up is sent at SCHED_IDLE (reply_yield.h).
     uint32_t yield_ns = 0;
+    // The session's look for the next request before sleeping, shared by
+    // every ring, one looking at a time (read_spin.h); nullptr: never.
+    ReadSpin* spin = nullptr;
   };
 
   FuseRing(Owner& owner, int fuse_fd, Shape shape, LogLine log);
@@ -174,6 +178,9 @@ class FuseRing {
   // (ring_placement.h): long beside rounds of microseconds, short beside a
   // program's moves between CPUs.
   static constexpr uint64_t kOthersBusyNs = 2'000'000;
+  // Rounds of one direct read or write in a row before the thread looks
+  // for the next request before sleeping (read_spin.h).
+  static constexpr uint32_t kLoneRoundsToSpin = 8;
 
   std::byte* entry_base(uint32_t e) const { return area_ + size_t{e} * stride_; }
   std::byte* payload(uint32_t e) const { return entry_base(e) + kHeaderPage; }
@@ -228,6 +235,7 @@ class FuseRing {
   bool logged_yield_stall_ = false;
   uint64_t woke_ns_ = 0;         // when the thread last came back from waiting
   std::atomic<uint64_t> last_busy_round_ns_{0};
+  uint32_t lone_rounds_ = 0;  // rounds of one direct IO in a row, up to kLoneRoundsToSpin
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
   bool round_direct_data_ = false;  // one of those requests was direct data (direct_data())

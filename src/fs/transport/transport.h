@@ -38,6 +38,7 @@
 
 #include "data_calls.h"
 #include "peregrine/config/settings.h"
+#include "peregrine/fs/read_spin.h"
 #include "peregrine/util/log_line.h"
 #include "peregrine/util/result.h"
 
@@ -71,6 +72,10 @@ class TransportHost {
   // FOPEN_PARALLEL_DIRECT_WRITES to that reply, which libfuse 3.14's
   // fuse_file_info cannot carry.
   virtual bool parallel_direct_writes() const { return false; }
+  // The session's one look for the next request before sleeping
+  // (read_spin.h): the classic workers' or, on io-uring, the rings'.
+  // nullptr: nobody looks.
+  virtual ReadSpin* request_spin() { return nullptr; }
   // The session is mounted with this /dev/fuse descriptor (libfuse's own;
   // its workers read clones of it). Called by Transport::install().
   virtual void session_mounted(int /*session_fd*/) {}

@@ -93,6 +93,7 @@ uint64_t UringTransport::cannot_grant(uint64_t granted) {
   shape.payload_bytes = plan_.payload_bytes;
   shape.placement = limits.pin_rings ? FuseRing::Shape::Placement::pinned : FuseRing::Shape::Placement::adaptive;
   shape.yield_ns = limits.ring_yield_ns != 0 && ReplyYield::permitted() ? limits.ring_yield_ns : 0;
+  shape.spin = host_.request_spin();
   if (limits.ring_yield_ns != 0 && shape.yield_ns == 0) {
     log_(LOG_INFO,
          "FUSE rings: fuse.ring_yield_ns is set, but this process may not leave SCHED_IDLE once in it "
