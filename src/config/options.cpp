@@ -533,7 +533,7 @@ std::vector<Option> fuse_options() {
           .max = 1000,
           .doc = "classic transport, with fuse.batch_requests: a worker that finds no request "
                  "waiting looks again for up to this long before it sleeps in the kernel; io_uring "
-                 "transport: a ring thread does so after a run of lone O_DIRECT reads or writes. One "
+                 "transport: a ring thread does so after a run of lone direct reads or writes. One "
                  "worker or ring at a time, the window adapting to how soon requests come (it shrinks to "
                  "nothing while they come further apart than this). A program making one request "
                  "after another then costs one wake-up per request instead of two (10 us or more "

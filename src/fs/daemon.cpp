@@ -398,8 +398,11 @@ int run_daemon(const DaemonOptions& o) {
 
   FsContext ctx(**meta, *vr.pool, *vr.io, o.settings, vr.member_names);
   // Classic workers, or the io-uring rings, look for the next request
-  // before sleeping (read_spin.h).
-  ctx.read_spin.set_limit_ns(uint64_t{o.settings.fuse.read_spin_us} * 1000);
+  // before sleeping (read_spin.h). Not the workers of an io-uring mount:
+  // they read /dev/fuse only for INIT and forgets.
+  const uint64_t spin_ns = uint64_t{o.settings.fuse.read_spin_us} * 1000;
+  ctx.read_spin.set_limit_ns(plan->uring ? 0 : spin_ns);
+  ctx.ring_spin.set_limit_ns(plan->uring ? spin_ns : 0);
   ctx.member_cache_file_bytes = member_cache_file_bytes(o.settings, vr);
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();

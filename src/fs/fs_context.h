@@ -93,7 +93,8 @@ struct FsContext final : TransportHost {
   ReadTurn read_turn;  // which classic worker reads /dev/fuse (batching reader)
   // How long a classic worker looks for the next request before it sleeps
   // (batching reader); its limit is set before the session starts.
-  ReadSpin read_spin;
+  ReadSpin read_spin;  // classic workers'
+  ReadSpin ring_spin;  // io-uring rings' (fuse_ring.cpp); both use fuse.read_spin_us
   const config::Settings settings;
   // Partial last blocks of files written a little at a time (tail_blocks.h).
   TailBlocks tails;
@@ -159,7 +160,7 @@ struct FsContext final : TransportHost {
                   uint64_t{settings.fuse.ring_memory_mib} << 20,
                   settings.fuse.ring_yield_ns};
   }
-  ReadSpin* request_spin() override { return &read_spin; }
+  ReadSpin* request_spin() override { return &ring_spin; }
   // The filesystem, not the kernel, removes suid/sgid on write, truncate,
   // O_TRUNC and chown: the kernel does not for direct writes, and only the
   // filesystem knows the file's mode at the moment it changes

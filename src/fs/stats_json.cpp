@@ -185,8 +185,10 @@ std::string stats_json(FsContext& fs) {
           << ",\"ring_data_requests\":" << t.ring_data_requests
           << ",\"ring_yielded_replies\":" << t.ring_yielded_replies << ",\"ring_yield_stalls\":" << t.ring_yield_stalls;
     }
-    out << ",\"read_spin\":{\"window_ns\":" << fs.read_spin.window_ns()
-        << ",\"requests_found\":" << fs.read_spin.requests_found() << ",\"sleeps\":" << fs.read_spin.sleeps() << "}";
+    // The look of whichever serves the requests: the rings' on io-uring.
+    const ReadSpin& spin = t.ring_requests.empty() ? fs.read_spin : fs.ring_spin;
+    out << ",\"read_spin\":{\"window_ns\":" << spin.window_ns() << ",\"requests_found\":" << spin.requests_found()
+        << ",\"sleeps\":" << spin.sleeps() << "}";
     out << "}";
   }
   out << "}";

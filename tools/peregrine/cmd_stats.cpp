@@ -93,8 +93,8 @@ struct Drive {
   Histogram device_latency;
 };
 
-// Classic transport: how the workers looked for requests before sleeping
-// (fuse.read_spin_us).
+// How the classic workers, or on io-uring the rings, looked for requests
+// before sleeping (fuse.read_spin_us).
 struct ReadSpinCounts {
   bool present = false;
   uint64_t window_ns = 0;
@@ -114,7 +114,7 @@ struct Snapshot {
   uint64_t ring_entries = 0;            // io-uring: entries per ring (0 from an older daemon)
   uint64_t ring_request_bytes = 0;      // io-uring: largest request an entry carries
   uint64_t dev_fuse_requests = 0;       // io-uring: requests that still came over /dev/fuse
-  ReadSpinCounts read_spin;             // classic: the workers' spinning (none from an older daemon)
+  ReadSpinCounts read_spin;             // the workers' or rings' looks (none from an older daemon)
 };
 
 // ---- reading and parsing the snapshot ----------------------------------------
@@ -380,7 +380,7 @@ void print_text(const Report& r) {
     }
     std::string spin;
     if (r.read_spin.present && (r.read_spin.requests_found != 0 || r.read_spin.sleeps != 0)) {
-      spin = ", spinning workers found " + std::to_string(r.read_spin.requests_found) + " requests and slept " +
+      spin = ", looks before sleeping found " + std::to_string(r.read_spin.requests_found) + " requests, slept " +
              std::to_string(r.read_spin.sleeps) + " times (window now " +
              std::to_string(r.read_spin.window_ns / 1000) + " us)";
     }

@@ -270,14 +270,14 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
     if (t.contains("read_spin")) {
       const json& spin = t["read_spin"];
       out.family("peregrine_fuse_read_spin_requests_found_total", "counter",
-                 "Classic transport: requests a worker found while looking for one before sleeping "
-                 "(fuse.read_spin_us).");
+                 "Requests a classic worker (or, on io-uring, a ring) found while looking for one before "
+                 "sleeping (fuse.read_spin_us).");
       out.sample("peregrine_fuse_read_spin_requests_found_total", base, spin.value("requests_found", uint64_t{0}));
       out.family("peregrine_fuse_read_spin_sleeps_total", "counter",
-                 "Classic transport: times the spinning worker found no request and slept.");
+                 "Times the looking worker or ring found no request and slept.");
       out.sample("peregrine_fuse_read_spin_sleeps_total", base, spin.value("sleeps", uint64_t{0}));
       out.family("peregrine_fuse_read_spin_window_seconds", "gauge",
-                 "Classic transport: how long the spinning worker now looks before it sleeps.");
+                 "How long a worker or ring now looks for a request before it sleeps.");
       out.sample("peregrine_fuse_read_spin_window_seconds", base,
                  prometheus_seconds(spin.value("window_ns", uint64_t{0})));
     }

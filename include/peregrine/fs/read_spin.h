@@ -63,6 +63,10 @@ class ReadSpin {
   // The holder's spin found none (or the descriptor failed): the place is
   // let go of and the worker sleeps until a request comes.
   void missed();
+  // The holder stops looking for something other than a request (a ring
+  // thread's reply from another thread): the place is let go of, and
+  // nothing is counted or adapted.
+  void let_go() { spinning_.store(false, std::memory_order_release); }
   // The worker that missed was given a request `waited_ns` after it began
   // to look: the window adapts.
   void adapt(uint64_t waited_ns);

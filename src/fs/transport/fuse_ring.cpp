@@ -439,46 +439,65 @@ void FuseRing::run() {
       if (may && yield_.usable(now) && sched_getcpu() == shape_.qid) yield_reply();
     }
     // A run of rounds of one direct read or write each: a program waiting
-    // for each of its IOs, doing little in between.
+    // for each of its IOs, doing little in between. A look that found a
+    // request but a round that ran none ends it (nothing is looked for
+    // again until requests come one at a time once more).
     if (round_requests_ == 1 && round_direct_data_) {
       if (lone_rounds_ < kLoneRoundsToSpin) ++lone_rounds_;
-    } else if (round_requests_ != 0) {
+    } else if (round_requests_ != 0 || look_found_) {
       lone_rounds_ = 0;
     }
+    look_found_ = false;
     round_requests_ = 0;
     round_answered_ = 0;
     round_direct_data_ = false;
-    // After a run of rounds of one direct read or write each, looks for
-    // the next request a while before sleeping, as a classic worker does
-    // (read_spin.h; one ring at a time): a program making one IO after
-    // another then wakes nobody. At depth it would only take the CPU from
-    // the program and the other rings (looking after every round of one to
-    // three, QD 32 reads lost 20%, two jobs at QD 16 10%), and after names,
-    // attributes and page-cache IO it takes turns with a caller that works
-    // on each answer on this CPU (a reply sent at SCHED_IDLE wakes it here:
-    // a walk of a tree took 2-5% longer). Between looks the CPU goes to
-    // whatever else is ready on it.
-    // COOP_TASKRUN holds a new request back until the thread enters the
-    // kernel: has_work() sees its flag, io_uring_get_events() posts it.
+    // After a run of rounds of one direct read or write each (O_DIRECT, or
+    // fuse.cache = direct), looks for the next request a while before
+    // sleeping, as a classic worker does (read_spin.h; one ring at a
+    // time): a program making one IO after another then wakes nobody. At
+    // depth it would only take the CPU from the program and the other
+    // rings (looking after every round of one to three, QD 32 reads lost
+    // 20%, two jobs at QD 16 10%), and after names, attributes and
+    // page-cache IO it takes turns with a caller that works on each answer
+    // on this CPU (a reply sent at SCHED_IDLE wakes it here: a walk of a
+    // tree took 2-5% longer). Between looks the CPU goes to whatever else
+    // is ready on it. A request shows as a completion or, held back by
+    // COOP_TASKRUN until the thread enters the kernel, as the ring's
+    // IORING_SQ_TASKRUN flag (io_uring_get_events() posts it; the
+    // sched_yield() may already have). A reply another thread pushes
+    // meanwhile ends the look too, uncounted: the thread is awake for the
+    // look, so the pusher writes no eventfd.
     uint64_t looked_from = 0;
     ReadSpin* const spin = shape_.spin;
     if (lone_rounds_ >= kLoneRoundsToSpin && spin != nullptr && spin->try_begin()) {
+      remote_->awake();
       io_uring_submit(&ring_);
-      looked_from = monotonic_ns();
+      const uint64_t start = monotonic_ns();
       const uint64_t window = spin->window_ns();
-      bool found = has_work(this);
-      while (!found && monotonic_ns() - looked_from < window) {
+      auto request_ready = [this] {
+        const unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
+        return io_uring_cq_ready(&ring_) != 0 || (sq_flags & IORING_SQ_TASKRUN) != 0;
+      };
+      bool request = request_ready();
+      bool reply = !request && remote_->has_pushed();
+      while (!request && !reply && monotonic_ns() - start < window) {
         sched_yield();
-        found = has_work(this);
+        request = request_ready();
+        reply = !request && remote_->has_pushed();
       }
-      if (found) {
+      if (request) {
         spin->found();
+        look_found_ = true;
         if (shape_.yield_ns != 0) woke_ns_ = monotonic_ns();
-        remote_->awake();
         io_uring_get_events(&ring_);
         continue;
       }
+      if (reply || !remote_->prepare_sleep()) {
+        spin->let_go();
+        continue;
+      }
       spin->missed();
+      looked_from = start;
     }
     rc = io_uring_submit_and_wait(&ring_, 1);
     if (looked_from != 0) spin->adapt(monotonic_ns() - looked_from);

@@ -18,7 +18,8 @@
 // IO); when none is left, hand the staged IO to the drive threads (one
 // batch for everything that arrived together), then submit every commit
 // and wait, in one io_uring_enter (a lone reply made here is submitted
-// first, at SCHED_IDLE: reply_yield.h).
+// first, at SCHED_IDLE: reply_yield.h; after a run of lone direct IOs the
+// thread first looks for the next request a while: read_spin.h).
 //
 // Thread rules: start(), quiesce() and stop() from the daemon's main thread.
 // The ring thread alone touches the io_uring and runs requests. reply() is
@@ -236,6 +237,7 @@ class FuseRing {
   uint64_t woke_ns_ = 0;         // when the thread last came back from waiting
   std::atomic<uint64_t> last_busy_round_ns_{0};
   uint32_t lone_rounds_ = 0;  // rounds of one direct IO in a row, up to kLoneRoundsToSpin
+  bool look_found_ = false;   // the last look before sleeping found a request
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
   bool round_direct_data_ = false;  // one of those requests was direct data (direct_data())
