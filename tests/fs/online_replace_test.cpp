@@ -104,6 +104,20 @@ class OnlineReplace : public ::testing::Test {
     reap_stopped_daemon(*v_, all);
   }
 
+  // The volume unmounted: the offline command over its members finishes
+  // the switch; fsck is then clean and the volume mounts with NEW.
+  void finish_offline_and_mount_new() {
+    std::vector<std::string> argv = {peregrine_bin(), "replace"};
+    argv.insert(argv.end(), v_->members().begin(), v_->members().end());
+    argv.insert(argv.end(), {"--old", old_, "--new", now_});
+    RunResult r = run(argv);
+    ASSERT_EQ(r.code, 0) << r.describe();
+    const auto new_members = with(v_->members(), old_, now_);
+    RunResult f = fsck(new_members);
+    EXPECT_EQ(f.code, 0) << f.describe();
+    ASSERT_EQ(v_->mount({}, new_members).code, 0);
+  }
+
   std::optional<Volume> v_;
   std::string old_, now_;
 };
@@ -161,14 +175,7 @@ TEST_P(OnlineReplaceSwitch, StoppedAtAStepTheVolumeMountsAndTheOfflineCommandFin
   ASSERT_EQ(v_->unmount(), 0);
   wait_members_released(all);
 
-  std::vector<std::string> argv = {peregrine_bin(), "replace"};
-  argv.insert(argv.end(), v_->members().begin(), v_->members().end());
-  argv.insert(argv.end(), {"--old", old_, "--new", now_});
-  RunResult again = run(argv);
-  ASSERT_EQ(again.code, 0) << again.describe();
-  RunResult f = fsck(new_members);
-  EXPECT_EQ(f.code, 0) << f.describe();
-  ASSERT_EQ(v_->mount({}, new_members).code, 0);
+  ASSERT_NO_FATAL_FAILURE(finish_offline_and_mount_new());
   EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
 }
 
@@ -244,14 +251,7 @@ TEST_P(OnlineReplaceFailedSwitch, BothMembersAreKeptUntilTheOfflineCommandFinish
     ASSERT_EQ(v_->unmount(), 0);
     wait_members_released(all);
   }
-  std::vector<std::string> argv = {peregrine_bin(), "replace"};
-  argv.insert(argv.end(), v_->members().begin(), v_->members().end());
-  argv.insert(argv.end(), {"--old", old_, "--new", now_});
-  RunResult offline = run(argv);
-  ASSERT_EQ(offline.code, 0) << offline.describe();
-  RunResult f = fsck(new_members);
-  EXPECT_EQ(f.code, 0) << f.describe();
-  ASSERT_EQ(v_->mount({}, new_members).code, 0);
+  ASSERT_NO_FATAL_FAILURE(finish_offline_and_mount_new());
   EXPECT_EQ(read_file(v_->at("before")), pattern(20 << 20, 9));
   EXPECT_EQ(read_file(v_->at("after")), pattern(6 << 20, 11));
 }
