@@ -302,11 +302,15 @@ void FuseRing::on_completion(uint64_t tag, int res) {
 
 bool FuseRing::has_work(const void* ring) {
   const auto* self = static_cast<const FuseRing*>(ring);
+  return self->request_ready() || self->remote_->has_pushed();
+}
+
+bool FuseRing::request_ready() const {
   // IORING_SETUP_COOP_TASKRUN: a request the kernel has for this ring is
   // posted only when the thread next enters the kernel; TASKRUN_FLAG marks
   // that something is waiting to be posted.
-  const unsigned sq_flags = IO_URING_READ_ONCE(*self->ring_.sq.kflags);
-  return io_uring_cq_ready(&self->ring_) != 0 || (sq_flags & IORING_SQ_TASKRUN) != 0 || self->remote_->has_pushed();
+  const unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
+  return io_uring_cq_ready(&ring_) != 0 || (sq_flags & IORING_SQ_TASKRUN) != 0;
 }
 
 unsigned FuseRing::run_ready_completions() {
@@ -474,10 +478,6 @@ void FuseRing::run() {
       io_uring_submit(&ring_);
       const uint64_t start = monotonic_ns();
       const uint64_t window = spin->window_ns();
-      auto request_ready = [this] {
-        const unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
-        return io_uring_cq_ready(&ring_) != 0 || (sq_flags & IORING_SQ_TASKRUN) != 0;
-      };
       bool request = request_ready();
       bool reply = !request && remote_->has_pushed();
       while (!request && !reply && monotonic_ns() - start < window) {

@@ -45,8 +45,8 @@
 #include <vector>
 
 #include "commit_stack.h"
-#include "peregrine/fs/read_spin.h"
 #include "fuse_wire.h"
+#include "peregrine/fs/read_spin.h"
 #include "reply_yield.h"
 #include "ring_placement.h"
 #include "transport.h"
@@ -188,6 +188,9 @@ class FuseRing {
   size_t payload_room() const { return stride_ - kHeaderPage; }
 
   void run();
+  // A request in the completion queue or about to be posted there (has_work()
+  // without the replies of other threads). Ring thread.
+  bool request_ready() const;
   int register_entries();
   bool setup_ring();
   io_uring_sqe* next_sqe();
