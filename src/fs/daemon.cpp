@@ -403,6 +403,11 @@ int run_daemon(const DaemonOptions& o) {
   const uint64_t spin_ns = uint64_t{o.settings.fuse.read_spin_us} * 1000;
   ctx.read_spin.set_limit_ns(plan->uring ? 0 : spin_ns);
   ctx.ring_spin.set_limit_ns(plan->uring ? spin_ns : 0);
+  // A lone program's metadata requests keep one classic reader only where
+  // it looks for them (lone_caller.h): asleep in read(), a single reader
+  // would be woken for each, wherever it slept.
+  ctx.lone_caller.set_enabled(!plan->uring && o.settings.fuse.one_reader && spin_ns != 0 &&
+                              batches_requests(o.settings));
   ctx.member_cache_file_bytes = member_cache_file_bytes(o.settings, vr);
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();

@@ -21,6 +21,7 @@
 #include "peregrine/engine/engine.h"
 #include "peregrine/fs/engine_volume_io.h"
 #include "peregrine/fs/io_gates.h"
+#include "peregrine/fs/lone_caller.h"
 #include "peregrine/fs/read_spin.h"
 #include "peregrine/fs/read_turn.h"
 #include "peregrine/fs/open_files_xattr.h"
@@ -94,6 +95,7 @@ struct FsContext final : TransportHost {
   // How long a classic worker looks for the next request before it sleeps
   // (batching reader); its limit is set before the session starts.
   ReadSpin read_spin;  // classic workers'
+  LoneCaller lone_caller;  // classic workers' (fuse.one_reader); enabled before the session starts
   ReadSpin ring_spin;  // io-uring rings' (fuse_ring.cpp); both use fuse.read_spin_us
   const config::Settings settings;
   // Partial last blocks of files written a little at a time (tail_blocks.h).

@@ -60,12 +60,26 @@ bool ReadTurn::note_holder_read(bool quiet) {
     return false;
   }
   quiet_reads_.store(0, std::memory_order_relaxed);
+  go_quiet();
+  return true;
+}
+
+bool ReadTurn::free_if_only_lone() {
+  if (!busy_.load(std::memory_order_relaxed) || io_busy_.load()) return false;
+  quiet_reads_.store(0, std::memory_order_relaxed);
+  go_quiet();
+  return true;
+}
+
+void ReadTurn::go_quiet() {
+  // A worker's note_busy() racing this only makes the volume quiet for as
+  // long as the next reader takes to find the IO again.
+  io_busy_.store(false);
   // Pairs with wait(): either a waiter's load sees the volume quiet, or
   // this load sees it counted and wakes it.
   busy_.store(false);
   leave();
   wake(waiting_.load());
-  return true;
 }
 
 ReadTurn::Woken ReadTurn::wait() {

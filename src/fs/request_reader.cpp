@@ -79,11 +79,33 @@ bool RequestReader::set_nonblocking(int fd, bool on) {
   return true;
 }
 
+namespace {
+
+// One program alone, and a worker looking for its requests (a single
+// reader asleep in read() would be woken for each, wherever it slept).
+bool lone_program(const LoneCaller* lone, const ReadSpin* spin, uint64_t now_ns) {
+  return lone != nullptr && spin != nullptr && spin->window_ns() != 0 && lone->alone(now_ns);
+}
+
+}  // namespace
+
 ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn,
-                            ReadSpin* spin) {
+                            ReadSpin* spin, LoneCaller* lone) {
+  if (lone != nullptr && !lone->enabled()) lone = nullptr;
+  noted_ = false;
+  const ssize_t n = read_one(fd, buf, len, staging, is_data, turn, spin, lone);
+  // The clock after the read, which may have slept for long.
+  if (n > 0 && lone != nullptr && !noted_) lone->note_request(buf, static_cast<size_t>(n), monotonic_ns());
+  return n;
+}
+
+ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn,
+                                ReadSpin* spin, LoneCaller* lone) {
   *is_data = false;
   queued_ = false;
   if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data, spin);
+  // One program alone: one worker reads (its look takes each request).
+  if (lone_program(lone, spin, monotonic_ns())) turn->note_lone_program();
   for (;;) {
     // IO staged, or on the drives: requests are being answered by the drive
     // threads rather than by the workers that read them.
@@ -105,10 +127,26 @@ ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bo
       // per request.
       const uint64_t asked = monotonic_ns();
       ssize_t n = read_in_turn(fd, buf, len, staging, is_data, spin);
-      const bool was_waiting = monotonic_ns() - asked < kFasterThanASleepNs;
-      if (n > 0 && turn->note_holder_read(!io_going && !was_waiting)) return n;  // quiet: the turn is let go of
+      const uint64_t read_at = monotonic_ns();
+      const bool was_waiting = read_at - asked < kFasterThanASleepNs;
+      // Told before it is asked: this request may be what ends the lone
+      // program's run (a write, another caller).
+      if (n > 0 && lone != nullptr) {
+        lone->note_request(buf, static_cast<size_t>(n), read_at);
+        noted_ = true;
+      }
+      const bool alone = lone_program(lone, spin, read_at);
+      // The run ended: every worker reads again, before this request's
+      // work (which may poll for its IO) holds the turn.
+      if (n > 0 && !alone && !io_going && turn->free_if_only_lone()) return n;
+      // A lone program's volume stays busy: its requests keep one reader.
+      if (n > 0 && turn->note_holder_read(!alone && !io_going && !was_waiting))
+        return n;  // quiet: the turn is let go of
       if (n > 0 && !may_wait_long(buf, n)) {
-        if (busy || was_waiting) turn->call_help(fd);
+        // A lone program's next request, sent before this one was read (a
+        // close's RELEASE, then the next open), is no work for a helper on
+        // another CPU, whose reply would move the program there.
+        if (busy || (was_waiting && !alone)) turn->call_help(fd);
       } else {
         turn->leave();  // or the channel ended, or an error
       }

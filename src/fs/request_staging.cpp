@@ -35,7 +35,7 @@ ssize_t read_request_batched(FsContext& fs, int fd, void* buf, size_t len, bool*
   bool is_data = false;
   ssize_t n = reader.read(fd, buf, len, staging, &is_data,
                           fs.settings.fuse.one_reader && fs.read_turn.usable() ? &fs.read_turn : nullptr,
-                          &fs.read_spin);
+                          &fs.read_spin, &fs.lone_caller);
   *may_stay_staged = is_data;
   // A lone piece on a memory member is moved by this worker only while
   // requests queue: alone (QD 1) it goes to its drive, as moving it here
@@ -50,7 +50,9 @@ namespace {
 // A classic worker that served a lone request inline may wait for its
 // member IO itself (engine.inline_poll_us) for as long as the setting
 // says: the volume was quiet, so every other worker is in read() and takes
-// the next request.
+// the next request (a lone program's run of metadata requests, which has
+// one reader, ends with the read that brings a read or write: the turn is
+// let go of before the request is served).
 bool worker_never_stops_polling(const void*) { return false; }
 
 }  // namespace

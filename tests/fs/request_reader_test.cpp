@@ -6,7 +6,9 @@
 // certain: found by the first look, by a helper, or slept for.
 // With a ReadTurn on a busy volume, one worker at a time sleeps in read()
 // and keeps the turn across requests that do not wait, and the others read
-// only when called; on a quiet volume every worker reads.
+// only when called; on a quiet volume every worker reads, unless one
+// program alone makes metadata requests (LoneCaller): then one worker
+// reads, and a request found waiting calls no helper.
 #include "peregrine/fs/request_reader.h"
 
 #include <fcntl.h>
@@ -21,6 +23,8 @@
 #include <future>
 #include <thread>
 #include <vector>
+
+#include "peregrine/util/clock.h"
 
 namespace peregrine::fs {
 namespace {
@@ -53,13 +57,15 @@ class RequestReaderTest : public ::testing::Test {
     }
   }
   int worker_fd() const { return fds_[0]; }
-  // Sends a request with this opcode and a 16-byte body that tags it.
-  void send(uint32_t opcode, uint64_t unique) {
+  // Sends a request with this opcode and a 16-byte body that tags it, as
+  // if from caller thread `pid`.
+  void send(uint32_t opcode, uint64_t unique, uint32_t pid = 0) {
     std::vector<char> msg(sizeof(fuse_in_header) + 16, 'x');
     fuse_in_header h{};
     h.len = static_cast<uint32_t>(msg.size());
     h.opcode = opcode;
     h.unique = unique;
+    h.pid = pid;
     std::memcpy(msg.data(), &h, sizeof h);
     ASSERT_EQ(write(fds_[1], msg.data(), msg.size()), static_cast<ssize_t>(msg.size()));
   }
@@ -493,6 +499,131 @@ TEST_F(ReadTurnTest, HolderReadsThatFindTheVolumeQuietWakeTheWaitingWorkers) {
   EXPECT_FALSE(turn_.held_here());
   send(FUSE_READ, 7);
   EXPECT_EQ(b_took(), 7u);
+}
+
+// The test's thread is worker A, with a LoneCaller told of every request.
+class LoneCallerReaderTest : public RequestReaderTest {
+ protected:
+  void SetUp() override {
+    RequestReaderTest::SetUp();
+    lone_.set_enabled(true);
+    open_window(spin_);
+  }
+  ssize_t read_as_a(ReadTurn& turn) {
+    return reader_.read(worker_fd(), buf_, sizeof buf_, idle_, &is_data_, &turn, &spin_, &lone_);
+  }
+
+  ReadSpin spin_;
+  LoneCaller lone_;
+  FakeStaging idle_{false};
+  bool is_data_ = false;
+};
+
+TEST_F(LoneCallerReaderTest, OneProgramsMetadataRequestsKeepOneReader) {
+  ReadTurn turn;
+  send(FUSE_LOOKUP, 1, 100);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(unique_of(buf_), 1u);
+  EXPECT_TRUE(turn.busy()) << "a quiet volume, but one program alone";
+  EXPECT_TRUE(turn.held_here());
+  turn.leave();
+}
+
+TEST_F(LoneCallerReaderTest, ADataRequestOrASecondCallerLeavesEveryWorkerReading) {
+  const uint64_t began = monotonic_ns();
+  ReadTurn first;
+  send(FUSE_WRITE, 1, 100);
+  ASSERT_GT(read_as_a(first), 0);
+  first.leave();
+  ReadTurn after_write;
+  send(FUSE_LOOKUP, 2, 100);
+  ASSERT_GT(read_as_a(after_write), 0);
+  EXPECT_FALSE(after_write.busy()) << "a write came within the quiet period";
+
+  LoneCaller other;
+  other.set_enabled(true);
+  lone_.set_enabled(false);
+  ReadTurn second_caller;
+  for (uint32_t pid : {100u, 200u}) {
+    send(FUSE_GETATTR, pid, pid);
+    ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle_, &is_data_, nullptr, &spin_, &other), 0);
+  }
+  send(FUSE_GETATTR, 3, 200);
+  ASSERT_GT(reader_.read(worker_fd(), buf_, sizeof buf_, idle_, &is_data_, &second_caller, &spin_, &other), 0);
+  if (monotonic_ns() - began >= LoneCaller::kQuietNs) GTEST_SKIP() << "too slow a machine for the quiet period";
+  EXPECT_FALSE(second_caller.busy()) << "two callers within the quiet period";
+}
+
+// A's read of a write ends the lone program's run: the turn is let go of
+// and the waiting worker woken to read as every worker does.
+TEST_F(LoneCallerReaderTest, TheRunsEndLetsEveryWorkerReadAgainAtOnce) {
+  ReadTurn turn;
+  send(FUSE_LOOKUP, 1, 100);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_TRUE(turn.busy());
+  TurnWorker b;
+  b.start(worker_fd(), turn);
+  wait_until_waiting(turn);
+  send(FUSE_WRITE, 2, 100);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  EXPECT_FALSE(turn.busy());
+  EXPECT_FALSE(turn.held_here());
+  ReadTurn::leave_held_turn();  // (if it failed: so that b reads all the same)
+  send(FUSE_GETATTR, 3, 100);
+  b.thread.join();
+  EXPECT_EQ(b.unique, 3u) << "woken, the waiting worker reads";
+}
+
+// IO on the volume keeps it busy past the run's end.
+TEST(ReadTurnLoneTest, TheRunsEndFreesOnlyATurnNoIoMadeBusy) {
+  ReadTurn lone_only;
+  lone_only.note_lone_program();
+  EXPECT_TRUE(lone_only.busy());
+  EXPECT_TRUE(lone_only.free_if_only_lone());
+  EXPECT_FALSE(lone_only.busy());
+  EXPECT_FALSE(lone_only.free_if_only_lone()) << "quiet already";
+  ReadTurn with_io;
+  with_io.note_lone_program();
+  with_io.note_busy();
+  EXPECT_FALSE(with_io.free_if_only_lone());
+  EXPECT_TRUE(with_io.busy());
+}
+
+TEST_F(LoneCallerReaderTest, DisabledLeavesEveryWorkerReading) {
+  lone_.set_enabled(false);
+  ReadTurn turn;
+  send(FUSE_LOOKUP, 1, 100);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_FALSE(turn.busy());
+}
+
+// The second request, queued before the holder read the first (a close's
+// RELEASE, then an open), stays for the holder: a helper on another CPU
+// would answer it from there and move the program.
+TEST_F(LoneCallerReaderTest, HolderCallsNoHelpForALoneProgramsRequestFoundWaiting) {
+  ReadTurn turn;
+  send(FUSE_GETATTR, 1, 100);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_TRUE(turn.held_here());
+  TurnWorker b;
+  b.start(worker_fd(), turn);
+  wait_until_waiting(turn);
+  send(FUSE_RELEASE, 2, 0);
+  send(FUSE_OPENDIR, 3, 100);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(unique_of(buf_), 2u);
+  if (turn.helps_called() != 0) {
+    b.thread.join();  // called, it takes request 3
+    FAIL() << "a helper was called for request " << b.unique;
+  }
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(unique_of(buf_), 3u) << "the holder takes it itself";
+  EXPECT_EQ(b.n.load(), -2) << "the waiting worker read a request";
+  ReadTurn::leave_held_turn();  // let it go: it takes the turn and the next request
+  send(FUSE_GETATTR, 4, 100);
+  b.thread.join();
+  EXPECT_EQ(b.unique, 4u);
 }
 
 }  // namespace

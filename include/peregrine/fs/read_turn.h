@@ -27,7 +27,10 @@
 // beside the caller (docs/transport.md). A worker that finds IO staged or
 // on the drives makes the volume busy; a holder whose reads found neither
 // and slept kQuietReadsToFree times in a row makes it quiet again and wakes
-// the waiting workers to read.
+// the waiting workers to read. One program alone making metadata requests
+// counts as busy too, until its run ends (lone_caller.h): the reader's look
+// finds its requests (read_spin.h), and a worker asleep in read() would
+// only be woken, in its turn, for nothing.
 //
 // Thread rules: shared by the session's workers. take/leave/call_help act
 // for the calling thread (which turn it holds is thread-local); waiting
@@ -58,8 +61,20 @@ class ReadTurn {
   bool busy() const { return busy_.load(); }
   // A worker found IO staged or on the drives.
   void note_busy() {
+    if (!io_busy_.load(std::memory_order_relaxed)) io_busy_.store(true);
     if (!busy_.load(std::memory_order_relaxed)) busy_.store(true);
   }
+  // One program alone makes metadata requests (lone_caller.h): one reader
+  // too, until free_if_only_lone().
+  void note_lone_program() {
+    if (!busy_.load(std::memory_order_relaxed)) busy_.store(true);
+  }
+  // The holder, once the lone program's run ended: if nothing but that
+  // run made the volume busy, it is quiet again at once (every waiting
+  // worker is woken to read) and true is returned. Several callers are
+  // better served by every worker reading than by the kQuietReadsToFree
+  // slept reads they may never give.
+  bool free_if_only_lone();
   // The holder, after a read: `quiet` if it started with no IO staged or
   // on the drives and had to sleep. Returns true if that made the volume
   // quiet: the turn is then let go of and every waiting worker woken.
@@ -89,10 +104,13 @@ class ReadTurn {
   uint64_t helps_called() const { return helps_.load(std::memory_order_relaxed); }
 
  private:
+  // busy_ off, the turn let go of, every waiting worker woken.
+  void go_quiet();
   void wake_one();
   void wake(uint64_t n);
 
   std::atomic<bool> busy_{false};
+  std::atomic<bool> io_busy_{false};  // busy_ came from IO (note_busy) since the volume was last quiet
   std::atomic<uint32_t> quiet_reads_{0};  // the holder's (relaxed: one holder at a time)
   std::atomic<bool> taken_{false};
   std::atomic<uint32_t> waiting_{0};

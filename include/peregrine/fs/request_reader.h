@@ -17,6 +17,11 @@
 // (read_turn.h says why). With a ReadSpin, a worker with nothing staged
 // that finds no request first looks again for the spin's window, on the
 // descriptor made non-blocking, before it sleeps in poll() (read_spin.h).
+// While a LoneCaller says one program thread alone makes metadata requests
+// and the spin looks, the volume counts as busy for the turn too (one
+// worker reads, and its look takes each request), and the holder calls no
+// helper for a request it merely found waiting; when the run ends, every
+// worker reads again at once (lone_caller.h says why).
 //
 // Thread rules: one RequestReader per FUSE worker, used by that worker only.
 // It remembers the blocking mode it last set on the descriptor it last read
@@ -27,6 +32,7 @@
 
 #include <cstddef>
 
+#include "peregrine/fs/lone_caller.h"
 #include "peregrine/fs/read_spin.h"
 #include "peregrine/fs/read_turn.h"
 
@@ -51,9 +57,11 @@ class RequestReader {
   // none), or -1 with errno set. *is_data says whether it is a FUSE_READ or
   // FUSE_WRITE, the only requests that return with IO still staged.
   // `turn`: the workers' ReadTurn, or null for every worker to read alike.
-  // `spin`: the workers' ReadSpin, or null for none to spin.
+  // `spin`: the workers' ReadSpin, or null for none to spin. `lone`: the
+  // workers' LoneCaller, told of every request read, or null (it acts
+  // through `turn`).
   ssize_t read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn = nullptr,
-               ReadSpin* spin = nullptr);
+               ReadSpin* spin = nullptr, LoneCaller* lone = nullptr);
 
   // Whether the request the last read() returned was queued already when
   // the worker asked: other requests keep coming while this worker serves
@@ -65,6 +73,9 @@ class RequestReader {
   bool request_was_queued() const { return queued_; }
 
  private:
+  // read() but for telling the LoneCaller.
+  ssize_t read_one(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn, ReadSpin* spin,
+                   LoneCaller* lone);
   // As the worker whose turn it is (or the only one): sleeps when nothing
   // is staged and no request waits.
   ssize_t read_in_turn(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadSpin* spin);
@@ -83,6 +94,7 @@ class RequestReader {
   int fd_ = -1;    // the descriptor whose flags are known, -1 if none
   int flags_ = 0;  // its file status flags as last set
   bool queued_ = false;  // request_was_queued()
+  bool noted_ = false;   // read_one() told the LoneCaller of its request
 };
 
 }  // namespace peregrine::fs

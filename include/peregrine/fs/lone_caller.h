@@ -1,0 +1,59 @@
+// LoneCaller: whether one program thread alone is making metadata requests
+// (ls -lR, find, du, stat), so that the classic workers read /dev/fuse one
+// at a time for it (fuse.one_reader; read_turn.h, request_reader.h).
+//
+// Why: every worker asleep in read() is a wake-up the kernel spends on the
+// next request. A program that waits for each reply gets its requests read
+// by the worker that looks for them (read_spin.h), but each one also woke
+// a sleeping worker, on a virtual machine often on a halted vCPU (10 us or
+// more), to find nothing; and a request queued behind another (a close's
+// RELEASE, then the next open) called a helper on the other CPU, whose
+// reply moved the program there. With one reader and no helper for such a
+// request, `ls -lR` of /usr/include on 4 member files on 2 vCPUs (AMD EPYC
+// guest, guest_halt_poll_ns 0) took 1.15-1.26 s after a dropped cache
+// instead of 1.21-2.25, and 0.62-0.66 s again instead of 0.76-1.03
+// (docs/transport.md, "Light load").
+//
+// Alone: for kQuietNs, no READ or WRITE (their IO runs on the drive
+// threads, and the one-reader turn's own rule covers it) and no request
+// from a caller thread other than the last one: several callers need
+// several workers. RELEASE and RELEASEDIR come with pid 0 (the kernel
+// sends them without the closer's credentials) and count for nobody; any
+// other request with pid 0 comes from a pid namespace the daemon does not
+// see, where callers cannot be told apart, and ends the run. A program
+// that starts after another ended is a second caller too: its first
+// 100 ms go without.
+//
+// Thread rules: one per session, shared by the classic workers; every
+// member is atomic. set_enabled() before the workers start.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace peregrine::fs {
+
+class LoneCaller {
+ public:
+  static constexpr uint64_t kQuietNs = 100'000'000;
+
+  void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+
+  // After every request a worker read (the raw FUSE request), at now_ns.
+  void note_request(const void* buf, size_t n, uint64_t now_ns);
+  // Whether one caller alone has been making metadata requests.
+  bool alone(uint64_t now_ns) const {
+    return enabled() && now_ns > not_alone_ns_.load(std::memory_order_relaxed) + kQuietNs;
+  }
+
+ private:
+  std::atomic<bool> enabled_{false};
+  // When a data request, another caller or an unnamed one last came.
+  // Racing stores may put it back by the microseconds between them: a hint.
+  std::atomic<uint64_t> not_alone_ns_{0};
+  std::atomic<uint32_t> last_caller_{0};
+};
+
+}  // namespace peregrine::fs

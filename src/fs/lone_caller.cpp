@@ -1,0 +1,50 @@
+#include "peregrine/fs/lone_caller.h"
+
+#include <linux/fuse.h>
+
+#include <cstring>
+
+namespace peregrine::fs {
+namespace {
+
+// Requests no caller waits for, or the kernel's own: they say nothing about
+// who the workers serve.
+bool has_caller(uint32_t opcode) {
+  switch (opcode) {
+    case FUSE_FORGET:
+    case FUSE_BATCH_FORGET:
+    case FUSE_INTERRUPT:
+    case FUSE_INIT:
+    case FUSE_DESTROY:
+    case FUSE_NOTIFY_REPLY: return false;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+void LoneCaller::note_request(const void* buf, size_t n, uint64_t now_ns) {
+  if (!enabled() || n < sizeof(fuse_in_header)) return;
+  fuse_in_header h;
+  std::memcpy(&h, buf, sizeof h);
+  if (h.opcode == FUSE_READ || h.opcode == FUSE_WRITE) {
+    not_alone_ns_.store(now_ns, std::memory_order_relaxed);
+    return;
+  }
+  if (!has_caller(h.opcode)) return;
+  if (h.pid == 0) {
+    // The kernel sends RELEASE without the closer's credentials; anything
+    // else with pid 0 comes from a pid namespace this daemon does not see,
+    // where callers cannot be told apart.
+    if (h.opcode != FUSE_RELEASE && h.opcode != FUSE_RELEASEDIR)
+      not_alone_ns_.store(now_ns, std::memory_order_relaxed);
+    return;
+  }
+  // Only a change is a store: one caller's stream of requests writes
+  // nothing the workers share.
+  if (last_caller_.load(std::memory_order_relaxed) == h.pid) return;
+  if (last_caller_.exchange(h.pid, std::memory_order_relaxed) != 0)
+    not_alone_ns_.store(now_ns, std::memory_order_relaxed);
+}
+
+}  // namespace peregrine::fs
