@@ -512,6 +512,15 @@ class LoneCallerReaderTest : public RequestReaderTest {
   ssize_t read_as_a(ReadTurn& turn) {
     return reader_.read(worker_fd(), buf_, sizeof buf_, idle_, &is_data_, &turn, &spin_, &lone_);
   }
+  // A takes `turn` with the program's first request (so the volume is
+  // busy); b then finds nothing to read and waits for the turn.
+  void a_holds_while_b_waits(ReadTurn& turn, TurnWorker& b) {
+    send(FUSE_GETATTR, 1, 100);
+    ASSERT_GT(read_as_a(turn), 0);
+    ASSERT_TRUE(turn.held_here());
+    b.start(worker_fd(), turn);
+    wait_until_waiting(turn);
+  }
 
   ReadSpin spin_;
   LoneCaller lone_;
@@ -558,12 +567,8 @@ TEST_F(LoneCallerReaderTest, ADataRequestOrASecondCallerLeavesEveryWorkerReading
 // and the waiting worker woken to read as every worker does.
 TEST_F(LoneCallerReaderTest, TheRunsEndLetsEveryWorkerReadAgainAtOnce) {
   ReadTurn turn;
-  send(FUSE_LOOKUP, 1, 100);
-  ASSERT_GT(read_as_a(turn), 0);
-  ASSERT_TRUE(turn.busy());
   TurnWorker b;
-  b.start(worker_fd(), turn);
-  wait_until_waiting(turn);
+  a_holds_while_b_waits(turn, b);
   send(FUSE_WRITE, 2, 100);
   ASSERT_GT(read_as_a(turn), 0);
   EXPECT_EQ(unique_of(buf_), 2u);
@@ -603,12 +608,8 @@ TEST_F(LoneCallerReaderTest, DisabledLeavesEveryWorkerReading) {
 // would answer it from there and move the program.
 TEST_F(LoneCallerReaderTest, HolderCallsNoHelpForALoneProgramsRequestFoundWaiting) {
   ReadTurn turn;
-  send(FUSE_GETATTR, 1, 100);
-  ASSERT_GT(read_as_a(turn), 0);
-  ASSERT_TRUE(turn.held_here());
   TurnWorker b;
-  b.start(worker_fd(), turn);
-  wait_until_waiting(turn);
+  a_holds_while_b_waits(turn, b);
   send(FUSE_RELEASE, 2, 0);
   send(FUSE_OPENDIR, 3, 100);
   ASSERT_GT(read_as_a(turn), 0);
