@@ -49,6 +49,13 @@ bool may_wait_long(const void* buf, ssize_t n) {
 // request taken for a queued one (request_was_queued).
 constexpr uint64_t kFasterThanASleepNs = 5000;
 
+// A lone program's run counts only while a worker looks for its requests
+// (a single reader asleep in read() would be woken for each, wherever it
+// slept); whether one program is alone is asked only then, the clock too.
+bool may_follow_lone_program(const LoneCaller* lone, const ReadSpin* spin) {
+  return lone != nullptr && spin != nullptr && spin->window_ns() != 0;
+}
+
 // A read that must not end the thread: libfuse cancels workers blocked in
 // read() at exit, and staged IO must not be left to a thread-exit handler.
 ssize_t read_uncancellable(int fd, void* buf, size_t len) {
@@ -79,16 +86,6 @@ bool RequestReader::set_nonblocking(int fd, bool on) {
   return true;
 }
 
-namespace {
-
-// One program alone, and a worker looking for its requests (a single
-// reader asleep in read() would be woken for each, wherever it slept).
-bool lone_program(const LoneCaller* lone, const ReadSpin* spin, uint64_t now_ns) {
-  return lone != nullptr && spin != nullptr && spin->window_ns() != 0 && lone->alone(now_ns);
-}
-
-}  // namespace
-
 ssize_t RequestReader::read(int fd, void* buf, size_t len, StagedIo& staging, bool* is_data, ReadTurn* turn,
                             ReadSpin* spin, LoneCaller* lone) {
   if (lone != nullptr && !lone->enabled()) lone = nullptr;
@@ -105,7 +102,7 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
   queued_ = false;
   if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data, spin);
   // One program alone: one worker reads (its look takes each request).
-  if (lone_program(lone, spin, monotonic_ns())) turn->note_lone_program();
+  if (may_follow_lone_program(lone, spin) && lone->alone(monotonic_ns())) turn->note_lone_program();
   for (;;) {
     // IO staged, or on the drives: requests are being answered by the drive
     // threads rather than by the workers that read them.
@@ -135,7 +132,7 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         lone->note_request(buf, static_cast<size_t>(n), read_at);
         noted_ = true;
       }
-      const bool alone = lone_program(lone, spin, read_at);
+      const bool alone = may_follow_lone_program(lone, spin) && lone->alone(read_at);
       // The run ended: every worker reads again, before this request's
       // work (which may poll for its IO) holds the turn.
       if (n > 0 && !alone && !io_going && turn->free_if_only_lone()) return n;
