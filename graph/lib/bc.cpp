@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "whole_lists.h"
+#include "thread_team.h"
 
 namespace peregrine::graph {
 namespace {
@@ -17,6 +17,7 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
   const uint64_t n = graph.num_vertices();
   if (Status st = reader.keep_if_fits(); !st) return st;
   threads = detail::resolve_threads(threads);
+  detail::ThreadTeam team(reader.kept() ? threads : 1);
   std::vector<std::vector<Vertex>> found(threads);  // kept: each thread's part of the next level
   BcResult r;
   r.sources = sources;
@@ -47,7 +48,7 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
         // path counts are added atomically (whole numbers: exact in any order).
         const uint32_t next = d + 1;
         for (auto& f : found) f.clear();
-        detail::for_each_parallel(order.size() - begin, threads, [&](size_t i, uint32_t t) {
+        team.for_each(order.size() - begin, [&](size_t i, uint32_t t) {
           const Vertex v = order[begin + i];
           for (Vertex w : reader.kept_list(v)) {
             std::atomic_ref<uint32_t> depth_w(depth[w]);
@@ -98,8 +99,7 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
       };
       if (reader.kept()) {
         // Each vertex pulls alone, from a level no one writes: as read.
-        detail::for_each_parallel(batch.size(), threads,
-                                  [&](size_t i, uint32_t) { pull(batch[i], reader.kept_list(batch[i])); });
+        team.for_each(batch.size(), [&](size_t i, uint32_t) { pull(batch[i], reader.kept_list(batch[i])); });
         continue;
       }
       Status st = reader.read_lists(batch, pull);

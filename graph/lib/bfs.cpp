@@ -5,7 +5,7 @@
 
 #include "bfs_kept.h"
 #include "peregrine/graph/rng.h"
-#include "whole_lists.h"
+#include "thread_team.h"
 
 namespace peregrine::graph {
 

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <vector>
 
-#include "whole_lists.h"
+#include "thread_team.h"
 
 namespace peregrine::graph::detail {
 namespace {
@@ -30,6 +30,7 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
   std::vector<Vertex> frontier{r.root};
   std::vector<std::vector<Vertex>> found(threads);  // each thread's part of the next frontier
   FrontierBits in_frontier(n);
+  ThreadTeam team(threads);
   uint64_t degree_sum = graph.degree(r.root);
   uint64_t unreached_entries = graph.meta.adjacency_entries - graph.degree(r.root);
   uint64_t frontier_entries = graph.degree(r.root);
@@ -38,7 +39,7 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
     for (auto& f : found) f.clear();
     if (may_go_bottom_up && frontier_entries > unreached_entries) {
       in_frontier.assign(frontier);
-      for_each_parallel(n, threads, [&](size_t v, uint32_t t) {
+      team.for_each(n, [&](size_t v, uint32_t t) {
         if (r.parent[v] >= 0 || graph.degree(v) == 0) return;
         for (Vertex w : reader.kept_list(static_cast<Vertex>(v))) {
           if (!in_frontier.has(w)) continue;
@@ -50,7 +51,7 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
       });
       ++r.bottom_up_levels;
     } else {
-      for_each_parallel(frontier.size(), threads, [&](size_t i, uint32_t t) {
+      team.for_each(frontier.size(), [&](size_t i, uint32_t t) {
         const Vertex v = frontier[i];
         for (Vertex w : reader.kept_list(v)) {
           std::atomic_ref<int64_t> parent(r.parent[w]);

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cmath>
 
-#include "whole_lists.h"
+#include "thread_team.h"
 
 namespace peregrine::graph {
 
@@ -21,7 +21,7 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
   std::vector<double> contrib(n);
   std::vector<double> next(n);
   if (Status st = pull.keep_if_fits(); !st) return st;
-  const uint32_t threads = detail::resolve_threads(o.threads);
+  detail::ThreadTeam team(pull.kept() ? detail::resolve_threads(o.threads) : 1);
   while (r.iterations < o.max_iterations) {
     double dangling = 0;
     for (uint64_t v = 0; v < n; ++v) {
@@ -36,7 +36,7 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
     const double base = (1.0 - o.damping) / dn + o.damping * dangling / dn;
     std::fill(next.begin(), next.end(), base);
     if (pull.kept()) {
-      detail::for_each_parallel(n, threads, [&](size_t v, uint32_t) {
+      team.for_each(n, [&](size_t v, uint32_t) {
         double sum = 0;
         for (Vertex u : pull.kept_list(static_cast<Vertex>(v))) sum += contrib[u];
         next[v] += o.damping * sum;

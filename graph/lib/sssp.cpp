@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sssp_kept.h"
-#include "whole_lists.h"
+#include "thread_team.h"
 
 namespace peregrine::graph {
 

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <vector>
 
-#include "whole_lists.h"
+#include "thread_team.h"
 
 namespace peregrine::graph::detail {
 
@@ -28,6 +28,7 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
   std::vector<uint64_t> in_round(r.distance.size(), 0);  // the last round that took the vertex
   bins[0][0].push_back(r.root);
   std::vector<Vertex> round;
+  ThreadTeam team(threads);
   uint64_t current = 0;
   while (true) {
     // The lowest bucket with filed vertices, at most slots - 1 ahead.
@@ -62,7 +63,7 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
       // By value: the compare-and-swap below would make the compiler load
       // them again for every entry.
       uint64_t* const distance = r.distance.data();
-      for_each_parallel(round.size(), threads, [&, distance, weighted](size_t i, uint32_t t) {
+      team.for_each(round.size(), [&, distance, weighted](size_t i, uint32_t t) {
         const Vertex v = round[i];
         const uint64_t dv = std::atomic_ref<uint64_t>(distance[v]).load(std::memory_order_relaxed);
         const auto nbrs = reader.kept_list(v);

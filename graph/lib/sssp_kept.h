@@ -9,8 +9,8 @@
 // `rounds` and `relaxations` may vary from run to run on several threads
 // (which thread lowers a distance first decides how often it is lowered).
 //
-// Thread rules: called on the reader's thread, which computes with the
-// helpers it starts and joins within each round. A thread appends only to
+// Thread rules: called on the reader's thread, which computes with a team
+// of helpers started once for the run (thread_team.h). A thread appends only to
 // its own bins; distances are read and lowered through atomics.
 #pragma once
 

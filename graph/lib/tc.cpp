@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "thread_team.h"
 #include "whole_lists.h"
 
 namespace peregrine::graph {
@@ -106,6 +107,7 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
     per_vertex = &r.per_vertex;
   }
   std::vector<Counter> counters(threads);
+  detail::ThreadTeam team(threads);
   for (Counter& c : counters) c.mark.assign(n, 0);
   auto higher_ranked = [&rank](Vertex owner, Vertex w) { return rank[w] > rank[owner]; };
   Batch b;
@@ -140,7 +142,7 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
     // read on this thread, then counted on every thread.
     st = detail::read_whole_lists(graph, reader, b.named, options.batch_entries, higher_ranked,
                                   [&](const Lists& middles) {
-                                    detail::for_each_parallel(middles.size(), threads, [&](size_t k, uint32_t t) {
+                                    team.for_each(middles.size(), [&](size_t k, uint32_t t) {
                                       const auto at = std::lower_bound(b.named.begin(), b.named.end(),
                                                                        middles.owner[k]);
                                       count_at(b, static_cast<size_t>(at - b.named.begin()), middles.list(k),

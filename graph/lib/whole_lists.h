@@ -1,7 +1,6 @@
 // Internal to the algorithms that compute on several threads: reads the
 // whole lists of a sorted batch of vertices into memory a chunk at a time
-// (tc), and spreads work over threads (tc's chunks; bfs, sssp, bc and
-// PageRank over lists the reader keeps).
+// (tc).
 //
 // The reader hands a list over in pieces when it spans reads, and pieces
 // of different vertices interleave as reads complete; read_whole_lists()
@@ -11,15 +10,11 @@
 //
 // Thread rules: read_whole_lists() runs on the IO thread (the reader's);
 // the chunk it hands `on_chunk` is read-only while on_chunk runs.
-// for_each_parallel() runs fn on `threads` threads, the caller's among
-// them, and returns when all are done.
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <span>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -83,32 +78,6 @@ Status read_whole_lists(const Graph& graph, AdjacencyReader& reader, std::span<c
     first = last;
   }
   return Status::ok();
-}
-
-// fn(index, thread) for every index below `count`, taken 64 at a time
-// (hubs and leaves mix) by `threads` threads. Fewer items than threads,
-// or `threads` 1: on the calling thread alone.
-template <class Fn>
-void for_each_parallel(size_t count, uint32_t threads, const Fn& fn) {
-  constexpr size_t kItems = 64;
-  std::atomic<size_t> next{0};
-  auto work = [&](uint32_t t) {
-    for (;;) {
-      const size_t from = next.fetch_add(kItems, std::memory_order_relaxed);
-      if (from >= count) return;
-      for (size_t i = from; i < std::min(from + kItems, count); ++i) fn(i, t);
-    }
-  };
-  const uint32_t helpers = count > kItems ? std::min<uint32_t>(threads, static_cast<uint32_t>(count / kItems)) : 1;
-  std::vector<std::thread> started;
-  for (uint32_t t = 1; t < helpers; ++t) started.emplace_back(work, t);
-  work(0);
-  for (std::thread& h : started) h.join();
-}
-
-// A thread count of 0 means one per CPU.
-inline uint32_t resolve_threads(uint32_t threads) {
-  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace peregrine::graph::detail

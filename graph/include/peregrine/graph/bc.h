@@ -23,7 +23,8 @@
 // count.
 //
 // Thread rules: runs on the calling (IO) thread, and over kept lists on
-// helper threads it starts and joins within each level.
+// a team of helper threads started once for the run, which wait between
+// levels.
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,8 @@
 // When the reader keeps the lists in memory, each level runs on `threads`
 // threads over them instead (bfs_kept.h), with the same depths.
 // Thread rules: runs on the calling (IO) thread, and over kept lists on
-// helper threads it starts and joins within each level.
+// a team of helper threads started once for the run, which wait between
+// levels.
 #pragma once
 
 #include <cstdint>

@@ -9,9 +9,9 @@
 // sum the ranks on `threads` threads, each vertex's sum by one thread, so
 // the ranks do not depend on the thread count.
 //
-// Thread rules: runs on the calling (IO) thread; over kept lists, helper
-// threads it starts and joins within each sweep write disjoint vertices'
-// next ranks.
+// Thread rules: runs on the calling (IO) thread; over kept lists, a team
+// of helper threads started once for the run (they wait between sweeps)
+// write disjoint vertices' next ranks.
 #pragma once
 
 #include <cstdint>

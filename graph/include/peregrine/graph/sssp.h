@@ -18,7 +18,8 @@
 // threads over them instead (sssp_kept.h): the same distances.
 //
 // Thread rules: runs on the calling (IO) thread, and over kept lists on
-// helper threads it starts and joins within each round.
+// a team of helper threads started once for the run, which wait between
+// rounds.
 #pragma once
 
 #include <cstdint>

@@ -16,9 +16,10 @@
 // with per_vertex counts.
 //
 // Thread rules: the calling thread is the one IO thread (it alone uses the
-// reader); the counting threads it starts read the batch and the sweep's
-// lists, each with its own marks and count, and add to per_vertex with
-// atomic increments; all are joined before a sweep's lists change.
+// reader); the counting threads (a team started once for the run) read
+// the batch and the sweep's lists, each with its own marks and count, and
+// add to per_vertex with atomic increments; all are done with a chunk
+// before the next one is read.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,75 @@
+#include "thread_team.h"
+
+namespace peregrine::graph::detail {
+namespace {
+
+// Checks of the round counter before a waiting helper (or the owner,
+// waiting for helpers) sleeps: some tens of microseconds, longer than most
+// gaps between rounds, short beside a futex round trip's cost at every
+// round.
+constexpr int kSpins = 4000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+ThreadTeam::ThreadTeam(uint32_t threads) {
+  for (uint32_t t = 1; t < threads; ++t) helpers_.emplace_back([this, t] { helper_main(t); });
+}
+
+ThreadTeam::~ThreadTeam() {
+  stopping_ = true;
+  round_.fetch_add(1, std::memory_order_release);
+  round_.notify_all();
+  for (std::thread& h : helpers_) h.join();
+}
+
+void ThreadTeam::take_items(uint32_t thread) {
+  for (;;) {
+    const size_t from = next_.fetch_add(kItems, std::memory_order_relaxed);
+    if (from >= count_) return;
+    invoke_(fn_, from, std::min(from + kItems, count_), thread);
+  }
+}
+
+void ThreadTeam::run(size_t count, const void* fn, Invoke invoke) {
+  fn_ = fn;
+  invoke_ = invoke;
+  count_ = count;
+  next_.store(0, std::memory_order_relaxed);
+  running_.store(static_cast<uint32_t>(helpers_.size()), std::memory_order_relaxed);
+  round_.fetch_add(1, std::memory_order_release);
+  round_.notify_all();
+  take_items(0);
+  int spins = 0;
+  for (uint32_t left; (left = running_.load(std::memory_order_acquire)) != 0;) {
+    if (spins++ < kSpins)
+      cpu_relax();
+    else
+      running_.wait(left, std::memory_order_acquire);
+  }
+}
+
+void ThreadTeam::helper_main(uint32_t thread) {
+  uint64_t seen = 0;
+  for (;;) {
+    int spins = 0;
+    uint64_t now;
+    while ((now = round_.load(std::memory_order_acquire)) == seen) {
+      if (spins++ < kSpins)
+        cpu_relax();
+      else
+        round_.wait(seen, std::memory_order_acquire);
+    }
+    seen = now;
+    if (stopping_) return;
+    take_items(thread);
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
+  }
+}
+
+}  // namespace peregrine::graph::detail

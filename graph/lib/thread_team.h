@@ -1,0 +1,75 @@
+// Internal to the algorithms that compute on several threads over kept
+// lists (bfs, sssp, bc, PageRank, tc): a team of threads started once per
+// run and handed one parallel loop after another. Delta-stepping and BFS
+// run hundreds of short rounds; starting and joining a thread for each
+// cost more than some rounds' work.
+//
+// Thread rules: the thread that made the team (its owner) calls
+// for_each() and is the team's thread 0; helpers 1..size()-1 run only
+// inside a for_each() and wait between them, spinning a few microseconds
+// first (the next round usually follows at once), then asleep on a futex.
+// for_each() returns when every index is done and no helper touches fn any
+// more. Not for use from two threads at once.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace peregrine::graph::detail {
+
+class ThreadTeam {
+ public:
+  // `threads` counts the owner; 1 starts no helper.
+  explicit ThreadTeam(uint32_t threads);
+  ~ThreadTeam();
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
+
+  uint32_t size() const { return static_cast<uint32_t>(helpers_.size()) + 1; }
+
+  // fn(index, thread) for every index below `count`, taken kItems at a
+  // time (hubs and leaves mix). With at most kItems indices the owner runs
+  // them alone: waking a helper costs more than such a round.
+  template <class Fn>
+  void for_each(size_t count, const Fn& fn) {
+    if (count <= kItems || helpers_.empty()) {
+      for (size_t i = 0; i < count; ++i) fn(i, 0);
+      return;
+    }
+    // A call per chunk, not per index: fn stays inlined in the loop.
+    run(count, &fn, [](const void* f, size_t from, size_t to, uint32_t t) {
+      const Fn& each = *static_cast<const Fn*>(f);
+      for (size_t i = from; i < to; ++i) each(i, t);
+    });
+  }
+
+  static constexpr size_t kItems = 64;
+
+ private:
+  using Invoke = void (*)(const void* fn, size_t from, size_t to, uint32_t thread);
+  void run(size_t count, const void* fn, Invoke invoke);
+  void take_items(uint32_t thread);
+  void helper_main(uint32_t thread);
+
+  // The loop being run: written by the owner before `round_` moves on,
+  // read by helpers after they see it move (release/acquire on round_).
+  const void* fn_ = nullptr;
+  Invoke invoke_ = nullptr;
+  size_t count_ = 0;
+  std::atomic<size_t> next_{0};
+  std::atomic<uint64_t> round_{0};     // bumped once per for_each(); helpers wait on it
+  std::atomic<uint32_t> running_{0};   // helpers not yet done with the current round
+  bool stopping_ = false;              // written by the owner before the last bump of round_
+  std::vector<std::thread> helpers_;
+};
+
+// A thread count of 0 means one per CPU.
+inline uint32_t resolve_threads(uint32_t threads) {
+  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace peregrine::graph::detail
