@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "largest_entry.h"
 #include "page_prefaulter.h"
 #include "peregrine/util/aligned_buffer.h"
 
@@ -141,42 +142,43 @@ class ExtentCutter {
   uint64_t end_ = 0;
 };
 
-// The largest of count neighbours (0 for none). Four running maxima and
-// no branch an entry: this scan is the first touch of a read's bytes and
-// was most of the reader's own time as a loop that could stop early.
-Vertex largest_of(const Vertex* nb, uint32_t count) {
-  Vertex m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-  uint32_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    m0 = std::max(m0, nb[i]);
-    m1 = std::max(m1, nb[i + 1]);
-    m2 = std::max(m2, nb[i + 2]);
-    m3 = std::max(m3, nb[i + 3]);
-  }
-  for (; i < count; ++i) m0 = std::max(m0, nb[i]);
-  return std::max(std::max(m0, m1), std::max(m2, m3));
-}
-
 // Hands the lists of a completed read to fn (with their weights from
 // wbuf to wfn), after checking that every neighbour is a vertex of the
-// graph (a corrupt file says so, not crash).
+// graph (a corrupt file says so, not crash). Pieces that follow one
+// another in the buffer are checked as one run: a read of whole lists is
+// one scan, not one per list.
 Status deliver(const std::byte* buf, const std::byte* wbuf, const Extent& e, uint64_t n, const std::string& path,
                IoStats& stats, const NeighbourFn* fn, const WeightedNeighbourFn* wfn) {
-  for (const auto& p : e.pieces) {
-    const auto* nb = reinterpret_cast<const Vertex*>(buf + p.buf_offset);
-    if (largest_of(nb, p.count) >= n) {
-      const Vertex* bad = std::find_if(nb, nb + p.count, [n](Vertex w) { return w >= n; });
-      return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(p.v) + " has neighbour " +
-                                    std::to_string(*bad) + " >= " + std::to_string(n) + " vertices");
+  const auto& pieces = e.pieces;
+  for (size_t first = 0, last = 0; first < pieces.size(); first = last) {
+    uint64_t entries = 0;
+    for (last = first; last < pieces.size() && pieces[last].buf_offset == pieces[first].buf_offset +
+                                                                            entries * sizeof(Vertex);
+         ++last)
+      entries += pieces[last].count;
+    const auto* run = reinterpret_cast<const Vertex*>(buf + pieces[first].buf_offset);
+    if (detail::largest_entry({run, entries}) >= n) {
+      for (size_t i = first; i < last; ++i) {
+        const auto* nb = reinterpret_cast<const Vertex*>(buf + pieces[i].buf_offset);
+        const Vertex* bad = std::find_if(nb, nb + pieces[i].count, [n](Vertex w) { return w >= n; });
+        if (bad != nb + pieces[i].count)
+          return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(pieces[i].v) + " has neighbour " +
+                                        std::to_string(*bad) + " >= " + std::to_string(n) + " vertices");
+      }
     }
-    // What the algorithm asked for: the lists, and their weights when read.
-    stats.list_bytes += static_cast<uint64_t>(p.count) * (sizeof(Vertex) + (wfn != nullptr ? sizeof(uint32_t) : 0));
-    const std::span<const Vertex> neighbours(nb, p.count);
-    if (wfn != nullptr)
-      (*wfn)(p.v, neighbours,
-             std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(wbuf + p.buf_offset), p.count));
-    else
-      (*fn)(p.v, neighbours);
+    for (size_t i = first; i < last; ++i) {
+      const auto& p = pieces[i];
+      const auto* nb = reinterpret_cast<const Vertex*>(buf + p.buf_offset);
+      // What the algorithm asked for: the lists, and their weights when read.
+      stats.list_bytes +=
+          static_cast<uint64_t>(p.count) * (sizeof(Vertex) + (wfn != nullptr ? sizeof(uint32_t) : 0));
+      const std::span<const Vertex> neighbours(nb, p.count);
+      if (wfn != nullptr)
+        (*wfn)(p.v, neighbours,
+               std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(wbuf + p.buf_offset), p.count));
+      else
+        (*fn)(p.v, neighbours);
+    }
   }
   return Status::ok();
 }
@@ -396,47 +398,48 @@ Status AdjacencyReader::keep_if_fits() {
     return Status::ok();
   }
   const std::string path = graph_.adjacency_path().string();
+  const uint64_t n = graph_.num_vertices();
+  // The first entry out of range, found as the reads complete.
+  constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t bad_neighbour = kNone;
+  uint64_t bad_weight = kNone;
   {
     // The buffers' pages, faulted in ahead of the reads (page_prefaulter.h).
     std::vector<std::span<std::byte>> fresh{{kept_buffers_->lists.data(), align_up(bytes)}};
     if (reads_weights()) fresh.emplace_back(kept_buffers_->weights.data(), align_up(bytes));
     detail::PagePrefaulter prefaulter(std::move(fresh));
-    if (Status st = load_file(fd_, 0, kept_buffers_->lists.data(), bytes, path); !st) return st;
+    if (Status st = load_file(fd_, 0, kept_buffers_->lists.data(), bytes, path, n, &bad_neighbour); !st) return st;
     if (reads_weights()) {
-      if (Status st = load_file(weights_fd_, 1, kept_buffers_->weights.data(), bytes, graph_.weights_path().string());
+      // The kept sssp files a vertex at most max_weight / delta buckets
+      // ahead: a weight above the graph's stated largest would be filed in
+      // the wrong one.
+      if (Status st = load_file(weights_fd_, 1, kept_buffers_->weights.data(), bytes, graph_.weights_path().string(),
+                                uint64_t{graph_.meta.max_weight} + 1, &bad_weight);
           !st)
         return st;
     }
   }
   const auto* lists = reinterpret_cast<const Vertex*>(kept_buffers_->lists.data());
-  const uint64_t n = graph_.num_vertices();
-  for (uint64_t v = 0; v < n; ++v) {
-    for (uint64_t i = graph_.offsets[v]; i < graph_.offsets[v + 1]; ++i) {
-      if (lists[i] >= n)
-        return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(v) + " has neighbour " +
-                                      std::to_string(lists[i]) + " >= " + std::to_string(n) + " vertices");
-    }
+  const auto* weights = reinterpret_cast<const uint32_t*>(kept_buffers_->weights.data());
+  if (bad_neighbour != kNone) {
+    const auto owner = std::upper_bound(graph_.offsets.begin(), graph_.offsets.end(), bad_neighbour) - 1;
+    return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(owner - graph_.offsets.begin()) +
+                                  " has neighbour " + std::to_string(lists[bad_neighbour]) +
+                                  " >= " + std::to_string(n) + " vertices");
   }
-  if (reads_weights()) {
-    // The kept sssp files a vertex at most max_weight / delta buckets
-    // ahead: a weight above the graph's stated largest would be filed in
-    // the wrong one.
-    const auto* weights = reinterpret_cast<const uint32_t*>(kept_buffers_->weights.data());
-    for (uint64_t i = 0; i < graph_.offsets.back(); ++i) {
-      if (weights[i] > graph_.meta.max_weight)
-        return Status::error(EIO, graph_.weights_path().string() + ": corrupt: entry " + std::to_string(i) +
-                                      " weighs " + std::to_string(weights[i]) + ", above the graph's max_weight " +
-                                      std::to_string(graph_.meta.max_weight));
-    }
-  }
+  if (bad_weight != kNone)
+    return Status::error(EIO, graph_.weights_path().string() + ": corrupt: entry " + std::to_string(bad_weight) +
+                                  " weighs " + std::to_string(weights[bad_weight]) + ", above the graph's max_weight " +
+                                  std::to_string(graph_.meta.max_weight));
   stats_.list_bytes += keep_size();
   kept_lists_ = lists;
-  kept_weight_values_ = reinterpret_cast<const uint32_t*>(kept_buffers_->weights.data());
+  kept_weight_values_ = weights;
   kept_ready_ = true;
   return Status::ok();
 }
 
-Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint64_t bytes, const std::string& path) {
+Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint64_t bytes, const std::string& path,
+                                  uint64_t below, uint64_t* first_bad) {
   io_uring* ring = &ring_->ring;
   struct Read {
     uint64_t offset = 0;
@@ -455,10 +458,25 @@ Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint6
     if (ring_->fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, i);
   };
+  // Reads complete but not yet checked: checked after the next reads are
+  // out, while their bytes are still in the cache.
+  std::vector<std::pair<uint64_t, uint32_t>> unchecked;
+  auto check = [&] {
+    for (const auto& [offset, length] : unchecked) {
+      const auto* entries = reinterpret_cast<const uint32_t*>(dest + offset);
+      const size_t count = length / sizeof(uint32_t);
+      if (detail::largest_entry({entries, count}) < below) continue;
+      const size_t k = static_cast<size_t>(std::find_if(entries, entries + count, [below](uint32_t e) {
+                                              return e >= below;
+                                            }) - entries);
+      *first_bad = std::min(*first_bad, offset / sizeof(uint32_t) + k);
+    }
+    unchecked.clear();
+  };
   uint64_t next = 0;
   unsigned inflight = 0;
   Status error;
-  while (true) {
+  auto fill = [&] {
     while (error.is_ok() && next < bytes && !free_reads.empty()) {
       const unsigned i = free_reads.back();
       free_reads.pop_back();
@@ -471,6 +489,9 @@ Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint6
       prep(i);
       ++inflight;
     }
+  };
+  while (true) {
+    fill();
     if (inflight == 0) break;
     int rc = io_uring_submit_and_wait(ring, 1);
     if (rc < 0 && rc != -EINTR) return Status::error(-rc, path + ": io_uring_submit failed: " + std::strerror(-rc));
@@ -496,10 +517,16 @@ Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint6
             -res, path + ": read at offset " + std::to_string(r.offset + r.done) + " failed: " + std::strerror(-res));
       else if (error.is_ok() && r.done < r.needed)
         error = Status::error(EIO, path + ": truncated: no data at offset " + std::to_string(r.offset + r.done));
+      else if (error.is_ok())
+        unchecked.emplace_back(r.offset, r.needed);
       --inflight;
       free_reads.push_back(i);
     }
     io_uring_cq_advance(ring, seen);
+    fill();
+    if (int rc = io_uring_submit(ring); rc < 0 && rc != -EINTR)
+      return Status::error(-rc, path + ": io_uring_submit failed: " + std::strerror(-rc));
+    check();
   }
   return error;
 }

@@ -1,6 +1,7 @@
 // ThreadTeam: every index of every loop run exactly once, by a thread of
 // the team; loops back to back (delta-stepping's hundreds of rounds), the
-// team's size, and small loops on the owner alone.
+// team's size, and small loops on the owner alone. largest_entry beside
+// it: the scan the reader checks every read with.
 #include "thread_team.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <atomic>
 #include <thread>
 #include <vector>
+
+#include "largest_entry.h"
 
 namespace peregrine::graph::detail {
 namespace {
@@ -77,6 +80,22 @@ TEST(ThreadTeam, ReturnsOnlyWhenEveryChunkIsDone) {
     });
     ASSERT_EQ(inside.load(), 0) << "an item still running after for_each returned";
     ASSERT_EQ(done.load(), 2000u);
+  }
+}
+
+TEST(LargestEntry, FindsTheLargestAnywhere) {
+  EXPECT_EQ(largest_entry({}), 0u);
+  // Every length around the vector width, the largest at every position
+  // (the vector body, its tail), and values with the top bit set (an
+  // unsigned compare, not a signed one).
+  for (size_t len = 1; len < 40; ++len) {
+    for (size_t at = 0; at < len; ++at) {
+      std::vector<uint32_t> v(len, 7);
+      v[at] = 0x80000001u;
+      ASSERT_EQ(largest_entry(v), 0x80000001u) << "length " << len << ", at " << at;
+      v[at] = 8;
+      ASSERT_EQ(largest_entry(v), 8u) << "length " << len << ", at " << at;
+    }
   }
 }
 

@@ -122,8 +122,11 @@ class AdjacencyReader {
   // Exactly one of fn and wfn is set.
   Status run(Source& source, const NeighbourFn* fn, const WeightedNeighbourFn* wfn);
   // Reads `bytes` of the file (fixed file `index`) into `dest` from offset
-  // 0, max_io_bytes at a time, queue_depth reads in flight.
-  Status load_file(int fd, unsigned index, std::byte* dest, uint64_t bytes, const std::string& path);
+  // 0, max_io_bytes at a time, queue_depth reads in flight, and checks
+  // each read once the next are out: *first_bad becomes the index of the
+  // first 32-bit entry not below `below` (left as it is when none is).
+  Status load_file(int fd, unsigned index, std::byte* dest, uint64_t bytes, const std::string& path, uint64_t below,
+                   uint64_t* first_bad);
   // Serves the lists of a batch (ascending, distinct), or every list, from
   // memory. REQUIRES: kept().
   void serve_kept(std::span<const Vertex> vertices, const NeighbourFn* fn, const WeightedNeighbourFn* wfn);
