@@ -6,6 +6,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <limits>
+#include <vector>
+
 #include "algorithm_fixture.h"
 #include "peregrine/graph/bfs.h"
 #include "peregrine/graph/reference.h"
@@ -147,6 +150,33 @@ TEST(GraphSssp, KeptListsOnSeveralThreadsGiveTheSameDistances) {
   EXPECT_NE(r.status().message().find("weights.u32: corrupt: entry 100 weighs 256, above the graph's max_weight 255"),
             std::string::npos)
       << r.status().message();
+}
+
+// Over kept lists, paths longer than 32 bits can hold: chains just under
+// UINT32_MAX and far past it.
+TEST(GraphSssp, KeptDistancesPastThirtyTwoBitsAreExact) {
+  TestDir d;
+  ReaderOptions o;
+  o.weights = true;
+  o.keep_bytes = 1ULL << 30;
+  // 8 vertices: 7 edges of (2^32 - 2) / 8 each reach 3,758,096,377.
+  const uint32_t edge = (std::numeric_limits<uint32_t>::max() - 1) / 8;
+  std::vector<test::WeightedEdge> chain;
+  for (Vertex v = 0; v < 7; ++v) chain.push_back({v, v + 1, edge});
+  auto narrow = test::load(test::write_weighted_graph(d, "narrow", 3, chain), o);
+  auto r = run_sssp(narrow->graph, *narrow->reader, 0);
+  ASSERT_TRUE(r) << r.status().message();
+  ASSERT_TRUE(narrow->reader->kept());
+  for (uint64_t v = 0; v < 8; ++v) EXPECT_EQ(r->distance[v], v * edge) << "vertex " << v;
+  // Three edges of 4e9: 12e9 at the end, far past 32 bits.
+  auto wide = test::load(
+      test::write_weighted_graph(d, "wide", 3, {{0, 1, 4000000000u}, {1, 2, 4000000000u}, {2, 3, 4000000000u}}), o);
+  r = run_sssp(wide->graph, *wide->reader, 0);
+  ASSERT_TRUE(r) << r.status().message();
+  ASSERT_TRUE(wide->reader->kept());
+  const uint64_t u = SsspResult::kUnreached;
+  EXPECT_EQ(r->distance, (std::vector<uint64_t>{0, 4000000000u, 8000000000u, 12000000000u, u, u, u, u}));
+  EXPECT_TRUE(validate_sssp(wide->mem, *r));
 }
 
 TEST(GraphSssp, ExactOnASmallWeightedGraph) {
