@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +17,6 @@ namespace peregrine::graph {
 namespace {
 
 constexpr uint64_t kAlign = 4096;     // O_DIRECT alignment good for 512 B and 4 KiB sectors
-constexpr size_t kHugePage = 2 << 20;  // the kept buffers' alignment: whole transparent huge pages
 constexpr unsigned kSubmitBatch = 8;  // reads prepared before an early io_uring_submit
 uint64_t align_down(uint64_t x) { return x & ~(kAlign - 1); }
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) & ~(kAlign - 1); }
@@ -393,8 +391,8 @@ Status AdjacencyReader::keep_if_fits() {
   // run() leaves its slots.
   kept_buffers_ = std::make_unique<KeptBuffers>();
   try {
-    kept_buffers_->lists = AlignedBuffer::uninitialised(align_up(bytes), kHugePage);
-    if (reads_weights()) kept_buffers_->weights = AlignedBuffer::uninitialised(align_up(bytes), kHugePage);
+    kept_buffers_->lists = AlignedBuffer::uninitialised(align_up(bytes), kAlign);
+    if (reads_weights()) kept_buffers_->weights = AlignedBuffer::uninitialised(align_up(bytes), kAlign);
   } catch (const std::bad_alloc&) {
     kept_buffers_.reset();  // the budget was more than the machine has: read the file
     return Status::ok();
@@ -409,11 +407,6 @@ Status AdjacencyReader::keep_if_fits() {
     // The buffers' pages, faulted in ahead of the reads (page_prefaulter.h).
     std::vector<std::span<std::byte>> fresh{{kept_buffers_->lists.data(), align_up(bytes)}};
     if (reads_weights()) fresh.emplace_back(kept_buffers_->weights.data(), align_up(bytes));
-    // Huge pages where the kernel grants them (transparent huge pages
-    // "madvise" or "always"; advice only, nothing fails without): one
-    // fault and one pinned folio per 2 MiB instead of 512 of each. A
-    // scale-20 sssp's load of 250 MB took 0.085 s instead of 0.12.
-    for (std::span<std::byte> region : fresh) ::madvise(region.data(), region.size(), MADV_HUGEPAGE);
     detail::PagePrefaulter prefaulter(std::move(fresh));
     if (Status st = load_file(fd_, 0, kept_buffers_->lists.data(), bytes, path, n, &bad_neighbour); !st) return st;
     if (reads_weights()) {
