@@ -1,12 +1,13 @@
 #include "thread_team.h"
 
+#include <exception>
+
 namespace peregrine::graph::detail {
 namespace {
 
 // Checks of the round counter before a waiting helper (or the owner,
-// waiting for helpers) sleeps: some tens of microseconds, longer than most
-// gaps between rounds, short beside a futex round trip's cost at every
-// round.
+// waiting for helpers) sleeps: longer than most gaps between rounds, short
+// beside a futex round trip at every round.
 constexpr int kSpins = 4000;
 
 inline void cpu_relax() {
@@ -18,12 +19,14 @@ inline void cpu_relax() {
 }  // namespace
 
 ThreadTeam::ThreadTeam(uint32_t threads) {
+  threads = std::min<uint32_t>(threads, (1u << kActiveBits) - 1);
   for (uint32_t t = 1; t < threads; ++t) helpers_.emplace_back([this, t] { helper_main(t); });
 }
 
 ThreadTeam::~ThreadTeam() {
-  stopping_ = true;
-  round_.fetch_add(1, std::memory_order_release);
+  stopping_.store(true, std::memory_order_relaxed);
+  round_.store(((round_.load(std::memory_order_relaxed) >> kActiveBits) + 1) << kActiveBits,
+               std::memory_order_release);
   round_.notify_all();
   for (std::thread& h : helpers_) h.join();
 }
@@ -41,10 +44,21 @@ void ThreadTeam::run(size_t count, const void* fn, Invoke invoke) {
   invoke_ = invoke;
   count_ = count;
   next_.store(0, std::memory_order_relaxed);
-  running_.store(static_cast<uint32_t>(helpers_.size()), std::memory_order_relaxed);
-  round_.fetch_add(1, std::memory_order_release);
+  // The owner takes a chunk too: one helper per further chunk at most.
+  const size_t chunks = (count + kItems - 1) / kItems;
+  const auto active = static_cast<uint32_t>(std::min<size_t>(helpers_.size(), chunks - 1));
+  running_.store(active, std::memory_order_relaxed);
+  round_.store((((round_.load(std::memory_order_relaxed) >> kActiveBits) + 1) << kActiveBits) | active,
+               std::memory_order_release);
   round_.notify_all();
-  take_items(0);
+  std::exception_ptr thrown;
+  try {
+    take_items(0);
+  } catch (...) {
+    // The helpers still hold fn: no more chunks for anyone, wait for theirs.
+    next_.store(count_, std::memory_order_relaxed);
+    thrown = std::current_exception();
+  }
   int spins = 0;
   for (uint32_t left; (left = running_.load(std::memory_order_acquire)) != 0;) {
     if (spins++ < kSpins)
@@ -52,6 +66,7 @@ void ThreadTeam::run(size_t count, const void* fn, Invoke invoke) {
     else
       running_.wait(left, std::memory_order_acquire);
   }
+  if (thrown) std::rethrow_exception(thrown);
 }
 
 void ThreadTeam::helper_main(uint32_t thread) {
@@ -66,7 +81,9 @@ void ThreadTeam::helper_main(uint32_t thread) {
         round_.wait(seen, std::memory_order_acquire);
     }
     seen = now;
-    if (stopping_) return;
+    if (stopping_.load(std::memory_order_relaxed)) return;
+    const uint64_t active = now & ((uint64_t{1} << kActiveBits) - 1);
+    if (thread > active) continue;  // not needed this round: not counted in running_
     take_items(thread);
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
   }

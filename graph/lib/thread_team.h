@@ -6,10 +6,13 @@
 //
 // Thread rules: the thread that made the team (its owner) calls
 // for_each() and is the team's thread 0; helpers 1..size()-1 run only
-// inside a for_each() and wait between them, spinning a few microseconds
-// first (the next round usually follows at once), then asleep on a futex.
-// for_each() returns when every index is done and no helper touches fn any
-// more. Not for use from two threads at once.
+// inside a for_each() and wait between them, spinning first (4000 pause
+// instructions: some microseconds to some hundreds, by CPU; the next round
+// usually follows at once), then asleep on a futex. A loop wakes only the
+// helpers its chunks can keep busy. for_each() returns when every index is
+// done and no helper touches fn any more, also when fn throws on the
+// owner (the exception then goes on); a throw on a helper ends the
+// program, as from any thread. Not for use from two threads at once.
 #pragma once
 
 #include <algorithm>
@@ -61,9 +64,13 @@ class ThreadTeam {
   Invoke invoke_ = nullptr;
   size_t count_ = 0;
   std::atomic<size_t> next_{0};
-  std::atomic<uint64_t> round_{0};     // bumped once per for_each(); helpers wait on it
-  std::atomic<uint32_t> running_{0};   // helpers not yet done with the current round
-  bool stopping_ = false;              // written by the owner before the last bump of round_
+  // The round's number above kActiveBits, and below them how many helpers
+  // (1..n) take part: one atomic, so a helper left out of a round, which
+  // the owner does not wait for, never reads the next round's count.
+  static constexpr int kActiveBits = 16;
+  std::atomic<uint64_t> round_{0};     // a new value per for_each(); helpers wait on it
+  std::atomic<uint32_t> running_{0};   // helpers taking part not yet done with the round
+  std::atomic<bool> stopping_{false};  // set by the owner before the last change of round_
   std::vector<std::thread> helpers_;
 };
 

@@ -42,24 +42,24 @@ TEST(GraphPagerank, MatchesPowerIterationOnKroneckerGraphs) {
 TEST(GraphPagerank, KeptListsOnSeveralThreadsGiveTheSameRanks) {
   TestDir d;
   for (uint32_t scale : {13u, 17u}) {
-  SCOPED_TRACE("scale " + std::to_string(scale));
-  const auto dir = test::generate(d, "g" + std::to_string(scale), scale, 17);
-  auto read = test::load(dir);
-  PagerankOptions o;
-  o.max_iterations = 12;
-  o.epsilon = 0;
-  auto want = run_pagerank(read->graph, *read->reader, o);
-  ASSERT_TRUE(want) << want.status().message();
-  for (uint32_t threads : {1u, 2u, 5u}) {
-    auto kept = test::load(dir, test::kept_lists());
-    o.threads = threads;
-    auto r = run_pagerank(kept->graph, *kept->reader, o);
-    ASSERT_TRUE(r) << r.status().message();
-    EXPECT_TRUE(kept->reader->kept());
-    EXPECT_EQ(r->rank, want->rank) << threads << " threads";
-    EXPECT_EQ(r->last_delta, want->last_delta);
-    EXPECT_EQ(kept->reader->stats().bytes, kept->graph.meta.adjacency_entries * 4) << "one read of the file";
-  }
+    SCOPED_TRACE("scale " + std::to_string(scale));
+    const auto dir = test::generate(d, "g" + std::to_string(scale), scale, 17);
+    auto read = test::load(dir);
+    PagerankOptions o;
+    o.max_iterations = 12;
+    o.epsilon = 0;
+    auto want = run_pagerank(read->graph, *read->reader, o);
+    ASSERT_TRUE(want) << want.status().message();
+    for (uint32_t threads : {1u, 2u, 5u}) {
+      auto kept = test::load(dir, test::kept_lists());
+      o.threads = threads;
+      auto r = run_pagerank(kept->graph, *kept->reader, o);
+      ASSERT_TRUE(r) << r.status().message();
+      EXPECT_TRUE(kept->reader->kept());
+      EXPECT_EQ(r->rank, want->rank) << threads << " threads";
+      EXPECT_EQ(r->last_delta, want->last_delta);
+      EXPECT_EQ(kept->reader->stats().bytes, kept->graph.meta.adjacency_entries * 4) << "one read of the file";
+    }
   }
 }
 

@@ -1,12 +1,16 @@
 // ThreadTeam: every index of every loop run exactly once, by a thread of
 // the team; loops back to back (delta-stepping's hundreds of rounds), the
-// team's size, and small loops on the owner alone. largest_entry beside
+// team's size, small loops on the owner alone, helpers really taking
+// part, and a throw on the owner. largest_entry beside
 // it: the scan the reader checks every read with.
 #include "thread_team.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -19,7 +23,6 @@ TEST(ThreadTeam, RunsEveryIndexOnceInEveryLoop) {
   ThreadTeam team(3);
   ASSERT_EQ(team.size(), 3u);
   std::vector<std::atomic<uint32_t>> runs(10000);
-  std::vector<std::atomic<uint32_t>> by_thread(team.size());
   // Sizes around the chunk and loops back to back: a helper still in the
   // last loop, or one that missed a round, would show as a wrong count.
   const size_t sizes[] = {1, ThreadTeam::kItems, ThreadTeam::kItems + 1, 1000, 10000, 7, 4097};
@@ -30,14 +33,70 @@ TEST(ThreadTeam, RunsEveryIndexOnceInEveryLoop) {
       team.for_each(count, [&](size_t i, uint32_t t) {
         ASSERT_LT(t, team.size());
         runs[i].fetch_add(1, std::memory_order_relaxed);
-        by_thread[t].fetch_add(1, std::memory_order_relaxed);
       });
       for (size_t i = 0; i < runs.size(); ++i)
         ASSERT_EQ(runs[i].exchange(0, std::memory_order_relaxed), i < count ? 1u : 0u)
             << "index " << i << " of a loop of " << count << " (loop " << loops << ")";
     }
   }
-  EXPECT_GT(by_thread[0].load(), 0u) << "the owner takes part";
+}
+
+TEST(ThreadTeam, HelpersTakePart) {
+  // Two chunks whose items wait until both have a thread in them: a team
+  // that left its helper asleep would fail here (after 10 s), not hang.
+  ThreadTeam team(2);
+  std::atomic<uint32_t> threads_in{0};
+  std::atomic<bool> met{false};
+  std::vector<uint32_t> who(2 * ThreadTeam::kItems, 99);
+  team.for_each(who.size(), [&](size_t i, uint32_t t) {
+    who[i] = t;
+    if (i % ThreadTeam::kItems != 0) return;
+    threads_in.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (threads_in.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    if (threads_in.load() >= 2) met = true;
+  });
+  EXPECT_TRUE(met.load()) << "the second chunk never ran beside the first";
+  EXPECT_NE(std::count(who.begin(), who.end(), 1u), 0) << "the helper ran no item";
+}
+
+TEST(ThreadTeam, AThrowOnTheOwnerWaitsForTheHelpersAndGoesOn) {
+  // The owner throws while the helper is inside an item that goes on
+  // after the throw: for_each must not return before that item is done.
+  ThreadTeam team(2);
+  std::atomic<int> inside{0};
+  std::atomic<bool> helper_in{false};
+  std::atomic<bool> owner_threw{false};
+  auto wait_for = [](const std::atomic<bool>& flag) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!flag.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  };
+  bool thrown = false;
+  try {
+    team.for_each(4 * ThreadTeam::kItems, [&](size_t, uint32_t t) {
+      inside.fetch_add(1);
+      if (t == 0) {
+        wait_for(helper_in);
+        inside.fetch_sub(1);
+        owner_threw = true;
+        throw std::runtime_error("owner");
+      }
+      helper_in = true;
+      wait_for(owner_threw);
+      volatile uint64_t x = 1;
+      for (int k = 0; k < 100000; ++k) x = x * 3 + 1;
+      inside.fetch_sub(1);
+    });
+  } catch (const std::runtime_error&) {
+    thrown = true;
+  }
+  EXPECT_TRUE(thrown);
+  EXPECT_TRUE(helper_in.load()) << "the helper never ran";
+  EXPECT_EQ(inside.load(), 0) << "a helper still ran an item after for_each gave up";
+  // The team serves the next loop whole.
+  std::atomic<size_t> done{0};
+  team.for_each(1000, [&](size_t, uint32_t) { done.fetch_add(1); });
+  EXPECT_EQ(done.load(), 1000u);
 }
 
 TEST(ThreadTeam, SmallLoopsRunOnTheOwnerAlone) {

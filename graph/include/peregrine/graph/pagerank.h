@@ -11,7 +11,8 @@
 //
 // Thread rules: runs on the calling (IO) thread; over kept lists, a team
 // of helper threads started once for the run (they wait between sweeps)
-// write disjoint vertices' next ranks.
+// write disjoint vertices' next ranks and contributions, and disjoint
+// blocks' partial sums.
 #pragma once
 
 #include <cstdint>
