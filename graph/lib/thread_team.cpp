@@ -25,10 +25,15 @@ ThreadTeam::ThreadTeam(uint32_t threads) {
 
 ThreadTeam::~ThreadTeam() {
   stopping_.store(true, std::memory_order_relaxed);
-  round_.store(((round_.load(std::memory_order_relaxed) >> kActiveBits) + 1) << kActiveBits,
-               std::memory_order_release);
-  round_.notify_all();
+  start_round(0);
   for (std::thread& h : helpers_) h.join();
+}
+
+void ThreadTeam::start_round(uint32_t active) {
+  // The owner alone writes round_: a load and a store are enough.
+  const uint64_t number = (round_.load(std::memory_order_relaxed) >> kActiveBits) + 1;
+  round_.store((number << kActiveBits) | active, std::memory_order_release);
+  round_.notify_all();
 }
 
 void ThreadTeam::take_items(uint32_t thread) {
@@ -48,9 +53,7 @@ void ThreadTeam::run(size_t count, const void* fn, Invoke invoke) {
   const size_t chunks = (count + kItems - 1) / kItems;
   const auto active = static_cast<uint32_t>(std::min<size_t>(helpers_.size(), chunks - 1));
   running_.store(active, std::memory_order_relaxed);
-  round_.store((((round_.load(std::memory_order_relaxed) >> kActiveBits) + 1) << kActiveBits) | active,
-               std::memory_order_release);
-  round_.notify_all();
+  start_round(active);
   std::exception_ptr thrown;
   try {
     take_items(0);

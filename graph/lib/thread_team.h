@@ -55,6 +55,8 @@ class ThreadTeam {
  private:
   using Invoke = void (*)(const void* fn, size_t from, size_t to, uint32_t thread);
   void run(size_t count, const void* fn, Invoke invoke);
+  // Publishes a new round in which helpers 1..active take part.
+  void start_round(uint32_t active);
   void take_items(uint32_t thread);
   void helper_main(uint32_t thread);
 
