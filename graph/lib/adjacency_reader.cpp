@@ -157,14 +157,11 @@ Status deliver(const std::byte* buf, const std::byte* wbuf, const Extent& e, uin
          ++last)
       entries += pieces[last].count;
     const auto* run = reinterpret_cast<const Vertex*>(buf + pieces[first].buf_offset);
-    if (detail::largest_entry({run, entries}) >= n) {
-      for (size_t i = first; i < last; ++i) {
-        const auto* nb = reinterpret_cast<const Vertex*>(buf + pieces[i].buf_offset);
-        const Vertex* bad = std::find_if(nb, nb + pieces[i].count, [n](Vertex w) { return w >= n; });
-        if (bad != nb + pieces[i].count)
-          return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(pieces[i].v) + " has neighbour " +
-                                        std::to_string(*bad) + " >= " + std::to_string(n) + " vertices");
-      }
+    if (const size_t bad = detail::first_not_below({run, entries}, n); bad < entries) {
+      size_t i = first;
+      for (uint64_t before = 0; before + pieces[i].count <= bad; ++i) before += pieces[i].count;
+      return Status::error(EIO, path + ": corrupt: vertex " + std::to_string(pieces[i].v) + " has neighbour " +
+                                    std::to_string(run[bad]) + " >= " + std::to_string(n) + " vertices");
     }
     for (size_t i = first; i < last; ++i) {
       const auto& p = pieces[i];
@@ -465,11 +462,8 @@ Status AdjacencyReader::load_file(int fd, unsigned index, std::byte* dest, uint6
     for (const auto& [offset, length] : unchecked) {
       const auto* entries = reinterpret_cast<const uint32_t*>(dest + offset);
       const size_t count = length / sizeof(uint32_t);
-      if (detail::largest_entry({entries, count}) < below) continue;
-      const size_t k = static_cast<size_t>(std::find_if(entries, entries + count, [below](uint32_t e) {
-                                              return e >= below;
-                                            }) - entries);
-      *first_bad = std::min(*first_bad, offset / sizeof(uint32_t) + k);
+      if (const size_t k = detail::first_not_below({entries, count}, below); k < count)
+        *first_bad = std::min(*first_bad, offset / sizeof(uint32_t) + k);
     }
     unchecked.clear();
   };

@@ -8,4 +8,11 @@ uint32_t largest_entry(std::span<const uint32_t> entries) {
   return largest;
 }
 
+size_t first_not_below(std::span<const uint32_t> entries, uint64_t below) {
+  if (largest_entry(entries) < below) return entries.size();
+  size_t i = 0;
+  while (entries[i] < below) ++i;
+  return i;
+}
+
 }  // namespace peregrine::graph::detail

@@ -6,6 +6,7 @@
 // Thread rules: a pure function; any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -13,5 +14,9 @@ namespace peregrine::graph::detail {
 
 // 0 for an empty run.
 uint32_t largest_entry(std::span<const uint32_t> entries);
+
+// The index of the first entry not below `below`, entries.size() when
+// none is: largest_entry() over the run, a search only when it fails.
+size_t first_not_below(std::span<const uint32_t> entries, uint64_t below);
 
 }  // namespace peregrine::graph::detail

@@ -135,8 +135,12 @@ TEST_F(GraphBadInput, NeighbourOutOfRangeIsAnErrorNotACrash) {
   auto g = open_graph(dir_);
   ASSERT_TRUE(g);
   const uint32_t bad = 5000000;
-  // An entry inside a list, and the file's last entry (the end of a list).
-  for (uint64_t at : {uint64_t{10}, g->meta.adjacency_entries - 1})
+  // An entry inside a list, the first entry of a later list in the same
+  // read (the vertex must be that list's, not the one before), and the
+  // file's last entry (the end of a list).
+  uint64_t later_start = 10;
+  for (uint64_t v = 0; g->offsets[v] <= 10 || g->offsets[v + 1] == g->offsets[v]; ++v) later_start = g->offsets[v + 1];
+  for (uint64_t at : {uint64_t{10}, later_start, g->meta.adjacency_entries - 1})
     for (uint64_t keep : {uint64_t{0}, uint64_t{1} << 30}) {
       SCOPED_TRACE("entry " + std::to_string(at) + ", keep " + std::to_string(keep));
       auto bytes = test::read_file(dir_ / kAdjacencyFile);

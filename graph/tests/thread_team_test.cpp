@@ -158,5 +158,19 @@ TEST(LargestEntry, FindsTheLargestAnywhere) {
   }
 }
 
+TEST(LargestEntry, FirstNotBelowIsTheFirstSuchIndex) {
+  EXPECT_EQ(first_not_below({}, 1), 0u);
+  for (size_t len = 1; len < 40; ++len) {
+    std::vector<uint32_t> v(len, 5);
+    EXPECT_EQ(first_not_below(v, 6), len) << "none, length " << len;
+    for (size_t at = 0; at < len; ++at) {
+      std::vector<uint32_t> w(len, 5);
+      w[at] = 0x80000000u;
+      if (at + 1 < len) w[len - 1] = 6;  // a later one too: the first is asked for
+      ASSERT_EQ(first_not_below(w, 6), at) << "length " << len << ", at " << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace peregrine::graph::detail
