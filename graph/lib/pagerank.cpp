@@ -10,7 +10,7 @@ namespace peregrine::graph {
 
 namespace {
 // Vertices a block of the per-vertex passes covers.
-constexpr uint64_t kBlock = 1024;
+constexpr uint64_t kBlock = 256;
 }  // namespace
 
 Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reader, const PagerankOptions& o,
@@ -28,41 +28,59 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
   std::vector<double> next(n);
   if (Status st = pull.keep_if_fits(); !st) return st;
   detail::ThreadTeam team(pull.kept() ? detail::resolve_threads(o.threads) : 1);
-  // The per-vertex passes around the sums (contributions, dangling rank,
-  // the change) run a block at a time on the team; each block's partial
-  // sum is added in block order, so the totals do not depend on the thread
-  // count either.
+  // Sums over vertices are taken a block at a time, each block's partial
+  // sum added in block order, so the totals do not depend on the thread
+  // count or on which path gathers.
   const size_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<double> partial(blocks);
-  auto sum_blocks = [&](const auto& block_sum) {
-    team.for_each(blocks, [&](size_t b, uint32_t) {
-      partial[b] = block_sum(b * kBlock, std::min<uint64_t>(n, (b + 1) * kBlock));
-    });
+  std::vector<double> partial_held(blocks);
+  auto in_block_order = [](const std::vector<double>& p) {
     double total = 0;
-    for (double p : partial) total += p;
+    for (double x : p) total += x;
     return total;
   };
-  while (r.iterations < o.max_iterations) {
-    const double dangling = sum_blocks([&](uint64_t from, uint64_t to) {
+  // What v sends along each out-edge; a vertex without any holds its rank
+  // back for everyone (returned).
+  auto spread = [&](uint64_t v, double rank_v, std::vector<double>& out) {
+    const uint64_t d = graph.degree(v);
+    out[v] = d == 0 ? 0 : rank_v / static_cast<double>(d);
+    return d == 0 ? rank_v : 0.0;
+  };
+  auto spread_all = [&] {
+    team.for_each(blocks, [&](size_t b, uint32_t) {
       double held = 0;
-      for (uint64_t v = from; v < to; ++v) {
-        const uint64_t d = graph.degree(v);
-        if (d == 0) {
-          held += r.rank[v];
-          contrib[v] = 0;
-        } else {
-          contrib[v] = r.rank[v] / static_cast<double>(d);
-        }
-      }
-      return held;
+      for (uint64_t v = b * kBlock, end = std::min<uint64_t>(n, v + kBlock); v < end; ++v)
+        held += spread(v, r.rank[v], contrib);
+      partial_held[b] = held;
     });
+    return in_block_order(partial_held);
+  };
+  // The kept path gathers, measures the change and spreads the new rank in
+  // one pass over each block, into a second contribution array: three
+  // passes over the vertices became one.
+  std::vector<double> next_contrib(pull.kept() ? n : 0);
+  double dangling = spread_all();
+  while (r.iterations < o.max_iterations) {
     const double base = (1.0 - o.damping) / dn + o.damping * dangling / dn;
+    double delta = 0;
     if (pull.kept()) {
-      team.for_each(n, [&](size_t v, uint32_t) {
-        double sum = 0;
-        for (Vertex u : pull.kept_list(static_cast<Vertex>(v))) sum += contrib[u];
-        next[v] = base + o.damping * sum;
+      team.for_each(blocks, [&](size_t b, uint32_t) {
+        double change = 0;
+        double held = 0;
+        for (uint64_t v = b * kBlock, end = std::min<uint64_t>(n, v + kBlock); v < end; ++v) {
+          double sum = 0;
+          for (Vertex u : pull.kept_list(static_cast<Vertex>(v))) sum += contrib[u];
+          const double rank_v = base + o.damping * sum;
+          next[v] = rank_v;
+          change += std::fabs(rank_v - r.rank[v]);
+          held += spread(v, rank_v, next_contrib);
+        }
+        partial[b] = change;
+        partial_held[b] = held;
       });
+      delta = in_block_order(partial);
+      dangling = in_block_order(partial_held);
+      contrib.swap(next_contrib);
     } else {
       // Vertices without in-neighbours get no call: base alone.
       std::fill(next.begin(), next.end(), base);
@@ -72,16 +90,19 @@ Expected<PagerankResult> run_pagerank(const Graph& graph, AdjacencyReader& reade
         next[v] += o.damping * sum;
       });
       if (!st) return st;
+      team.for_each(blocks, [&](size_t b, uint32_t) {
+        double change = 0;
+        for (uint64_t v = b * kBlock, end = std::min<uint64_t>(n, v + kBlock); v < end; ++v)
+          change += std::fabs(next[v] - r.rank[v]);
+        partial[b] = change;
+      });
+      delta = in_block_order(partial);
     }
-    const double delta = sum_blocks([&](uint64_t from, uint64_t to) {
-      double change = 0;
-      for (uint64_t v = from; v < to; ++v) change += std::fabs(next[v] - r.rank[v]);
-      return change;
-    });
     r.rank.swap(next);
     ++r.iterations;
     r.last_delta = delta;
     if (delta < o.epsilon) break;
+    if (!pull.kept()) dangling = spread_all();
   }
   return r;
 }
