@@ -18,7 +18,7 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
   if (Status st = reader.keep_if_fits(); !st) return st;
   threads = detail::resolve_threads(threads);
   detail::ThreadTeam team(reader.kept() ? threads : 1);
-  std::vector<std::vector<Vertex>> found(threads);  // kept: each thread's part of the next level
+  std::vector<detail::Padded<std::vector<Vertex>>> found(threads);  // kept: each thread's part of the next level
   BcResult r;
   r.sources = sources;
   r.score.assign(n, 0.0);
@@ -47,14 +47,14 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
         // A new vertex is claimed once, by compare-and-swap of its depth;
         // path counts are added atomically (whole numbers: exact in any order).
         const uint32_t next = d + 1;
-        for (auto& f : found) f.clear();
+        for (auto& f : found) f.value.clear();
         team.for_each(order.size() - begin, [&](size_t i, uint32_t t) {
           const Vertex v = order[begin + i];
           for (Vertex w : reader.kept_list(v)) {
             std::atomic_ref<uint32_t> depth_w(depth[w]);
             uint32_t seen = depth_w.load(std::memory_order_relaxed);
             if (seen == kUnreached && depth_w.compare_exchange_strong(seen, next, std::memory_order_relaxed)) {
-              found[t].push_back(w);
+              found[t].value.push_back(w);
               seen = next;
             }
             if (seen == next) {
@@ -63,7 +63,7 @@ Expected<BcResult> run_bc(const Graph& graph, AdjacencyReader& reader, const std
             }
           }
         });
-        for (const auto& f : found) order.insert(order.end(), f.begin(), f.end());
+        for (const auto& f : found) order.insert(order.end(), f.value.begin(), f.value.end());
         continue;
       }
       batch.assign(order.begin() + static_cast<ptrdiff_t>(begin), order.end());

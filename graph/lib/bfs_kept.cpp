@@ -28,7 +28,7 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
                          BfsResult& r) {
   const uint64_t n = graph.num_vertices();
   std::vector<Vertex> frontier{r.root};
-  std::vector<std::vector<Vertex>> found(threads);  // each thread's part of the next frontier
+  std::vector<Padded<std::vector<Vertex>>> found(threads);  // each thread's part of the next frontier
   FrontierBits in_frontier(n);
   ThreadTeam team(threads);
   uint64_t degree_sum = graph.degree(r.root);
@@ -36,7 +36,7 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
   uint64_t frontier_entries = graph.degree(r.root);
   while (!frontier.empty()) {
     const uint32_t next_depth = static_cast<uint32_t>(r.levels) + 1;
-    for (auto& f : found) f.clear();
+    for (auto& f : found) f.value.clear();
     if (may_go_bottom_up && frontier_entries > unreached_entries) {
       in_frontier.assign(frontier);
       team.for_each(n, [&](size_t v, uint32_t t) {
@@ -45,7 +45,7 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
           if (!in_frontier.has(w)) continue;
           r.parent[v] = w;
           r.depth[v] = next_depth;
-          found[t].push_back(static_cast<Vertex>(v));
+          found[t].value.push_back(static_cast<Vertex>(v));
           return;
         }
       });
@@ -60,13 +60,13 @@ void bfs_over_kept_lists(const Graph& graph, const AdjacencyReader& reader, bool
               !parent.compare_exchange_strong(unset, v, std::memory_order_relaxed))
             continue;
           r.depth[w] = next_depth;
-          found[t].push_back(w);
+          found[t].value.push_back(w);
         }
       });
     }
     ++r.levels;
     frontier.clear();
-    for (const auto& f : found) frontier.insert(frontier.end(), f.begin(), f.end());
+    for (const auto& f : found) frontier.insert(frontier.end(), f.value.begin(), f.value.end());
     frontier_entries = 0;
     for (Vertex w : frontier) frontier_entries += graph.degree(w);
     degree_sum += frontier_entries;

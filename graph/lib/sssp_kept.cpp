@@ -22,11 +22,14 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
                           SsspResult& r) {
   const uint64_t delta = r.delta;
   const uint64_t slots = ring_slots(max_weight, delta);
-  // bins[t][i % slots]: vertices thread t filed in bucket i.
-  std::vector<std::vector<std::vector<Vertex>>> bins(threads, std::vector<std::vector<Vertex>>(slots));
-  std::vector<uint64_t> relaxed(threads, 0);
+  // bins[t * slots + i % slots]: vertices thread t filed in bucket i.
+  std::vector<Padded<std::vector<Vertex>>> bins(threads * slots);
+  auto bin = [&](uint32_t t, uint64_t bucket) -> std::vector<Vertex>& {
+    return bins[t * slots + bucket % slots].value;
+  };
+  std::vector<Padded<uint64_t>> relaxed(threads);
   std::vector<uint64_t> in_round(r.distance.size(), 0);  // the last round that took the vertex
-  bins[0][0].push_back(r.root);
+  bin(0, 0).push_back(r.root);
   std::vector<Vertex> round;
   ThreadTeam team(threads);
   uint64_t current = 0;
@@ -34,8 +37,8 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
     // The lowest bucket with filed vertices, at most slots - 1 ahead.
     uint64_t ahead = 0;
     auto filed = [&](uint64_t index) {
-      for (const auto& own : bins)
-        if (!own[index % slots].empty()) return true;
+      for (uint32_t t = 0; t < threads; ++t)
+        if (!bin(t, index).empty()) return true;
       return false;
     };
     while (ahead < slots && !filed(current + ahead)) ++ahead;
@@ -45,15 +48,15 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
     while (true) {
       round.clear();
       ++r.rounds;
-      for (auto& own : bins) {
-        auto& bin = own[current % slots];
+      for (uint32_t t = 0; t < threads; ++t) {
+        auto& filed_now = bin(t, current);
         // A vertex lowered several times was filed each time: once a round.
-        for (Vertex v : bin) {
+        for (Vertex v : filed_now) {
           if (r.distance[v] / delta != current || in_round[v] == r.rounds) continue;
           in_round[v] = r.rounds;
           round.push_back(v);
         }
-        bin.clear();
+        filed_now.clear();
       }
       if (round.empty()) {
         --r.rounds;
@@ -78,8 +81,8 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
           uint64_t seen = at.load(std::memory_order_relaxed);
           while (dw < seen) {
             if (at.compare_exchange_weak(seen, dw, std::memory_order_relaxed)) {
-              ++relaxed[t];
-              bins[t][(dw / delta) % slots].push_back(w);
+              ++relaxed[t].value;
+              bin(t, dw / delta).push_back(w);
               break;
             }
           }
@@ -88,7 +91,7 @@ void sssp_over_kept_lists(const AdjacencyReader& reader, bool weighted, uint64_t
     }
     if (settled_any) ++r.buckets;
   }
-  for (uint64_t n : relaxed) r.relaxations += n;
+  for (const auto& n : relaxed) r.relaxations += n.value;
 }
 
 }  // namespace peregrine::graph::detail

@@ -57,7 +57,9 @@ void index_named(Batch& b) {
 
 // What one counting thread keeps: a mark per vertex (mark[w] == stamp: w is
 // a higher-ranked neighbour of the list at hand) and its count.
-struct Counter {
+// One thread's; alone on its cache lines, as its stamp and count change
+// for every vertex it intersects.
+struct alignas(64) Counter {
   std::vector<uint32_t> mark;
   uint32_t stamp = 0;
   uint64_t triangles = 0;

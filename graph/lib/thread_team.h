@@ -76,6 +76,15 @@ class ThreadTeam {
   std::vector<std::thread> helpers_;
 };
 
+// A value one thread of the team writes all through a loop (its part of
+// the next frontier, its counts), alone on its cache lines: two threads'
+// vector ends or counters in one line bounce it between their CPUs on
+// every write.
+template <class T>
+struct alignas(64) Padded {
+  T value{};
+};
+
 // A thread count of 0 means one per CPU.
 inline uint32_t resolve_threads(uint32_t threads) {
   return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
