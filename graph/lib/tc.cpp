@@ -56,9 +56,9 @@ void index_named(Batch& b) {
 }
 
 // What one counting thread keeps: a mark per vertex (mark[w] == stamp: w is
-// a higher-ranked neighbour of the list at hand) and its count.
-// One thread's; alone on its cache lines, as its stamp and count change
-// for every vertex it intersects.
+// a higher-ranked neighbour of the list at hand) and its count, alone on
+// its cache lines: its stamp and count change for every vertex it
+// intersects.
 struct alignas(64) Counter {
   std::vector<uint32_t> mark;
   uint32_t stamp = 0;

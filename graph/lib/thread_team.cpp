@@ -38,19 +38,20 @@ void ThreadTeam::start_round(uint32_t active) {
 
 void ThreadTeam::take_items(uint32_t thread) {
   for (;;) {
-    const size_t from = next_.fetch_add(kItems, std::memory_order_relaxed);
+    const size_t from = next_.fetch_add(items_, std::memory_order_relaxed);
     if (from >= count_) return;
-    invoke_(fn_, from, std::min(from + kItems, count_), thread);
+    invoke_(fn_, from, std::min(from + items_, count_), thread);
   }
 }
 
-void ThreadTeam::run(size_t count, const void* fn, Invoke invoke) {
+void ThreadTeam::run(size_t count, size_t items, const void* fn, Invoke invoke) {
   fn_ = fn;
   invoke_ = invoke;
   count_ = count;
+  items_ = items;
   next_.store(0, std::memory_order_relaxed);
   // The owner takes a chunk too: one helper per further chunk at most.
-  const size_t chunks = (count + kItems - 1) / kItems;
+  const size_t chunks = (count + items - 1) / items;
   const auto active = static_cast<uint32_t>(std::min<size_t>(helpers_.size(), chunks - 1));
   running_.store(active, std::memory_order_relaxed);
   start_round(active);

@@ -34,17 +34,18 @@ class ThreadTeam {
 
   uint32_t size() const { return static_cast<uint32_t>(helpers_.size()) + 1; }
 
-  // fn(index, thread) for every index below `count`, taken kItems at a
-  // time (hubs and leaves mix). With at most kItems indices the owner runs
-  // them alone: waking a helper costs more than such a round.
+  // fn(index, thread) for every index below `count`, taken `items` at a
+  // time (kItems vertices: hubs and leaves mix; an index that is itself a
+  // block of work: 1). With at most `items` indices the owner runs them
+  // alone: waking a helper costs more than such a round.
   template <class Fn>
-  void for_each(size_t count, const Fn& fn) {
-    if (count <= kItems || helpers_.empty()) {
+  void for_each(size_t count, const Fn& fn, size_t items = kItems) {
+    if (count <= items || helpers_.empty()) {
       for (size_t i = 0; i < count; ++i) fn(i, 0);
       return;
     }
     // A call per chunk, not per index: fn stays inlined in the loop.
-    run(count, &fn, [](const void* f, size_t from, size_t to, uint32_t t) {
+    run(count, items, &fn, [](const void* f, size_t from, size_t to, uint32_t t) {
       const Fn& each = *static_cast<const Fn*>(f);
       for (size_t i = from; i < to; ++i) each(i, t);
     });
@@ -54,7 +55,7 @@ class ThreadTeam {
 
  private:
   using Invoke = void (*)(const void* fn, size_t from, size_t to, uint32_t thread);
-  void run(size_t count, const void* fn, Invoke invoke);
+  void run(size_t count, size_t items, const void* fn, Invoke invoke);
   // Publishes a new round in which helpers 1..active take part.
   void start_round(uint32_t active);
   void take_items(uint32_t thread);
@@ -65,6 +66,7 @@ class ThreadTeam {
   const void* fn_ = nullptr;
   Invoke invoke_ = nullptr;
   size_t count_ = 0;
+  size_t items_ = kItems;
   std::atomic<size_t> next_{0};
   // The round's number above kActiveBits, and below them how many helpers
   // (1..n) take part: one atomic, so a helper left out of a round, which

@@ -36,9 +36,9 @@ TEST(GraphPagerank, MatchesPowerIterationOnKroneckerGraphs) {
 
 // Over kept lists the sweeps run on several threads: the ranks are the
 // ones read from the file, bit for bit, whatever the thread count, and
-// the file is read once. The second graph has enough vertices (2^17) that
-// the passes around the sums (the dangling rank, the change) are split
-// among the threads too.
+// the file is read once. The threads take blocks of 256 vertices one at a
+// time, so both graphs' sweeps and sums are split among them; the second
+// (2^17 vertices) has hundreds of blocks.
 TEST(GraphPagerank, KeptListsOnSeveralThreadsGiveTheSameRanks) {
   TestDir d;
   for (uint32_t scale : {13u, 17u}) {

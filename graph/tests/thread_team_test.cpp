@@ -30,15 +30,43 @@ TEST(ThreadTeam, RunsEveryIndexOnceInEveryLoop) {
   for (int repeat = 0; repeat < 200; ++repeat) {
     for (size_t count : sizes) {
       ++loops;
-      team.for_each(count, [&](size_t i, uint32_t t) {
-        ASSERT_LT(t, team.size());
-        runs[i].fetch_add(1, std::memory_order_relaxed);
-      });
-      for (size_t i = 0; i < runs.size(); ++i)
-        ASSERT_EQ(runs[i].exchange(0, std::memory_order_relaxed), i < count ? 1u : 0u)
-            << "index " << i << " of a loop of " << count << " (loop " << loops << ")";
+      // Grabs of the default size, of one index and of an odd size.
+      for (size_t items : {ThreadTeam::kItems, size_t{1}, size_t{7}}) {
+        team.for_each(
+            count,
+            [&](size_t i, uint32_t t) {
+              ASSERT_LT(t, team.size());
+              runs[i].fetch_add(1, std::memory_order_relaxed);
+            },
+            items);
+        for (size_t i = 0; i < runs.size(); ++i)
+          ASSERT_EQ(runs[i].exchange(0, std::memory_order_relaxed), i < count ? 1u : 0u)
+              << "index " << i << " of a loop of " << count << " in grabs of " << items << " (loop " << loops << ")";
+      }
     }
   }
+}
+
+TEST(ThreadTeam, GrabsOfOneIndexSplitEvenTwoIndices) {
+  // Each index a block of work (PageRank's): two indices, each waiting for
+  // the other to be running, must be on two threads. Grabbing the default
+  // 64 would leave both to the owner (failing here after 10 s).
+  ThreadTeam team(2);
+  std::atomic<uint32_t> threads_in{0};
+  std::atomic<uint32_t> met{0};
+  std::vector<uint32_t> who(2, 99);
+  team.for_each(
+      2,
+      [&](size_t i, uint32_t t) {
+        who[i] = t;
+        threads_in.fetch_add(1);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (threads_in.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        if (std::chrono::steady_clock::now() < deadline) met.fetch_add(1);
+      },
+      1);
+  EXPECT_EQ(met.load(), 2u) << "an index waited out its deadline: the two never ran side by side";
+  EXPECT_NE(who[0], who[1]) << "both indices ran on thread " << who[0];
 }
 
 TEST(ThreadTeam, HelpersTakePart) {
