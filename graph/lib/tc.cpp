@@ -56,10 +56,9 @@ void index_named(Batch& b) {
 }
 
 // What one counting thread keeps: a mark per vertex (mark[w] == stamp: w is
-// a higher-ranked neighbour of the list at hand) and its count, alone on
-// its cache lines: its stamp and count change for every vertex it
-// intersects.
-struct alignas(64) Counter {
+// a higher-ranked neighbour of the list at hand) and its count. Kept
+// Padded: its stamp and count change for every vertex it intersects.
+struct Counter {
   std::vector<uint32_t> mark;
   uint32_t stamp = 0;
   uint64_t triangles = 0;
@@ -108,9 +107,9 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
     r.per_vertex.assign(n, 0);
     per_vertex = &r.per_vertex;
   }
-  std::vector<Counter> counters(threads);
+  std::vector<detail::Padded<Counter>> counters(threads);
   detail::ThreadTeam team(threads);
-  for (Counter& c : counters) c.mark.assign(n, 0);
+  for (auto& c : counters) c.value.mark.assign(n, 0);
   auto higher_ranked = [&rank](Vertex owner, Vertex w) { return rank[w] > rank[owner]; };
   Batch b;
   std::vector<Vertex> lowest;
@@ -148,12 +147,12 @@ Expected<TcResult> run_tc(const Graph& graph, AdjacencyReader& reader, const TcO
                                       const auto at = std::lower_bound(b.named.begin(), b.named.end(),
                                                                        middles.owner[k]);
                                       count_at(b, static_cast<size_t>(at - b.named.begin()), middles.list(k),
-                                               counters[t], per_vertex);
+                                               counters[t].value, per_vertex);
                                     });
                                   });
     if (!st) return st;
   }
-  for (const Counter& c : counters) r.triangles += c.triangles;
+  for (const auto& c : counters) r.triangles += c.value.triangles;
   return r;
 }
 

@@ -30,19 +30,20 @@ TEST(ThreadTeam, RunsEveryIndexOnceInEveryLoop) {
   for (int repeat = 0; repeat < 200; ++repeat) {
     for (size_t count : sizes) {
       ++loops;
-      // Grabs of the default size, of one index and of an odd size.
-      for (size_t items : {ThreadTeam::kItems, size_t{1}, size_t{7}}) {
-        team.for_each(
-            count,
-            [&](size_t i, uint32_t t) {
-              ASSERT_LT(t, team.size());
-              runs[i].fetch_add(1, std::memory_order_relaxed);
-            },
-            items);
-        for (size_t i = 0; i < runs.size(); ++i)
-          ASSERT_EQ(runs[i].exchange(0, std::memory_order_relaxed), i < count ? 1u : 0u)
-              << "index " << i << " of a loop of " << count << " in grabs of " << items << " (loop " << loops << ")";
-      }
+      // Grabs of the default size, of one index and of an odd size, in
+      // turn: a helper still using the last loop's size would show too.
+      const size_t grabs[] = {ThreadTeam::kItems, 1, 7};
+      const size_t items = grabs[loops % 3];
+      team.for_each(
+          count,
+          [&](size_t i, uint32_t t) {
+            ASSERT_LT(t, team.size());
+            runs[i].fetch_add(1, std::memory_order_relaxed);
+          },
+          items);
+      for (size_t i = 0; i < runs.size(); ++i)
+        ASSERT_EQ(runs[i].exchange(0, std::memory_order_relaxed), i < count ? 1u : 0u)
+            << "index " << i << " of a loop of " << count << " in grabs of " << items << " (loop " << loops << ")";
     }
   }
 }
