@@ -1,6 +1,7 @@
 #include "thread_team.h"
 
 #include <exception>
+#include <system_error>
 
 namespace peregrine::graph::detail {
 namespace {
@@ -20,7 +21,18 @@ inline void cpu_relax() {
 
 ThreadTeam::ThreadTeam(uint32_t threads) {
   threads = std::min<uint32_t>(threads, (1u << kActiveBits) - 1);
-  for (uint32_t t = 1; t < threads; ++t) helpers_.emplace_back([this, t] { helper_main(t); });
+  helpers_.reserve(threads);
+  for (uint32_t t = 1; t < threads; ++t) {
+    // A helper the system will not start (a process or memory limit) makes
+    // the team smaller, not the program end: the helpers already started
+    // would be joinable threads destroyed by the unwinding, which
+    // terminates. Fewer threads give the same results, later.
+    try {
+      helpers_.emplace_back([this, t] { helper_main(t); });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
 }
 
 ThreadTeam::~ThreadTeam() {

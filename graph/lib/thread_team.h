@@ -26,7 +26,8 @@ namespace peregrine::graph::detail {
 
 class ThreadTeam {
  public:
-  // `threads` counts the owner; 1 starts no helper.
+  // `threads` counts the owner; 1 starts no helper. Helpers the system
+  // refuses to start are left out: size() says how many run.
   explicit ThreadTeam(uint32_t threads);
   ~ThreadTeam();
   ThreadTeam(const ThreadTeam&) = delete;

@@ -1,11 +1,15 @@
 // ThreadTeam: every index of every loop run exactly once, by a thread of
 // the team; loops back to back (delta-stepping's hundreds of rounds), the
 // team's size, small loops on the owner alone, helpers really taking
-// part, and a throw on the owner. largest_entry beside
+// part, a throw on the owner, and helpers the system refuses to start.
+// largest_entry beside
 // it: the scan the reader checks every read with.
 #include "thread_team.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -185,6 +189,29 @@ TEST(LargestEntry, FindsTheLargestAnywhere) {
       ASSERT_EQ(largest_entry(v), 8u) << "length " << len << ", at " << at;
     }
   }
+}
+
+// A machine out of processes (ulimit -u, a container's pids limit) starts
+// no helper: the team runs every index on its owner instead of ending the
+// program. In a child that leaves root for an unprivileged user allowed
+// no process beyond itself, where every thread start fails.
+TEST(ThreadTeam, RunsOnItsOwnerWhenNoHelperCanStart) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to become a user the process limit applies to";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit one{1, 1};
+    if (setrlimit(RLIMIT_NPROC, &one) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    ThreadTeam team(4);
+    if (team.size() != 1) _exit(3);
+    std::vector<uint32_t> runs(1000, 0);
+    team.for_each(runs.size(), [&](size_t i, uint32_t t) { runs[i] += t == 0 ? 1 : 100; });
+    _exit(std::all_of(runs.begin(), runs.end(), [](uint32_t r) { return r == 1; }) ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended on signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not drop privileges, 3: a helper started, 4: an index not run once";
 }
 
 TEST(LargestEntry, FirstNotBelowIsTheFirstSuchIndex) {
