@@ -318,6 +318,39 @@ TEST_F(TransportTest, RepliesOtherThanDirectDataAreLoweredWhateverTheirLength) {
                          << " xattr lookups one after the other";
 }
 
+// A reply another thread makes for a ring's request (here a blocking-op
+// thread's fsync) is lowered as the ring's own are: else the caller, woken
+// while the ring thread runs, goes to the other CPU at every fsync, and a
+// database's commits cross between CPUs one after the other. Each pass
+// counts the replies lowered over a run of fsyncs of a file with nothing
+// left to write, each one FSYNC request that a blocking-op thread answers;
+// more than the statistics request's own (at most one) must be, in some
+// pass, as above.
+TEST_F(TransportTest, RepliesBlockingOpThreadsMakeAreLoweredToo) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
+  if (!may_leave_sched_idle()) GTEST_SKIP() << "no CAP_SYS_NICE: the daemon never lowers a thread";
+  const std::string data = pattern(3 * 4096 + 100, 12);
+  ASSERT_TRUE(write_file(at("db"), data));
+  Fd fd(::open(at("db").c_str(), O_RDWR));
+  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+  ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
+  uint64_t lowered = 0;
+  constexpr int kPasses = 16;
+  constexpr int kFsyncs = 64;
+  int passes = 0;
+  on_one_cpu([&] {
+    while (lowered <= 1 && passes < kPasses && !::testing::Test::HasFailure()) {
+      const uint64_t before = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>();
+      for (int i = 0; i < kFsyncs; ++i) ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
+      lowered = transport_of(volume_->mountpoint()).at("ring_yielded_replies").get<uint64_t>() - before;
+      ++passes;
+    }
+  });
+  EXPECT_GT(lowered, 1u) << "no fsync's reply lowered in " << passes << " passes of " << kFsyncs
+                         << " fsyncs one after the other";
+  EXPECT_EQ(read_file(at("db")), data);
+}
+
 TEST_F(TransportTest, RingYieldZeroKeepsEveryReplyAtTheThreadsPolicy) {
   if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
   ASSERT_EQ(volume_->unmount(), 0);

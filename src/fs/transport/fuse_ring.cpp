@@ -40,6 +40,7 @@ int FuseRing::prepare() {
     register_iov_[2 * e + 1] = iovec{payload(e), payload_room()};
   }
   unique_.assign(shape_.entries, 0);
+  direct_entry_.assign(shape_.entries, 0);
   local_commits_.reserve(shape_.entries);
   remote_ = std::make_unique<CommitStack>(shape_.entries);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
@@ -179,7 +180,10 @@ void FuseRing::arm_wake() {
 void FuseRing::take_commits() {
   for (uint32_t e : local_commits_) queue_commit(e);
   local_commits_.clear();
-  remote_->take_all([this](uint32_t e) { queue_commit(e); });
+  remote_->take_all([this](uint32_t e) {
+    if (direct_entry_[e] == 0) ++round_handed_back_;
+    queue_commit(e);
+  });
 }
 
 ssize_t FuseRing::reply(uint32_t entry, const iovec* iov, int count) {
@@ -260,7 +264,9 @@ void FuseRing::run_entry(uint32_t e) {
     return;
   }
   const size_t op_bytes = in.len - sizeof in - payload_sz;
-  if (direct_data(in, header->op_in, op_bytes)) round_direct_data_ = true;
+  const bool direct = direct_data(in, header->op_in, op_bytes);
+  direct_entry_[e] = direct ? 1 : 0;
+  if (direct) round_direct_data_ = true;
   // Only this thread writes them: no read-modify-write needed.
   served_.store(served_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (owner_.run_data_request(*this, e, in, header->op_in, op_bytes, payload_sz)) {
@@ -430,13 +436,14 @@ void FuseRing::run() {
       RingPlacement::Change change = placement_.after_round(round_requests_, round_answered_, alone);
       if (change != RingPlacement::Change::none) pin_to_queue_cpu(change == RingPlacement::Change::pin);
     }
-    // Replies made here, on the CPU their callers sent them from: a caller
-    // waiting for one costs less on this CPU than a halted CPU's wake-up
-    // (reply_yield.h). Direct reads and writes only when alone, answered
+    // Replies made here, or by another thread for a request run here (a
+    // blocking-op thread's fsync or truncate, a page-cache store), sent on
+    // the CPU their callers sent them from: a caller waiting for one costs
+    // less on this CPU than a halted CPU's wake-up (reply_yield.h). Direct reads and writes only when alone, answered
     // soon after the wake-up and with no member IO outstanding; every
     // other kind of round (names, attributes, page-cache IO) whatever its
     // length, and while the members write back what was answered before.
-    if (shape_.yield_ns != 0 && round_answered_ != 0) {
+    if (shape_.yield_ns != 0 && round_answered_ + round_handed_back_ != 0) {
       const uint64_t now = monotonic_ns();
       const bool may = !round_direct_data_ || (round_requests_ == 1 && round_answered_ == 1 &&
                                                now - woke_ns_ <= shape_.yield_ns && owner_.background_idle());
@@ -454,6 +461,7 @@ void FuseRing::run() {
     look_found_ = false;
     round_requests_ = 0;
     round_answered_ = 0;
+    round_handed_back_ = 0;
     round_direct_data_ = false;
     // After a run of rounds of one direct read or write each (O_DIRECT, or
     // fuse.cache = direct), looks for the next request a while before

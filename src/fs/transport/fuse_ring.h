@@ -243,6 +243,11 @@ class FuseRing {
   bool look_found_ = false;   // the last look before sleeping found a request
   uint32_t round_requests_ = 0;  // requests run since the thread last slept
   uint32_t round_answered_ = 0;  // replies made on the thread since then
+  // Replies other threads made for this thread's requests (a blocking-op
+  // thread's fsync, a page-cache store), committed since then; not those
+  // of direct data, which yield only as round_direct_data_'s rule says.
+  uint32_t round_handed_back_ = 0;
+  std::vector<uint8_t> direct_entry_;  // whether each entry's request is direct data (direct_data())
   bool round_direct_data_ = false;  // one of those requests was direct data (direct_data())
   cpu_set_t unpinned_cpus_{};    // the thread's CPUs as started (cpusets, taskset)
 
