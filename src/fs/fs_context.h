@@ -199,6 +199,12 @@ struct FsContext final : TransportHost {
     return thread != nullptr ? thread->submitter : pool.for_this_thread();
   }
   bool runs_data_calls() const override { return true; }
+  bool fsync_is_short(uint64_t ino) const override {
+    return write_behind.pending_bytes(ino) <= kShortFsyncPendingBytes;
+  }
+  // What an fsync run on a ring thread may wait for of the file's answered
+  // writes: a database's last frames, not a copy's gigabyte.
+  static constexpr uint64_t kShortFsyncPendingBytes = 1 << 20;
   void run_read(const ReadCall& call) override;
   void run_write(const WriteCall& call) override;
   bool try_run_write_without_waiting(const WriteCall& call) override;

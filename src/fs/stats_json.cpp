@@ -183,7 +183,8 @@ std::string stats_json(FsContext& fs) {
     if (!t.ring_requests.empty()) {
       out << ",\"ring_entries\":" << t.ring_entries << ",\"ring_request_bytes\":" << t.ring_request_bytes
           << ",\"ring_data_requests\":" << t.ring_data_requests
-          << ",\"ring_yielded_replies\":" << t.ring_yielded_replies << ",\"ring_yield_stalls\":" << t.ring_yield_stalls;
+          << ",\"ring_yielded_replies\":" << t.ring_yielded_replies << ",\"ring_yield_stalls\":" << t.ring_yield_stalls
+          << ",\"ring_inline_fsyncs\":" << t.ring_inline_fsyncs;
     }
     // The look of whichever serves the requests: the rings' on io-uring.
     const ReadSpin& spin = t.ring_requests.empty() ? fs.read_spin : fs.ring_spin;

@@ -153,6 +153,16 @@ uint64_t WriteBehind::pending_end(uint64_t ino) const {
   return end;
 }
 
+uint64_t WriteBehind::pending_bytes(uint64_t ino) const {
+  if (idle()) return 0;
+  MutexLock lock(mu_);
+  auto it = files_.find(ino);
+  if (it == files_.end()) return 0;
+  uint64_t bytes = 0;
+  for (const Range& r : it->second.pending) bytes += r.end - r.start;
+  return bytes;
+}
+
 WriteBehind::Counts WriteBehind::counts() {
   MutexLock lock(mu_);
   Counts c = counts_;

@@ -93,6 +93,8 @@ class WriteBehind {
   // The end of the file's bytes its furthest answered write in flight
   // carries, else 0.
   uint64_t pending_end(uint64_t ino) const EXCLUDES(mu_);
+  // The bytes of the file's answered writes still in flight.
+  uint64_t pending_bytes(uint64_t ino) const EXCLUDES(mu_);
 
   struct Counts {
     uint64_t answered = 0;       // writes answered before their IO completed

@@ -319,19 +319,21 @@ TEST_F(TransportTest, RepliesOtherThanDirectDataAreLoweredWhateverTheirLength) {
 }
 
 // A reply another thread makes for a ring's request (here a blocking-op
-// thread's fsync) is lowered as the ring's own are: else the caller, woken
-// while the ring thread runs, goes to the other CPU at every fsync, and a
-// database's commits cross between CPUs one after the other. Each pass
-// counts the replies lowered over a run of fsyncs of a file with nothing
-// left to write, each one FSYNC request that a blocking-op thread answers;
-// more than the statistics request's own (at most one) must be, in some
-// pass, as above.
+// thread's fsync of a directory) is lowered as the ring's own are: else
+// the caller, woken while the ring thread runs, goes to the other CPU at
+// every such reply, and a database's commits crossed between CPUs one
+// after the other. Each pass counts the replies lowered over a run of
+// fsyncs of a directory with nothing left to write, each one FSYNCDIR
+// request, which a ring always hands to a blocking-op thread; more than
+// the statistics request's own (at most one) must be, in some pass, as
+// above.
 TEST_F(TransportTest, RepliesBlockingOpThreadsMakeAreLoweredToo) {
   if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
   if (!may_leave_sched_idle()) GTEST_SKIP() << "no CAP_SYS_NICE: the daemon never lowers a thread";
   const std::string data = pattern(3 * 4096 + 100, 12);
-  ASSERT_TRUE(write_file(at("db"), data));
-  Fd fd(::open(at("db").c_str(), O_RDWR));
+  ASSERT_EQ(::mkdir(at("d").c_str(), 0755), 0) << std::strerror(errno);
+  ASSERT_TRUE(write_file(at("d/db"), data));
+  Fd fd(::open(at("d").c_str(), O_RDONLY | O_DIRECTORY));
   ASSERT_TRUE(fd.ok()) << std::strerror(errno);
   ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
   uint64_t lowered = 0;
@@ -346,9 +348,39 @@ TEST_F(TransportTest, RepliesBlockingOpThreadsMakeAreLoweredToo) {
       ++passes;
     }
   });
-  EXPECT_GT(lowered, 1u) << "no fsync's reply lowered in " << passes << " passes of " << kFsyncs
+  EXPECT_GT(lowered, 1u) << "no directory fsync's reply lowered in " << passes << " passes of " << kFsyncs
                          << " fsyncs one after the other";
-  EXPECT_EQ(read_file(at("db")), data);
+  EXPECT_EQ(read_file(at("d/db")), data);
+}
+
+// A short fsync that is its ring's only request (a database's commit: a
+// frame appended, then fsync) runs on the ring thread, without the
+// hand-off to a blocking-op thread (uring_transport.h), and what it made
+// durable is there after the daemon is killed. From one CPU, so that one
+// ring sees every request, until one ran so (a request of the kernel's
+// own, a writeback, may share a round).
+TEST_F(TransportTest, ALoneShortFsyncRunsOnItsRingAndItsDataOutlivesAKill) {
+  if (test_transport() != "io-uring") GTEST_SKIP() << "ring threads exist on io-uring only";
+  const uint64_t before = transport_of(volume_->mountpoint()).at("ring_inline_fsyncs").get<uint64_t>();
+  std::string expected;
+  uint64_t ran = 0;
+  on_one_cpu([&] {
+    Fd fd(::open(at("wal").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644));
+    ASSERT_TRUE(fd.ok()) << std::strerror(errno);
+    for (int i = 0; i < 64 && ran == 0 && !::testing::Test::HasFailure(); ++i) {
+      const std::string frame = pattern(4096 + 24, 20 + i);  // a WAL frame: a page and its header
+      ASSERT_EQ(::write(fd.get(), frame.data(), frame.size()), static_cast<ssize_t>(frame.size()))
+          << std::strerror(errno);
+      ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
+      expected += frame;
+      ran = transport_of(volume_->mountpoint()).at("ring_inline_fsyncs").get<uint64_t>() - before;
+    }
+  });
+  EXPECT_GT(ran, 0u) << "no fsync run on its ring in " << expected.size() / (4096 + 24) << " appends and fsyncs";
+  volume_->kill9();
+  RunResult r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << "mount after kill -9: " << r.describe();
+  EXPECT_TRUE(read_file(at("wal")) == expected) << "fsync'd frames lost or changed";
 }
 
 TEST_F(TransportTest, RingYieldZeroKeepsEveryReplyAtTheThreadsPolicy) {

@@ -2,7 +2,7 @@
 // waits for itself (reap_here) returns with no other thread's help and
 // takes the IO's error; waits not asked to reap never do; an fsync whose
 // reaping finds nothing still returns once another thread completes the
-// IO.
+// IO; a file's bytes in flight.
 #include "write_behind.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +73,25 @@ bool fsynced_lately(WriteBehind& wb, uint64_t ino) {
   EXPECT_TRUE(wb.admit(ino, 0, 1, 4096, &lately));
   wb.done(ino, 0, 1, 0);
   return lately;
+}
+
+// pending_bytes: what an fsync of the file would still wait for (a ring
+// runs a short one itself, fs_context.h): that file's writes in flight
+// only, each counted until it is done.
+TEST(WriteBehindTest, PendingBytesCountOneFilesWritesUntilTheyAreDone) {
+  WriteBehind wb(1 << 20, {});
+  EXPECT_EQ(wb.pending_bytes(kIno), 0u);
+  ASSERT_TRUE(wb.admit(kIno, 0, 8192, 8192));
+  ASSERT_TRUE(wb.admit(kIno, 65536, 69632, 69000));
+  ASSERT_TRUE(wb.admit(kIno + 1, 0, 4096, 4096));
+  EXPECT_EQ(wb.pending_bytes(kIno), 12288u);
+  EXPECT_EQ(wb.pending_bytes(kIno + 1), 4096u);
+  EXPECT_EQ(wb.pending_bytes(kIno + 2), 0u);
+  wb.done(kIno, 0, 8192, 0);
+  EXPECT_EQ(wb.pending_bytes(kIno), 4096u);
+  wb.done(kIno, 65536, 69632, 0);
+  EXPECT_EQ(wb.pending_bytes(kIno), 0u);
+  EXPECT_EQ(wb.pending_bytes(kIno + 1), 4096u);
 }
 
 TEST(WriteBehindTest, FilesAnFsyncWaitedForLatelyAreKnownUntilEightOthersFollow) {

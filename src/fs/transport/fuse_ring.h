@@ -140,6 +140,11 @@ class FuseRing {
   // When the thread last finished a round that ran requests (monotonic ns;
   // 0: never). Any thread, relaxed: a hint for the other rings' placement.
   uint64_t last_busy_round_ns() const { return last_busy_round_ns_.load(std::memory_order_relaxed); }
+  // Whether the request the thread is running is the only one of its round
+  // so far and no other request or reply waits for the thread: nothing
+  // queued on this CPU would wait behind it. Ring thread only, inside a
+  // request.
+  bool alone_in_round() const { return round_requests_ == 1 && !request_ready() && !remote_->has_pushed(); }
 
   // Stores a reply (fuse_out_header + arguments, as libfuse writes it) in
   // the entry's buffers and commits it. Any thread. Returns the bytes taken.

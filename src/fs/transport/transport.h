@@ -102,6 +102,12 @@ class TransportHost {
   // sends a reply at SCHED_IDLE (fuse.ring_yield_ns): for the daemon, no
   // member IO outstanding (drive threads asleep). Any thread; a snapshot.
   virtual bool background_idle() const { return true; }
+  // Whether an fsync of file `ino` would wait only for the members'
+  // flushes and one journal batch: nothing large of the file still in
+  // flight. A ring thread then runs a lone caller's FSYNC itself instead
+  // of handing it to a thread that may block (uring_transport.cpp). Any
+  // thread; a snapshot.
+  virtual bool fsync_is_short(uint64_t /*ino*/) const { return false; }
   // Whether the host serves READ and WRITE as calls (run_read/run_write);
   // if not, a ring hands them to libfuse like any other request.
   virtual bool runs_data_calls() const { return false; }
@@ -167,6 +173,8 @@ struct TransportStatus {
   // those that waited over a millisecond for the CPU (reply_yield.h).
   uint64_t ring_yielded_replies = 0;
   uint64_t ring_yield_stalls = 0;
+  // FSYNCs a ring thread ran itself (short, nothing else waiting).
+  uint64_t ring_inline_fsyncs = 0;
 };
 
 class Transport {

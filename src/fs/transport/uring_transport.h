@@ -7,10 +7,13 @@
 //
 // A ring thread runs reads, writes and every request that does not wait
 // for IO itself; the others go to BlockingOps, so no ring thread waits for
-// member IO. It decodes READ and block-aligned WRITE itself and hands them
-// to the host as calls (data_calls.h), answered straight into the entry
-// (DataReplier); everything else goes through libfuse, whose replies from
-// any thread reach their ring by the unique token.
+// member IO, but for a short FSYNC that is the ring's only request (its
+// round's one, nothing else queued): a database's commit, whose hand-off
+// would cost half as much again as its own work (docs/transport.md). It
+// decodes READ and block-aligned WRITE itself and hands them to the host
+// as calls (data_calls.h), answered straight into the entry (DataReplier);
+// everything else goes through libfuse, whose replies from any thread
+// reach their ring by the unique token.
 //
 // Thread rules: as Transport. rings_ is filled once, on the libfuse worker
 // that answers INIT, before started_ is set (release) and before any ring
@@ -69,6 +72,7 @@ class UringTransport final : public SessionIo, public FuseRing::Owner, public Da
   std::vector<std::unique_ptr<FuseRing>> rings_;
   std::atomic<bool> started_{false};
   std::optional<BlockingOps> blocking_;
+  std::atomic<uint64_t> inline_fsyncs_{0};  // ring threads add, status() reads
   std::function<void()> serving_;
   std::atomic<bool> logged_malformed_{false};
 };
