@@ -1,6 +1,7 @@
 #include "thread_team.h"
 
 #include <exception>
+#include <new>
 #include <system_error>
 
 namespace peregrine::graph::detail {
@@ -30,6 +31,8 @@ ThreadTeam::ThreadTeam(uint32_t threads) {
     try {
       helpers_.emplace_back([this, t] { helper_main(t); });
     } catch (const std::system_error&) {
+      break;
+    } catch (const std::bad_alloc&) {
       break;
     }
   }

@@ -211,7 +211,10 @@ TEST(ThreadTeam, RunsOnItsOwnerWhenNoHelperCanStart) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child ended on signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not drop privileges, 3: a helper started, 4: an index not run once";
+  // Where root cannot become another user (a user namespace without it
+  // mapped) there is no limit to try.
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "could not become uid 65534 with RLIMIT_NPROC 1";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: a helper started, 4: an index not run once";
 }
 
 TEST(LargestEntry, FirstNotBelowIsTheFirstSuchIndex) {

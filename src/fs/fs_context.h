@@ -199,11 +199,13 @@ struct FsContext final : TransportHost {
     return thread != nullptr ? thread->submitter : pool.for_this_thread();
   }
   bool runs_data_calls() const override { return true; }
+  // The file's answered writes in flight at most a database's last frames
+  // (not a copy's gigabyte), no tail block for the commit to write back,
+  // and the commit one small batch with no checkpoint due.
   bool fsync_is_short(uint64_t ino) const override {
-    return write_behind.pending_bytes(ino) <= kShortFsyncPendingBytes;
+    return write_behind.pending_bytes(ino) <= kShortFsyncPendingBytes && tails.empty() &&
+           meta.fsync_commit_is_short();
   }
-  // What an fsync run on a ring thread may wait for of the file's answered
-  // writes: a database's last frames, not a copy's gigabyte.
   static constexpr uint64_t kShortFsyncPendingBytes = 1 << 20;
   void run_read(const ReadCall& call) override;
   void run_write(const WriteCall& call) override;

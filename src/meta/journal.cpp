@@ -230,6 +230,17 @@ uint64_t Journal::append(const Txn& txn, bool data_first) {
 }
 
 int Journal::commit(uint64_t target) { return commit_impl(target, false); }
+
+bool Journal::commit_is_short(uint64_t max_bytes) const {
+  MutexLock lk(mu_);
+  if (failed_ != 0 || committing_ || pending_.size() > max_bytes) return false;
+  // As commit_impl decides whether the batch ends in a checkpoint.
+  const uint64_t ring = layout_.journal_size;
+  const uint64_t blen = round_up(kBatchHeaderBytes + pending_.size(), kBlockSize);
+  uint64_t at = pos_.head;
+  if (at % ring + blen > ring) at = round_up(at + 1, ring);
+  return pending_count_ == 0 || (at + blen - pos_.tail) * 100 <= ring * checkpoint_percent_;
+}
 int Journal::checkpoint() { return commit_impl(last_lsn(), true); }
 
 int Journal::commit_impl(uint64_t target, bool force_checkpoint) {

@@ -330,6 +330,12 @@ int Metadata::fsync(Ino ino, bool data_only) {
   return journal_->commit(lsn) == 0 ? 0 : -EIO;
 }
 
+bool Metadata::fsync_commit_is_short() const {
+  // A batch of this much is one write of a few blocks.
+  constexpr uint64_t kShortBatchBytes = 64 << 10;
+  return !opt_.read_only && journal_->commit_is_short(kShortBatchBytes);
+}
+
 int Metadata::sync() {
   if (opt_.read_only) return 0;
   if (write_failed()) return -EIO;

@@ -131,6 +131,10 @@ class Journal {
   // failed (every later commit fails too: the volume needs a remount).
   int commit(uint64_t target);
   int commit_all() { return commit(last_lsn()); }
+  // Whether a commit now would be one batch of at most `max_bytes` of
+  // records, with no other commit under way and no checkpoint due: what
+  // a caller that must not wait long asks before it commits. A snapshot.
+  bool commit_is_short(uint64_t max_bytes) const;
   // Commits everything and writes a checkpoint.
   int checkpoint();
 

@@ -338,6 +338,9 @@ class Metadata {
   // an overwrite in place commits nothing when the file's size and extents
   // are durable already (as ext4's fdatasync skips a times-only change).
   int fsync(Ino ino, bool data_only = false);
+  // Whether an fsync now would commit at most one small journal batch (no
+  // other commit under way, no checkpoint due; Journal::commit_is_short).
+  bool fsync_commit_is_short() const;
   // Options::plant_journal_without_data_flush (tests of the power-cut
   // harness only): the daemon's fsync leaves out its flush before the
   // commit too.

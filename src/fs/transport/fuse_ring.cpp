@@ -177,6 +177,11 @@ void FuseRing::arm_wake() {
   io_uring_sqe_set_data64(sqe, kWakeTag);
 }
 
+void FuseRing::send_queued_replies() {
+  take_commits();
+  io_uring_submit(&ring_);
+}
+
 void FuseRing::take_commits() {
   for (uint32_t e : local_commits_) queue_commit(e);
   local_commits_.clear();

@@ -141,10 +141,15 @@ class FuseRing {
   // 0: never). Any thread, relaxed: a hint for the other rings' placement.
   uint64_t last_busy_round_ns() const { return last_busy_round_ns_.load(std::memory_order_relaxed); }
   // Whether the request the thread is running is the only one of its round
-  // so far and no other request or reply waits for the thread: nothing
-  // queued on this CPU would wait behind it. Ring thread only, inside a
-  // request.
+  // so far, no other has reached the ring since, and no other thread has
+  // pushed a reply for it meanwhile. (Replies other threads will make for
+  // this ring's requests still in flight elsewhere can come while the
+  // request runs, and wait for it.) Ring thread only, inside a request.
   bool alone_in_round() const { return round_requests_ == 1 && !request_ready() && !remote_->has_pushed(); }
+  // Sends every reply the thread has queued (its own and those taken from
+  // other threads), before it runs something that may wait. Ring thread
+  // only.
+  void send_queued_replies();
 
   // Stores a reply (fuse_out_header + arguments, as libfuse writes it) in
   // the entry's buffers and commits it. Any thread. Returns the bytes taken.

@@ -103,10 +103,10 @@ class TransportHost {
   // member IO outstanding (drive threads asleep). Any thread; a snapshot.
   virtual bool background_idle() const { return true; }
   // Whether an fsync of file `ino` would wait only for the members'
-  // flushes and one journal batch: nothing large of the file still in
-  // flight. A ring thread then runs a lone caller's FSYNC itself instead
-  // of handing it to a thread that may block (uring_transport.cpp). Any
-  // thread; a snapshot.
+  // flushes, a little of the file's IO in flight and one small journal
+  // batch. A ring thread then runs an FSYNC that is its only request itself
+  // instead of handing it to a thread that may block (uring_transport.h).
+  // Any thread; a snapshot: the state may change before the fsync runs.
   virtual bool fsync_is_short(uint64_t /*ino*/) const { return false; }
   // Whether the host serves READ and WRITE as calls (run_read/run_write);
   // if not, a ring hands them to libfuse like any other request.

@@ -203,6 +203,7 @@ void UringTransport::run_request(FuseRing& ring, uint32_t, const fuse_buf& buf) 
       // CPU, and its reply's way back cost half as much again as the
       // fsync's own work, and no request waits behind it (docs/transport.md).
       inline_fsyncs_.fetch_add(1, std::memory_order_relaxed);
+      ring.send_queued_replies();  // their callers must not wait for this one
       run_inline(buf, false);
       return;
     }

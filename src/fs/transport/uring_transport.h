@@ -7,8 +7,9 @@
 //
 // A ring thread runs reads, writes and every request that does not wait
 // for IO itself; the others go to BlockingOps, so no ring thread waits for
-// member IO, but for a short FSYNC that is the ring's only request (its
-// round's one, nothing else queued): a database's commit, whose hand-off
+// member IO, but for a short FSYNC (TransportHost::fsync_is_short) that
+// is the ring's only request (its round's one, nothing else queued; the
+// replies queued are sent first): a database's commit, whose hand-off
 // would cost half as much again as its own work (docs/transport.md). It
 // decodes READ and block-aligned WRITE itself and hands them to the host
 // as calls (data_calls.h), answered straight into the entry (DataReplier);
