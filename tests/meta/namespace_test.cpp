@@ -687,5 +687,50 @@ TEST_F(NamespaceTest, StatfsReflectsAllocator) {
   EXPECT_LE(after.files_free, s.files_free);
 }
 
+// fsync_commit_is_short (a ring thread runs such an fsync itself): true
+// while the records pending fit one small batch, false once they outgrow
+// it, and true again after they are committed.
+TEST_F(NamespaceTest, AnFsyncCommitIsShortUntilRecordsPileUp) {
+  EXPECT_TRUE(md->fsync_commit_is_short());
+  mk(kRootIno, "one");
+  EXPECT_TRUE(md->fsync_commit_is_short());
+  int made = 0;
+  while (md->fsync_commit_is_short() && made < 5000) mk(kRootIno, test::cat("a-rather-long-name-for-a-file-", made++).c_str());
+  EXPECT_FALSE(md->fsync_commit_is_short()) << made << " creates";
+  // Each create's records take some hundreds of bytes: 64 KiB is some
+  // hundreds of creates, where the checkpoint would not be due for
+  // thousands more.
+  EXPECT_GT(made, 10) << "a few records already counted as more than a small batch";
+  EXPECT_LT(made, 1000) << "the records outgrew a small batch long before the flip";
+  ASSERT_EQ(md->sync(), 0);
+  EXPECT_TRUE(md->fsync_commit_is_short());
+}
+
+// ... and false when the commit would end in a checkpoint: with the
+// journal checkpointed once 1% of its ring is used, a few batches in.
+TEST(NamespaceCheckpointTest, AnFsyncCommitIsNotShortWhenACheckpointIsDue) {
+  const Geometry g = small_geometry();
+  auto io = new_volume(g);
+  Options o = test::test_options();
+  o.checkpoint_percent = 1;
+  auto md = mount_ok(*io, g, o);
+  ASSERT_NE(md, nullptr);
+  const Cred cred{1000, 1000};
+  int batches = 0;
+  bool due = false;
+  while (!due && batches < 1000) {
+    InodeAttr a;
+    ASSERT_EQ(md->mknod(kRootIno, test::cat("f", batches).c_str(), S_IFREG | 0644, 0, cred, &a), 0);
+    due = !md->fsync_commit_is_short();
+    if (!due) {
+      ASSERT_EQ(md->fsync(a.ino), 0);
+      ++batches;
+    }
+  }
+  EXPECT_TRUE(due) << "no checkpoint due after " << batches << " batches";
+  ASSERT_EQ(md->sync(), 0);  // commits with the checkpoint
+  EXPECT_TRUE(md->fsync_commit_is_short());
+}
+
 }  // namespace
 }  // namespace peregrine::meta
