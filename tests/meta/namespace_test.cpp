@@ -695,7 +695,8 @@ TEST_F(NamespaceTest, AnFsyncCommitIsShortUntilRecordsPileUp) {
   mk(kRootIno, "one");
   EXPECT_TRUE(md->fsync_commit_is_short());
   int made = 0;
-  while (md->fsync_commit_is_short() && made < 5000) mk(kRootIno, test::cat("a-rather-long-name-for-a-file-", made++).c_str());
+  while (md->fsync_commit_is_short() && made < 5000)
+    mk(kRootIno, test::cat("a-rather-long-name-for-a-file-", made++).c_str());
   EXPECT_FALSE(md->fsync_commit_is_short()) << made << " creates";
   // Each create's records take some hundreds of bytes: 64 KiB is some
   // hundreds of creates, where the checkpoint would not be due for

@@ -444,10 +444,11 @@ void FuseRing::run() {
     // Replies made here, or by another thread for a request run here (a
     // blocking-op thread's fsync or truncate, a page-cache store), sent on
     // the CPU their callers sent them from: a caller waiting for one costs
-    // less on this CPU than a halted CPU's wake-up (reply_yield.h). Direct reads and writes only when alone, answered
-    // soon after the wake-up and with no member IO outstanding; every
-    // other kind of round (names, attributes, page-cache IO) whatever its
-    // length, and while the members write back what was answered before.
+    // less on this CPU than a halted CPU's wake-up (reply_yield.h). Direct
+    // reads and writes only when alone, answered soon after the wake-up
+    // and with no member IO outstanding; every other kind of round (names,
+    // attributes, page-cache IO) whatever its length, and while the
+    // members write back what was answered before.
     if (shape_.yield_ns != 0 && round_answered_ + round_handed_back_ != 0) {
       const uint64_t now = monotonic_ns();
       const bool may = !round_direct_data_ || (round_requests_ == 1 && round_answered_ == 1 &&
