@@ -234,12 +234,17 @@ int Journal::commit(uint64_t target) { return commit_impl(target, false); }
 bool Journal::commit_is_short(uint64_t max_bytes) const {
   MutexLock lk(mu_);
   if (failed_ != 0 || committing_ || pending_.size() > max_bytes) return false;
-  // As commit_impl decides whether the batch ends in a checkpoint.
+  return !place_batch(pending_.size(), pending_count_).checkpoint;
+}
+
+Journal::BatchPlace Journal::place_batch(uint64_t payload_bytes, uint32_t count) const {
   const uint64_t ring = layout_.journal_size;
-  const uint64_t blen = round_up(kBatchHeaderBytes + pending_.size(), kBlockSize);
-  uint64_t at = pos_.head;
-  if (at % ring + blen > ring) at = round_up(at + 1, ring);
-  return pending_count_ == 0 || (at + blen - pos_.tail) * 100 <= ring * checkpoint_percent_;
+  BatchPlace p;
+  p.bytes = round_up(kBatchHeaderBytes + payload_bytes, kBlockSize);
+  p.at = pos_.head;
+  if (p.at % ring + p.bytes > ring) p.at = round_up(p.at + 1, ring);  // a batch never wraps
+  p.checkpoint = count > 0 && (p.at + p.bytes - pos_.tail) * 100 > ring * checkpoint_percent_;
+  return p;
 }
 int Journal::checkpoint() { return commit_impl(last_lsn(), true); }
 
@@ -263,11 +268,10 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
     const uint64_t last = pos_.next_lsn - 1;
     pending_count_ = 0;
     pending_first_lsn_ = pos_.next_lsn;
-    const uint64_t ring = layout_.journal_size;
-    const uint64_t blen = round_up(kBatchHeaderBytes + payload.size(), kBlockSize);
-    uint64_t at = pos_.head;
-    if (at % ring + blen > ring) at = round_up(at + 1, ring);
-    const bool ckpt = force_checkpoint || (count > 0 && (at + blen - pos_.tail) * 100 > ring * checkpoint_percent_);
+    const BatchPlace place = place_batch(payload.size(), count);
+    const uint64_t at = place.at;
+    const uint64_t blen = place.bytes;
+    const bool ckpt = force_checkpoint || place.checkpoint;
     // Only the leader changes the salt (checkpoint_done): read under the lock.
     const uint32_t salt = pos_.salt;
     lk.unlock();

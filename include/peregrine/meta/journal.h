@@ -154,6 +154,15 @@ class Journal {
 
  private:
   int commit_impl(uint64_t target, bool force_checkpoint) EXCLUDES(mu_);
+  // Where the next batch, of `payload_bytes` of `count` records, would be
+  // written (journal offset and length), and whether the commit would
+  // write a checkpoint instead (the ring fuller than checkpoint_percent_).
+  struct BatchPlace {
+    uint64_t at = 0;
+    uint64_t bytes = 0;
+    bool checkpoint = false;
+  };
+  BatchPlace place_batch(uint64_t payload_bytes, uint32_t count) const REQUIRES(mu_);
   int write_batch(uint64_t pos, uint64_t first_lsn, uint32_t count, const std::string& payload, uint32_t salt,
                   bool data_first) EXCLUDES(mu_);
   void background_loop(uint32_t interval_ms) EXCLUDES(mu_);
