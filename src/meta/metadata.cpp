@@ -308,7 +308,7 @@ int Metadata::log_all_deferred_times() {
   return 0;
 }
 
-int Metadata::fsync(Ino ino, bool data_only) {
+int Metadata::fsync(Ino ino, bool data_only, bool* flushed_volume) {
   if (opt_.read_only) return 0;     // nothing can be pending
   if (write_failed()) return -EIO;  // what was not durable when the journal failed never will be
   uint64_t lsn;
@@ -327,7 +327,7 @@ int Metadata::fsync(Ino ino, bool data_only) {
       lsn = in->last_lsn;
     }
   }
-  return journal_->commit(lsn) == 0 ? 0 : -EIO;
+  return journal_->commit(lsn, flushed_volume) == 0 ? 0 : -EIO;
 }
 
 bool Metadata::fsync_commit_is_short() const {
