@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <system_error>
 
 namespace peregrine::graph::detail {
 namespace {
@@ -13,7 +14,13 @@ constexpr size_t kStep = 2 << 20;
 }  // namespace
 
 PagePrefaulter::PagePrefaulter(std::vector<std::span<std::byte>> regions) : regions_(std::move(regions)) {
-  thread_ = std::thread([this] { run(); });
+  // Prefaulting only saves the reads time: where no thread can start (a
+  // process limit, no memory for a stack), they fault their pages in
+  // themselves, as ThreadTeam's owner runs alone.
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error&) {
+  }
 }
 
 PagePrefaulter::~PagePrefaulter() {

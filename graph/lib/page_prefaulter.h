@@ -23,7 +23,7 @@ namespace peregrine::graph::detail {
 class PagePrefaulter {
  public:
   // Starts faulting `regions` in, one after another; they must outlive
-  // the prefaulter.
+  // the prefaulter. Where its thread cannot start, it does nothing.
   explicit PagePrefaulter(std::vector<std::span<std::byte>> regions);
   // Stops at the next step, and joins.
   ~PagePrefaulter();

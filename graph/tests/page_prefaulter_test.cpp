@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -40,6 +43,34 @@ TEST(PagePrefaulter, FaultsInEveryPageAndKeepsWhatWasWritten) {
   EXPECT_EQ(a[0], std::byte{0});
   ::munmap(a, kLen);
   ::munmap(b, kLen);
+}
+
+// Where its thread cannot start, the prefaulter does nothing and throws
+// nothing: the reads fault their pages in themselves.
+TEST(PagePrefaulter, DoesNothingWhereItsThreadCannotStart) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to become a user the process limit applies to";
+  constexpr size_t kLen = 1u << 20;
+  auto* a = static_cast<std::byte*>(::mmap(nullptr, kLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(a, MAP_FAILED);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit one{1, 1};
+    if (setrlimit(RLIMIT_NPROC, &one) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    try {
+      PagePrefaulter prefaulter({{a, kLen}});
+      prefaulter.finish();
+    } catch (...) {
+      _exit(3);
+    }
+    _exit(resident(a, kLen) == 0 ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ::munmap(a, kLen);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended on signal " << WTERMSIG(status);
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "could not become uid 65534 with RLIMIT_NPROC 1";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the prefaulter threw, 4: pages were faulted in with no thread";
 }
 
 }  // namespace
