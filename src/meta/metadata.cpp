@@ -336,14 +336,14 @@ bool Metadata::fsync_commit_is_short() const {
   return !opt_.read_only && journal_->commit_is_short(kShortBatchBytes);
 }
 
-int Metadata::sync() {
+int Metadata::sync(bool* flushed_volume) {
   if (opt_.read_only) return 0;
   if (write_failed()) return -EIO;
   {
     WriterLock lk(ns_mu_);
     if (int rc = log_all_deferred_times(); rc != 0) return rc;
   }
-  return journal_->commit_all() == 0 ? 0 : -EIO;
+  return journal_->commit(journal_->last_lsn(), flushed_volume) == 0 ? 0 : -EIO;
 }
 
 int Metadata::checkpoint() {

@@ -347,7 +347,7 @@ class Metadata {
   // harness only): the daemon's fsync leaves out its own flush of the
   // data too.
   bool planted_journal_without_data_flush() const { return opt_.plant_journal_without_data_flush; }
-  int sync();        // everything so far
+  int sync(bool* flushed_volume = nullptr);  // everything so far; *flushed_volume as fsync's
   int checkpoint();  // sync + write a checkpoint now
   // Sets (any time, any thread) what runs whenever metadata is about to
   // be persisted (a journal batch, a checkpoint), after the state it
