@@ -173,14 +173,13 @@ void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
   // carries only what is pending when it starts, and a directory whose
   // own last change is durable would commit nothing. So: the writebacks
   // answered before their IO (their extents are marked written once they
-  // land), then the whole journal with every file's deferred times, then
-  // the drives' caches unless the commit's closing flush did (as op_fsync).
+  // land), the drives' caches, then the whole journal with every file's
+  // deferred times.
   // An answered write that failed on the members since the last such
   // sync is reported here once (its file's fsync reports it too).
   int rc = fs.write_behind.wait_all();
-  bool flushed = false;
-  if (rc == 0) rc = fs.meta.sync(&flushed);
-  if (rc == 0 && !flushed && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
+  if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
+  if (rc == 0) rc = fs.meta.sync();
   fuse_reply_err(req, -rc);
 }
 

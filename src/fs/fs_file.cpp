@@ -136,16 +136,10 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
-  // Every write this file had answered has completed on the members. Make
-  // the metadata durable up to this file's last change (fdatasync: leaving
-  // out times alone), then flush the members' caches, unless the commit
-  // wrote a batch and its closing flush did (it began after this call, and
-  // flushes every drive written since its last flush): one flush, of the
-  // data's and the journal's drives at once, where there were two in turn.
-  // Flushing after the commit is safe: the journal flushes the data a
-  // record marks written before it writes the record (journal.h), and
-  // what else the commit carries (times, an overwrite's nothing) does not
-  // depend on the data.
+  // Every write this file had answered has completed on the members. Flush
+  // the members' caches (an overwrite in place changes no metadata that
+  // would make the journal flush for us), then make the metadata durable
+  // up to this file's last change (fdatasync: leaving out times alone).
   FsContext& fs = context(req);
   // The file's writebacks answered before their IO (write_behind.h) first:
   // their bytes, and the error any of them met. This thread holds no lock
@@ -160,9 +154,8 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) 
   const bool takes_error = writer || !fs.write_open_files.is_open(ino);
   int rc = fs.write_behind.wait_file(ino, takes_error, true);
   if (rc == 0) rc = fs.tails.write_back(ino, fs.sync_io);
-  bool flushed = false;
-  if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0, &flushed);
-  if (rc == 0 && !flushed && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
+  if (rc == 0 && !fs.meta.planted_journal_without_data_flush()) rc = fs.sync_io.flush();
+  if (rc == 0) rc = fs.meta.fsync(ino, datasync != 0);
   fuse_reply_err(req, -rc);
 }
 

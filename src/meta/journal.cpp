@@ -229,7 +229,7 @@ uint64_t Journal::append(const Txn& txn, bool data_first) {
   return lsn;
 }
 
-int Journal::commit(uint64_t target, bool* flushed_volume) { return commit_impl(target, false, flushed_volume); }
+int Journal::commit(uint64_t target) { return commit_impl(target, false); }
 
 bool Journal::commit_is_short(uint64_t max_bytes) const {
   MutexLock lk(mu_);
@@ -246,9 +246,9 @@ Journal::BatchPlace Journal::place_batch(uint64_t payload_bytes, uint32_t count)
   p.checkpoint = count > 0 && (p.at + p.bytes - pos_.tail) * 100 > ring * checkpoint_percent_;
   return p;
 }
-int Journal::checkpoint() { return commit_impl(last_lsn(), true, nullptr); }
+int Journal::checkpoint() { return commit_impl(last_lsn(), true); }
 
-int Journal::commit_impl(uint64_t target, bool force_checkpoint, bool* flushed_volume) {
+int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
   MutexLock lk(mu_);
   for (;;) {
     if (failed_) return failed_;
@@ -293,8 +293,6 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint, bool* flushed_v
       if (count > 0) {
         pos_.head = at + blen;
         ++batches_;
-        // write_batch ended with io_.flush(), begun after this call.
-        if (flushed_volume != nullptr) *flushed_volume = true;
       }
       durable_lsn_ = std::max(durable_lsn_, last);
     }

@@ -308,7 +308,7 @@ int Metadata::log_all_deferred_times() {
   return 0;
 }
 
-int Metadata::fsync(Ino ino, bool data_only, bool* flushed_volume) {
+int Metadata::fsync(Ino ino, bool data_only) {
   if (opt_.read_only) return 0;     // nothing can be pending
   if (write_failed()) return -EIO;  // what was not durable when the journal failed never will be
   uint64_t lsn;
@@ -327,7 +327,7 @@ int Metadata::fsync(Ino ino, bool data_only, bool* flushed_volume) {
       lsn = in->last_lsn;
     }
   }
-  return journal_->commit(lsn, flushed_volume) == 0 ? 0 : -EIO;
+  return journal_->commit(lsn) == 0 ? 0 : -EIO;
 }
 
 bool Metadata::fsync_commit_is_short() const {
@@ -336,14 +336,14 @@ bool Metadata::fsync_commit_is_short() const {
   return !opt_.read_only && journal_->commit_is_short(kShortBatchBytes);
 }
 
-int Metadata::sync(bool* flushed_volume) {
+int Metadata::sync() {
   if (opt_.read_only) return 0;
   if (write_failed()) return -EIO;
   {
     WriterLock lk(ns_mu_);
     if (int rc = log_all_deferred_times(); rc != 0) return rc;
   }
-  return journal_->commit(journal_->last_lsn(), flushed_volume) == 0 ? 0 : -EIO;
+  return journal_->commit_all() == 0 ? 0 : -EIO;
 }
 
 int Metadata::checkpoint() {

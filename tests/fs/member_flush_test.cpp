@@ -99,46 +99,5 @@ TEST_F(MemberFlushTest, FsyncFlushesTheMembersItWroteAndNoOther) {
   EXPECT_TRUE(read_file(volume_->at("f")) == data.substr(0, 2 * kUnit) + block + data.substr(2 * kUnit + 4096));
 }
 
-TEST_F(MemberFlushTest, AnFsyncOrSyncThatJournalsTimesFlushesEachMemberOnce) {
-  ASSERT_NO_FATAL_FAILURE(make_and_mount({"-o", "fuse.cache=direct"}));
-  if (!counts_of(devices_[0]).known) GTEST_SKIP() << "this kernel counts no flushes in /sys/block/*/stat";
-
-  const std::string data = pattern(4 * kUnit, 73);
-  Fd fd(::open(volume_->at("f").c_str(), O_RDWR | O_CREAT, 0644));
-  ASSERT_TRUE(fd.ok()) << std::strerror(errno);
-  ASSERT_TRUE(write_at(fd.get(), data, 0)) << std::strerror(errno);
-  ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
-
-  // Rewritten in place on every member, so the journal's member is one of
-  // them; the fsync journals the new times. The commit's own closing flush
-  // covers the data too: no member is flushed twice (the data's flush
-  // first, then the journal's, would flush the journal's member again).
-  const std::string again = pattern(4 * kUnit, 74);
-  std::vector<DeviceCounts> s0 = snapshot();
-  ASSERT_TRUE(write_at(fd.get(), again, 0)) << std::strerror(errno);
-  ASSERT_EQ(::fsync(fd.get()), 0) << std::strerror(errno);
-  std::vector<DeviceCounts> s1 = snapshot();
-  EXPECT_EQ(expect_flushed_exactly_the_writers(s0, s1, "a rewrite's fsync"), 4);
-  for (size_t i = 0; i < devices_.size(); ++i)
-    EXPECT_EQ(s1[i].flushes - s0[i].flushes, 1u) << "member " << i << " was flushed more than once by one fsync";
-
-  // The same for the volume's sync, an fsync of a directory.
-  const std::string third = pattern(4 * kUnit, 75);
-  ASSERT_TRUE(write_at(fd.get(), third, 0)) << std::strerror(errno);
-  Fd dir(::open(volume_->at("").c_str(), O_RDONLY | O_DIRECTORY));
-  ASSERT_TRUE(dir.ok()) << std::strerror(errno);
-  ASSERT_EQ(::fsync(dir.get()), 0) << std::strerror(errno);
-  std::vector<DeviceCounts> s2 = snapshot();
-  EXPECT_EQ(expect_flushed_exactly_the_writers(s1, s2, "a rewrite, then the volume's sync"), 4);
-  for (size_t i = 0; i < devices_.size(); ++i)
-    EXPECT_EQ(s2[i].flushes - s1[i].flushes, 1u) << "member " << i << " was flushed more than once by one sync";
-
-  dir.reset();
-  fd.reset();
-  ASSERT_EQ(volume_->unmount(), 0);
-  ASSERT_EQ(volume_->mount({}, devices_).code, 0);
-  EXPECT_TRUE(read_file(volume_->at("f")) == third);
-}
-
 }  // namespace
 }  // namespace peregrine::fstest

@@ -707,22 +707,6 @@ TEST_F(NamespaceTest, AnFsyncCommitIsShortUntilRecordsPileUp) {
   EXPECT_TRUE(md->fsync_commit_is_short());
 }
 
-// An fsync that leads a batch says so: the batch's closing flush began
-// after the call, and the caller's data needs no flush of its own. One
-// with nothing to commit says nothing, and flushes nothing.
-TEST_F(NamespaceTest, AnFsyncSaysWhenItsCommitFlushedTheVolume) {
-  const Ino f = mk(kRootIno, "f");
-  const uint64_t before = io->flush_count();
-  bool flushed = false;
-  ASSERT_EQ(md->fsync(f, false, &flushed), 0);
-  EXPECT_TRUE(flushed);
-  EXPECT_EQ(io->flush_count(), before + 1) << "a batch of records that mark no data needs its closing flush only";
-  bool again = false;
-  ASSERT_EQ(md->fsync(f, false, &again), 0);
-  EXPECT_FALSE(again) << "nothing was committed, so nothing was flushed for the caller";
-  EXPECT_EQ(io->flush_count(), before + 1);
-}
-
 // ... and false when the commit would end in a checkpoint: with the
 // journal checkpointed once 1% of its ring is used, a few batches in.
 TEST(NamespaceCheckpointTest, AnFsyncCommitIsNotShortWhenACheckpointIsDue) {

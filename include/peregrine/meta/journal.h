@@ -129,11 +129,7 @@ class Journal {
   uint64_t append(const Txn& txn, bool data_first = false);
   // Blocks until lsn <= target is durable. 0, or -errno once the journal has
   // failed (every later commit fails too: the volume needs a remount).
-  // *flushed_volume (if given) is set when this call led a batch, whose
-  // closing flush of the volume began after the call: every write that
-  // completed before the call is then durable on every member too, and a
-  // caller that needs that (fsync) flushes no more. Else it is left alone.
-  int commit(uint64_t target, bool* flushed_volume = nullptr);
+  int commit(uint64_t target);
   int commit_all() { return commit(last_lsn()); }
   // Whether a commit now would be one batch of at most `max_bytes` of
   // records, with no other commit under way and no checkpoint due: what
@@ -157,7 +153,7 @@ class Journal {
   uint64_t batches_written() const;
 
  private:
-  int commit_impl(uint64_t target, bool force_checkpoint, bool* flushed_volume) EXCLUDES(mu_);
+  int commit_impl(uint64_t target, bool force_checkpoint) EXCLUDES(mu_);
   // Where the next batch, of `payload_bytes` of `count` records, would be
   // written (journal offset and length), and whether the commit would
   // write a checkpoint instead (the ring fuller than checkpoint_percent_).

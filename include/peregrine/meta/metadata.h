@@ -337,17 +337,15 @@ class Metadata {
   // rewrite times still held in memory stay there, so an fdatasync after
   // an overwrite in place commits nothing when the file's size and extents
   // are durable already (as ext4's fdatasync skips a times-only change).
-  // *flushed_volume: as Journal::commit's (set when the commit's own flush
-  // of the volume began after this call).
-  int fsync(Ino ino, bool data_only = false, bool* flushed_volume = nullptr);
+  int fsync(Ino ino, bool data_only = false);
   // Whether an fsync now would commit at most one small journal batch (no
   // other commit under way, no checkpoint due; Journal::commit_is_short).
   bool fsync_commit_is_short() const;
   // Options::plant_journal_without_data_flush (tests of the power-cut
-  // harness only): the daemon's fsync leaves out its own flush of the
-  // data too.
+  // harness only): the daemon's fsync leaves out its flush before the
+  // commit too.
   bool planted_journal_without_data_flush() const { return opt_.plant_journal_without_data_flush; }
-  int sync(bool* flushed_volume = nullptr);  // everything so far; *flushed_volume as fsync's
+  int sync();        // everything so far
   int checkpoint();  // sync + write a checkpoint now
   // Sets (any time, any thread) what runs whenever metadata is about to
   // be persisted (a journal batch, a checkpoint), after the state it
