@@ -377,7 +377,10 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
       }
       if (rc != 0) return rc;
     }
-    if (!keep && off + len > a.size) {
+    // As setattr's: a grown size must not be durable before the zeros a
+    // shrink wrote over the last block's tail.
+    const bool grows = !keep && off + len > a.size;
+    if (grows) {
       a.size = off + len;
       a.mtime_ns = a.ctime_ns = t;
     }
@@ -388,7 +391,7 @@ int Metadata::fallocate(Ino ino, int mode, uint64_t off, uint64_t len) {
       free_unmapped(*alloc_, b.txn);
       return -ENOSPC;
     }
-    return commit_txn(b.finish());
+    return commit_txn(b.finish(), grows);
   }
 }
 

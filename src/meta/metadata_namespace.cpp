@@ -411,6 +411,11 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
   const int64_t t = now();
   TxnBuilder b;
   InodeAttr& a = b.attr(node);
+  // A size grown over a last block whose tail a shrink zeroed in place
+  // (zero_block_tail, after its record) must not be durable before those
+  // zeros: else a crash could show the bytes from before the shrink. The
+  // batch flushes first, as for a write that grows the file.
+  const bool grows = (in.valid & SetAttrIn::kSize) && in.size > a.size;
   if (in.valid & SetAttrIn::kSize) {
     if (node->is_dir()) return -EISDIR;
     if (!node->is_reg()) return -EINVAL;
@@ -454,7 +459,7 @@ int Metadata::setattr(Ino ino, const SetAttrIn& in, InodeAttr* out) {
   else if (in.valid & SetAttrIn::kMtime)
     a.mtime_ns = in.mtime_ns;
   a.ctime_ns = (in.valid & SetAttrIn::kCtime) ? in.ctime_ns : t;
-  if (int rc = commit_txn(b.finish()); rc != 0) return rc;
+  if (int rc = commit_txn(b.finish(), grows); rc != 0) return rc;
   *out = attr_of(*node);
   return 0;
 }

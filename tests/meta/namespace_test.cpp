@@ -2,6 +2,7 @@
 // link counts, unlink/rmdir errors, rename cases, setgid, symlinks,
 // xattrs, readdir cookies, timestamps, unlink of open files, O_TMPFILE
 // inodes, suid/sgid removal.
+#include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -705,6 +706,33 @@ TEST_F(NamespaceTest, AnFsyncCommitIsShortUntilRecordsPileUp) {
   EXPECT_LT(made, 1000) << "the records outgrew a small batch long before the flip";
   ASSERT_EQ(md->sync(), 0);
   EXPECT_TRUE(md->fsync_commit_is_short());
+}
+
+// A size grown by truncate or fallocate may cover a last block whose tail
+// a shrink zeroed in place after its record: the batch that carries the
+// grown size flushes first, so those zeros are durable before it (as for
+// a write that grows the file). A shrink needs no such flush.
+TEST_F(NamespaceTest, ABatchThatGrowsASizeFlushesBeforeItIsWritten) {
+  const Ino f = mk(kRootIno, "f");
+  ASSERT_EQ(md->sync(), 0);
+  SetAttrIn in;
+  in.valid = SetAttrIn::kSize;
+  InodeAttr out;
+  auto flushes_of_sync = [&] {
+    const uint64_t before = io->flush_count();
+    EXPECT_EQ(md->sync(), 0);
+    return io->flush_count() - before;
+  };
+  in.size = 3 * 4096 + 100;
+  ASSERT_EQ(md->setattr(f, in, &out), 0);
+  EXPECT_EQ(flushes_of_sync(), 2u) << "a truncate that grows the file: a flush before the batch and after it";
+  in.size = 4096 + 10;
+  ASSERT_EQ(md->setattr(f, in, &out), 0);
+  EXPECT_EQ(flushes_of_sync(), 1u) << "a shrink: the batch's own flush only";
+  ASSERT_EQ(md->fallocate(f, 0, 0, 8 * 4096), 0);
+  EXPECT_EQ(flushes_of_sync(), 2u) << "a fallocate that grows the file";
+  ASSERT_EQ(md->fallocate(f, FALLOC_FL_KEEP_SIZE, 8 * 4096, 4 * 4096), 0);
+  EXPECT_EQ(flushes_of_sync(), 1u) << "a fallocate that keeps the size";
 }
 
 // ... and false when the commit would end in a checkpoint: with the

@@ -124,8 +124,10 @@ class Journal {
   void start_background(uint32_t interval_ms);
   void stop_background();
 
-  // data_first: the record counts bytes of data writes (a size grown by a
-  // write), which the batch flushes to the media before it is written.
+  // data_first: the record counts on bytes of data writes that completed
+  // before it (a size grown by a write; one grown by truncate or fallocate
+  // over a tail a shrink zeroed in place), which the batch flushes to the
+  // media before it is written.
   uint64_t append(const Txn& txn, bool data_first = false);
   // Blocks until lsn <= target is durable. 0, or -errno once the journal has
   // failed (every later commit fails too: the volume needs a remount).
