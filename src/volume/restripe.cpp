@@ -424,8 +424,9 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
   if (Status s = copies.write_all(sb, added_first(n_old, n_new)); !s) return s;
 
   const RestripeMap map = map_of(sb);
-  // Every unit is read as data: the holes of a member in use change under
-  // any plan made in advance.
+  // The holes of a member in use change under any plan made in advance:
+  // each window's are looked for once it is closed (find_window_holes), so
+  // a sparse member's holes are neither read nor filled with zeros.
   RestripeMover mover(map, members, std::max<uint64_t>(max_window_bytes / sb.stripe_unit, 1),
                       /*skip_holes=*/false);
   if (Status s = mover.plan(0); !s) return s;
@@ -437,10 +438,18 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
     if (hooks.stop_requested && hooks.stop_requested())
       return Status::error(ECANCELED, "stopped with " + std::to_string(cursor) + " of " + std::to_string(map.end()) +
                                           " stripe units moved");
-    const uint64_t end = mover.window_end(cursor);
-    mover.set_gentle(hooks.volume_busy && hooks.volume_busy());
+    // Busy: the volume's requests wait on at most one window's units.
+    // Idle: a reach of kHoleReach windows is closed, its holes found, and
+    // up to one window of data moved from it, so a sparse volume moves in
+    // few windows (each costs a sync of every member and a cursor).
+    const bool busy = hooks.volume_busy && hooks.volume_busy();
+    mover.set_gentle(busy);
+    uint64_t end = busy ? mover.window_end(cursor) : mover.reach_end(cursor);
     hooks.close_window(cursor, end);
-    Status moved = mover.read(0, cursor, end);
+    Status moved = mover.find_window_holes(cursor, end);
+    // Never past what was closed: beyond it the holes are not known.
+    if (moved) end = std::min(end, mover.window_end(cursor));
+    if (moved) moved = mover.read(0, cursor, end);
     if (moved) moved = mover.write(0, cursor, end, nullptr);
     if (moved) {
       next.restripe_cursor = end;
@@ -456,11 +465,13 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
     hooks.open_window(end);
     cursor = end;
     ++r.windows;
-    if (hooks.progress) hooks.progress(mover.data_bytes(), mover.total_data_bytes());
+    // total_data_bytes() counts every unit here: holes are known a window at a time.
+    if (hooks.progress) hooks.progress(mover.data_bytes() + mover.hole_bytes(), mover.total_data_bytes());
     if (hooks.pace) hooks.pace();
   }
   r.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.data_bytes = mover.data_bytes();
+  r.hole_bytes = mover.hole_bytes();
   if (hooks.committing) hooks.committing();
   if (Status s = copies.write_all(*done, added_first(n_old, n_new)); !s) return s;
   describe_volume(sb, members, r);

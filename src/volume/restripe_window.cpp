@@ -81,7 +81,7 @@ Status RestripeMover::for_members(uint32_t n, const std::function<Status(uint32_
 }
 
 bool RestripeMover::is_hole(uint64_t u) const {
-  if (!skip_holes_) return false;
+  if (!skip_holes_ && (u < holes_begin_ || u >= holes_end_)) return false;
   const RestripeMap::Place p = map_.old_place(u);
   const std::vector<CopyRange>& segs = segments_[p.member];
   auto it = std::upper_bound(segs.begin(), segs.end(), p.offset,
@@ -118,6 +118,27 @@ Status RestripeMover::plan(uint64_t cursor) {
       next_row = std::max(next_row, r1);
     }
   }
+  return Status::ok();
+}
+
+Status RestripeMover::find_window_holes(uint64_t begin, uint64_t end) {
+  holes_begin_ = holes_end_ = 0;
+  // Per old member, the span of the window's old places on it.
+  std::vector<uint64_t> lo(map_.old_count, UINT64_MAX), hi(map_.old_count, 0);
+  for (uint64_t u = std::max<uint64_t>(begin, map_.old_count); u < end; ++u) {
+    const RestripeMap::Place p = map_.old_place(u);
+    lo[p.member] = std::min(lo[p.member], p.offset);
+    hi[p.member] = std::max(hi[p.member], p.offset + map_.unit);
+  }
+  segments_.assign(map_.old_count, {});
+  for (uint32_t m = 0; m < map_.old_count; ++m) {
+    if (lo[m] >= hi[m]) continue;
+    auto segs = data_segments(members_[m], lo[m], hi[m]);
+    if (!segs) return segs.status();
+    segments_[m] = std::move(*segs);
+  }
+  holes_begin_ = begin;
+  holes_end_ = end;
   return Status::ok();
 }
 

@@ -29,8 +29,9 @@ class RestripeMover {
   // `max_units`: the units of data a window holds in memory (each of the
   // two buffers); holes take no buffer, so a window of a sparse member
   // reaches over up to kHoleReach times as many units.
-  // `skip_holes` false: every unit is read and written as data, for a
-  // volume in use, whose holes plan() could not see being filled.
+  // `skip_holes` false: for a volume in use, whose holes plan() could not
+  // see being filled: every unit is data unless find_window_holes() found
+  // it a hole once its window was closed.
   RestripeMover(const RestripeMap& map, const std::vector<MemberFile>& members, uint64_t max_units,
                 bool skip_holes = true);
   // Gentle: one member at a time and one stripe unit per transfer, so that
@@ -48,6 +49,17 @@ class RestripeMover {
   // overwrites moved units), with at most max_units units of data.
   // REQUIRES: plan().
   uint64_t window_end(uint64_t cursor) const;
+  // The furthest a window starting at `cursor` may reach, holes or not:
+  // what a mover of a volume in use closes before find_window_holes(), to
+  // then move up to window_end(cursor) of it.
+  uint64_t reach_end(uint64_t cursor) const { return map_.window_end(cursor, max_units_ * kHoleReach); }
+
+  // For a mover made with `skip_holes` false: finds which units of [begin,
+  // end) are holes at their old places, which read() and write() of that
+  // window then skip and zero, as plan() does for a whole volume at rest.
+  // REQUIRES: nothing writes to those old places until the window's write()
+  // returns (the window is closed and its writes in flight are done).
+  Status find_window_holes(uint64_t begin, uint64_t end);
 
   // Reads the sources of units [begin, end) into buffer `slot` (0 or 1).
   // REQUIRES: plan(), end <= window_end(begin).
@@ -70,13 +82,15 @@ class RestripeMover {
   const std::vector<MemberFile>& members_;
   uint64_t max_units_;
   bool skip_holes_;
+  // The units whose holes segments_ knows when !skip_holes_ (find_window_holes).
+  uint64_t holes_begin_ = 0, holes_end_ = 0;
   bool gentle_ = false;
   // fn(m) for each member m < n: on a thread each, or one after the other (gentle).
   Status for_members(uint32_t n, const std::function<Status(uint32_t)>& fn) const;
   AlignedBuffer buf_[2];
   std::vector<uint64_t> place_[2];  // [u - begin]: the unit's offset in buf_[slot] (data units)
   AlignedBuffer zeros_;
-  std::vector<std::vector<CopyRange>> segments_;  // per old member: its data segments
+  std::vector<std::vector<CopyRange>> segments_;  // per old member: its data segments (or the window's)
   uint64_t total_ = 0, data_ = 0, holes_ = 0;
 };
 
