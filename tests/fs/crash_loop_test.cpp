@@ -25,7 +25,8 @@
 // at a 512-byte or 4 KiB boundary, from the seed. Both cache modes.
 //
 // PEREGRINE_CRASH_ROUNDS (default 20; power cuts: PEREGRINE_POWER_CUT_ROUNDS,
-// default 125) and PEREGRINE_CRASH_SEED (default: from the clock; printed)
+// default 64, so 128 a cache mode over the two transports' runs, each with
+// a seed of its own) and PEREGRINE_CRASH_SEED (default: from the clock; printed)
 // make a longer run and a reproduction; tools/crash-loop wraps them.
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -326,7 +327,7 @@ class CrashLoopTest : public ::testing::Test {
 // deletes, reuses and fsyncs at every kill point.
 void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool trimmer, bool power_cut) {
   const uint64_t rounds =
-      power_cut ? env_u64("PEREGRINE_POWER_CUT_ROUNDS", 125) : env_u64("PEREGRINE_CRASH_ROUNDS", 20);
+      power_cut ? env_u64("PEREGRINE_POWER_CUT_ROUNDS", 64) : env_u64("PEREGRINE_CRASH_ROUNDS", 20);
   const uint64_t seed = crash_seed("crash loop", rounds);
   Volume v(4, "64M");
   ASSERT_EQ(v.mkfs().code, 0);
@@ -430,7 +431,7 @@ void CrashLoopTest::crash_loop(const std::vector<std::string>& options, bool tri
                 static_cast<unsigned long long>(cuts.kept), static_cast<unsigned long long>(cuts.lost),
                 static_cast<unsigned long long>(cuts.torn));
     // A harness that never loses anything tests nothing (asked of runs long
-    // enough to lose something: CI's 125 cuts lost or tore 40 to 70 writes;
+    // enough to lose something: 125 cuts lost or tore 40 to 70 writes;
     // a short tools/crash-loop run may lose none).
     if (cut_rounds >= 50) {
       EXPECT_GT(cuts.lost + cuts.torn, 0u);
