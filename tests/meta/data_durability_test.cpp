@@ -142,6 +142,98 @@ TEST(DataDurability, WrittenBlocksNeverShowStaleBytesAtAnyCrashPoint) {
   EXPECT_EQ(checked, kModes * static_cast<int>(full.writes + 1));
 }
 
+// A shrink zeroes the tail of the last block it keeps in place, after its
+// record (fs zero_block_tail: a data write the journal does not know of);
+// a truncate or fallocate that grows the file again then reaches over that
+// tail. Whatever the crash point, and with the device keeping any subset of
+// its unflushed writes, an image in which the grown size is durable must
+// read the tail as zeros, never as the bytes from before the shrink. The
+// commit after the grow is the background committer's (sync: no flush of
+// the daemon's before it), so only the batch itself can order them.
+enum class Grow { kTruncate, kFallocate };
+constexpr uint64_t kShrunk = B + 10;
+constexpr uint64_t kGrown = 3 * B;
+
+uint64_t shrink_then_grow(MemoryVolumeIo& io, const Geometry& g, Grow how) {
+  auto md = mount_ok(io, g, opts());
+  if (!md) return 0;
+  InodeAttr f;
+  EXPECT_EQ(md->create(kRootIno, "f", 0644, Cred{}, &f), 0);
+  write_file(*md, io, f.ino, 0, 2 * B);
+  EXPECT_EQ(md->sync(), 0);
+  SetAttrIn in;
+  in.valid = SetAttrIn::kSize;
+  in.size = kShrunk;
+  InodeAttr out;
+  EXPECT_EQ(md->setattr(f.ino, in, &out), 0);
+  // zero_block_tail's write, as the fs layer makes it.
+  std::vector<Segment> segs;
+  EXPECT_EQ(md->map_read(f.ino, B, kShrunk - B, &segs), 0);
+  if (segs.size() == 1 && segs[0].kind == Segment::kData) {
+    peregrine::AlignedBuffer block(B);
+    const uint64_t vol_block = segs[0].vol_off - (segs[0].file_off - B);
+    EXPECT_EQ(io.read(vol_block, block.span()), 0);
+    std::memset(block.data() + (kShrunk - B), 0, B - (kShrunk - B));
+    EXPECT_EQ(io.write(vol_block, block.span()), 0);
+  } else {
+    ADD_FAILURE() << "the kept last block is not mapped";
+  }
+  if (how == Grow::kTruncate) {
+    in.size = kGrown;
+    EXPECT_EQ(md->setattr(f.ino, in, &out), 0);
+  } else {
+    EXPECT_EQ(md->fallocate(f.ino, 0, 0, kGrown), 0);
+  }
+  md->sync();  // fails once the crash point has passed
+  md->unmount();
+  return io.write_count();
+}
+
+void expect_grown_tail_zero(MemoryVolumeIo& img, const Geometry& g) {
+  auto md = mount_ok(img, g, opts());
+  ASSERT_NE(md, nullptr);
+  InodeAttr a;
+  if (md->lookup(kRootIno, "f", &a) != 0 || a.size <= 2 * B) return;  // before the grow, or the shrink
+  ASSERT_EQ(a.size, kGrown);
+  std::vector<Segment> segs;
+  ASSERT_EQ(md->map_read(a.ino, B, B, &segs), 0);
+  std::string got(B, '\0');
+  for (const Segment& s : segs) {
+    if (s.kind != Segment::kData) continue;
+    peregrine::AlignedBuffer buf(s.len);
+    ASSERT_EQ(img.read(s.vol_off, buf.span()), 0);
+    std::memcpy(got.data() + (s.file_off - B), buf.data(), s.len);
+  }
+  std::byte want_head[B];
+  fill(want_head, a.ino, 1);
+  EXPECT_EQ(std::memcmp(got.data(), want_head, kShrunk - B), 0) << "the bytes the shrink kept";
+  EXPECT_EQ(got.find_first_not_of('\0', kShrunk - B), std::string::npos)
+      << "the grown size is durable, but the tail the shrink zeroed holds older bytes";
+}
+
+TEST(DataDurability, ASizeGrownOverAShrunkTailReadsItsZerosAtAnyCrashPoint) {
+  const Geometry g = small_geometry();
+  for (Grow how : {Grow::kTruncate, Grow::kFallocate}) {
+    auto clean = new_volume(g);
+    const uint64_t writes = shrink_then_grow(*clean, g, how);
+    ASSERT_GT(writes, 4u);
+    constexpr int kModes = 18;  // all landed, unflushed lost, 16 reorderings
+    for (uint64_t k = 0; k <= writes; ++k) {
+      for (int mode = 0; mode < kModes; ++mode) {
+        SCOPED_TRACE(std::string(how == Grow::kTruncate ? "truncate" : "fallocate") + ": crash after write " +
+                     std::to_string(k) + " mode " + std::to_string(mode));
+        auto io = new_volume(g);
+        io->crash_after_writes(k);
+        shrink_then_grow(*io, g, how);
+        const Policy p = mode == 0 ? Policy::kAllLanded : mode == 1 ? Policy::kUnflushedLost : Policy::kRandomUnflushed;
+        auto img = io->crash_image(p, static_cast<uint64_t>(mode));
+        expect_grown_tail_zero(*img, g);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // Rewrites of written blocks defer their mtime/ctime record (at most one
 // per file per commit interval); fsync and sync must still make the newest
 // timestamps durable, and without them a crash keeps the older ones.
