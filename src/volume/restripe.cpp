@@ -444,6 +444,7 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
     // few windows (each costs a sync of every member and a cursor).
     const bool busy = hooks.volume_busy && hooks.volume_busy();
     mover.set_gentle(busy);
+    mover.forget_window_holes();  // the last window's, found while it was closed
     uint64_t end = busy ? mover.window_end(cursor) : mover.reach_end(cursor);
     hooks.close_window(cursor, end);
     Status moved = mover.find_window_holes(cursor, end);

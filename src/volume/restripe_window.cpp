@@ -1,5 +1,7 @@
 #include "restripe_window.h"
 
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -13,6 +15,19 @@
 
 namespace peregrine {
 namespace {
+
+// Whether SEEK_DATA on this member tells data written a moment ago (done,
+// not synced) from a hole: ext4, XFS, btrfs and tmpfs do (delayed
+// allocation counts as data); some filesystems have reported holes over
+// dirty data (OpenZFS before 2.1.14 / 2.2.2), so elsewhere a volume in use
+// has no holes. A block device has none anyway.
+bool holes_trusted_while_written(const MemberFile& m) {
+  if (m.info().is_block_device) return false;
+  struct statfs fs {};
+  if (::fstatfs(m.fd(), &fs) != 0) return false;
+  const long t = static_cast<long>(fs.f_type);
+  return t == EXT4_SUPER_MAGIC || t == XFS_SUPER_MAGIC || t == BTRFS_SUPER_MAGIC || t == TMPFS_MAGIC;
+}
 
 Status io_error(const MemberFile& m, const char* what, uint64_t offset, int err) {
   return Status::error(err, "member " + m.info().path + ": cannot " + what + " at offset " + std::to_string(offset) +
@@ -130,9 +145,15 @@ Status RestripeMover::find_window_holes(uint64_t begin, uint64_t end) {
     lo[p.member] = std::min(lo[p.member], p.offset);
     hi[p.member] = std::max(hi[p.member], p.offset + map_.unit);
   }
+  if (holes_trusted_.empty())
+    for (uint32_t m = 0; m < map_.old_count; ++m) holes_trusted_.push_back(holes_trusted_while_written(members_[m]));
   segments_.assign(map_.old_count, {});
   for (uint32_t m = 0; m < map_.old_count; ++m) {
     if (lo[m] >= hi[m]) continue;
+    if (!holes_trusted_[m]) {
+      segments_[m].push_back({lo[m], hi[m]});
+      continue;
+    }
     auto segs = data_segments(members_[m], lo[m], hi[m]);
     if (!segs) return segs.status();
     segments_[m] = std::move(*segs);

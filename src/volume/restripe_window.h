@@ -59,7 +59,11 @@ class RestripeMover {
   // window then skip and zero, as plan() does for a whole volume at rest.
   // REQUIRES: nothing writes to those old places until the window's write()
   // returns (the window is closed and its writes in flight are done).
+  // Only on filesystems whose SEEK_DATA is known to see writes just done
+  // (ext4, XFS, btrfs, tmpfs); other members' units are all data.
   Status find_window_holes(uint64_t begin, uint64_t end);
+  // Forgets the holes found: the window is open again, and may be written.
+  void forget_window_holes() { holes_begin_ = holes_end_ = 0; }
 
   // Reads the sources of units [begin, end) into buffer `slot` (0 or 1).
   // REQUIRES: plan(), end <= window_end(begin).
@@ -84,6 +88,7 @@ class RestripeMover {
   bool skip_holes_;
   // The units whose holes segments_ knows when !skip_holes_ (find_window_holes).
   uint64_t holes_begin_ = 0, holes_end_ = 0;
+  std::vector<bool> holes_trusted_;  // per old member: its filesystem's SEEK_DATA sees fresh writes
   bool gentle_ = false;
   // fn(m) for each member m < n: on a thread each, or one after the other (gentle).
   Status for_members(uint32_t n, const std::function<Status(uint32_t)>& fn) const;
