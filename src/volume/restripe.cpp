@@ -15,6 +15,7 @@
 #include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/assembly.h"
+#include "peregrine/volume/copy_restore.h"
 #include "peregrine/volume/member_lock.h"
 #include "peregrine/volume/member_superblocks.h"
 #include "peregrine/volume/size_text.h"
@@ -356,6 +357,14 @@ Expected<RestripeResult> restripe_volume(const RestripeOptions& o) {
     // volume now counts the added members too.
     vol = Status::error(0, "");
     if (auto done = assemble(all, MemberFile::Mode::read_only); done && !done->superblock.restriping()) {
+      if (!done->damaged_copies.empty()) {
+        // The commit's last copy, torn by a power cut: this run finishes
+        // the commit by restoring it (the volume assembled without it).
+        done = Status::error(0, "");
+        if (Status s = restore_damaged_copies(all, o.note); !s) return s;
+        done = assemble(all, MemberFile::Mode::read_only);
+        if (!done) return done.status();
+      }
       result.already_done = true;
       result.volume_uuid = done->superblock.volume_uuid;
       result.new_count = done->superblock.member_count();

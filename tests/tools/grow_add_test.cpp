@@ -22,6 +22,7 @@
 #include <filesystem>
 
 #include "fs_test_util.h"
+#include "peregrine/volume/superblock.h"
 #include "power_cut_util.h"
 
 namespace peregrine::fstest {
@@ -218,6 +219,31 @@ TEST(GrowAddKilled, DuringTheMoveThenARerunFinishes) {
   ASSERT_EQ(r.code, 0) << r.describe();
   EXPECT_EQ(describe_tree_difference(before.tree, mount_and_read(v, all).tree), "");
   expect_fsck_clean(all);
+}
+
+// The commit's last write is an old member's backup superblock copy: a
+// power cut that tears it leaves a volume that mounts (the primary is
+// whole) with that copy damaged. The rerun finds the restripe done and
+// finishes the commit by restoring the copy, so fsck finds nothing.
+TEST(GrowAddTornLastCopy, TheRerunRestoresItAndSaysSo) {
+  if (std::string why = mount_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  Volume v(2, "64M");
+  const Mounted before = populate(v, 8 << 20);
+  const std::vector<std::string> news = {v.dir() + "/new0"};
+  const auto all = plus(v.members(), news);
+  ASSERT_EQ(grow_add(v.members(), news).code, 0);
+  {
+    const int fd = ::open(v.members()[1].c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "torn", 4, kBackupSuperblockOffset + 100), 4);
+    ::close(fd);
+  }
+  RunResult r = grow_add(v.members(), news);
+  ASSERT_EQ(r.code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "nothing to do")) << r.out;
+  EXPECT_TRUE(contains(r.err, "member " + v.members()[1] + ": backup superblock restored from the primary")) << r.err;
+  expect_fsck_clean(all);
+  EXPECT_EQ(describe_tree_difference(before.tree, mount_and_read(v, all).tree), "");
 }
 
 // Power cuts inside grow --add: its member writes go through the power-cut

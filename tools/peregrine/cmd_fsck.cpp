@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "peregrine/fs/volume_runtime.h"
 #include "peregrine/meta/fsck.h"
+#include "peregrine/volume/copy_restore.h"
 #include "peregrine/volume/member_superblocks.h"
 
 namespace po = boost::program_options;
@@ -104,17 +105,13 @@ int cmd_fsck(int argc, char** argv) {
     std::printf("%s\n", d.problem.c_str());
     if (no_change) continue;
     const char* copy = d.offset == kPrimarySuperblockOffset ? "primary" : "backup";
-    const char* from = d.offset == kPrimarySuperblockOffset ? "backup" : "primary";
-    if (Status s = write_durable_superblock_copy(vol.members[d.member_index], vol.member_superblocks[d.member_index],
-                                                 d.offset);
-        !s) {
+    if (Status s = restore_superblock_copy(vol, d); !s) {
       std::printf("restoring the %s superblock failed: %s\n", copy, s.message().c_str());
       operational_error = true;
       continue;
     }
     ++fixed;
-    std::printf("member %s: %s superblock restored from the %s\n", vol.members[d.member_index].info().path.c_str(),
-                copy, from);
+    std::printf("%s\n", describe_restored_copy(vol, d).c_str());
   }
   // Not a problem: the volume is consistent at the smaller size, and only
   // `peregrine grow` finishes it (fsck does not guess the member sizes).
