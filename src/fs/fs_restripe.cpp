@@ -284,10 +284,21 @@ void OnlineRestripe::run() {
     if (!before_first) windows_.fetch_add(1, std::memory_order_relaxed);
     before_first = false;
   };
+  // Tests only: "fail-cursor:W" fails window W's cursor once every copy
+  // holds it, as a drive whose sync fails after the write landed.
+  uint64_t fail_cursor_of = UINT64_MAX, cursors = 0;
+  if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("fail-cursor:")) {
+    fail_cursor_of = std::strtoull(stop + 12, nullptr, 10);
+    hooks.cursor_written = [&]() -> Status {
+      if (cursors++ != fail_cursor_of) return Status::ok();
+      return Status::error(EIO, "TEST ONLY: the cursor of window " + std::to_string(fail_cursor_of) + " failed");
+    };
+  }
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.
   int stop_at = 0, stop_at_commit = 0, last_step = 0, commit_base = -1;
-  if (const char* stop = test_hook(kStopEnv); stop != nullptr && give_up_after == UINT64_MAX) {
+  if (const char* stop = test_hook(kStopEnv);
+      stop != nullptr && give_up_after == UINT64_MAX && fail_cursor_of == UINT64_MAX) {
     const std::string hook(stop);
     if (hook.starts_with("commit:"))
       stop_at_commit = std::atoi(hook.c_str() + 7);

@@ -464,11 +464,22 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
     if (moved) {
       next.restripe_cursor = end;
       moved = copies.write_all(next, index_order(n_new), /*parallel=*/true);
+      if (moved && hooks.cursor_written) moved = hooks.cursor_written();
+      if (!moved) {
+        // Any copy may say `end` now (a sync can fail after its write
+        // landed), and the window is served from its old places again: a
+        // rerun resuming from `end` would lose what is written there from
+        // now on. Every copy says `cursor` again, so it copies the window
+        // anew.
+        next.restripe_cursor = cursor;
+        if (Status back = copies.write_all(next, index_order(n_new), /*parallel=*/true); !back)
+          moved = Status::error(moved.errnum(), moved.message() + "; setting the cursor back failed too (" +
+                                                    back.message() + ")");
+      }
     }
     if (!moved) {
       // The window's old places are intact (a window overwrites only
-      // units moved before it), and copies that say `end` are as right as
-      // those that say `cursor`: serve it from where it was.
+      // units moved before it): serve it from where it was.
       hooks.open_window(cursor);
       return moved;
     }

@@ -399,6 +399,41 @@ TEST_F(OnlineRestripe, GivenUpPartWayTheMountServesAndRefusesOtherChanges) {
   EXPECT_EQ(first_difference(want), "") << "after the offline command finished the restripe";
 }
 
+// A window's cursor that fails after every copy holds it (a sync failing
+// after its write landed): the window is served from its old places
+// again, so every copy must say so, or the offline command would resume
+// past what is written there afterwards. Window 12 lies inside the file
+// "before" (the windows before it hold the metadata area's blocks and its
+// holes); window 3 or 5 would not show the loss.
+TEST_F(OnlineRestripe, AFailedCursorIsSetBackSoTheOfflineCommandCopiesTheWindowAnew) {
+  ASSERT_EQ(v_->unmount(), 0);
+  ::setenv(kStopEnv, "fail-cursor:12", 1);
+  RunResult m = v_->mount();
+  ::unsetenv(kStopEnv);
+  ASSERT_EQ(m.code, 0) << m.describe();
+  RunResult r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "the cursor of window 12 failed")) << r.err;
+  const nlohmann::json st = restripe_stats();
+  ASSERT_TRUE(st.is_object());
+  EXPECT_EQ(st["state"], "stopped");
+  EXPECT_EQ(st["windows"], 12) << st.dump();
+  // Rewritten in place, so the new bytes land where the old ones were,
+  // the failed window among them.
+  const std::string now = pattern(before_bytes_, 21);
+  {
+    const int fd = ::open(v_->at("before").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    EXPECT_TRUE(write_at(fd, now, 0));
+    EXPECT_EQ(::fsync(fd), 0);
+    ::close(fd);
+  }
+  ASSERT_EQ(v_->unmount(), 0);
+  wait_members_released(all());
+  finish_offline_and_mount();
+  EXPECT_TRUE(read_file(v_->at("before")) == now) << "written after the failed cursor, then restriped offline";
+}
+
 // A block device joins: a loop device whose first megabyte holds junk,
 // with writers running.
 TEST_F(OnlineRestripe, ALoopDeviceJoinsTheMountedVolumeWhileWritten) {

@@ -118,6 +118,9 @@ struct OnlineRestripeHooks {
   // `committing` runs right before the commit's first copy.
   std::function<void(int step)> after_step;
   std::function<void()> committing;
+  // Tests only: runs once a window's cursor is in every copy; an error
+  // from it is handled as one from writing the copies (a failing drive).
+  std::function<Status()> cursor_written;
 };
 
 // The record, the windows and the commit over `members` (all N + k, in
