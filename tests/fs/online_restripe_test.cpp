@@ -91,6 +91,15 @@ class OnlineRestripe : public ::testing::Test {
     EXPECT_EQ(f.code, 0) << f.describe();
     ASSERT_EQ(v_->mount({}, all()).code, 0);
   }
+  // Remounts with the test hook kStopEnv=`hook` in the daemon's
+  // environment.
+  void remount_with_hook(const std::string& hook) {
+    ASSERT_EQ(v_->unmount(), 0);
+    ::setenv(kStopEnv, hook.c_str(), 1);
+    RunResult m = v_->mount();
+    ::unsetenv(kStopEnv);
+    ASSERT_EQ(m.code, 0) << m.describe();
+  }
   // The daemon's "engine" statistics: the settings in effect.
   nlohmann::json engine_stats() {
     RunResult j = run({peregrine_bin(), "stats", "--json", v_->mountpoint()});
@@ -241,11 +250,7 @@ TEST_P(OnlineRestripeStopped, AtACopyTheVolumeIsOldOrTheOfflineCommandFinishesIt
   const std::string hook = GetParam();
   const bool in_commit = hook.starts_with("commit:");
   const int step = in_commit ? 0 : std::atoi(hook.c_str());
-  ASSERT_EQ(v_->unmount(), 0);
-  ::setenv(kStopEnv, hook.c_str(), 1);
-  RunResult m = v_->mount();
-  ::unsetenv(kStopEnv);
-  ASSERT_EQ(m.code, 0) << m.describe();
+  ASSERT_NO_FATAL_FAILURE(remount_with_hook(hook));
   RunResult r = add_online();
   EXPECT_EQ(r.code, 1) << r.describe();
   reap_stopped_daemon(*v_, all());
@@ -359,11 +364,7 @@ TEST_F(OnlineRestripe, UnmountedWhileMovingTheOfflineCommandFinishes) {
 // refuses every other change of its member list with a reason, unmounts
 // cleanly, and the offline command finishes what it left.
 TEST_F(OnlineRestripe, GivenUpPartWayTheMountServesAndRefusesOtherChanges) {
-  ASSERT_EQ(v_->unmount(), 0);
-  ::setenv(kStopEnv, "give-up:2", 1);
-  RunResult m = v_->mount();
-  ::unsetenv(kStopEnv);
-  ASSERT_EQ(m.code, 0) << m.describe();
+  ASSERT_NO_FATAL_FAILURE(remount_with_hook("give-up:2"));
   RunResult r = add_online();
   EXPECT_EQ(r.code, 1) << r.describe();
   EXPECT_TRUE(contains(r.err, "the restripe stopped")) << r.err;
@@ -406,11 +407,7 @@ TEST_F(OnlineRestripe, GivenUpPartWayTheMountServesAndRefusesOtherChanges) {
 // "before" (the windows before it hold the metadata area's blocks and its
 // holes); window 3 or 5 would not show the loss.
 TEST_F(OnlineRestripe, AFailedCursorIsSetBackSoTheOfflineCommandCopiesTheWindowAnew) {
-  ASSERT_EQ(v_->unmount(), 0);
-  ::setenv(kStopEnv, "fail-cursor:12", 1);
-  RunResult m = v_->mount();
-  ::unsetenv(kStopEnv);
-  ASSERT_EQ(m.code, 0) << m.describe();
+  ASSERT_NO_FATAL_FAILURE(remount_with_hook("fail-cursor:12"));
   RunResult r = add_online();
   EXPECT_EQ(r.code, 1) << r.describe();
   EXPECT_TRUE(contains(r.err, "the cursor of window 12 failed")) << r.err;
