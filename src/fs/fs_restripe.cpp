@@ -83,6 +83,7 @@ RestripeIoctl OnlineRestripe::status() const {
   r.rate_limit_bytes = rate_;
   r.old_data_area = old_data_area_;
   r.new_data_area = new_data_area_;
+  r.hole_bytes = hole_bytes_;
   if (started_ns_ != 0) r.elapsed_ms = ((finished_ns_ != 0 ? finished_ns_ : monotonic_ns()) - started_ns_) / 1000000;
   size_t at = 0;
   // This restripe's members: the highest indices, from old_count_ on.
@@ -213,6 +214,7 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     done_bytes_.store(0, std::memory_order_relaxed);
     windows_.store(0, std::memory_order_relaxed);
     old_data_area_ = md_.data_size();
+    hole_bytes_ = 0;
   }
   busy_.store(true, std::memory_order_release);
   std::string names;
@@ -311,7 +313,8 @@ void OnlineRestripe::run() {
     hooks.committing = [&] { commit_base = last_step; };
   }
   windows_.store(0);
-  auto committed = run_online_restripe(vr_.volume.members, *start_, kWindowBytes, hooks);
+  RestripeResult moved;
+  auto committed = run_online_restripe(vr_.volume.members, *start_, kWindowBytes, hooks, &moved);
   if (!committed) {
     const std::string message =
         "the restripe stopped: " + committed.status().message() +
@@ -323,10 +326,10 @@ void OnlineRestripe::run() {
     set_state(kRestripeStopped, message);
     return;
   }
-  finish(*committed);
+  finish(*committed, moved.hole_bytes);
 }
 
-void OnlineRestripe::finish(const Superblock& committed) {
+void OnlineRestripe::finish(const Superblock& committed, uint64_t hole_bytes) {
   MutexLock layout(layout_mu_);
   Engine& engine = *vr_.engine;
   engine.finish_restripe();
@@ -360,6 +363,7 @@ void OnlineRestripe::finish(const Superblock& committed) {
   {
     MutexLock lock(mu_);
     new_data_area_ = data_area;
+    hole_bytes_ = hole_bytes;
     done_bytes_.store(total_bytes_, std::memory_order_relaxed);
   }
   log_(LOG_NOTICE, "online restripe done: " + message);

@@ -84,7 +84,7 @@ class OnlineRestripe {
  private:
   void run();  // the move's thread
   void pace() EXCLUDES(mu_);
-  void finish(const Superblock& committed);
+  void finish(const Superblock& committed, uint64_t hole_bytes);
   void set_state(RestripeState s, const std::string& message) EXCLUDES(mu_);
 
   VolumeRuntime& vr_;
@@ -106,6 +106,7 @@ class OnlineRestripe {
   uint64_t rate_ GUARDED_BY(mu_) = 0;  // bytes per second, 0: no limit
   uint32_t old_count_ GUARDED_BY(mu_) = 0, new_count_ GUARDED_BY(mu_) = 0;
   uint64_t old_data_area_ GUARDED_BY(mu_) = 0, new_data_area_ GUARDED_BY(mu_) = 0;
+  uint64_t hole_bytes_ GUARDED_BY(mu_) = 0;  // set once done
   std::map<uint32_t, std::string> added_paths_ GUARDED_BY(mu_);  // by member index, every restripe of this mount
   std::atomic<uint64_t> done_bytes_{0};
   std::atomic<uint64_t> windows_{0};

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -199,9 +200,11 @@ int restripe_mounted(const MountEntry& m, const std::vector<std::string>& added,
   const double seconds = static_cast<double>(r->elapsed_ms) / 1000;
   std::printf("restriped %s mounted at %s (online): %u -> %u members\n", m.source.c_str(), m.mountpoint.c_str(),
               r->old_count, r->new_count);
-  std::printf("  moved %s in %.1f s (%.0f MiB/s, %llu windows) while the volume was in use\n",
-              format_size(r->total_bytes).c_str(), seconds,
-              seconds > 0 ? static_cast<double>(r->total_bytes) / seconds / (1 << 20) : 0.0,
+  // Holes were found, not copied: the rate is of the data.
+  const uint64_t data = r->total_bytes - std::min(r->hole_bytes, r->total_bytes);
+  std::printf("  moved %s in %.1f s (%.0f MiB/s%s, %llu windows) while the volume was in use\n",
+              format_size(data).c_str(), seconds, seconds > 0 ? static_cast<double>(data) / seconds / (1 << 20) : 0.0,
+              r->hole_bytes ? (", " + format_size(r->hole_bytes) + " of holes skipped").c_str() : "",
               static_cast<unsigned long long>(r->windows));
   std::printf("  %-18s%s\n", "data area:", sizes_line(r->old_data_area, r->new_data_area).c_str());
   std::printf("  name the new members wherever the volume's members are listed (/etc/fstab, mount units, "
