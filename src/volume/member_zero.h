@@ -21,7 +21,8 @@ inline constexpr uint64_t kTailWipe = 1024 * 1024;
 
 // Makes [begin, end) of `m` read as zeros; `zeros` (all zero, aligned) is
 // written in chunks of its size where the storage cannot zero in place.
-// Does not sync. Errors name the member and the offset.
+// Does not sync. Errors name the member and the offset. Members whose
+// writes go through the power-cut layer (tests) get written zeros.
 Status zero_member_range(const MemberFile& m, uint64_t begin, uint64_t end, const AlignedBuffer& zeros);
 // Writes zeros over [begin, end) of `m`, so that the storage under the
 // range is allocated and initialised (a file's host filesystem has nothing
