@@ -74,7 +74,7 @@ uint32_t suidgid_to_drop_in_setattr(fuse_req_t req, fuse_ino_t ino, int to_set) 
   return suidgid_to_drop(caller_of(req), a, truncate);
 }
 
-void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
   FsContext& fs = context(req);
   meta::SetAttrIn in;
   in.clear_mode = suidgid_to_drop_in_setattr(req, ino, to_set);
@@ -106,6 +106,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     in.valid |= meta::SetAttrIn::kCtime;
     in.ctime_ns = ns_of(attr->st_ctim);
   }
+  // Only the kernel's fuse_flush_times sends times alone with a handle.
+  in.stamped_write_times = fi != nullptr && to_set == (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME);
   meta::InodeAttr out;
   if (!(to_set & FUSE_SET_ATTR_SIZE)) {
     int rc = fs.meta.setattr(ino, in, &out);

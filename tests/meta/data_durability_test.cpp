@@ -333,6 +333,45 @@ TEST_F(DeferredTimes, FdatasyncMakesAGrowthDurable) {
   EXPECT_EQ(after_crash().size, 3 * B);
 }
 
+// The kernel's flush of the times it stamped (mtime and ctime alone, with
+// the writer's handle) is deferred as a rewrite's times are: fdatasync
+// leaves it for the next commit, fsync makes it durable. The same change
+// from a user (utimensat: no handle) is journaled, so an fdatasync that
+// follows makes it durable with everything before it.
+SetAttrIn set_times(int64_t mtime_ns, bool stamped) {
+  SetAttrIn in;
+  in.valid = SetAttrIn::kMtime | SetAttrIn::kCtime;
+  in.mtime_ns = in.ctime_ns = mtime_ns;
+  in.stamped_write_times = stamped;
+  return in;
+}
+
+TEST_F(DeferredTimes, TheKernelsStampedTimesAreLeftByFdatasync) {
+  InodeAttr a;
+  ASSERT_EQ(md_->setattr(ino_, set_times(newest_mtime_ + 1000, true), &a), 0);
+  EXPECT_EQ(a.mtime_ns, newest_mtime_ + 1000) << "the reply carries the new times";
+  ASSERT_EQ(md_->getattr(ino_, &a), 0);
+  EXPECT_EQ(a.ctime_ns, newest_mtime_ + 1000);
+  ASSERT_EQ(md_->fsync(ino_, /*data_only=*/true), 0);
+  EXPECT_EQ(after_crash().mtime_ns, logged_mtime_);
+}
+
+TEST_F(DeferredTimes, TheKernelsStampedTimesAreMadeDurableByFsync) {
+  InodeAttr a;
+  ASSERT_EQ(md_->setattr(ino_, set_times(newest_mtime_ + 1000, true), &a), 0);
+  ASSERT_EQ(md_->fsync(ino_), 0);
+  a = after_crash();
+  EXPECT_EQ(a.mtime_ns, newest_mtime_ + 1000);
+  EXPECT_EQ(a.ctime_ns, newest_mtime_ + 1000);
+}
+
+TEST_F(DeferredTimes, AUsersTimesAreJournaledAtOnce) {
+  InodeAttr a;
+  ASSERT_EQ(md_->setattr(ino_, set_times(newest_mtime_ + 1000, false), &a), 0);
+  ASSERT_EQ(md_->fsync(ino_, /*data_only=*/true), 0);
+  EXPECT_EQ(after_crash().mtime_ns, newest_mtime_ + 1000);
+}
+
 // With the kernel's writeback cache the kernel stamps the times of cached
 // writes (kernel_stamps_writes); a direct write's times are the daemon's.
 TEST(KernelStampedWrites, OnlyPageCacheWritebacksLeaveTheTimesAlone) {

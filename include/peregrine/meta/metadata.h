@@ -129,6 +129,12 @@ struct SetAttrIn {
   uint32_t uid = 0, gid = 0;
   uint64_t size = 0;
   int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
+  // The kernel's flush of the times it stamped on cached writes (FUSE
+  // sends it before an fsync and at writeback, with the writer's handle):
+  // with kMtime and kCtime alone it is the rewrite times' record in
+  // another form, deferred as they are (Metadata::setattr). A user's
+  // utimensat never carries a handle, and is journaled.
+  bool stamped_write_times = false;
 };
 
 struct MountReport {
