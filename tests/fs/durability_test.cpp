@@ -300,6 +300,32 @@ TEST_P(DurabilityTest, PeregrineSyncNamesAPathThatIsNoVolume) {
   EXPECT_EQ(r.code, 2) << r.describe();
 }
 
+// A user's mtime set through an open writer (futimens with atime left
+// alone: the same SETATTR of mtime and ctime that the kernel sends for
+// the times it stamped, but without the writer's handle) is journaled, so
+// an fdatasync makes it durable; the kernel's own flush of stamped times
+// is the one left for the next commit.
+TEST_P(DurabilityTest, AUsersMtimeSurvivesKill9AfterFdatasync) {
+  const timespec set{1500000000, 123456789};
+  {
+    Fd fd(::open(at("f").c_str(), O_RDWR | O_CREAT, 0644));
+    ASSERT_TRUE(fd.ok());
+    ASSERT_TRUE(write_at(fd.get(), pattern(3 << 20, 31), 0));
+    ASSERT_EQ(::fsync(fd.get()), 0);
+    const timespec t[2] = {{0, UTIME_OMIT}, set};
+    ASSERT_EQ(::futimens(fd.get(), t), 0);
+    ASSERT_EQ(::fdatasync(fd.get()), 0);
+    volume_->kill9();
+  }
+  RunResult r = volume_->mount();
+  ASSERT_EQ(r.code, 0) << "mount after kill -9: " << r.describe();
+  struct stat st {};
+  ASSERT_EQ(::stat(at("f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtim.tv_sec, set.tv_sec);
+  EXPECT_EQ(st.st_mtim.tv_nsec, set.tv_nsec);
+  EXPECT_TRUE(read_file(at("f")) == pattern(3 << 20, 31)) << "fsync'd data";
+}
+
 TEST_P(DurabilityTest, CleanUnmountAndRemountPreserveEverything) {
   ASSERT_EQ(::mkdir(at("d").c_str(), 0711), 0);
   ASSERT_EQ(::mkdir(at("d/e").c_str(), 0700), 0);
