@@ -474,7 +474,11 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
         next.restripe_cursor = cursor;
         if (Status back = copies.write_all(next, index_order(n_new), /*parallel=*/true); !back)
           moved = Status::error(moved.errnum(), moved.message() + "; setting the cursor back failed too (" +
-                                                    back.message() + ")");
+                                                    back.message() +
+                                                    "): writes to stripe units " + std::to_string(cursor) + "-" +
+                                                    std::to_string(end - 1) +
+                                                    " from now on may not survive the offline command; unmount now "
+                                                    "and check the members");
       }
     }
     if (!moved) {

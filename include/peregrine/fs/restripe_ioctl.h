@@ -50,8 +50,10 @@ struct RestripeIoctl {
   uint64_t old_data_area;     // bytes (what df counts), before
   uint64_t new_data_area;     // after (set once done)
   char message[4008];         // NUL-terminated: what it did, or why not
-  // Last, so that the fields above keep their offsets for a command of
-  // the version before it (which reads 0 here as "none").
+  // Last, so that the fields above keep their offsets across versions.
+  // A command of this version asking a daemon of the one before reads
+  // the end of that daemon's longer message here: 0, since the daemon
+  // zero-fills the struct and its messages are far shorter ("none").
   uint64_t hole_bytes;        // of total_bytes: holes, found and not copied (set once done)
 };
 static_assert(sizeof(RestripeIoctl) == 8192);

@@ -1,8 +1,9 @@
 // Restoring a superblock copy that assembly could not use (torn, corrupt,
 // or differing from its member's other copy) from the copy it did use.
-// fsck's repair, and the rerun of an offline command (grow --add, replace)
-// whose last write, a superblock copy, a power cut tore: the rerun finds
-// the work done and finishes it by restoring that copy.
+// fsck's repair, and the rerun of `grow --add` whose last write, a
+// superblock copy, a power cut tore: the rerun finds the restripe done
+// and finishes it by restoring that copy (and any other damaged one:
+// the copies it restores from are the committed ones, written before).
 //
 // Thread rules: as assembly.h; call from the thread that owns `vol`.
 #pragma once
