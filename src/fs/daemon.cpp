@@ -345,8 +345,9 @@ bool finish_unmount(meta::Metadata& meta, const VolumeRuntime& vr, const std::op
                     const DaemonLog& log) {
   Status s = meta.write_failed()
                  ? Status::error(EROFS,
-                                 "the volume went read-only after a metadata write failed, so no checkpoint "
-                                 "was written; the next mount replays the journal")
+                                 "the volume went read-only while mounted (a metadata write failed, or an "
+                                 "online restripe could not vouch for later writes: the log said which), so no "
+                                 "checkpoint was written; the next mount replays the journal")
                  : meta.unmount();
   if (!s) {
     log.log(LOG_ERR, "unmount: %s", s.message().c_str());

@@ -286,15 +286,31 @@ void OnlineRestripe::run() {
     if (!before_first) windows_.fetch_add(1, std::memory_order_relaxed);
     before_first = false;
   };
+  // The volume stops taking changes, as when a journal write fails:
+  // what would be written from now on could be lost to the offline
+  // command, so nothing is.
+  bool fenced = false;
+  hooks.cursor_unsafe = [&](const Status& why) {
+    fenced = true;
+    md_.stop_changes();
+    log_(LOG_CRIT, "online restripe: " + why.message() +
+                       ". The volume is now read-only so that no write is lost: changes fail with EROFS and fsync "
+                       "with EIO. Unmount, check the members, and run 'peregrine grow --add' over them");
+  };
   // Tests only: "fail-cursor:W" fails window W's cursor once every copy
-  // holds it, as a drive whose sync fails after the write landed.
+  // holds it, as a drive whose sync fails after the write landed;
+  // "fail-cursor-back:W" fails setting it back too.
   uint64_t fail_cursor_of = UINT64_MAX, cursors = 0;
-  if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("fail-cursor:")) {
-    fail_cursor_of = std::strtoull(stop + 12, nullptr, 10);
+  if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("fail-cursor")) {
+    const std::string_view hook(stop);
+    const bool back_too = hook.starts_with("fail-cursor-back:");
+    fail_cursor_of = std::strtoull(stop + (back_too ? 17 : 12), nullptr, 10);
     hooks.cursor_written = [&]() -> Status {
       if (cursors++ != fail_cursor_of) return Status::ok();
       return Status::error(EIO, "TEST ONLY: the cursor of window " + std::to_string(fail_cursor_of) + " failed");
     };
+    if (back_too)
+      hooks.cursor_set_back = [] { return Status::error(EIO, "TEST ONLY: setting the cursor back failed"); };
   }
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.
@@ -318,7 +334,9 @@ void OnlineRestripe::run() {
   if (!committed) {
     const std::string message =
         "the restripe stopped: " + committed.status().message() +
-        ". The volume goes on over its " + std::to_string(start_->sb.member_count()) +
+        (fenced ? ". The volume is read-only (changes fail with EROFS) until it is unmounted over its "
+                : ". The volume goes on over its ") +
+        std::to_string(start_->sb.member_count()) +
         " members until it is unmounted; it then mounts only once 'peregrine grow --add' has run over them "
         "(it resumes where this stopped)";
     log_(LOG_ERR, "online restripe: " + message);

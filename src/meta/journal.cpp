@@ -344,6 +344,12 @@ uint64_t Journal::durable_lsn() const {
   MutexLock lk(mu_);
   return durable_lsn_;
 }
+void Journal::stop(int err) {
+  MutexLock lk(mu_);
+  if (failed_ == 0) failed_ = err;
+  cv_.notify_all();  // a commit waiting for the leader's batch fails now
+}
+
 int Journal::error() const {
   MutexLock lk(mu_);
   return failed_;

@@ -472,13 +472,15 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
         // now on. Every copy says `cursor` again, so it copies the window
         // anew.
         next.restripe_cursor = cursor;
-        if (Status back = copies.write_all(next, index_order(n_new), /*parallel=*/true); !back)
+        Status back = copies.write_all(next, index_order(n_new), /*parallel=*/true);
+        if (back && hooks.cursor_set_back) back = hooks.cursor_set_back();
+        if (!back) {
           moved = Status::error(moved.errnum(), moved.message() + "; setting the cursor back failed too (" +
-                                                    back.message() +
-                                                    "): writes to stripe units " + std::to_string(cursor) + "-" +
-                                                    std::to_string(end - 1) +
-                                                    " from now on may not survive the offline command; unmount now "
-                                                    "and check the members");
+                                                    back.message() + "), so a write to stripe units " +
+                                                    std::to_string(cursor) + "-" + std::to_string(end - 1) +
+                                                    " from now on might not survive the offline command");
+          if (hooks.cursor_unsafe) hooks.cursor_unsafe(moved);
+        }
       }
     }
     if (!moved) {

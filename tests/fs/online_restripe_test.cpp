@@ -439,6 +439,40 @@ TEST_F(OnlineRestripe, AFailedCursorIsSetBackSoTheOfflineCommandCopiesTheWindowA
   EXPECT_TRUE(read_file(v_->at("before")) == now) << "written after the failed cursor, then restriped offline";
 }
 
+// If setting the failed cursor back fails too, some copies may say the
+// window moved while it is served from its old places, and the offline
+// command would not copy what is written there from now on: the volume
+// stops taking changes instead, so nothing acknowledged is lost.
+TEST_F(OnlineRestripe, AFailedSetBackStopsTheVolumeTakingChanges) {
+  ASSERT_NO_FATAL_FAILURE(remount_with_hook("fail-cursor-back:12"));
+  RunResult r = add_online();
+  EXPECT_EQ(r.code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, "setting the cursor back failed too")) << r.err;
+  EXPECT_TRUE(contains(r.err, "The volume is read-only")) << r.err;
+  const nlohmann::json st = restripe_stats();
+  ASSERT_TRUE(st.is_object());
+  EXPECT_EQ(st["state"], "stopped");
+  // A rewrite in place, across the window, is refused at its fsync.
+  {
+    const int fd = ::open(v_->at("before").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    write_at(fd, pattern(before_bytes_, 22), 0);  // may land in the page cache only
+    EXPECT_NE(::fsync(fd), 0) << "a write was taken after the cursor was left unsafe";
+    ::close(fd);
+  }
+  // And so is a new file.
+  errno = 0;
+  EXPECT_LT(::open(v_->at("after").c_str(), O_WRONLY | O_CREAT, 0644), 0);
+  EXPECT_EQ(errno, EROFS);
+  // The daemon says at its exit that it wrote no checkpoint.
+  const int status = v_->unmount();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  wait_members_released(all());
+  finish_offline_and_mount();
+  EXPECT_TRUE(read_file(v_->at("before")) == pattern(before_bytes_, 9)) << "the file as it was before the failure";
+  EXPECT_FALSE(std::filesystem::exists(v_->at("after")));
+}
+
 // A block device joins: a loop device whose first megabyte holds junk,
 // with writers running.
 TEST_F(OnlineRestripe, ALoopDeviceJoinsTheMountedVolumeWhileWritten) {

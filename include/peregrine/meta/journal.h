@@ -133,6 +133,10 @@ class Journal {
   // failed (every later commit fails too: the volume needs a remount).
   int commit(uint64_t target);
   int commit_all() { return commit(last_lsn()); }
+  // Stops the journal as a failed write does, for a reason outside it:
+  // every commit from now on fails with `err` (-errno). The failure hook
+  // is not called: the caller says why. Any thread.
+  void stop(int err) EXCLUDES(mu_);
   // Whether a commit now would be one batch of at most `max_bytes` of
   // records, with no other commit under way and no checkpoint due: what
   // a caller that must not wait long asks before it commits. A snapshot.

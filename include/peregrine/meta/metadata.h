@@ -41,6 +41,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -391,6 +392,11 @@ class Metadata {
   // True once a journal or checkpoint write failed: changes fail with
   // EROFS from then on, fsync and sync with EIO (see Options::on_read_only).
   bool write_failed() const { return journal_->error() != 0; }
+  // Puts the volume in that state for a reason of a layer above (an online
+  // restripe that can no longer vouch for writes from now on): as if a
+  // journal write had failed now, without Options::on_read_only (the
+  // caller says why). Any thread, no lock held.
+  void stop_changes() { journal_->stop(-EIO); }
 
   // ---- for fsck, tools and tests ----
   std::string dump() const;  // Model::dump() under the shared lock

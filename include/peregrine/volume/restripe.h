@@ -121,6 +121,15 @@ struct OnlineRestripeHooks {
   // Tests only: runs once a window's cursor is in every copy; an error
   // from it is handled as one from writing the copies (a failing drive).
   std::function<Status()> cursor_written;
+  // Tests only: runs once a failed cursor is set back in every copy; an
+  // error from it is handled as one from writing them.
+  std::function<Status()> cursor_set_back;
+  // A failed cursor could not be set back either: some copies may say the
+  // window moved while it is served from its old places again, and the
+  // offline command, resuming from there, would not copy what is written
+  // there from now on. Called with the error before the window opens: the
+  // volume must stop taking changes.
+  std::function<void(const Status&)> cursor_unsafe;
 };
 
 // The record, the windows and the commit over `members` (all N + k, in
