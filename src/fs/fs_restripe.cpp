@@ -299,7 +299,8 @@ void OnlineRestripe::run() {
   };
   // Tests only: "fail-cursor:W" fails window W's cursor once every copy
   // holds it, as a drive whose sync fails after the write landed;
-  // "fail-cursor-back:W" fails setting it back too.
+  // "fail-cursor-back:W" fails setting it back too, with every copy
+  // left saying the window moved.
   uint64_t fail_cursor_of = UINT64_MAX, cursors = 0;
   if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("fail-cursor")) {
     const std::string_view hook(stop);
@@ -310,7 +311,7 @@ void OnlineRestripe::run() {
       return Status::error(EIO, "TEST ONLY: the cursor of window " + std::to_string(fail_cursor_of) + " failed");
     };
     if (back_too)
-      hooks.cursor_set_back = [] { return Status::error(EIO, "TEST ONLY: setting the cursor back failed"); };
+      hooks.set_cursor_back = [] { return Status::error(EIO, "TEST ONLY: setting the cursor back failed"); };
   }
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.
@@ -334,7 +335,7 @@ void OnlineRestripe::run() {
   if (!committed) {
     const std::string message =
         "the restripe stopped: " + committed.status().message() +
-        (fenced ? ". The volume is read-only (changes fail with EROFS) until it is unmounted over its "
+        (fenced ? ". The volume is read-only (changes fail with EROFS, fsync with EIO) over its "
                 : ". The volume goes on over its ") +
         std::to_string(start_->sb.member_count()) +
         " members until it is unmounted; it then mounts only once 'peregrine grow --add' has run over them "

@@ -186,7 +186,8 @@ void Journal::background_loop(uint32_t interval_ms) {
   while (!stop_) {
     auto want = [this] {
       mu_.assert_held();  // a wait predicate: runs under lk
-      return stop_ || (pending_.size() >= pending_commit_bytes_ && !committing_);
+      // Not once failed: nothing commits the pending records any more.
+      return stop_ || (pending_.size() >= pending_commit_bytes_ && !committing_ && failed_ == 0);
     };
     if (interval_ms) {
       lk.wait_for(bg_cv_, std::chrono::milliseconds(interval_ms), want);
@@ -280,6 +281,9 @@ int Journal::commit_impl(uint64_t target, bool force_checkpoint) {
       rc = checkpoint_fn_ ? checkpoint_fn_() : -EINVAL;
     } else if (count > 0) {
       rc = run_before_persist();
+      // stop() may have come while that waited (a tail block parked on a
+      // restripe window): then no record is written after it.
+      if (rc == 0) rc = error();
       if (rc == 0) rc = write_batch(at, first, count, payload, salt, data);
     }
     lk.lock();

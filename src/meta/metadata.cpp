@@ -268,6 +268,7 @@ int Metadata::do_checkpoint() {
     h.inode_count = model_.inodes.size();
   }
   if (int rc = journal_->run_before_persist(); rc != 0) return rc;
+  if (int rc = journal_->error(); rc != 0) return rc;  // stopped meanwhile (Journal::stop)
   h.seq = ckpt_seq_ + 1;
   h.journal_salt = covered.salt = std::random_device{}();
   h.data_offset = geo_.data_offset;

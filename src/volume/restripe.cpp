@@ -472,8 +472,8 @@ Expected<Superblock> run_online_restripe(std::vector<MemberFile>& members, Onlin
         // now on. Every copy says `cursor` again, so it copies the window
         // anew.
         next.restripe_cursor = cursor;
-        Status back = copies.write_all(next, index_order(n_new), /*parallel=*/true);
-        if (back && hooks.cursor_set_back) back = hooks.cursor_set_back();
+        Status back = hooks.set_cursor_back ? hooks.set_cursor_back()
+                                            : copies.write_all(next, index_order(n_new), /*parallel=*/true);
         if (!back) {
           moved = Status::error(moved.errnum(), moved.message() + "; setting the cursor back failed too (" +
                                                     back.message() + "), so a write to stripe units " +

@@ -448,5 +448,40 @@ TEST(BeforePersist, RunsBeforeEachBatchAndCheckpointAndItsErrorFailsTheCommit) {
   EXPECT_TRUE(md->write_failed());
 }
 
+// Metadata::stop_changes (an online restripe that can no longer vouch for
+// later writes): a stop that comes while a commit's data is being written
+// (the before-persist hook, where a tail block may wait for a restripe
+// window) writes no batch after it; from then on changes fail with EROFS
+// and fsync with EIO, and the record never reaches the volume.
+TEST(StopChanges, AStopDuringACommitWritesNoBatchAndRefusesWhatFollows) {
+  const Geometry g = test::small_geometry();
+  auto io = test::new_volume(g);
+  auto md = test::mount_ok(*io, g, test::test_options());
+  ASSERT_NE(md, nullptr);
+  InodeAttr f;
+  ASSERT_EQ(md->create(kRootIno, "kept", 0644, Cred{}, &f), 0);
+  ASSERT_EQ(md->fsync(f.ino), 0);
+  const uint64_t batches = md->journal_batches();
+  md->set_before_persist([&] {
+    md->stop_changes();
+    return 0;
+  });
+  InodeAttr lost;
+  ASSERT_EQ(md->create(kRootIno, "lost", 0644, Cred{}, &lost), 0);
+  EXPECT_EQ(md->fsync(lost.ino), -EIO);
+  EXPECT_EQ(md->journal_batches(), batches) << "a batch was written after the stop";
+  EXPECT_TRUE(md->write_failed());
+  InodeAttr other;
+  EXPECT_EQ(md->create(kRootIno, "other", 0644, Cred{}, &other), -EROFS);
+  EXPECT_EQ(md->fsync(f.ino), -EIO);
+  md.reset();
+  auto img = io->crash_image(MemoryVolumeIo::CrashPolicy::kUnflushedLost);
+  auto again = test::mount_ok(*img, g, test::test_options());
+  ASSERT_NE(again, nullptr);
+  InodeAttr a;
+  EXPECT_EQ(again->lookup(kRootIno, "kept", &a), 0);
+  EXPECT_EQ(again->lookup(kRootIno, "lost", &a), -ENOENT);
+}
+
 }  // namespace
 }  // namespace peregrine::meta

@@ -121,9 +121,10 @@ struct OnlineRestripeHooks {
   // Tests only: runs once a window's cursor is in every copy; an error
   // from it is handled as one from writing the copies (a failing drive).
   std::function<Status()> cursor_written;
-  // Tests only: runs once a failed cursor is set back in every copy; an
-  // error from it is handled as one from writing them.
-  std::function<Status()> cursor_set_back;
+  // Tests only: sets a failed cursor back instead of writing the copies
+  // (which keep saying the window moved); an error from it is handled as
+  // one from writing them.
+  std::function<Status()> set_cursor_back;
   // A failed cursor could not be set back either: some copies may say the
   // window moved while it is served from its old places again, and the
   // offline command, resuming from there, would not copy what is written
