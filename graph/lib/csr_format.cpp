@@ -245,6 +245,12 @@ Expected<GraphMeta> parse_meta(const std::string& text, const std::string& path)
   if (st = read_side_checksums(*kv, path, &m); !st) return st;
   if (m.vertices < 1 || m.vertices > kMaxVertices)
     return Status::error(EINVAL, path + ": vertices must be between 1 and 2^32, not " + std::to_string(m.vertices));
+  // Checked before any size is computed from them: a larger count would
+  // wrap the expected file sizes (entries * 4 bytes) to what a short or
+  // empty file has, and a kernel would index far past its lists.
+  if (m.adjacency_entries > kMaxAdjacencyEntries || m.edges > kMaxAdjacencyEntries)
+    return Status::error(EINVAL, path + ": edges " + std::to_string(m.edges) + " and adjacency_entries " +
+                                     std::to_string(m.adjacency_entries) + " must be at most 2^60");
   if (!m.directed && m.adjacency_entries != 2 * m.edges)
     return Status::error(EINVAL, path + ": adjacency_entries must be twice edges (undirected graph)");
   if (m.directed && m.adjacency_entries != m.edges)

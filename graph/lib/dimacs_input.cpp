@@ -10,6 +10,7 @@
 
 #include "edge_input_formats.h"
 #include "line_fields.h"
+#include "peregrine/graph/csr_format.h"
 #include "peregrine/graph/line_reader.h"
 
 namespace peregrine::graph::detail {
@@ -42,6 +43,8 @@ class DimacsInput final : public EdgeInput {
       if (!st) return st;
       if (!f.at_end()) return f.error("problem line must be 'p sp N M'");
       if (n == 0) return f.error("graph has no vertices");
+      if (n > kMaxVertices)
+        return f.error("the problem line declares " + std::to_string(n) + " vertices; at most 2^32 are supported");
       arcs_.declare(n, m);
       declared_vertices_ = n;
       return Status::ok();

@@ -177,7 +177,7 @@ Expected<Ids> write_id_map(Parsed& p, const EdgeRuns& id_runs, const std::filesy
     ids.n = *p.declared_vertices;
     if (ids.n > kMaxVertices)
       return Status::error(
-          EINVAL, "Matrix Market matrix has " + std::to_string(ids.n) + " rows; at most 2^32 vertices are supported");
+          EINVAL, "the input declares " + std::to_string(ids.n) + " vertices; at most 2^32 are supported");
     ids.first = 1;
     ids.last = ids.n;
     std::vector<uint64_t> chunk;

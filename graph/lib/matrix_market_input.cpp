@@ -9,6 +9,7 @@
 
 #include "edge_input_formats.h"
 #include "line_fields.h"
+#include "peregrine/graph/csr_format.h"
 #include "peregrine/graph/line_reader.h"
 #include "text_fields.h"
 
@@ -58,6 +59,9 @@ class MatrixMarketInput final : public EdgeInput {
     const std::string& sym = words[4];
     if (sym == "general")
       symmetric_ = false;
+    else if (weighted_ && sym == "skew-symmetric")
+      return f.error("Matrix Market symmetry 'skew-symmetric': the mirrored entries are the values negated, and "
+                     "weights (import --weighted) must be non-negative");
     else if (sym == "symmetric" || sym == "skew-symmetric" || sym == "hermitian")
       symmetric_ = true;
     else
@@ -80,6 +84,8 @@ class MatrixMarketInput final : public EdgeInput {
         return s.error("matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
                        ": an adjacency matrix must be square");
       if (rows == 0) return s.error("matrix has no rows (no vertices)");
+      if (rows > kMaxVertices)
+        return s.error("matrix has " + std::to_string(rows) + " rows; at most 2^32 vertices are supported");
       entries_.declare(rows, entries);
       declared_vertices_ = rows;
       return Status::ok();

@@ -129,6 +129,27 @@ TEST_F(GraphBadInput, DecreasingOffsets) {
   EXPECT_CONTAINS(open_error(), "index.u64: corrupt: offsets decrease at vertex 100");
 }
 
+// Counts so large that the expected file sizes wrap to an empty file's:
+// refused by the meta, not found out by a kernel reading past its lists.
+TEST_F(GraphBadInput, CountsNoFileCouldHoldAreRefused) {
+  auto g = open_graph(dir_);
+  ASSERT_TRUE(g) << g.status().message();
+  GraphMeta m = g->meta;
+  m.scale = 0;
+  m.vertices = 1;
+  m.edges = 1ULL << 61;
+  m.adjacency_entries = 1ULL << 62;  // * 4 bytes wraps to 0
+  std::ofstream(dir_ / kMetaFile, std::ios::trunc) << format_meta(m);
+  const uint64_t index[2] = {0, m.adjacency_entries};
+  {
+    std::ofstream out(dir_ / kIndexFile, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(index), sizeof index);
+  }
+  std::filesystem::resize_file(dir_ / kAdjacencyFile, 0);
+  EXPECT_CONTAINS(open_error(), "graph.meta: edges 2305843009213693952 and adjacency_entries 4611686018427387904 must "
+                                "be at most 2^60");
+}
+
 // Read from the file or kept in memory, the lists are checked before an
 // algorithm sees them.
 TEST_F(GraphBadInput, NeighbourOutOfRangeIsAnErrorNotACrash) {

@@ -410,6 +410,8 @@ TEST(GraphImport, MatrixMarketErrors) {
       {banner + "3 3 3\n1 2\n2 3\n", "end of file after 2 entries; the size line declares 3"},
       {banner + "3 3 1\n1 2\n2 3\n", "bad.mtx:4: more entries than the 1 the size line declares"},
       {banner + "% only comments\n", "no size line"},
+      {banner + "4294967297 4294967297 1\n1 2\n",
+       "bad.mtx:2: matrix has 4294967297 rows; at most 2^32 vertices are supported"},
       {"%%MatrixMarket matrix coordinate pattern weird\n", "bad.mtx:1: unknown Matrix Market symmetry 'weird'"},
   };
   for (const auto& c : cases)

@@ -146,6 +146,13 @@ TEST(GraphImportWeighted, BadWeightsNameTheFileAndLine) {
                   "k.gr:2: unknown line type 'e' (DIMACS lines start with c, p or a)");
   EXPECT_CONTAINS(import_error(write(d, "l.gr", "p sp 3 1\na 1 2\n"), d), "l.gr:2: expected edge weight");
   EXPECT_CONTAINS(import_error(write(d, "m.gr", "p max 3 1\n"), d), "m.gr:1: problem line must be 'p sp N M'");
+  // Refused at the problem line, before anything is written for them.
+  EXPECT_CONTAINS(import_error(write(d, "n.gr", "c big\np sp 4294967297 1\na 1 2 3\n"), d),
+                  "n.gr:2: the problem line declares 4294967297 vertices; at most 2^32 are supported");
+  // The mirrored entries of a skew-symmetric matrix are its values negated.
+  EXPECT_CONTAINS(
+      import_error(write(d, "o.mtx", "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 5\n"), d),
+      "o.mtx:1: Matrix Market symmetry 'skew-symmetric': the mirrored entries are the values negated");
   EXPECT_FALSE(std::filesystem::exists(d.path() / "bad" / kMetaFile));
 }
 

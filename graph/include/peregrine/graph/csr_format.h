@@ -39,6 +39,9 @@ inline constexpr uint32_t kWeightedFormatVersion = 3;  // ... and for a weighted
 inline constexpr uint32_t kOldestFormatVersion = 1;    // oldest it still reads
 inline constexpr uint32_t kMaxScale = 32;
 inline constexpr uint64_t kMaxVertices = 1ULL << 32;
+// The most list entries (and edges) a graph.meta may name: eight bytes an
+// entry (a neighbour and a weight) still fit a file's 63-bit size.
+inline constexpr uint64_t kMaxAdjacencyEntries = 1ULL << 60;
 inline constexpr const char* kMetaFile = "graph.meta";
 inline constexpr const char* kIndexFile = "index.u64";
 inline constexpr const char* kAdjacencyFile = "adjacency.u32";
