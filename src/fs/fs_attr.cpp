@@ -44,9 +44,10 @@ void reply_times_of_gone_inode(fuse_req_t req, fuse_ino_t ino, const struct stat
 }
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  // With a file handle: the kernel's write path refreshing size and mode
-  // (refused_writebacks.h).
-  if (fi != nullptr) {
+  // With a writer's file handle: the kernel's write path refreshing size
+  // and mode (refused_writebacks.h). A reader's (a read at the end of the
+  // file, lseek) must not take the error the writer is to be told.
+  if (fi != nullptr && fi->fh == kCountedWriteHandle) {
     if (int err = context(req).refused_writebacks.take(ino); err != 0) {
       fuse_reply_err(req, err);
       return;

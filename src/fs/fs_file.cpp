@@ -14,10 +14,6 @@
 namespace peregrine::fs {
 namespace {
 
-// fi->fh of a handle counted in FsContext::write_open_files, so that its
-// release is uncounted whatever the flags the kernel sends with it.
-constexpr uint64_t kCountedWriteHandle = 1;
-
 void count_write_handle(FsContext& fs, fuse_ino_t ino, fuse_file_info* fi) {
   if ((fi->flags & O_ACCMODE) == O_RDONLY) return;
   fi->fh = kCountedWriteHandle;
@@ -125,13 +121,13 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   meta::InodeAttr a;
   if (!fs.write_behind.idle() && (fs.meta.getattr(ino, &a) != 0 || a.nlink == 0))
     fs.write_behind.wait_file(ino, false);
-  // A refused writeback's error reached the closes (the kernel keeps it
-  // for the file); an open after the last of them must not meet it again.
-  // Not at any other close: a reader's would take it from a writer that
-  // still writes.
-  bool last = false;
-  const int rc = fs.meta.release(ino, &last);
-  if (last) fs.refused_writebacks.forget(ino);
+  // A refused writeback's error reached the writers' closes (the kernel
+  // keeps it for the file): a writer that opens after the last of them
+  // must not meet it again, though readers keep the file open. Not while a
+  // writer remains: it is the one to be told.
+  if (fi != nullptr && fi->fh == kCountedWriteHandle && !fs.write_open_files.is_open(ino))
+    fs.refused_writebacks.forget(ino);
+  const int rc = fs.meta.release(ino);
   fuse_reply_err(req, -rc);
 }
 

@@ -8,9 +8,12 @@
 // where ext4 fails the write(2) itself. So the daemon invalidates the
 // file's attributes when it refuses one: the kernel's buffered write path
 // then refreshes size and mode through a GETATTR that carries the file
-// handle, and that GETATTR answers with the error, once (take()). stat(2)
-// never carries a handle and is not touched; lseek(SEEK_END) and a read at
-// the end of the file do, and may meet the error instead of the write.
+// handle, and that GETATTR answers with the error, once (take()), when the
+// handle is a writer's. stat(2) never carries a handle and is not touched;
+// a reader's lseek(SEEK_END) or read at the end of the file carries its
+// own and is answered as ever (a `tail -f` must not take the writer's
+// error); a writer's lseek may meet the error instead of its write. The
+// last writer's close forgets what is left: its close reported it.
 //
 // Thread rules: thread-safe; note() from the threads that answer WRITEs,
 // take() from those that answer GETATTRs.
@@ -34,7 +37,7 @@ class RefusedWritebacks {
   void note(uint64_t ino, int err) EXCLUDES(mu_);
   // The refusal to report for `ino` (and forgets it), else 0.
   int take(uint64_t ino) EXCLUDES(mu_);
-  // The file's last open closed: its closes reported the error.
+  // The file's last writer closed: its closes reported the error.
   void forget(uint64_t ino) EXCLUDES(mu_);
 
  private:

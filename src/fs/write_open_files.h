@@ -17,6 +17,12 @@
 
 namespace peregrine::fs {
 
+// fi->fh of a handle open for writing, counted here, so that its release
+// is uncounted whatever the flags the kernel sends with it, and so that a
+// request carrying a handle says whether a writer sent it. Other handles
+// carry 0.
+inline constexpr uint64_t kCountedWriteHandle = 1;
+
 class WriteOpenFiles {
  public:
   void opened(uint64_t ino) EXCLUDES(mu_);

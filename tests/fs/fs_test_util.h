@@ -135,6 +135,12 @@ class Fd {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
+  // Closes now and returns what close(2) returned (-1 with errno set).
+  int close() {
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    return rc;
+  }
 
  private:
   int fd_ = -1;

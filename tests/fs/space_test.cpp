@@ -5,9 +5,14 @@
 #include <linux/falloc.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "fs_test_util.h"
+#include "peregrine/fs/open_files_xattr.h"
 
 namespace peregrine::fstest {
 namespace {
@@ -74,6 +79,96 @@ TEST_P(SpaceTest, FullVolumeGivesEnospcAndRecoversAfterDelete) {
   ASSERT_TRUE(write_at(again.get(), data, 0)) << std::strerror(errno);
   ASSERT_EQ(::fsync(again.get()), 0) << std::strerror(errno);
   EXPECT_TRUE(read_at(again.get(), data.size(), 0) == data);
+}
+
+// Whether the daemon has taken the RELEASE of every handle of `name` (a
+// file in the root) opened for writing: the kernel sends it after close(2)
+// returned. Polls the daemon's list of such files for up to 10 s.
+bool released_for_writing(const std::string& root, const std::string& name) {
+  const std::string record = "\t" + name + std::string(1, '\0');
+  for (int i = 0; i < 10000; ++i) {
+    std::string page(fs::kOpenFilesPageBytes, '\0');
+    const ssize_t n = ::getxattr(root.c_str(), fs::kOpenFilesXattr, page.data(), page.size());
+    if (n < 0) return false;
+    page.resize(static_cast<size_t>(n));
+    if (page.find(record) == std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// A writeback refused for want of space is the writer's to be told: a
+// reader of the same file (`tail -f`: a read past its end) is answered as
+// ever, and once the last writer closed, a new writer starts clean even
+// while the reader keeps the file open. A reader's read asks the daemon
+// for the file's size (with its own handle) once the kernel's attributes
+// have expired: an hour by default, at once here.
+class RefusedWritebackTest : public MountedTest {
+ protected:
+  std::vector<std::string> mount_options() override {
+    return {"-o", "fuse.cache=writeback,fuse.attr_timeout_s=0"};
+  }
+};
+
+TEST_F(RefusedWritebackTest, TheWriterIsToldNotAReader) {
+  {
+    Fd ballast(::open(at("ballast").c_str(), O_WRONLY | O_CREAT, 0644));
+    ASSERT_TRUE(ballast.ok());
+    ASSERT_TRUE(write_at(ballast.get(), pattern(32 << 20, 4), 0));
+    ASSERT_EQ(::fsync(ballast.get()), 0);
+  }
+  const struct statvfs before = statfs_of(volume_->mountpoint());
+  const uint64_t free_bytes = uint64_t{before.f_bavail} * before.f_frsize;
+  Fd writer(::open(at("log").c_str(), O_WRONLY | O_CREAT, 0644));
+  ASSERT_TRUE(writer.ok());
+  const std::string chunk = pattern(1 << 20, 5);
+  uint64_t written = 0;
+  while (written <= free_bytes + (uint64_t{1} << 30)) {
+    ssize_t n = ::write(writer.get(), chunk.data(), chunk.size());
+    if (n < 0) break;
+    written += static_cast<uint64_t>(n);
+  }
+  ASSERT_EQ(errno, ENOSPC) << "after " << written << " bytes";
+  // Every writeback under way refused (fsync waits for them), and their
+  // refusal told to a write(2): then no writeback is left to refuse more.
+  EXPECT_EQ(outcome(::fsync(writer.get())), (Outcome{-1, ENOSPC}));
+  const std::string page = pattern(4096, 8);
+  int tries = 0;
+  while (::pwrite(writer.get(), page.data(), page.size(), static_cast<off_t>(written)) < 0 && ++tries < 3) {
+    ASSERT_EQ(errno, ENOSPC);
+  }
+  ASSERT_LT(tries, 3) << "write(2) kept failing once the refusals were told";
+  // More pages in one write(2), refused at the fsync's writeback: a refusal
+  // the writer has not been told of at a write(2).
+  ASSERT_TRUE(write_at(writer.get(), pattern(16 << 20, 6), written)) << std::strerror(errno);
+  ASSERT_EQ(outcome(::fsync(writer.get())), (Outcome{-1, ENOSPC}));
+
+  Fd reader(::open(at("log").c_str(), O_RDONLY));
+  ASSERT_TRUE(reader.ok());
+  char byte;
+  EXPECT_GE(::pread(reader.get(), &byte, 1, static_cast<off_t>(written) + (64 << 20)), 0)
+      << "a reader's read past the end met the writer's refusal: " << std::strerror(errno);
+  EXPECT_EQ(outcome(::pwrite(writer.get(), page.data(), page.size(), static_cast<off_t>(written))),
+            (Outcome{-1, ENOSPC}))
+      << "the writer was not told at its next write(2)";
+  // Pages its close writes back, refused: the close says so, and is the
+  // last writer's.
+  ASSERT_TRUE(write_at(writer.get(), pattern(16 << 20, 9), written)) << std::strerror(errno);
+  EXPECT_EQ(outcome(writer.close()), (Outcome{-1, ENOSPC}));
+  ASSERT_TRUE(released_for_writing(volume_->mountpoint(), "log"));
+  // The kernel hands a writeback error no fsync has seen to the next fsync
+  // on any descriptor of the file (as on ext4): this one sees it.
+  ::fsync(reader.get());
+  ASSERT_EQ(::unlink(at("ballast").c_str()), 0);
+  Fd next(::open(at("log").c_str(), O_WRONLY | O_APPEND));
+  ASSERT_TRUE(next.ok());
+  const std::string line = pattern(4096, 7);
+  EXPECT_EQ(::write(next.get(), line.data(), line.size()), ssize_t(line.size()))
+      << "a new writer met the last one's refusal: " << std::strerror(errno);
+  EXPECT_EQ(::fsync(next.get()), 0) << std::strerror(errno);
+  const off_t end = ::lseek(reader.get(), 0, SEEK_END);
+  ASSERT_GE(end, off_t(line.size()));
+  EXPECT_TRUE(read_at(reader.get(), line.size(), static_cast<uint64_t>(end) - line.size()) == line);
 }
 
 // Allocates the rest of the volume to `fd`, from `offset` on, with
