@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -62,10 +63,17 @@ Status check_id_map(const Graph& g) {
   auto path = g.dir / kIdMapFile;
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::error(ENOENT, path.string() + ": missing");
+  // Its size first: a file far larger than the map is not read into memory.
+  const uint64_t want = g.num_vertices() * sizeof(uint64_t);
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return Status::error(ec.value(), path.string() + ": " + ec.message());
+  if (size != want)
+    return Status::error(EIO, path.string() + ": " + std::to_string(size) + " bytes, expected " + std::to_string(want));
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() != g.num_vertices() * sizeof(uint64_t))
+  if (bytes.size() != want)
     return Status::error(EIO, path.string() + ": " + std::to_string(bytes.size()) + " bytes, expected " +
-                                  std::to_string(g.num_vertices() * sizeof(uint64_t)));
+                                  std::to_string(want));
   uint32_t crc = crc_of(bytes.data(), bytes.size());
   if (crc != g.meta.id_map_crc32c)
     return Status::error(

@@ -52,15 +52,22 @@ Expected<std::string> read_head(int fd, size_t want, const std::string& name) {
 }
 
 constexpr std::string_view kBanner = "%%MatrixMarket";
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+// The first bytes read to tell a format: a banner after a byte order mark.
+constexpr size_t kSniffBytes = kByteOrderMark.size() + kBanner.size();
 
-// What a file's first bytes say it is: Matrix Market by its banner, DIMACS
-// by a first line of "c" (a comment) or "p sp" (its problem line), which
-// no edge list starts with; else text.
+bool blank_or_line_end(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// What a file's first bytes say it is (after a UTF-8 byte order mark, which
+// every parser skips): Matrix Market by its banner, DIMACS by a first line
+// of "c" (a comment) or "p sp" (its problem line), which no edge list starts
+// with; else text.
 InputFormat sniff_format(std::string_view head) {
+  if (head.substr(0, kByteOrderMark.size()) == kByteOrderMark) head.remove_prefix(kByteOrderMark.size());
   if (head.substr(0, kBanner.size()) == kBanner) return InputFormat::kMatrixMarket;
-  if (head.size() >= 2 && head[0] == 'c' && (head[1] == ' ' || head[1] == '\t' || head[1] == '\n'))
+  if (head.size() >= 2 && head[0] == 'c' && blank_or_line_end(head[1])) return InputFormat::kDimacs;
+  if (head.size() >= 4 && head[0] == 'p' && blank_or_line_end(head[1]) && head.substr(2, 2) == "sp")
     return InputFormat::kDimacs;
-  if (head.substr(0, 4) == "p sp") return InputFormat::kDimacs;
   return InputFormat::kText;
 }
 
@@ -91,12 +98,12 @@ Expected<std::unique_ptr<EdgeInput>> EdgeInput::open(const std::filesystem::path
   if (regular) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     if (format == InputFormat::kAuto) {
-      char head[kBanner.size()] = {};
+      char head[kSniffBytes] = {};
       const ssize_t r = ::pread(fd, head, sizeof head, 0);
       format = sniff_format(std::string_view(head, r > 0 ? static_cast<size_t>(r) : 0));
     }
   } else {
-    auto head = read_head(fd, format == InputFormat::kAuto ? kBanner.size() : 0, name.string());
+    auto head = read_head(fd, format == InputFormat::kAuto ? kSniffBytes : 0, name.string());
     if (!head) {
       ::close(fd);
       return head.status();

@@ -55,6 +55,13 @@ Expected<bool> LineReader::next(std::string_view* line) {
     len = end_ - pos_;
   }
   ++line_no_;
+  // A UTF-8 byte order mark, as editors on Windows write, is not part of
+  // the first line (the text parser skips it too).
+  if (line_no_ == 1 && len >= 3 && std::memcmp(buf_.data() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+    pos_ += 3;
+    consumed_ += 3;
+    len -= 3;
+  }
   if (len > kMaxLine)
     return Status::error(EINVAL, path_.string() + ":" + std::to_string(line_no_) + ": line longer than " +
                                      std::to_string(kMaxLine) + " bytes (not an edge list?)");

@@ -20,6 +20,27 @@ inline const char* skip_blanks(const char* p, const char* e) {
   return p;
 }
 
+// A field as an error message quotes it: at most 40 bytes, and bytes that
+// are not printable ASCII (a NUL, an escape sequence of binary input) as
+// \xNN, so that a message never carries control bytes to a terminal.
+inline std::string shown_token(std::string_view tok) {
+  constexpr size_t kShown = 40;
+  std::string out;
+  for (size_t i = 0; i < tok.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(tok[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (tok.size() > kShown) out += "...";
+  return out;
+}
+
 // Parses the field at *p (no blanks before it) as an unsigned integer of
 // type T and moves *p past it. On failure returns false and sets *error to
 // what is wrong, `what` naming the field ("source vertex id").
@@ -37,12 +58,11 @@ bool parse_unsigned(const char** p, const char* e, T* out, const char* what, std
     return true;
   }
   std::string_view tok(*p, static_cast<size_t>(end - *p));
-  if (ec == std::errc::result_out_of_range) {
-    *error = std::string(what) + " '" + std::string(tok) + "' does not fit in " + std::to_string(8 * sizeof(T)) +
+  if (ec == std::errc::result_out_of_range && ptr == end) {
+    *error = std::string(what) + " '" + shown_token(tok) + "' does not fit in " + std::to_string(8 * sizeof(T)) +
              " bits (largest " + std::to_string(std::numeric_limits<T>::max()) + ")";
   } else {
-    const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
-    *error = std::string(what) + " '" + shown + "' is not a non-negative integer" +
+    *error = std::string(what) + " '" + shown_token(tok) + "' is not a non-negative integer" +
              (tok.find(',') != std::string_view::npos ? " (comma-separated? separate ids by blanks or tabs)" : "");
   }
   return false;

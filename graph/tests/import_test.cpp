@@ -312,6 +312,11 @@ TEST(GraphImport, BadLinesNameFileAndLine) {
       {"1 2x 0.5\n", "bad.txt:1: target vertex id '2x' is not a non-negative integer"},
       {"1 2\n3 18446744073709551616\n", "bad.txt:2: target vertex id '18446744073709551616' does not fit in 64 bits"},
       {"1,2\n", "bad.txt:1: source vertex id '1,2' is not a non-negative integer (comma-separated?"},
+      // Digits past 64 bits, then more: not a number at all.
+      {"1 99999999999999999999x\n", "bad.txt:1: target vertex id '99999999999999999999x' is not a non-negative"},
+      // Control bytes are shown escaped, and a long field cut short.
+      {"1 2\x1b[31m\n", "bad.txt:1: target vertex id '2\\x1b[31m' is not a non-negative integer"},
+      {"1 " + std::string(100, '7') + "y\n", "bad.txt:1: target vertex id '" + std::string(40, '7') + "...' is not"},
   };
   for (const auto& c : cases) EXPECT_CONTAINS(import_error(write(d, "bad.txt", c.text), d), c.message);
 }
@@ -416,6 +421,22 @@ TEST(GraphImport, MatrixMarketErrors) {
   };
   for (const auto& c : cases)
     EXPECT_CONTAINS(import_error(write(d, "bad.mtx", c.text), d, InputFormat::kMatrixMarket), c.message);
+}
+
+// The id map's size is checked against the graph before it is read: a
+// file of any other size is named, with both sizes.
+TEST(GraphImport, AnIdMapOfTheWrongSizeFailsTheCheck) {
+  TestDir d;
+  ASSERT_TRUE(import(write(d, "e.txt", "10 20\n20 30\n"), d.path() / "g"));
+  auto g = open_graph(d.path() / "g");
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = load_memory_graph(*g);
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_TRUE(check_graph(*m));
+  std::filesystem::resize_file(d.path() / "g" / kIdMapFile, uint64_t{1} << 30);  // sparse
+  Status st = check_graph(*m);
+  ASSERT_FALSE(st);
+  EXPECT_CONTAINS(st.message(), "ids.u64: 1073741824 bytes, expected 24");
 }
 
 // Matrix Market declares its vertices: 1..rows exist even without entries.

@@ -2,7 +2,8 @@
 // parsers: lines are views into the buffer (valid until the next call), the
 // line number and the bytes consumed are kept for messages and progress.
 // '\n' ends a line; a '\r' before it stays in the line (the parsers treat
-// it as blank space).
+// it as blank space). A UTF-8 byte order mark before the first line is
+// skipped.
 // Thread rules: owned by one thread.
 #pragma once
 
