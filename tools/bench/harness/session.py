@@ -35,11 +35,14 @@ class Session:
         return len(self._undo) - 1
 
     def undo_now(self, token):
-        """Runs one registered action early (a system torn down between rounds)."""
+        """Runs one registered action early (a system torn down between rounds).
+        It stays registered until it has finished: a Ctrl-C in the middle of
+        it (a directory half removed) leaves it for close() to run again, as
+        every action may be run twice."""
         what, action = self._undo[token]
-        self._undo[token] = (what, None)
         if action is not None:
             action()
+        self._undo[token] = (what, None)
 
     def close(self):
         # A second Ctrl-C during cleanup must not leave half of it undone.
@@ -58,8 +61,14 @@ class Session:
     def workdir(self, parent, tag):
         """A fresh directory under parent, removed at close."""
         os.makedirs(parent, exist_ok=True)
-        path = tempfile.mkdtemp(prefix=f"peregrine-bench-{tag}-", dir=parent)
-        self._dirs[path] = self.on_close(f"directory {path}", lambda: shutil.rmtree(path, ignore_errors=True))
+        # Made and registered with Ctrl-C held off, so that no directory
+        # exists that close() does not know of.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            path = tempfile.mkdtemp(prefix=f"peregrine-bench-{tag}-", dir=parent)
+            self._dirs[path] = self.on_close(f"directory {path}", lambda: shutil.rmtree(path, ignore_errors=True))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return path
 
     def remove(self, path):
