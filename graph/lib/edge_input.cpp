@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "edge_input_formats.h"
+#include "text_fields.h"
 #include "peregrine/util/full_io.h"
 
 namespace peregrine::graph {
@@ -52,18 +53,17 @@ Expected<std::string> read_head(int fd, size_t want, const std::string& name) {
 }
 
 constexpr std::string_view kBanner = "%%MatrixMarket";
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 // The first bytes read to tell a format: a banner after a byte order mark.
-constexpr size_t kSniffBytes = kByteOrderMark.size() + kBanner.size();
+constexpr size_t kSniffBytes = detail::kByteOrderMark.size() + kBanner.size();
 
-bool blank_or_line_end(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool blank_or_line_end(char c) { return detail::blank(c) || c == '\n'; }
 
 // What a file's first bytes say it is (after a UTF-8 byte order mark, which
 // every parser skips): Matrix Market by its banner, DIMACS by a first line
 // of "c" (a comment) or "p sp" (its problem line), which no edge list starts
 // with; else text.
 InputFormat sniff_format(std::string_view head) {
-  if (head.substr(0, kByteOrderMark.size()) == kByteOrderMark) head.remove_prefix(kByteOrderMark.size());
+  if (head.starts_with(detail::kByteOrderMark)) head.remove_prefix(detail::kByteOrderMark.size());
   if (head.substr(0, kBanner.size()) == kBanner) return InputFormat::kMatrixMarket;
   if (head.size() >= 2 && head[0] == 'c' && blank_or_line_end(head[1])) return InputFormat::kDimacs;
   if (head.size() >= 4 && head[0] == 'p' && blank_or_line_end(head[1]) && head.substr(2, 2) == "sp")

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "text_fields.h"
+
 namespace peregrine::graph {
 
 LineReader::LineReader(int fd, std::filesystem::path path, std::string_view prefix)
@@ -57,10 +59,11 @@ Expected<bool> LineReader::next(std::string_view* line) {
   ++line_no_;
   // A UTF-8 byte order mark, as editors on Windows write, is not part of
   // the first line (the text parser skips it too).
-  if (line_no_ == 1 && len >= 3 && std::memcmp(buf_.data() + pos_, "\xEF\xBB\xBF", 3) == 0) {
-    pos_ += 3;
-    consumed_ += 3;
-    len -= 3;
+  const size_t mark = detail::kByteOrderMark.size();
+  if (line_no_ == 1 && std::string_view(buf_.data() + pos_, len).starts_with(detail::kByteOrderMark)) {
+    pos_ += mark;
+    consumed_ += mark;
+    len -= mark;
   }
   if (len > kMaxLine)
     return Status::error(EINVAL, path_.string() + ":" + std::to_string(line_no_) + ": line longer than " +

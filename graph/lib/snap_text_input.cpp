@@ -16,6 +16,7 @@
 #include "edge_input_formats.h"
 #include "peregrine/util/full_io.h"
 #include "text_chunk.h"
+#include "text_fields.h"
 
 namespace peregrine::graph::detail {
 namespace {
@@ -97,7 +98,8 @@ class SnapTextInput final : public EdgeInput {
     size_t start = 0;
     if (first_) {
       first_ = false;
-      if (size >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) start = 3;  // UTF-8 byte order mark
+      if (std::string_view(buf_.data(), size).starts_with(detail::kByteOrderMark))
+        start = detail::kByteOrderMark.size();
     }
     // The batch ends after its last '\n'; at the end of the input, at the end.
     size_t usable = size;

@@ -12,6 +12,10 @@
 
 namespace peregrine::graph::detail {
 
+// What Windows editors put before a UTF-8 file's first line: not part of
+// it, for every parser.
+inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
 // '\r' is blank so that CRLF lines parse like LF ones.
 inline bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
