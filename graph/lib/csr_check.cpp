@@ -72,8 +72,8 @@ Status check_id_map(const Graph& g) {
     return Status::error(EIO, path.string() + ": " + std::to_string(size) + " bytes, expected " + std::to_string(want));
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() != want)
-    return Status::error(EIO, path.string() + ": " + std::to_string(bytes.size()) + " bytes, expected " +
-                                  std::to_string(want));
+    return Status::error(
+        EIO, path.string() + ": " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(want));
   uint32_t crc = crc_of(bytes.data(), bytes.size());
   if (crc != g.meta.id_map_crc32c)
     return Status::error(

@@ -60,8 +60,9 @@ class MatrixMarketInput final : public EdgeInput {
     if (sym == "general")
       symmetric_ = false;
     else if (weighted_ && sym == "skew-symmetric")
-      return f.error("Matrix Market symmetry 'skew-symmetric': the mirrored entries are the values negated, and "
-                     "weights (import --weighted) must be non-negative");
+      return f.error(
+          "Matrix Market symmetry 'skew-symmetric': the mirrored entries are the values negated, and "
+          "weights (import --weighted) must be non-negative");
     else if (sym == "symmetric" || sym == "skew-symmetric" || sym == "hermitian")
       symmetric_ = true;
     else

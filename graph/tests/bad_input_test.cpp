@@ -146,8 +146,9 @@ TEST_F(GraphBadInput, CountsNoFileCouldHoldAreRefused) {
     out.write(reinterpret_cast<const char*>(index), sizeof index);
   }
   std::filesystem::resize_file(dir_ / kAdjacencyFile, 0);
-  EXPECT_CONTAINS(open_error(), "graph.meta: edges 2305843009213693952 and adjacency_entries 4611686018427387904 must "
-                                "be at most 2^60");
+  EXPECT_CONTAINS(open_error(),
+                  "graph.meta: edges 2305843009213693952 and adjacency_entries 4611686018427387904 must "
+                  "be at most 2^60");
 }
 
 // Read from the file or kept in memory, the lists are checked before an

@@ -105,9 +105,7 @@ bool released_for_writing(const std::string& root, const std::string& name) {
 // have expired: an hour by default, at once here.
 class RefusedWritebackTest : public MountedTest {
  protected:
-  std::vector<std::string> mount_options() override {
-    return {"-o", "fuse.cache=writeback,fuse.attr_timeout_s=0"};
-  }
+  std::vector<std::string> mount_options() override { return {"-o", "fuse.cache=writeback,fuse.attr_timeout_s=0"}; }
 };
 
 TEST_F(RefusedWritebackTest, TheWriterIsToldNotAReader) {
