@@ -29,6 +29,7 @@
 #include "peregrine/util/clock.h"
 #include "request_staging.h"
 #include "test_faults.h"
+#include "transport/reply_yield.h"
 #include "transport/transport.h"
 
 namespace peregrine::fs {
@@ -409,6 +410,10 @@ int run_daemon(const DaemonOptions& o) {
   // would be woken for each, wherever it slept.
   ctx.lone_caller.set_enabled(!plan->uring && o.settings.fuse.one_reader && spin_ns != 0 &&
                               batches_requests(o.settings));
+  // Following lowers the reader to SCHED_IDLE: only where it can come back,
+  // and with a second worker to look out for it stalled.
+  ctx.lone_caller.set_may_follow(o.settings.fuse.follow_lone_caller && o.settings.fuse.workers >= 2 &&
+                                 ReplyYield::permitted());
   ctx.member_cache_file_bytes = member_cache_file_bytes(o.settings, vr);
   ctx.volume_label = vr.volume.superblock.label;
   ctx.volume_uuid = vr.volume.superblock.volume_uuid.to_string();

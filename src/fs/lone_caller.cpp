@@ -2,6 +2,7 @@
 
 #include <linux/fuse.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace peregrine::fs {
@@ -45,6 +46,25 @@ void LoneCaller::note_request(const void* buf, size_t n, uint64_t now_ns) {
   if (last_caller_.load(std::memory_order_relaxed) == h.pid) return;
   if (last_caller_.exchange(h.pid, std::memory_order_relaxed) != 0)
     not_alone_ns_.store(now_ns, std::memory_order_relaxed);
+}
+
+void LoneCaller::note_followed_read(uint32_t tid, uint64_t now_ns) {
+  if (follower_tid_.load(std::memory_order_relaxed) != tid) follower_tid_.store(tid, std::memory_order_relaxed);
+  followed_read_ns_.store(now_ns, std::memory_order_relaxed);
+}
+
+void LoneCaller::note_not_following() {
+  if (followed_read_ns_.exchange(0, std::memory_order_relaxed) == 0) return;
+  const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
+  back_off_ns_.store(std::max(b / 2, kMinBackOffNs), std::memory_order_relaxed);
+}
+
+uint32_t LoneCaller::stop_stalled_follower(uint64_t now_ns) {
+  if (followed_read_ns_.exchange(0, std::memory_order_relaxed) == 0) return 0;
+  const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
+  follow_again_ns_.store(now_ns + b, std::memory_order_relaxed);
+  back_off_ns_.store(std::min(2 * b, kMaxBackOffNs), std::memory_order_relaxed);
+  return follower_tid_.load(std::memory_order_relaxed);
 }
 
 }  // namespace peregrine::fs

@@ -16,7 +16,9 @@ thread_local ReadTurn* tls_held = nullptr;
 // A semaphore: each wake-up lets one waiter's read() return. One that finds
 // no waiter stays counted and ends the next wait at once, which costs that
 // worker one more look at the queue and loses nothing.
-ReadTurn::ReadTurn() : wake_fd_(eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC)) {}
+// Non-blocking, waited for in poll(): a wait with a timeout must not block
+// in read() when another waiter took the count poll() saw.
+ReadTurn::ReadTurn() : wake_fd_(eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 ReadTurn::~ReadTurn() {
   if (tls_held == this) tls_held = nullptr;
@@ -82,7 +84,7 @@ void ReadTurn::go_quiet() {
   wake(waiting_.load());
 }
 
-ReadTurn::Woken ReadTurn::wait() {
+ReadTurn::Woken ReadTurn::wait(int timeout_ms) {
   waiting_.fetch_add(1);
   if (!busy_.load()) {
     waiting_.fetch_sub(1);
@@ -92,11 +94,23 @@ ReadTurn::Woken ReadTurn::wait() {
     waiting_.fetch_sub(1);
     return Woken::took_turn;
   }
-  uint64_t v = 0;
-  ssize_t n = ::read(wake_fd_, &v, sizeof v);
-  int err = errno;
+  for (;;) {
+    pollfd p{wake_fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) {
+      waiting_.fetch_sub(1);
+      return Woken::by_signal;
+    }
+    if (ready == 0) {
+      waiting_.fetch_sub(1);
+      return Woken::timed_out;
+    }
+    if (ready < 0) break;  // judged below as a wake-up: the worker looks at the queue
+    uint64_t v = 0;
+    // EAGAIN: another waiter took the wake-up poll() saw.
+    if (::read(wake_fd_, &v, sizeof v) >= 0 || errno != EAGAIN) break;
+  }
   waiting_.fetch_sub(1);
-  if (n < 0 && err == EINTR) return Woken::by_signal;
   if (!busy_.load()) return Woken::quiet;
   return try_take() ? Woken::took_turn : Woken::to_help;
 }

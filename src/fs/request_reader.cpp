@@ -43,6 +43,21 @@ bool may_wait_long(const void* buf, ssize_t n) {
   }
 }
 
+// The thread that made the request (0 for one the kernel sends without
+// credentials).
+uint32_t caller_of(const void* buf, ssize_t n) {
+  if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) return 0;
+  fuse_in_header h;
+  std::memcpy(&h, buf, sizeof h);
+  return h.pid;
+}
+
+// Whether a request waits on the descriptor, without taking it.
+bool request_waiting(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
+
 // A read() that slept and was woken takes longer than this here (a wake-up
 // costs 10 us or more on the machines measured); one that found a request
 // waiting returns well within it. Misjudging costs one poll(), or a lone
@@ -100,6 +115,9 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
                                 ReadSpin* spin, LoneCaller* lone) {
   *is_data = false;
   queued_ = false;
+  // Only the turn's holder follows a lone program; one that lost the turn
+  // (an fsync let go of it) comes back to its own CPUs first.
+  if (follow_.holding() && (turn == nullptr || !turn->held_here())) follow_.release(lone);
   if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data, spin);
   // One program alone: one worker reads (its look takes each request).
   if (may_follow_lone_program(lone, spin) && lone->alone(monotonic_ns())) turn->note_lone_program();
@@ -133,6 +151,14 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         noted_ = true;
       }
       const bool alone = may_follow_lone_program(lone, spin) && lone->alone(read_at);
+      if (n > 0 && alone) {
+        const bool was_holding = follow_.holding();
+        follow_.follow(caller_of(buf, n), read_at, *lone);
+        // A waiting worker, asleep with no timeout, starts looking out.
+        if (!was_holding && follow_.holding()) turn->nudge();
+      } else {
+        follow_.release(lone);
+      }
       // The run ended: every worker reads again, before this request's
       // work (which may poll for its IO) holds the turn.
       if (n > 0 && !alone && !io_going && turn->free_if_only_lone()) return n;
@@ -145,15 +171,25 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         // another CPU, whose reply would move the program there.
         if (busy || (was_waiting && !alone)) turn->call_help(fd);
       } else {
+        follow_.release(lone);
         turn->leave();  // or the channel ended, or an error
       }
       return n;
     }
     ssize_t n = read_waiting(fd, buf, len, staging, is_data);
     if (n >= 0 || errno != EAGAIN) return n;
-    if (turn->wait() == ReadTurn::Woken::by_signal) {
+    // While the one reader follows a lone program, one waiting worker looks
+    // out for it stalled (lone_caller_follow.h): it puts the reader back and
+    // takes the waiting request at the next turn of this loop.
+    const bool guard = lone != nullptr && lone->following() && lone->try_guard();
+    const ReadTurn::Woken woken = turn->wait(guard ? static_cast<int>(LoneCaller::kStalledNs / 1'000'000) : -1);
+    if (guard) lone->end_guard();
+    if (woken == ReadTurn::Woken::by_signal) {
       errno = EINTR;  // libfuse checks for exit, then calls again
       return -1;
+    }
+    if (woken == ReadTurn::Woken::timed_out && lone->follower_stalled(monotonic_ns()) && request_waiting(fd)) {
+      if (uint32_t tid = lone->stop_stalled_follower(monotonic_ns()); tid != 0) LoneCallerFollow::restore_thread(tid);
     }
   }
 }
@@ -208,7 +244,9 @@ ssize_t RequestReader::read_in_turn(int fd, void* buf, size_t len, StagedIo& sta
 }
 
 ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, bool blocking) {
-  const bool spinner = spin != nullptr && spin->try_begin();
+  // A reader that follows a lone program sleeps on that program's CPU,
+  // where a look would keep the program from running.
+  const bool spinner = spin != nullptr && !follow_.holding() && spin->try_begin();
   const uint64_t began = spinner ? monotonic_ns() : 0;
   const uint64_t window = spinner ? spin->window_ns() : 0;
   if (window == 0) {

@@ -97,5 +97,73 @@ TEST(LoneCallerTest, ShortMessageChangesNothing) {
   EXPECT_TRUE(lone.alone(kStart + 1));
 }
 
+// Following: only where enabled and allowed; a reader that read nothing for
+// kStalledNs is stalled; a stall stops following for a back-off that
+// doubles with each stall, and a run that ends without one halves it.
+TEST(LoneCallerTest, FollowingOnlyWhereEnabledAndAllowed) {
+  LoneCaller lone;
+  lone.set_may_follow(true);
+  EXPECT_FALSE(lone.may_follow(kStart)) << "disabled";
+  lone.set_enabled(true);
+  EXPECT_TRUE(lone.may_follow(kStart));
+  lone.set_may_follow(false);
+  EXPECT_FALSE(lone.may_follow(kStart));
+}
+
+TEST(LoneCallerTest, AReaderThatReadsNothingForLongIsStalled) {
+  LoneCaller lone;
+  lone.set_enabled(true);
+  lone.set_may_follow(true);
+  EXPECT_FALSE(lone.following());
+  EXPECT_FALSE(lone.follower_stalled(kStart + 2 * LoneCaller::kStalledNs)) << "nobody follows";
+  lone.note_followed_read(77, kStart);
+  EXPECT_TRUE(lone.following());
+  EXPECT_FALSE(lone.follower_stalled(kStart + LoneCaller::kStalledNs));
+  EXPECT_TRUE(lone.follower_stalled(kStart + LoneCaller::kStalledNs + 1));
+  lone.note_followed_read(77, kStart + LoneCaller::kStalledNs);
+  EXPECT_FALSE(lone.follower_stalled(kStart + LoneCaller::kStalledNs + 1)) << "it read again";
+}
+
+TEST(LoneCallerTest, EachStallDoublesTheBackOffAndARunWithoutOneHalvesIt) {
+  LoneCaller lone;
+  lone.set_enabled(true);
+  lone.set_may_follow(true);
+  constexpr uint64_t kMin = LoneCaller::kMinBackOffNs;
+  uint64_t now = kStart;
+  lone.note_followed_read(77, now);
+  now += LoneCaller::kStalledNs + 1;
+  EXPECT_EQ(lone.stop_stalled_follower(now), 77u) << "the stalled reader, to put back";
+  EXPECT_FALSE(lone.following());
+  EXPECT_EQ(lone.stop_stalled_follower(now), 0u) << "stopped already";
+  EXPECT_FALSE(lone.may_follow(now + kMin - 1));
+  EXPECT_TRUE(lone.may_follow(now + kMin));
+
+  now += kMin;
+  lone.note_followed_read(78, now);
+  now += LoneCaller::kStalledNs + 1;
+  EXPECT_EQ(lone.stop_stalled_follower(now), 78u);
+  EXPECT_FALSE(lone.may_follow(now + 2 * kMin - 1)) << "the second stall backs off twice as long";
+  EXPECT_TRUE(lone.may_follow(now + 2 * kMin));
+
+  // A run that ends without a stall halves the next back-off.
+  now += 2 * kMin;
+  lone.note_followed_read(79, now);
+  lone.note_not_following();
+  EXPECT_FALSE(lone.following());
+  lone.note_followed_read(79, now);
+  now += LoneCaller::kStalledNs + 1;
+  EXPECT_EQ(lone.stop_stalled_follower(now), 79u);
+  EXPECT_FALSE(lone.may_follow(now + 2 * kMin - 1)) << "four times the least, halved";
+  EXPECT_TRUE(lone.may_follow(now + 2 * kMin));
+}
+
+TEST(LoneCallerTest, OneGuardAtATime) {
+  LoneCaller lone;
+  EXPECT_TRUE(lone.try_guard());
+  EXPECT_FALSE(lone.try_guard());
+  lone.end_guard();
+  EXPECT_TRUE(lone.try_guard());
+}
+
 }  // namespace
 }  // namespace peregrine::fs

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fuse.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -580,6 +581,32 @@ TEST_F(LoneCallerReaderTest, TheRunsEndLetsEveryWorkerReadAgainAtOnce) {
   EXPECT_EQ(b.unique, 3u) << "woken, the waiting worker reads";
 }
 
+// A wait with a timeout ends unwoken after it, counted out again; a
+// wake-up taken by another waiter leaves it waiting (the eventfd is read
+// without blocking after poll()).
+TEST(ReadTurnWaitTest, AWaitWithATimeoutEndsUnwokenAndCountedOut) {
+  ReadTurn turn;
+  ASSERT_TRUE(turn.usable());
+  turn.note_busy();
+  std::promise<void> held;
+  std::promise<void> release;
+  std::thread holder([&] {
+    ASSERT_TRUE(turn.try_take());
+    held.set_value();
+    release.get_future().wait();
+    turn.leave();
+  });
+  held.get_future().wait();
+  EXPECT_EQ(turn.wait(1), ReadTurn::Woken::timed_out);
+  EXPECT_EQ(turn.waiting(), 0u);
+  turn.nudge();  // nobody waits: nothing is counted
+  EXPECT_EQ(turn.wait(1), ReadTurn::Woken::timed_out) << "a nudge with no waiter leaves nothing behind";
+  release.set_value();
+  holder.join();
+  EXPECT_EQ(turn.wait(1), ReadTurn::Woken::took_turn);
+  turn.leave();
+}
+
 // IO on the volume keeps it busy past the run's end.
 TEST(ReadTurnLoneTest, TheRunsEndFreesOnlyATurnNoIoMadeBusy) {
   ReadTurn lone_only;
@@ -625,6 +652,163 @@ TEST_F(LoneCallerReaderTest, HolderCallsNoHelpForALoneProgramsRequestFoundWaitin
   send(FUSE_GETATTR, 4, 100);
   b.thread.join();
   EXPECT_EQ(b.unique, 4u);
+}
+
+// Following (lone_caller_follow.h): the holder that reads a lone program's
+// requests holds itself to that program's CPU at SCHED_IDLE until the run
+// ends; a waiting worker puts a stalled follower back and takes the
+// request; a worker started by a follower starts put back. Needs 2 CPUs
+// and the right to raise a thread back from SCHED_IDLE.
+bool may_raise_from_idle() {
+  bool ok = false;
+  std::thread probe([&ok] {
+    sched_param none{};
+    if (sched_setscheduler(0, SCHED_IDLE, &none) != 0) return;
+    ok = sched_setscheduler(0, SCHED_OTHER, &none) == 0;
+  });
+  probe.join();
+  return ok;
+}
+
+bool same_cpus(const cpu_set_t& a, const cpu_set_t& b) { return CPU_EQUAL(&a, &b) != 0; }
+
+cpu_set_t cpus_of_this_thread() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  sched_getaffinity(0, sizeof cpus, &cpus);
+  return cpus;
+}
+
+class FollowTest : public LoneCallerReaderTest {
+ protected:
+  void SetUp() override {
+    LoneCallerReaderTest::SetUp();
+    original_ = cpus_of_this_thread();
+    if (CPU_COUNT(&original_) < 2) GTEST_SKIP() << "one CPU: nothing to follow to";
+    if (!may_raise_from_idle()) GTEST_SKIP() << "no right to raise a thread back from SCHED_IDLE";
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &original_)) program_cpu_ = cpu;
+    }
+    lone_.set_may_follow(true);
+    // The lone program: a thread held to the last CPU, asleep there.
+    std::promise<uint32_t> tid;
+    program_ = std::thread([this, &tid] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(program_cpu_, &one);
+      sched_setaffinity(0, sizeof one, &one);
+      sched_yield();
+      tid.set_value(static_cast<uint32_t>(gettid()));
+      done_.get_future().wait();
+    });
+    program_tid_ = tid.get_future().get();
+  }
+  void TearDown() override {
+    if (program_.joinable()) {
+      done_.set_value();
+      program_.join();
+    }
+    // The test's thread as it was, whatever a failed test left.
+    sched_param none{};
+    sched_setscheduler(0, SCHED_OTHER, &none);
+    sched_setaffinity(0, sizeof original_, &original_);
+    ReadTurn::leave_held_turn();
+    LoneCallerReaderTest::TearDown();
+  }
+  bool held_to_program_cpu() const {
+    cpu_set_t cpus = cpus_of_this_thread();
+    return CPU_COUNT(&cpus) == 1 && CPU_ISSET(program_cpu_, &cpus);
+  }
+
+  cpu_set_t original_{};
+  int program_cpu_ = -1;
+  uint32_t program_tid_ = 0;
+  std::thread program_;
+  std::promise<void> done_;
+};
+
+TEST_F(FollowTest, TheReaderIsHeldToTheProgramsCpuLoweredUntilTheRunEnds) {
+  ReadTurn turn;
+  send(FUSE_GETATTR, 1, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+  EXPECT_TRUE(held_to_program_cpu());
+  EXPECT_TRUE(lone_.following());
+  send(FUSE_RELEASEDIR, 2, 0);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE) << "a request without its caller keeps the reader where it is";
+  EXPECT_TRUE(held_to_program_cpu());
+  send(FUSE_READ, 3, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(unique_of(buf_), 3u);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "the run ended with a read";
+  EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
+  EXPECT_FALSE(lone_.following());
+}
+
+TEST_F(FollowTest, NotWhereTheLoneCallerForbidsIt) {
+  lone_.set_may_follow(false);
+  ReadTurn turn;
+  send(FUSE_GETATTR, 1, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_TRUE(turn.busy()) << "one reader all the same";
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+  EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
+  EXPECT_FALSE(lone_.following());
+}
+
+// b waits with no timeout while A holds the turn without following; A's
+// next read follows and wakes b to look out. A then reads no more: b finds
+// it stalled with a request waiting, puts it back and takes the request.
+TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
+  ReadTurn turn;
+  lone_.set_may_follow(false);
+  send(FUSE_GETATTR, 1, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_TRUE(turn.held_here());
+  RequestReader b_reader;
+  FakeStaging b_staging{false};
+  char b_buf[4096];
+  std::atomic<ssize_t> b_n{-2};
+  std::thread b([&] {
+    bool is_data = false;
+    b_n.store(b_reader.read(worker_fd(), b_buf, sizeof b_buf, b_staging, &is_data, &turn, &spin_, &lone_));
+  });
+  wait_until_waiting(turn);
+  lone_.set_may_follow(true);
+  send(FUSE_GETATTR, 2, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
+  // Woken, b finds nothing and waits again, now with a timeout.
+  while (!lone_.guarded() || turn.waiting() == 0) std::this_thread::yield();
+  send(FUSE_GETATTR, 3, program_tid_);
+  b.join();
+  ASSERT_GT(b_n.load(), 0);
+  EXPECT_EQ(unique_of(b_buf), 3u) << "the waiting worker took the stalled reader's request";
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "put back by the waiting worker";
+  EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
+  EXPECT_FALSE(lone_.following());
+  EXPECT_FALSE(lone_.may_follow(monotonic_ns())) << "following backs off after a stall";
+  send(FUSE_GETATTR, 4, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "the reader does not follow again during the back-off";
+}
+
+TEST_F(FollowTest, AWorkerStartedByAFollowerStartsPutBack) {
+  ReadTurn turn;
+  send(FUSE_GETATTR, 1, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
+  int policy = -1;
+  cpu_set_t cpus{};
+  std::thread started([&] {
+    RequestReader reader;  // as a new worker's first read makes it
+    policy = sched_getscheduler(0);
+    cpus = cpus_of_this_thread();
+  });
+  started.join();
+  EXPECT_EQ(policy, SCHED_OTHER);
+  EXPECT_TRUE(same_cpus(cpus, original_));
 }
 
 }  // namespace

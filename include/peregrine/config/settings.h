@@ -81,6 +81,7 @@ struct FuseSettings {
   bool batch_requests;       // keep data IO staged across requests (docs/design.md section 2.5)
   bool one_reader;           // classic: one worker at a time sleeps in read() (ReadTurn)
   uint32_t read_spin_us;     // classic: longest look for the next request before sleeping (ReadSpin)
+  bool follow_lone_caller;   // classic: the one reader follows a lone program to its CPU (LoneCallerFollow)
   uint32_t max_background;
   std::optional<uint32_t> congestion_threshold;  // nullopt = auto (3/4 of max_background)
   uint32_t max_request_bytes;                    // power of two

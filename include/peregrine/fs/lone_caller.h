@@ -24,8 +24,13 @@
 // that starts after another ended is a second caller too: its first
 // 100 ms go without.
 //
+// It also holds what the workers share about following the lone program
+// (lone_caller_follow.h): whether the one reader follows it, when it last
+// read a request, and the back-off after a waiting worker found it stalled.
+//
 // Thread rules: one per session, shared by the classic workers; every
-// member is atomic. set_enabled() before the workers start.
+// member is atomic. set_enabled() and set_may_follow() before the workers
+// start.
 #pragma once
 
 #include <atomic>
@@ -48,12 +53,50 @@ class LoneCaller {
     return enabled() && now_ns > not_alone_ns_.load(std::memory_order_relaxed) + kQuietNs;
   }
 
+  // Following. A reader that has read nothing for kStalledNs while a
+  // request waits is stalled; following then stops for a back-off that
+  // doubles with each stall (up to kMaxBackOffNs) and halves with each run
+  // that ends without one (down to kMinBackOffNs).
+  static constexpr uint64_t kStalledNs = 5'000'000;
+  static constexpr uint64_t kMinBackOffNs = 100'000'000;
+  static constexpr uint64_t kMaxBackOffNs = 10'000'000'000;
+  void set_may_follow(bool on) { may_follow_.store(on, std::memory_order_relaxed); }
+  // Whether the reader may follow the lone program now.
+  bool may_follow(uint64_t now_ns) const {
+    return enabled() && may_follow_.load(std::memory_order_relaxed) &&
+           now_ns >= follow_again_ns_.load(std::memory_order_relaxed);
+  }
+  // The following reader (thread `tid`) read a request at now_ns.
+  void note_followed_read(uint32_t tid, uint64_t now_ns);
+  // The reader stopped following at the end of a run.
+  void note_not_following();
+  bool following() const { return followed_read_ns_.load(std::memory_order_relaxed) != 0; }
+  // A waiting worker, on finding a request waiting: whether the following
+  // reader has read nothing for kStalledNs.
+  bool follower_stalled(uint64_t now_ns) const {
+    const uint64_t t = followed_read_ns_.load(std::memory_order_relaxed);
+    return t != 0 && now_ns > t + kStalledNs;
+  }
+  // Stops following for a back-off; returns the stalled reader's thread id
+  // (0 if none follows any more), for the caller to put back.
+  uint32_t stop_stalled_follower(uint64_t now_ns);
+  // One waiting worker at a time looks out for a stalled reader.
+  bool try_guard() { return !guarded_.exchange(true); }
+  void end_guard() { guarded_.store(false); }
+  bool guarded() const { return guarded_.load(); }  // for tests
+
  private:
   std::atomic<bool> enabled_{false};
   // When a data request, another caller or an unnamed one last came.
   // Racing stores may put it back by the microseconds between them: a hint.
   std::atomic<uint64_t> not_alone_ns_{0};
   std::atomic<uint32_t> last_caller_{0};
+  std::atomic<bool> may_follow_{false};
+  std::atomic<uint64_t> followed_read_ns_{0};  // 0: not following
+  std::atomic<uint32_t> follower_tid_{0};
+  std::atomic<uint64_t> follow_again_ns_{0};
+  std::atomic<uint64_t> back_off_ns_{kMinBackOffNs};
+  std::atomic<bool> guarded_{false};
 };
 
 }  // namespace peregrine::fs

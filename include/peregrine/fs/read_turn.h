@@ -92,8 +92,13 @@ class ReadTurn {
   // A worker without the turn, having found no request waiting: sleeps
   // until the turn is let go of, help is called or the volume is quiet
   // (`quiet`: read as every worker does).
-  enum class Woken { took_turn, to_help, quiet, by_signal };
-  Woken wait();
+  // With timeout_ms >= 0 it returns timed_out after that long unwoken.
+  enum class Woken { took_turn, to_help, quiet, by_signal, timed_out };
+  Woken wait(int timeout_ms = -1);
+  // Wakes one waiting worker, if any, to look at the queue and wait again.
+  void nudge() {
+    if (waiting_.load() != 0) wake_one();
+  }
 
   // Lets go of whatever turn the calling thread holds: before it waits for
   // something a drive or another thread must finish.

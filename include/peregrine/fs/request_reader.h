@@ -21,7 +21,9 @@
 // and the spin looks, the volume counts as busy for the turn too (one
 // worker reads, and its look takes each request), and the holder calls no
 // helper for a request it merely found waiting; when the run ends, every
-// worker reads again at once (lone_caller.h says why).
+// worker reads again at once (lone_caller.h says why). Where the LoneCaller
+// lets it, the reader also follows the program to its CPU, lowered, and
+// does not spin there (lone_caller_follow.h).
 //
 // Thread rules: one RequestReader per FUSE worker, used by that worker only.
 // It remembers the blocking mode it last set on the descriptor it last read
@@ -33,6 +35,7 @@
 #include <cstddef>
 
 #include "peregrine/fs/lone_caller.h"
+#include "peregrine/fs/lone_caller_follow.h"
 #include "peregrine/fs/read_spin.h"
 #include "peregrine/fs/read_turn.h"
 
@@ -53,6 +56,10 @@ class StagedIo {
 
 class RequestReader {
  public:
+  // Constructed on a worker's first read: a worker libfuse started from a
+  // following one is put back first (lone_caller_follow.h).
+  RequestReader() { LoneCallerFollow::undo_inherited(); }
+
   // Reads one request into buf. Returns its size (0 if the descriptor gave
   // none), or -1 with errno set. *is_data says whether it is a FUSE_READ or
   // FUSE_WRITE, the only requests that return with IO still staged.
@@ -95,6 +102,8 @@ class RequestReader {
   int flags_ = 0;  // its file status flags as last set
   bool queued_ = false;  // request_was_queued()
   bool noted_ = false;   // read_one() told the LoneCaller of its request
+
+  LoneCallerFollow follow_;  // while this worker reads for a lone program
 };
 
 }  // namespace peregrine::fs
