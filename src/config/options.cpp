@@ -542,10 +542,13 @@ std::vector<Option> fuse_options() {
                  "/usr/include after a dropped cache 30% faster, getxattr() 1.3-1.5x as many a "
                  "second. While the program runs, the lowered reader waits for the CPU: another "
                  "program's request that comes meanwhile waits too, until a waiting worker finds "
-                 "the reader stalled (5 ms without a read), puts it back and serves the request; "
-                 "following then pauses, 100 ms after the first stall and twice as long after "
-                 "each one that follows. Needs the right to raise a thread back from SCHED_IDLE "
-                 "(CAP_SYS_NICE, as root, or RLIMIT_NICE); without it the reader does not follow. "
+                 "it waiting at two of its looks 5 ms apart with no read between, puts the reader "
+                 "back and serves the request; following then pauses, 100 ms after the first "
+                 "stall and twice as long after each one that follows (peregrine stats "
+                 "--prometheus counts runs and stalls). A reader with no request for 100 ms goes "
+                 "back too. Needs fuse.workers >= 2 and the right to raise a thread back from "
+                 "SCHED_IDLE (CAP_SYS_NICE, as root, or an RLIMIT_NICE of 20); without them the "
+                 "reader does not follow. "
                  "false: the reader stays where the scheduler puts it.",
           .store = [](Settings& s, const Value& v) { s.fuse.follow_lone_caller = flag(v); },
           .load = [](const Settings& s) { return Value(s.fuse.follow_lone_caller); },

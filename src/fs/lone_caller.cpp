@@ -50,17 +50,34 @@ void LoneCaller::note_request(const void* buf, size_t n, uint64_t now_ns) {
 
 void LoneCaller::note_followed_read(uint32_t tid, uint64_t now_ns) {
   if (follower_tid_.load(std::memory_order_relaxed) != tid) follower_tid_.store(tid, std::memory_order_relaxed);
-  followed_read_ns_.store(now_ns, std::memory_order_relaxed);
+  if (followed_read_ns_.exchange(now_ns, std::memory_order_relaxed) == 0)
+    follow_runs_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void LoneCaller::note_not_following() {
+void LoneCaller::note_not_following(uint32_t tid) {
+  // Another worker took the turn and follows: its run goes on. (A race
+  // with its first read clears what its next read sets again.)
+  if (follower_tid_.load(std::memory_order_relaxed) != tid) return;
   if (followed_read_ns_.exchange(0, std::memory_order_relaxed) == 0) return;
   const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
   back_off_ns_.store(std::max(b / 2, kMinBackOffNs), std::memory_order_relaxed);
 }
 
+bool LoneCaller::follower_stalled(bool request_waiting) {
+  const uint64_t read_at = followed_read_ns_.load(std::memory_order_relaxed);
+  if (read_at == 0 || !request_waiting) {
+    waiting_seen_at_read_ns_.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  // A request waited at the last look too, and the reader read nothing
+  // since: it has waited for the reader a whole look at least.
+  return waiting_seen_at_read_ns_.exchange(read_at, std::memory_order_relaxed) == read_at;
+}
+
 uint32_t LoneCaller::stop_stalled_follower(uint64_t now_ns) {
+  waiting_seen_at_read_ns_.store(0, std::memory_order_relaxed);
   if (followed_read_ns_.exchange(0, std::memory_order_relaxed) == 0) return 0;
+  follow_stalls_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
   follow_again_ns_.store(now_ns + b, std::memory_order_relaxed);
   back_off_ns_.store(std::min(2 * b, kMaxBackOffNs), std::memory_order_relaxed);

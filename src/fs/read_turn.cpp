@@ -1,5 +1,7 @@
 #include "peregrine/fs/read_turn.h"
 
+#include "peregrine/fs/lone_caller_follow.h"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -124,6 +126,9 @@ void ReadTurn::wake(uint64_t n) {
 }
 
 void ReadTurn::leave_held_turn() {
+  // About to wait mid-request: a follower waits at its own policy, and
+  // the next holder follows instead.
+  LoneCallerFollow::release_on_this_thread();
   if (tls_held != nullptr) tls_held->leave();
 }
 

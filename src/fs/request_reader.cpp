@@ -117,7 +117,7 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
   queued_ = false;
   // Only the turn's holder follows a lone program; one that lost the turn
   // (an fsync let go of it) comes back to its own CPUs first.
-  if (follow_.holding() && (turn == nullptr || !turn->held_here())) follow_.release(lone);
+  if (follow_.holding() && (turn == nullptr || !turn->held_here())) follow_.release();
   if (turn == nullptr) return read_in_turn(fd, buf, len, staging, is_data, spin);
   // One program alone: one worker reads (its look takes each request).
   if (may_follow_lone_program(lone, spin) && lone->alone(monotonic_ns())) turn->note_lone_program();
@@ -151,13 +151,15 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         noted_ = true;
       }
       const bool alone = may_follow_lone_program(lone, spin) && lone->alone(read_at);
-      if (n > 0 && alone) {
+      // Not for a request that may wait long: its worker lets go of the
+      // turn before it is served.
+      if (n > 0 && alone && !may_wait_long(buf, n)) {
         const bool was_holding = follow_.holding();
         follow_.follow(caller_of(buf, n), read_at, *lone);
         // A waiting worker, asleep with no timeout, starts looking out.
         if (!was_holding && follow_.holding()) turn->nudge();
       } else {
-        follow_.release(lone);
+        follow_.release();
       }
       // The run ended: every worker reads again, before this request's
       // work (which may poll for its IO) holds the turn.
@@ -171,7 +173,7 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         // another CPU, whose reply would move the program there.
         if (busy || (was_waiting && !alone)) turn->call_help(fd);
       } else {
-        follow_.release(lone);
+        follow_.release();
         turn->leave();  // or the channel ended, or an error
       }
       return n;
@@ -179,17 +181,23 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
     ssize_t n = read_waiting(fd, buf, len, staging, is_data);
     if (n >= 0 || errno != EAGAIN) return n;
     // While the one reader follows a lone program, one waiting worker looks
-    // out for it stalled (lone_caller_follow.h): it puts the reader back and
-    // takes the waiting request at the next turn of this loop.
-    const bool guard = lone != nullptr && lone->following() && lone->try_guard();
-    const ReadTurn::Woken woken = turn->wait(guard ? static_cast<int>(LoneCaller::kStalledNs / 1'000'000) : -1);
-    if (guard) lone->end_guard();
+    // out for it stalled (lone_caller_follow.h): then it puts the reader
+    // back and takes the waiting request at the next turn of this loop.
+    // A look that finds no stall waits again, taking nothing.
+    ReadTurn::Woken woken;
+    for (;;) {
+      const bool guard = lone != nullptr && lone->following() && lone->try_guard();
+      woken = turn->wait(guard ? static_cast<int>(LoneCaller::kStalledNs / 1'000'000) : -1);
+      if (guard) lone->end_guard();
+      if (woken != ReadTurn::Woken::timed_out) break;
+      if (lone->follower_stalled(request_waiting(fd))) {
+        if (uint32_t tid = lone->stop_stalled_follower(monotonic_ns()); tid != 0) LoneCallerFollow::restore_thread(tid);
+        break;
+      }
+    }
     if (woken == ReadTurn::Woken::by_signal) {
       errno = EINTR;  // libfuse checks for exit, then calls again
       return -1;
-    }
-    if (woken == ReadTurn::Woken::timed_out && lone->follower_stalled(monotonic_ns()) && request_waiting(fd)) {
-      if (uint32_t tid = lone->stop_stalled_follower(monotonic_ns()); tid != 0) LoneCallerFollow::restore_thread(tid);
     }
   }
 }
@@ -283,6 +291,12 @@ ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, 
     }
   }
   if (!spinner) {
+    // A follower whose program stopped asking goes back to its own CPUs
+    // and policy before it sleeps for good (lone_caller_follow.h).
+    if (follow_.holding()) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, LoneCallerFollow::kIdleReleaseMs) == 0) follow_.release();
+    }
     // Another worker spins, or none may: a read that returns sooner than a
     // sleep could found its request queued.
     const uint64_t asked = monotonic_ns();

@@ -190,6 +190,11 @@ std::string stats_json(FsContext& fs) {
     const ReadSpin& spin = t.ring_requests.empty() ? fs.read_spin : fs.ring_spin;
     out << ",\"read_spin\":{\"window_ns\":" << spin.window_ns() << ",\"requests_found\":" << spin.requests_found()
         << ",\"sleeps\":" << spin.sleeps() << "}";
+    // Classic: the one reader following lone programs (lone_caller_follow.h).
+    if (t.ring_requests.empty()) {
+      out << ",\"lone_follow\":{\"runs\":" << fs.lone_caller.follow_runs()
+          << ",\"stalls\":" << fs.lone_caller.follow_stalls() << "}";
+    }
     out << "}";
   }
   out << "}";

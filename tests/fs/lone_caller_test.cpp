@@ -110,18 +110,40 @@ TEST(LoneCallerTest, FollowingOnlyWhereEnabledAndAllowed) {
   EXPECT_FALSE(lone.may_follow(kStart));
 }
 
-TEST(LoneCallerTest, AReaderThatReadsNothingForLongIsStalled) {
+TEST(LoneCallerTest, AReaderIsStalledWhenARequestWaitsAtTwoLooksWithNoReadBetween) {
   LoneCaller lone;
   lone.set_enabled(true);
   lone.set_may_follow(true);
   EXPECT_FALSE(lone.following());
-  EXPECT_FALSE(lone.follower_stalled(kStart + 2 * LoneCaller::kStalledNs)) << "nobody follows";
+  EXPECT_FALSE(lone.follower_stalled(true));
+  EXPECT_FALSE(lone.follower_stalled(true)) << "nobody follows";
   lone.note_followed_read(77, kStart);
   EXPECT_TRUE(lone.following());
-  EXPECT_FALSE(lone.follower_stalled(kStart + LoneCaller::kStalledNs));
-  EXPECT_TRUE(lone.follower_stalled(kStart + LoneCaller::kStalledNs + 1));
-  lone.note_followed_read(77, kStart + LoneCaller::kStalledNs);
-  EXPECT_FALSE(lone.follower_stalled(kStart + LoneCaller::kStalledNs + 1)) << "it read again";
+  EXPECT_EQ(lone.follow_runs(), 1u);
+  EXPECT_FALSE(lone.follower_stalled(false)) << "nothing waits";
+  EXPECT_FALSE(lone.follower_stalled(true)) << "a request waits: seen once";
+  lone.note_followed_read(77, kStart + 1);
+  EXPECT_FALSE(lone.follower_stalled(true)) << "the reader read since: a new request, seen once";
+  EXPECT_TRUE(lone.follower_stalled(true)) << "still waiting, nothing read";
+  EXPECT_EQ(lone.follow_runs(), 1u) << "one run";
+  EXPECT_EQ(lone.stop_stalled_follower(kStart + 2), 77u);
+  EXPECT_EQ(lone.follow_stalls(), 1u);
+  lone.note_followed_read(77, kStart + 3);
+  EXPECT_FALSE(lone.follower_stalled(true)) << "a stop forgets what the look-out saw";
+  EXPECT_FALSE(lone.follower_stalled(false));
+  EXPECT_FALSE(lone.follower_stalled(true)) << "nothing waited at the look between";
+}
+
+TEST(LoneCallerTest, AReaderThatStopsFollowingEndsOnlyItsOwnRun) {
+  LoneCaller lone;
+  lone.set_enabled(true);
+  lone.set_may_follow(true);
+  lone.note_followed_read(77, kStart);
+  lone.note_followed_read(78, kStart + 1);  // another worker took the turn
+  lone.note_not_following(77);
+  EXPECT_TRUE(lone.following()) << "78 follows";
+  lone.note_not_following(78);
+  EXPECT_FALSE(lone.following());
 }
 
 TEST(LoneCallerTest, EachStallDoublesTheBackOffAndARunWithoutOneHalvesIt) {
@@ -148,7 +170,7 @@ TEST(LoneCallerTest, EachStallDoublesTheBackOffAndARunWithoutOneHalvesIt) {
   // A run that ends without a stall halves the next back-off.
   now += 2 * kMin;
   lone.note_followed_read(79, now);
-  lone.note_not_following();
+  lone.note_not_following(79);
   EXPECT_FALSE(lone.following());
   lone.note_followed_read(79, now);
   now += LoneCaller::kStalledNs + 1;

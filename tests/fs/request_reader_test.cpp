@@ -581,9 +581,8 @@ TEST_F(LoneCallerReaderTest, TheRunsEndLetsEveryWorkerReadAgainAtOnce) {
   EXPECT_EQ(b.unique, 3u) << "woken, the waiting worker reads";
 }
 
-// A wait with a timeout ends unwoken after it, counted out again; a
-// wake-up taken by another waiter leaves it waiting (the eventfd is read
-// without blocking after poll()).
+// A wait with a timeout ends unwoken after it, counted out again, and a
+// nudge with no waiter leaves no wake-up behind.
 TEST(ReadTurnWaitTest, AWaitWithATimeoutEndsUnwokenAndCountedOut) {
   ReadTurn turn;
   ASSERT_TRUE(turn.usable());
@@ -680,6 +679,9 @@ cpu_set_t cpus_of_this_thread() {
 }
 
 class FollowTest : public LoneCallerReaderTest {
+ public:
+  using RequestReaderTest::send;
+
  protected:
   void SetUp() override {
     LoneCallerReaderTest::SetUp();
@@ -758,8 +760,9 @@ TEST_F(FollowTest, NotWhereTheLoneCallerForbidsIt) {
 }
 
 // b waits with no timeout while A holds the turn without following; A's
-// next read follows and wakes b to look out. A then reads no more: b finds
-// it stalled with a request waiting, puts it back and takes the request.
+// next read follows and wakes b to look out. A then reads no more: b sees
+// a request waiting at two looks with no read between, puts A back and
+// takes the request.
 TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
   ReadTurn turn;
   lone_.set_may_follow(false);
@@ -774,6 +777,16 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
     bool is_data = false;
     b_n.store(b_reader.read(worker_fd(), b_buf, sizeof b_buf, b_staging, &is_data, &turn, &spin_, &lone_));
   });
+  // Whatever fails below, b is given a request to end on before it is joined.
+  struct JoinB {
+    std::thread& b;
+    FollowTest& test;
+    ~JoinB() {
+      if (!b.joinable()) return;
+      test.send(FUSE_READ, 99, 0);
+      b.join();
+    }
+  } join_b{b, *this};
   wait_until_waiting(turn);
   lone_.set_may_follow(true);
   send(FUSE_GETATTR, 2, program_tid_);
@@ -781,6 +794,7 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
   ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
   // Woken, b finds nothing and waits again, now with a timeout.
   while (!lone_.guarded() || turn.waiting() == 0) std::this_thread::yield();
+  const uint64_t sent = monotonic_ns();
   send(FUSE_GETATTR, 3, program_tid_);
   b.join();
   ASSERT_GT(b_n.load(), 0);
@@ -788,10 +802,49 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
   EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "put back by the waiting worker";
   EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
   EXPECT_FALSE(lone_.following());
-  EXPECT_FALSE(lone_.may_follow(monotonic_ns())) << "following backs off after a stall";
+  EXPECT_EQ(lone_.follow_stalls(), 1u);
   send(FUSE_GETATTR, 4, program_tid_);
   ASSERT_GT(read_as_a(turn), 0);
-  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "the reader does not follow again during the back-off";
+  // The back-off (at least kMinBackOffNs from the stop, which came after
+  // `sent`) can be told only while it certainly lasts.
+  if (monotonic_ns() - sent < LoneCaller::kMinBackOffNs) {
+    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "the reader does not follow again during the back-off";
+  }
+}
+
+// The program stops asking: the follower goes back after kIdleReleaseMs
+// asleep, before the next request comes.
+TEST_F(FollowTest, AFollowerWithNoRequestGoesBack) {
+  ReadTurn turn;
+  send(FUSE_GETATTR, 1, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
+  std::thread sender([this] {
+    while (lone_.following()) std::this_thread::yield();
+    send(FUSE_READ, 2, program_tid_);
+  });
+  int policy_at_read = -1;
+  ASSERT_GT(read_as_a(turn), 0);
+  policy_at_read = sched_getscheduler(0);
+  sender.join();
+  EXPECT_EQ(unique_of(buf_), 2u);
+  EXPECT_EQ(policy_at_read, SCHED_OTHER);
+  EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
+  EXPECT_EQ(lone_.follow_runs(), 1u);
+}
+
+// A holder that lets go of the turn mid-request (before it waits for IO or
+// a gate) stops following there.
+TEST_F(FollowTest, LettingGoOfTheTurnMidRequestEndsTheFollow) {
+  ReadTurn turn;
+  send(FUSE_GETATTR, 1, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
+  ReadTurn::leave_held_turn();
+  EXPECT_FALSE(turn.held_here());
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+  EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
+  EXPECT_FALSE(lone_.following());
 }
 
 TEST_F(FollowTest, AWorkerStartedByAFollowerStartsPutBack) {

@@ -141,7 +141,11 @@ TEST_F(PrometheusStatsTest, CountersAccountForTheIoAndTheFormatIsWellFormed) {
   std::set<std::string> drives;
   uint64_t infos = 0, write_ios = 0, inodes = 0, metadata_used = 0, device_count = 0;
   std::map<std::string, std::vector<uint64_t>> device_buckets;  // member -> cumulative counts in order
+  std::string transport;
+  std::set<std::string> names;
   for (const Sample& s : samples) {
+    names.insert(s.name);
+    if (s.name == "peregrine_volume_info") transport = s.labels.at("transport");
     EXPECT_EQ(s.labels.at("volume"), volume) << s.name;
     EXPECT_EQ(s.labels.at("mountpoint"), volume_->mountpoint()) << s.name;
     if (s.name == "peregrine_volume_info") {
@@ -172,6 +176,9 @@ TEST_F(PrometheusStatsTest, CountersAccountForTheIoAndTheFormatIsWellFormed) {
     if (s.name == "peregrine_drive_device_latency_seconds_count") device_count += as_count(s);
   }
   EXPECT_EQ(infos, 1u);
+  // The classic reader's following of lone programs is counted there only.
+  EXPECT_EQ(names.count("peregrine_fuse_lone_follow_runs_total"), transport == "classic" ? 1u : 0u) << transport;
+  EXPECT_EQ(names.count("peregrine_fuse_lone_follow_stalls_total"), transport == "classic" ? 1u : 0u) << transport;
   EXPECT_EQ(drives, (std::set<std::string>{"0", "1", "2", "3"}));
   std::set<std::string> members(volume_->members().begin(), volume_->members().end());
   uint64_t total_written = 0, total_read = 0;

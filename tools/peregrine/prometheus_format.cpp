@@ -281,6 +281,16 @@ void volume_metrics(Exposition& out, const json& doc, const Labels& base) {
       out.sample("peregrine_fuse_read_spin_window_seconds", base,
                  prometheus_seconds(spin.value("window_ns", uint64_t{0})));
     }
+    if (t.contains("lone_follow")) {
+      const json& follow = t["lone_follow"];
+      out.family("peregrine_fuse_lone_follow_runs_total", "counter",
+                 "Runs of one program's metadata requests whose classic reader followed the program to its CPU "
+                 "(fuse.follow_lone_caller).");
+      out.sample("peregrine_fuse_lone_follow_runs_total", base, follow.value("runs", uint64_t{0}));
+      out.family("peregrine_fuse_lone_follow_stalls_total", "counter",
+                 "Times a waiting worker found the following reader kept off its CPU and took over.");
+      out.sample("peregrine_fuse_lone_follow_stalls_total", base, follow.value("stalls", uint64_t{0}));
+    }
   }
 }
 

@@ -53,10 +53,11 @@ class LoneCaller {
     return enabled() && now_ns > not_alone_ns_.load(std::memory_order_relaxed) + kQuietNs;
   }
 
-  // Following. A reader that has read nothing for kStalledNs while a
-  // request waits is stalled; following then stops for a back-off that
-  // doubles with each stall (up to kMaxBackOffNs) and halves with each run
-  // that ends without one (down to kMinBackOffNs).
+  // Following. The following reader is stalled when a waiting worker's
+  // look-out sees a request waiting at two looks kStalledNs apart with no
+  // read by the reader between them; following then stops for a back-off
+  // that doubles with each stall (up to kMaxBackOffNs) and halves with
+  // each run that ends without one (down to kMinBackOffNs).
   static constexpr uint64_t kStalledNs = 5'000'000;
   static constexpr uint64_t kMinBackOffNs = 100'000'000;
   static constexpr uint64_t kMaxBackOffNs = 10'000'000'000;
@@ -68,21 +69,23 @@ class LoneCaller {
   }
   // The following reader (thread `tid`) read a request at now_ns.
   void note_followed_read(uint32_t tid, uint64_t now_ns);
-  // The reader stopped following at the end of a run.
-  void note_not_following();
+  // Reader `tid` stopped following at the end of a run (ignored if
+  // another reader follows now).
+  void note_not_following(uint32_t tid);
   bool following() const { return followed_read_ns_.load(std::memory_order_relaxed) != 0; }
-  // A waiting worker, on finding a request waiting: whether the following
-  // reader has read nothing for kStalledNs.
-  bool follower_stalled(uint64_t now_ns) const {
-    const uint64_t t = followed_read_ns_.load(std::memory_order_relaxed);
-    return t != 0 && now_ns > t + kStalledNs;
-  }
-  // Stops following for a back-off; returns the stalled reader's thread id
-  // (0 if none follows any more), for the caller to put back.
+  // The look-out's look: whether the following reader is stalled, given
+  // whether a request waits now.
+  bool follower_stalled(bool request_waiting);
+  // Stops following for a back-off from now_ns; returns the stalled
+  // reader's thread id (0 if none follows any more), for the caller to
+  // put back.
   uint32_t stop_stalled_follower(uint64_t now_ns);
   // One waiting worker at a time looks out for a stalled reader.
   bool try_guard() { return !guarded_.exchange(true); }
   void end_guard() { guarded_.store(false); }
+  // For tests and statistics.
+  uint64_t follow_runs() const { return follow_runs_.load(std::memory_order_relaxed); }
+  uint64_t follow_stalls() const { return follow_stalls_.load(std::memory_order_relaxed); }
   bool guarded() const { return guarded_.load(); }  // for tests
 
  private:
@@ -97,6 +100,9 @@ class LoneCaller {
   std::atomic<uint64_t> follow_again_ns_{0};
   std::atomic<uint64_t> back_off_ns_{kMinBackOffNs};
   std::atomic<bool> guarded_{false};
+  std::atomic<uint64_t> waiting_seen_at_read_ns_{0};  // the look-out's last look that saw a request waiting
+  std::atomic<uint64_t> follow_runs_{0};
+  std::atomic<uint64_t> follow_stalls_{0};
 };
 
 }  // namespace peregrine::fs

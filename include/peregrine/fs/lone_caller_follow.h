@@ -22,16 +22,21 @@
 //
 // The cost: while the program runs, the lowered reader waits for the CPU,
 // and so does any other program's request it was woken for. A waiting
-// worker looks out for that (LoneCaller::follower_stalled): it puts the
-// reader back and serves the request itself. libfuse starts new workers
+// worker looks out for that every LoneCaller::kStalledNs: a request
+// waiting at two of its looks with no read between (follower_stalled),
+// it puts the reader back and serves the request itself. libfuse starts new workers
 // from a worker, which inherit its CPU and policy: undo_inherited() puts
 // a new worker back before its first read.
 //
 // The CPU is checked at most every kCheckNs (/proc/<tid>/stat); the program
 // moving between checks costs a wake-up per request until the next one.
+// The follow ends with the run (a read or write, a second caller, a
+// request that may wait long), when the worker lets go of the turn
+// mid-request, and after kIdleReleaseMs without a request.
 //
 // Thread rules: one per worker (RequestReader's), used by that worker;
-// restore_thread() and undo_inherited() from any worker.
+// restore_thread(), undo_inherited() and release_on_this_thread() from any
+// worker.
 #pragma once
 
 #include <cstdint>
@@ -44,25 +49,35 @@ namespace peregrine::fs {
 class LoneCallerFollow {
  public:
   static constexpr uint64_t kCheckNs = 1'000'000;
+  // A follower that has had no request for this long goes back to its own
+  // policy and CPUs (the program ended, or stopped asking).
+  static constexpr int kIdleReleaseMs = static_cast<int>(LoneCaller::kQuietNs / 1'000'000);
 
   // The turn's holder read a request of the lone program's thread `tid`
   // at now_ns: holds this thread to that thread's CPU, lowered, if
   // `lone` lets it follow; else lets go.
   void follow(uint32_t tid, uint64_t now_ns, LoneCaller& lone);
-  // Back to the worker's own policy and the process's CPUs, if held.
-  void release(LoneCaller* lone);
+  // Back to the worker's own policy and the process's CPUs, if held. If
+  // the policy cannot be put back, following is turned off and the thread
+  // stays held until a later call succeeds.
+  void release();
   bool holding() const { return holding_; }
+  // The calling thread lets go of the turn (ReadTurn::leave_held_turn,
+  // before it waits mid-request): its follow, if any, ends too.
+  static void release_on_this_thread();
 
   // Puts thread `tid` of this process (0: the calling one) back to the
-  // policy and CPUs workers had before any followed.
-  static void restore_thread(uint32_t tid);
-  // A worker's first read: puts it back if it was started lowered by a
-  // following worker.
+  // policy and CPUs workers had before any followed. False if the policy
+  // could not be put back.
+  static bool restore_thread(uint32_t tid);
+  // A worker's first read: puts it back if it was started lowered, or held
+  // to one CPU, by a following worker.
   static void undo_inherited();
 
  private:
   CallerCpu caller_cpu_;
-  uint32_t tid_ = 0;  // followed
+  LoneCaller* lone_ = nullptr;  // the session's, once followed
+  uint32_t tid_ = 0;            // followed
   uint64_t checked_ns_ = 0;
   int cpu_ = -1;
   bool holding_ = false;

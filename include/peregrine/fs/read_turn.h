@@ -34,8 +34,11 @@
 //
 // Thread rules: shared by the session's workers. take/leave/call_help act
 // for the calling thread (which turn it holds is thread-local); waiting
-// workers sleep in read() on an eventfd, a cancellation point at which they
-// hold nothing, as libfuse cancels its workers at exit.
+// workers sleep in poll() on an eventfd (then read it without blocking), a
+// cancellation point at which they hold nothing, as libfuse cancels its
+// workers at exit (a cancelled waiter stays counted in waiting(), which
+// nothing asks after). leave_held_turn() also ends the calling thread's
+// follow of a lone program (lone_caller_follow.h).
 #pragma once
 
 #include <atomic>
