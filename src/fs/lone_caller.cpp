@@ -50,7 +50,8 @@ void LoneCaller::note_request(const void* buf, size_t n, uint64_t now_ns) {
 
 void LoneCaller::note_followed_read(uint32_t tid, uint64_t now_ns) {
   if (follower_tid_.load(std::memory_order_relaxed) != tid) follower_tid_.store(tid, std::memory_order_relaxed);
-  if (followed_read_ns_.exchange(now_ns, std::memory_order_relaxed) == 0)
+  // Release: a look-out that sees this read sees the reader's thread id.
+  if (followed_read_ns_.exchange(now_ns, std::memory_order_acq_rel) == 0)
     follow_runs_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -74,9 +75,21 @@ bool LoneCaller::follower_stalled(bool request_waiting) {
   return waiting_seen_at_read_ns_.exchange(read_at, std::memory_order_relaxed) == read_at;
 }
 
+uint32_t LoneCaller::stop_idle_follower(uint64_t now_ns) {
+  const uint64_t read_at = followed_read_ns_.load(std::memory_order_acquire);
+  if (read_at == 0 || now_ns < read_at + kIdleNs) return 0;
+  // Only if the reader read nothing meanwhile.
+  uint64_t expected = read_at;
+  if (!followed_read_ns_.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return 0;
+  waiting_seen_at_read_ns_.store(0, std::memory_order_relaxed);
+  stops_.fetch_add(1, std::memory_order_release);
+  return follower_tid_.load(std::memory_order_relaxed);
+}
+
 uint32_t LoneCaller::stop_stalled_follower(uint64_t now_ns) {
   waiting_seen_at_read_ns_.store(0, std::memory_order_relaxed);
-  if (followed_read_ns_.exchange(0, std::memory_order_relaxed) == 0) return 0;
+  if (followed_read_ns_.exchange(0, std::memory_order_acq_rel) == 0) return 0;
+  stops_.fetch_add(1, std::memory_order_release);
   follow_stalls_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
   follow_again_ns_.store(now_ns + b, std::memory_order_relaxed);

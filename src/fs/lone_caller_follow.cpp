@@ -65,6 +65,14 @@ const WorkerPlacement* placement_if_captured() {
 
 void LoneCallerFollow::follow(uint32_t tid, uint64_t now_ns, LoneCaller& lone) {
   lone_ = &lone;
+  if (self_ == 0) self_ = static_cast<uint32_t>(gettid());
+  // A look-out stopped this follow and put the thread back (stalled, or
+  // idle): held no longer, whatever this object last did.
+  if (holding_ && lone.stops() != stops_seen_) {
+    holding_ = false;
+    if (tls_holding == this) tls_holding = nullptr;
+    cpu_ = -1;
+  }
   if (!lone.may_follow(now_ns) || !placement().usable) {
     release();
     return;
@@ -85,6 +93,8 @@ void LoneCallerFollow::follow(uint32_t tid, uint64_t now_ns, LoneCaller& lone) {
       return;
     }
     if (!holding_ || cpu != cpu_) {
+      // Read before the thread is placed: a stop after it is seen next time.
+      if (!holding_) stops_seen_ = lone.stops();
       cpu_set_t one;
       CPU_ZERO(&one);
       CPU_SET(cpu, &one);
@@ -105,12 +115,15 @@ void LoneCallerFollow::follow(uint32_t tid, uint64_t now_ns, LoneCaller& lone) {
       cpu_ = cpu;
     }
   }
-  lone.note_followed_read(static_cast<uint32_t>(gettid()), now_ns);
+  lone.note_followed_read(self_, now_ns);
 }
 
 void LoneCallerFollow::release() {
   if (!holding_) return;
-  if (!restore_thread(0)) {
+  const bool back = restore_thread(0);
+  // The run is over for the look-out either way.
+  if (lone_ != nullptr) lone_->note_not_following(self_);
+  if (!back) {
     // Still lowered: following is off for good (the right to come back
     // was lost since the daemon started); the next read tries again.
     if (lone_ != nullptr) lone_->set_may_follow(false);
@@ -119,7 +132,6 @@ void LoneCallerFollow::release() {
   holding_ = false;
   if (tls_holding == this) tls_holding = nullptr;
   cpu_ = -1;
-  if (lone_ != nullptr) lone_->note_not_following(static_cast<uint32_t>(gettid()));
 }
 
 void LoneCallerFollow::release_on_this_thread() {

@@ -184,16 +184,28 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
     // out for it stalled (lone_caller_follow.h): then it puts the reader
     // back and takes the waiting request at the next turn of this loop.
     // A look that finds no stall waits again, taking nothing.
+    // A follower found idle (its program ended) is put back too, taking
+    // nothing, and the look-out then sleeps without a timeout.
     ReadTurn::Woken woken;
     for (;;) {
       const bool guard = lone != nullptr && lone->following() && lone->try_guard();
       woken = turn->wait(guard ? static_cast<int>(LoneCaller::kStalledNs / 1'000'000) : -1);
-      if (guard) lone->end_guard();
-      if (woken != ReadTurn::Woken::timed_out) break;
-      if (lone->follower_stalled(request_waiting(fd))) {
-        if (uint32_t tid = lone->stop_stalled_follower(monotonic_ns()); tid != 0) LoneCallerFollow::restore_thread(tid);
-        break;
+      uint32_t put_back = 0;
+      bool stalled = false;
+      if (guard && woken == ReadTurn::Woken::timed_out) {
+        // Looked at while the guard is held: one look-out's looks alone
+        // make the two that judge a stall.
+        const bool waiting = request_waiting(fd);
+        if (lone->follower_stalled(waiting)) {
+          put_back = lone->stop_stalled_follower(monotonic_ns());
+          stalled = true;
+        } else if (!waiting) {
+          put_back = lone->stop_idle_follower(monotonic_ns());
+        }
       }
+      if (guard) lone->end_guard();
+      if (put_back != 0) LoneCallerFollow::restore_thread(put_back);
+      if (woken != ReadTurn::Woken::timed_out || stalled) break;
     }
     if (woken == ReadTurn::Woken::by_signal) {
       errno = EINTR;  // libfuse checks for exit, then calls again
@@ -291,12 +303,6 @@ ssize_t RequestReader::read_next(int fd, void* buf, size_t len, ReadSpin* spin, 
     }
   }
   if (!spinner) {
-    // A follower whose program stopped asking goes back to its own CPUs
-    // and policy before it sleeps for good (lone_caller_follow.h).
-    if (follow_.holding()) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, LoneCallerFollow::kIdleReleaseMs) == 0) follow_.release();
-    }
     // Another worker spins, or none may: a read that returns sooner than a
     // sleep could found its request queued.
     const uint64_t asked = monotonic_ns();

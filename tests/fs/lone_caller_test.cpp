@@ -134,6 +134,24 @@ TEST(LoneCallerTest, AReaderIsStalledWhenARequestWaitsAtTwoLooksWithNoReadBetwee
   EXPECT_FALSE(lone.follower_stalled(true)) << "nothing waited at the look between";
 }
 
+TEST(LoneCallerTest, AnIdleReaderIsStoppedWithoutABackOff) {
+  LoneCaller lone;
+  lone.set_enabled(true);
+  lone.set_may_follow(true);
+  EXPECT_EQ(lone.stop_idle_follower(kStart), 0u) << "nobody follows";
+  lone.note_followed_read(77, kStart);
+  EXPECT_EQ(lone.stop_idle_follower(kStart + LoneCaller::kIdleNs - 1), 0u) << "not idle long enough";
+  EXPECT_EQ(lone.stops(), 0u);
+  EXPECT_EQ(lone.stop_idle_follower(kStart + LoneCaller::kIdleNs), 77u);
+  EXPECT_FALSE(lone.following());
+  EXPECT_EQ(lone.stops(), 1u) << "the follower sees it was put back";
+  EXPECT_EQ(lone.follow_stalls(), 0u);
+  EXPECT_TRUE(lone.may_follow(kStart + LoneCaller::kIdleNs));
+  lone.note_followed_read(77, kStart + 2 * LoneCaller::kIdleNs);
+  EXPECT_EQ(lone.stop_stalled_follower(kStart + 2 * LoneCaller::kIdleNs + 1), 77u);
+  EXPECT_EQ(lone.stops(), 2u) << "a stall is a stop too";
+}
+
 TEST(LoneCallerTest, AReaderThatStopsFollowingEndsOnlyItsOwnRun) {
   LoneCaller lone;
   lone.set_enabled(true);

@@ -717,6 +717,18 @@ class FollowTest : public LoneCallerReaderTest {
     ReadTurn::leave_held_turn();
     LoneCallerReaderTest::TearDown();
   }
+  // Joins a second worker's thread whatever fails before the test does:
+  // it is given the turn and a request to end on.
+  struct JoinWorker {
+    std::thread& b;
+    FollowTest& test;
+    ~JoinWorker() {
+      if (!b.joinable()) return;
+      ReadTurn::leave_held_turn();  // b, asleep with no timeout, takes the turn
+      test.send(FUSE_READ, 99, 0);
+      b.join();
+    }
+  };
   bool held_to_program_cpu() const {
     cpu_set_t cpus = cpus_of_this_thread();
     return CPU_COUNT(&cpus) == 1 && CPU_ISSET(program_cpu_, &cpus);
@@ -777,16 +789,7 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
     bool is_data = false;
     b_n.store(b_reader.read(worker_fd(), b_buf, sizeof b_buf, b_staging, &is_data, &turn, &spin_, &lone_));
   });
-  // Whatever fails below, b is given a request to end on before it is joined.
-  struct JoinB {
-    std::thread& b;
-    FollowTest& test;
-    ~JoinB() {
-      if (!b.joinable()) return;
-      test.send(FUSE_READ, 99, 0);
-      b.join();
-    }
-  } join_b{b, *this};
+  JoinWorker join_b{b, *this};
   wait_until_waiting(turn);
   lone_.set_may_follow(true);
   send(FUSE_GETATTR, 2, program_tid_);
@@ -812,25 +815,38 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
   }
 }
 
-// The program stops asking: the follower goes back after kIdleReleaseMs
-// asleep, before the next request comes.
-TEST_F(FollowTest, AFollowerWithNoRequestGoesBack) {
+// The program stops asking: the look-out finds the follower idle for
+// LoneCaller::kIdleNs, puts it back and sleeps with no timeout again; the
+// follower's next read sees it was put back and follows afresh.
+TEST_F(FollowTest, AnIdleFollowerIsPutBackByTheLookOut) {
   ReadTurn turn;
   send(FUSE_GETATTR, 1, program_tid_);
   ASSERT_GT(read_as_a(turn), 0);
   ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
-  std::thread sender([this] {
-    while (lone_.following()) std::this_thread::yield();
-    send(FUSE_READ, 2, program_tid_);
+  RequestReader b_reader;
+  FakeStaging b_staging{false};
+  char b_buf[4096];
+  std::atomic<ssize_t> b_n{-2};
+  std::thread b([&] {
+    bool is_data = false;
+    b_n.store(b_reader.read(worker_fd(), b_buf, sizeof b_buf, b_staging, &is_data, &turn, &spin_, &lone_));
   });
-  int policy_at_read = -1;
-  ASSERT_GT(read_as_a(turn), 0);
-  policy_at_read = sched_getscheduler(0);
-  sender.join();
-  EXPECT_EQ(unique_of(buf_), 2u);
-  EXPECT_EQ(policy_at_read, SCHED_OTHER);
+  JoinWorker join_b{b, *this};
+  while (lone_.following()) std::this_thread::yield();
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "put back by the look-out";
   EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
-  EXPECT_EQ(lone_.follow_runs(), 1u);
+  EXPECT_EQ(lone_.follow_stalls(), 0u) << "idle is no stall";
+  EXPECT_TRUE(lone_.may_follow(monotonic_ns())) << "and backs nothing off";
+  send(FUSE_GETATTR, 2, program_tid_);
+  ASSERT_GT(read_as_a(turn), 0);
+  EXPECT_EQ(unique_of(buf_), 2u) << "the look-out took nothing";
+  EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE) << "followed afresh";
+  EXPECT_TRUE(held_to_program_cpu());
+  EXPECT_EQ(lone_.follow_runs(), 2u);
+  ReadTurn::leave_held_turn();  // b takes the turn
+  send(FUSE_READ, 3, 0);
+  b.join();
+  EXPECT_EQ(unique_of(b_buf), 3u);
 }
 
 // A holder that lets go of the turn mid-request (before it waits for IO or

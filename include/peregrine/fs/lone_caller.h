@@ -80,6 +80,14 @@ class LoneCaller {
   // reader's thread id (0 if none follows any more), for the caller to
   // put back.
   uint32_t stop_stalled_follower(uint64_t now_ns);
+  // The look-out's look found no request waiting: if the reader has read
+  // nothing for kIdleNs, stops its follow (no back-off) and returns its
+  // thread id for the caller to put back, else 0.
+  static constexpr uint64_t kIdleNs = kQuietNs;
+  uint32_t stop_idle_follower(uint64_t now_ns);
+  // How many times a look-out stopped a follow: a follower whose count
+  // changed was put back.
+  uint64_t stops() const { return stops_.load(std::memory_order_acquire); }
   // One waiting worker at a time looks out for a stalled reader.
   bool try_guard() { return !guarded_.exchange(true); }
   void end_guard() { guarded_.store(false); }
@@ -103,6 +111,7 @@ class LoneCaller {
   std::atomic<uint64_t> waiting_seen_at_read_ns_{0};  // the look-out's last look that saw a request waiting
   std::atomic<uint64_t> follow_runs_{0};
   std::atomic<uint64_t> follow_stalls_{0};
+  std::atomic<uint64_t> stops_{0};
 };
 
 }  // namespace peregrine::fs

@@ -32,7 +32,10 @@
 // moving between checks costs a wake-up per request until the next one.
 // The follow ends with the run (a read or write, a second caller, a
 // request that may wait long), when the worker lets go of the turn
-// mid-request, and after kIdleReleaseMs without a request.
+// mid-request, and when the look-out finds it idle (LoneCaller::kIdleNs
+// without a request: the program ended or stopped asking) and puts the
+// thread back; a stop by the look-out is seen at the next follow()
+// (LoneCaller::stops()).
 //
 // Thread rules: one per worker (RequestReader's), used by that worker;
 // restore_thread(), undo_inherited() and release_on_this_thread() from any
@@ -49,9 +52,6 @@ namespace peregrine::fs {
 class LoneCallerFollow {
  public:
   static constexpr uint64_t kCheckNs = 1'000'000;
-  // A follower that has had no request for this long goes back to its own
-  // policy and CPUs (the program ended, or stopped asking).
-  static constexpr int kIdleReleaseMs = static_cast<int>(LoneCaller::kQuietNs / 1'000'000);
 
   // The turn's holder read a request of the lone program's thread `tid`
   // at now_ns: holds this thread to that thread's CPU, lowered, if
@@ -77,7 +77,9 @@ class LoneCallerFollow {
  private:
   CallerCpu caller_cpu_;
   LoneCaller* lone_ = nullptr;  // the session's, once followed
+  uint32_t self_ = 0;           // this worker's thread id, once followed
   uint32_t tid_ = 0;            // followed
+  uint64_t stops_seen_ = 0;     // LoneCaller::stops() when this follow began
   uint64_t checked_ns_ = 0;
   int cpu_ = -1;
   bool holding_ = false;
