@@ -77,24 +77,33 @@ bool LoneCaller::follower_stalled(bool request_waiting) {
 
 uint32_t LoneCaller::stop_idle_follower(uint64_t now_ns) {
   const uint64_t read_at = followed_read_ns_.load(std::memory_order_acquire);
-  if (read_at == 0 || now_ns < read_at + kIdleNs) return 0;
+  if (read_at == 0 || now_ns < read_at + idle_ns()) return 0;
   // Only if the reader read nothing meanwhile.
   uint64_t expected = read_at;
   if (!followed_read_ns_.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return 0;
   waiting_seen_at_read_ns_.store(0, std::memory_order_relaxed);
-  stops_.fetch_add(1, std::memory_order_release);
+  const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
+  back_off_ns_.store(std::max(b / 2, kMinBackOffNs), std::memory_order_relaxed);
   return follower_tid_.load(std::memory_order_relaxed);
 }
 
 uint32_t LoneCaller::stop_stalled_follower(uint64_t now_ns) {
   waiting_seen_at_read_ns_.store(0, std::memory_order_relaxed);
   if (followed_read_ns_.exchange(0, std::memory_order_acq_rel) == 0) return 0;
-  stops_.fetch_add(1, std::memory_order_release);
   follow_stalls_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t b = back_off_ns_.load(std::memory_order_relaxed);
   follow_again_ns_.store(now_ns + b, std::memory_order_relaxed);
   back_off_ns_.store(std::min(2 * b, kMaxBackOffNs), std::memory_order_relaxed);
   return follower_tid_.load(std::memory_order_relaxed);
+}
+
+void LoneCaller::put_back(bool ok) {
+  if (ok) {
+    // Release: the reader that sees the count sees its thread put back.
+    stops_.fetch_add(1, std::memory_order_release);
+  } else {
+    set_may_follow(false);
+  }
 }
 
 }  // namespace peregrine::fs

@@ -204,7 +204,7 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         }
       }
       if (guard) lone->end_guard();
-      if (put_back != 0) LoneCallerFollow::restore_thread(put_back);
+      if (put_back != 0) lone->put_back(LoneCallerFollow::restore_thread(put_back));
       if (woken != ReadTurn::Woken::timed_out || stalled) break;
     }
     if (woken == ReadTurn::Woken::by_signal) {

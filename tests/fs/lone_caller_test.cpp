@@ -141,15 +141,48 @@ TEST(LoneCallerTest, AnIdleReaderIsStoppedWithoutABackOff) {
   EXPECT_EQ(lone.stop_idle_follower(kStart), 0u) << "nobody follows";
   lone.note_followed_read(77, kStart);
   EXPECT_EQ(lone.stop_idle_follower(kStart + LoneCaller::kIdleNs - 1), 0u) << "not idle long enough";
-  EXPECT_EQ(lone.stops(), 0u);
   EXPECT_EQ(lone.stop_idle_follower(kStart + LoneCaller::kIdleNs), 77u);
   EXPECT_FALSE(lone.following());
+  EXPECT_EQ(lone.stops(), 0u) << "counted once put back";
+  lone.put_back(true);
   EXPECT_EQ(lone.stops(), 1u) << "the follower sees it was put back";
   EXPECT_EQ(lone.follow_stalls(), 0u);
   EXPECT_TRUE(lone.may_follow(kStart + LoneCaller::kIdleNs));
   lone.note_followed_read(77, kStart + 2 * LoneCaller::kIdleNs);
   EXPECT_EQ(lone.stop_stalled_follower(kStart + 2 * LoneCaller::kIdleNs + 1), 77u);
+  lone.put_back(true);
   EXPECT_EQ(lone.stops(), 2u) << "a stall is a stop too";
+}
+
+TEST(LoneCallerTest, ARunThatEndsIdleHalvesTheBackOff) {
+  LoneCaller lone;
+  lone.set_enabled(true);
+  lone.set_may_follow(true);
+  constexpr uint64_t kMin = LoneCaller::kMinBackOffNs;
+  uint64_t now = kStart;
+  for (int stall = 0; stall < 2; ++stall) {  // back-off now 4 x the least
+    lone.note_followed_read(77, now);
+    EXPECT_EQ(lone.stop_stalled_follower(now + 1), 77u);
+    now += 1 + LoneCaller::kMaxBackOffNs;
+  }
+  lone.note_followed_read(77, now);
+  now += LoneCaller::kIdleNs;
+  EXPECT_EQ(lone.stop_idle_follower(now), 77u);
+  lone.note_followed_read(77, now);
+  EXPECT_EQ(lone.stop_stalled_follower(now), 77u);
+  EXPECT_FALSE(lone.may_follow(now + 2 * kMin - 1)) << "halved from 4 to 2 x the least";
+  EXPECT_TRUE(lone.may_follow(now + 2 * kMin));
+}
+
+TEST(LoneCallerTest, AReaderThatCouldNotBePutBackTurnsFollowingOff) {
+  LoneCaller lone;
+  lone.set_enabled(true);
+  lone.set_may_follow(true);
+  lone.note_followed_read(77, kStart);
+  EXPECT_EQ(lone.stop_idle_follower(kStart + LoneCaller::kIdleNs), 77u);
+  lone.put_back(false);
+  EXPECT_EQ(lone.stops(), 0u) << "the reader still believes it is held, and puts itself back";
+  EXPECT_FALSE(lone.may_follow(kStart + 2 * LoneCaller::kIdleNs));
 }
 
 TEST(LoneCallerTest, AReaderThatStopsFollowingEndsOnlyItsOwnRun) {

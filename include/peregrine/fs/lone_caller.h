@@ -78,15 +78,23 @@ class LoneCaller {
   bool follower_stalled(bool request_waiting);
   // Stops following for a back-off from now_ns; returns the stalled
   // reader's thread id (0 if none follows any more), for the caller to
-  // put back.
+  // put back and then report with put_back().
   uint32_t stop_stalled_follower(uint64_t now_ns);
   // The look-out's look found no request waiting: if the reader has read
-  // nothing for kIdleNs, stops its follow (no back-off) and returns its
-  // thread id for the caller to put back, else 0.
+  // nothing for idle_ns(), stops its follow (no back-off; a run that ends
+  // so halves it) and returns its thread id for the caller to put back
+  // and report, else 0.
   static constexpr uint64_t kIdleNs = kQuietNs;
+  uint64_t idle_ns() const { return idle_ns_.load(std::memory_order_relaxed); }
+  void set_idle_ns(uint64_t ns) { idle_ns_.store(ns, std::memory_order_relaxed); }  // tests
   uint32_t stop_idle_follower(uint64_t now_ns);
-  // How many times a look-out stopped a follow: a follower whose count
-  // changed was put back.
+  // The look-out put a stopped reader back (`ok`): counted in stops(), so
+  // that the reader knows at its next request. If it could not be put
+  // back, following is turned off and the reader, which still believes it
+  // is held, puts itself back (and retries) at its next request.
+  void put_back(bool ok);
+  // How many followers the look-out put back: a follower whose count
+  // changed is held no longer.
   uint64_t stops() const { return stops_.load(std::memory_order_acquire); }
   // One waiting worker at a time looks out for a stalled reader.
   bool try_guard() { return !guarded_.exchange(true); }
@@ -112,6 +120,7 @@ class LoneCaller {
   std::atomic<uint64_t> follow_runs_{0};
   std::atomic<uint64_t> follow_stalls_{0};
   std::atomic<uint64_t> stops_{0};
+  std::atomic<uint64_t> idle_ns_{kIdleNs};
 };
 
 }  // namespace peregrine::fs
