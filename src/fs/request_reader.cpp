@@ -151,9 +151,10 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
         noted_ = true;
       }
       const bool alone = may_follow_lone_program(lone, spin) && lone->alone(read_at);
-      // Not for a request that may wait long: its worker lets go of the
-      // turn before it is served.
-      if (n > 0 && alone && !may_wait_long(buf, n)) {
+      // A request that may wait long is served without the turn, and so
+      // without following.
+      const bool keeps_turn = n > 0 && !may_wait_long(buf, n);
+      if (keeps_turn && alone) {
         const bool was_holding = follow_.holding();
         follow_.follow(caller_of(buf, n), read_at, *lone);
         // A waiting worker, asleep with no timeout, starts looking out.
@@ -167,13 +168,12 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
       // A lone program's volume stays busy: its requests keep one reader.
       if (n > 0 && turn->note_holder_read(!alone && !io_going && !was_waiting))
         return n;  // quiet: the turn is let go of
-      if (n > 0 && !may_wait_long(buf, n)) {
+      if (keeps_turn) {
         // A lone program's next request, sent before this one was read (a
         // close's RELEASE, then the next open), is no work for a helper on
         // another CPU, whose reply would move the program there.
         if (busy || (was_waiting && !alone)) turn->call_help(fd);
       } else {
-        follow_.release();
         turn->leave();  // or the channel ended, or an error
       }
       return n;

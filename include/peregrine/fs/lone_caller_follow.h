@@ -22,11 +22,11 @@
 //
 // The cost: while the program runs, the lowered reader waits for the CPU,
 // and so does any other program's request it was woken for. A waiting
-// worker looks out for that every LoneCaller::kStalledNs: a request
-// waiting at two of its looks with no read between (follower_stalled),
-// it puts the reader back and serves the request itself. libfuse starts new workers
-// from a worker, which inherit its CPU and policy: undo_inherited() puts
-// a new worker back before its first read.
+// worker looks out for that every LoneCaller::kStalledNs: seeing a request
+// waiting at two of its looks with no read between (follower_stalled), it
+// puts the reader back and serves the request itself. libfuse starts new
+// workers from a worker, which inherit its CPU and policy:
+// undo_inherited() puts a new worker back before its first read.
 //
 // The CPU is checked at most every kCheckNs (/proc/<tid>/stat); the program
 // moving between checks costs a wake-up per request until the next one.
