@@ -317,10 +317,10 @@ struct TurnWorker {
   uint64_t unique = 0;
   std::thread thread;
 
-  void start(int fd, ReadTurn& turn) {
-    thread = std::thread([this, fd, &turn] {
+  void start(int fd, ReadTurn& turn, ReadSpin* spin = nullptr, LoneCaller* lone = nullptr) {
+    thread = std::thread([this, fd, &turn, spin, lone] {
       bool is_data = false;
-      ssize_t got = reader.read(fd, buf, sizeof buf, staging, &is_data, &turn);
+      ssize_t got = reader.read(fd, buf, sizeof buf, staging, &is_data, &turn, spin, lone);
       if (got >= static_cast<ssize_t>(sizeof(fuse_in_header))) {
         fuse_in_header h;
         std::memcpy(&h, buf, sizeof h);
@@ -717,17 +717,18 @@ class FollowTest : public LoneCallerReaderTest {
     ReadTurn::leave_held_turn();
     LoneCallerReaderTest::TearDown();
   }
-  // Joins a second worker's thread whatever fails before the test does:
-  // it is given the turn and a request to end on.
-  struct JoinWorker {
-    std::thread& b;
-    FollowTest& test;
-    ~JoinWorker() {
-      if (!b.joinable()) return;
-      ReadTurn::leave_held_turn();  // b, asleep with no timeout, takes the turn
+  // A second worker, told of the lone program and looking out for the
+  // follower; joined whatever fails before the test does: it is given the
+  // turn and a request to end on.
+  struct LookOut : TurnWorker {
+    LookOut(FollowTest& test, ReadTurn& turn) : test(test) { start(test.worker_fd(), turn, &test.spin_, &test.lone_); }
+    ~LookOut() {
+      if (!thread.joinable()) return;
+      ReadTurn::leave_held_turn();  // asleep with no timeout, it takes the turn
       test.send(FUSE_READ, 99, 0);
-      b.join();
+      thread.join();
     }
+    FollowTest& test;
   };
   bool held_to_program_cpu() const {
     cpu_set_t cpus = cpus_of_this_thread();
@@ -784,15 +785,7 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
   send(FUSE_GETATTR, 1, program_tid_);
   ASSERT_GT(read_as_a(turn), 0);
   ASSERT_TRUE(turn.held_here());
-  RequestReader b_reader;
-  FakeStaging b_staging{false};
-  char b_buf[4096];
-  std::atomic<ssize_t> b_n{-2};
-  std::thread b([&] {
-    bool is_data = false;
-    b_n.store(b_reader.read(worker_fd(), b_buf, sizeof b_buf, b_staging, &is_data, &turn, &spin_, &lone_));
-  });
-  JoinWorker join_b{b, *this};
+  LookOut b(*this, turn);
   wait_until_waiting(turn);
   lone_.set_may_follow(true);
   send(FUSE_GETATTR, 2, program_tid_);
@@ -802,9 +795,9 @@ TEST_F(FollowTest, AStalledFollowerIsPutBackAndAWaitingWorkerTakesTheRequest) {
   while (!lone_.guarded() || turn.waiting() == 0) std::this_thread::yield();
   const uint64_t sent = monotonic_ns();
   send(FUSE_GETATTR, 3, program_tid_);
-  b.join();
-  ASSERT_GT(b_n.load(), 0);
-  EXPECT_EQ(unique_of(b_buf), 3u) << "the waiting worker took the stalled reader's request";
+  b.thread.join();
+  ASSERT_GT(b.n.load(), 0);
+  EXPECT_EQ(b.unique, 3u) << "the waiting worker took the stalled reader's request";
   EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "put back by the waiting worker";
   EXPECT_TRUE(same_cpus(cpus_of_this_thread(), original_));
   EXPECT_FALSE(lone_.following());
@@ -826,15 +819,7 @@ TEST_F(FollowTest, AnIdleFollowerIsPutBackByTheLookOut) {
   send(FUSE_GETATTR, 1, program_tid_);
   ASSERT_GT(read_as_a(turn), 0);
   ASSERT_EQ(sched_getscheduler(0), SCHED_IDLE);
-  RequestReader b_reader;
-  FakeStaging b_staging{false};
-  char b_buf[4096];
-  std::atomic<ssize_t> b_n{-2};
-  std::thread b([&] {
-    bool is_data = false;
-    b_n.store(b_reader.read(worker_fd(), b_buf, sizeof b_buf, b_staging, &is_data, &turn, &spin_, &lone_));
-  });
-  JoinWorker join_b{b, *this};
+  LookOut b(*this, turn);
   while (lone_.stops() == 0) std::this_thread::yield();
   EXPECT_FALSE(lone_.following());
   EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "put back by the look-out";
@@ -849,8 +834,8 @@ TEST_F(FollowTest, AnIdleFollowerIsPutBackByTheLookOut) {
   EXPECT_EQ(lone_.follow_runs(), 2u);
   ReadTurn::leave_held_turn();  // b takes the turn
   send(FUSE_READ, 3, 0);
-  b.join();
-  EXPECT_EQ(unique_of(b_buf), 3u);
+  b.thread.join();
+  EXPECT_EQ(b.unique, 3u);
 }
 
 // A holder that lets go of the turn mid-request (before it waits for IO or
