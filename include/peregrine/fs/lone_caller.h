@@ -15,7 +15,9 @@
 // (docs/transport.md, "Light load").
 //
 // Alone: for kQuietNs, no READ or WRITE (their IO runs on the drive
-// threads, and the one-reader turn's own rule covers it) and no request
+// threads, and the one-reader turn's own rule covers it; an unpack
+// followed through its page-cache writebacks measured no faster,
+// docs/performance-history.md) and no request
 // from a caller thread other than the last one: several callers need
 // several workers. RELEASE and RELEASEDIR come with pid 0 (the kernel
 // sends them without the closer's credentials) and count for nobody; any
