@@ -71,8 +71,12 @@ class AllSource : public AdjacencyReader::Source {
   uint64_t next_ = 0;
 };
 
+}  // namespace
+
 // One read: an aligned range of the adjacency file and the lists (or the
-// part of a long list) in it.
+// part of a long list) in it. Outside the anonymous namespace, as
+// AdjacencyReader::Slot holds one.
+namespace detail {
 struct Extent {
   struct Piece {
     Vertex v;
@@ -85,6 +89,11 @@ struct Extent {
   bool continues = false;  // the first piece goes on with the previous extent's last list
   std::vector<Piece> pieces;
 };
+}  // namespace detail
+
+using detail::Extent;
+
+namespace {
 
 // Cuts the source's lists into extents of at most max_io_bytes, taking the
 // next list into the same read when the gap to it is small and it fits

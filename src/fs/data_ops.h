@@ -24,6 +24,10 @@ namespace peregrine::fs {
 
 struct FsContext;
 
+// The block reads and writes are aligned to: the metadata's, which maps a
+// file in whole blocks.
+inline constexpr uint64_t kBlock = meta::kBlockSize;
+
 struct ReadOp {
   DataReply reply;
   FsContext* fs = nullptr;

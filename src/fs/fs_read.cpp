@@ -16,8 +16,6 @@
 namespace peregrine::fs {
 namespace {
 
-constexpr uint64_t kBlock = 4096;
-
 void finish(ReadOp* op) {
   int err = op->error.load();
   if (err == 0 && op->tail_off != ReadOp::kNoTail) {

@@ -20,7 +20,7 @@
 namespace peregrine::fs {
 namespace {
 
-constexpr const char* kStopEnv = "PEREGRINE_TEST_RESTRIPE_STOP_AFTER";
+constexpr const char* kRestripeStopEnv = "PEREGRINE_TEST_RESTRIPE_STOP_AFTER";
 // The data one window moves: IO that touches a window waits while it
 // moves (a few ms at a drive's sequential speed), so a mounted volume moves
 // far smaller windows than the offline command's 128 MiB. Each costs a
@@ -29,7 +29,7 @@ constexpr const char* kStopEnv = "PEREGRINE_TEST_RESTRIPE_STOP_AFTER";
 // restripe").
 constexpr uint64_t kWindowBytes = 4 << 20;
 
-RestripeIoctl refused(int err, const std::string& why) {
+RestripeIoctl refused_restripe(int err, const std::string& why) {
   RestripeIoctl r{};
   r.error = err;
   r.state = kRestripeRefused;
@@ -113,12 +113,12 @@ std::string OnlineRestripe::member_path(uint32_t index) const {
 
 RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
   const std::vector<std::string> paths = paths_of(request);
-  if (paths.empty()) return refused(EINVAL, "no members to add");
+  if (paths.empty()) return refused_restripe(EINVAL, "no members to add");
   MutexLock layout(layout_mu_);
   {
     MutexLock lock(mu_);
-    if (state_ == kRestripeMoving) return refused(EBUSY, "a restripe is in progress (" + message_ + ")");
-    if (stop_) return refused(ESHUTDOWN, "the volume is being unmounted");
+    if (state_ == kRestripeMoving) return refused_restripe(EBUSY, "a restripe is in progress (" + message_ + ")");
+    if (stop_) return refused_restripe(ESHUTDOWN, "the volume is being unmounted");
   }
   if (thread_.joinable()) thread_.join();  // the last restripe's, finished
   // A finished restripe left one layout over all the drives, and the
@@ -128,18 +128,19 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
   // engine took a drive keeps that drive: this mount adds no more.
   if (start_) {
     MutexLock lock(mu_);
-    if (state_ != kRestripeDone) return refused(EBUSY, message_);
+    if (state_ != kRestripeDone) return refused_restripe(EBUSY, message_);
     start_.reset();
   }
-  if (std::string busy = other_busy_(); !busy.empty()) return refused(EBUSY, busy);
+  if (std::string busy = other_busy_(); !busy.empty()) return refused_restripe(EBUSY, busy);
   Engine& engine = *vr_.engine;
   if (engine.config().scheduler != Scheduler::per_drive)
-    return refused(EOPNOTSUPP,
-                   "engine.scheduler = per-volume cannot restripe a mounted volume: unmount it and run 'peregrine "
-                   "grow --add NEW... MEMBER...'");
+    return refused_restripe(
+        EOPNOTSUPP,
+        "engine.scheduler = per-volume cannot restripe a mounted volume: unmount it and run 'peregrine "
+        "grow --add NEW... MEMBER...'");
   const uint32_t n_old = vr_.volume.superblock.member_count();
   auto st = start_online_restripe(vr_.volume, paths, (request.flags & kRestripeForce) != 0);
-  if (!st) return refused(st.status().errnum() != 0 ? st.status().errnum() : EINVAL, st.status().message());
+  if (!st) return refused_restripe(st.status().errnum() != 0 ? st.status().errnum() : EINVAL, st.status().message());
   // Nothing of the volume's is written yet. Once the engine has taken a
   // drive over a new member, that member's file stays open, and this mount
   // cannot try again.
@@ -168,18 +169,18 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     log_(LOG_ERR, "online restripe: " + why);
     if (drives_taken == 0) {
       for (const std::string& p : st->created) ::unlink(p.c_str());
-      return refused(s.errnum() != 0 ? s.errnum() : EIO, why);
+      return refused_restripe(s.errnum() != 0 ? s.errnum() : EIO, why);
     }
     start_.emplace(std::move(*st));
     set_state(kRestripeRefused, why + "; nothing was written to the volume, but this mount cannot add members "
                                       "again (remount it first)");
-    return refused(s.errnum() != 0 ? s.errnum() : EIO, why);
+    return refused_restripe(s.errnum() != 0 ? s.errnum() : EIO, why);
   }
   start_.emplace(std::move(*st));
   via_ = vr_.pool->acquire();
   if (via_ == nullptr) {
     set_state(kRestripeRefused, "no free engine submitter; this mount cannot add members again (remount it first)");
-    return refused(EAGAIN, "no free engine submitter for the restripe");
+    return refused_restripe(EAGAIN, "no free engine submitter for the restripe");
   }
   // Discards bypass the engine and its fence: none from here to the end.
   vr_.io->stop_discards();
@@ -191,7 +192,7 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
     const std::string why = s.message() + "; nothing was written to the volume";
     set_state(kRestripeRefused, why + ", but this mount cannot add members again (remount it first)");
     log_(LOG_ERR, "online restripe: " + why);
-    return refused(s.errnum() != 0 ? s.errnum() : EIO, why);
+    return refused_restripe(s.errnum() != 0 ? s.errnum() : EIO, why);
   }
   std::vector<std::string> added;
   for (const MemberFile& f : start_->added) added.push_back(f.info().path);
@@ -222,7 +223,8 @@ RestripeIoctl OnlineRestripe::start(const RestripeIoctl& request) {
   log_(LOG_NOTICE, "online restripe from " + std::to_string(n_old) + " onto " + std::to_string(n_new) +
                        " members started (adding " + names + "): " + format_size(status().total_bytes) +
                        " to move" + (request.rate_limit_bytes != 0 ? ", at most " + format_size(request.rate_limit_bytes) + "/s" : ""));
-  if (const char* stop = test_hook(kStopEnv)) log_(LOG_WARNING, std::string("TEST ONLY: ") + kStopEnv + "=" + stop);
+  if (const char* stop = test_hook(kRestripeStopEnv))
+    log_(LOG_WARNING, std::string("TEST ONLY: ") + kRestripeStopEnv + "=" + stop);
   thread_ = std::thread([this] { run(); });
   return status();
 }
@@ -257,7 +259,7 @@ void OnlineRestripe::run() {
   // Tests only: "give-up:W" stops the move after window W, as an IO error
   // would, while the mount goes on.
   uint64_t give_up_after = UINT64_MAX;
-  if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("give-up:"))
+  if (const char* stop = test_hook(kRestripeStopEnv); stop != nullptr && std::string_view(stop).starts_with("give-up:"))
     give_up_after = std::strtoull(stop + 8, nullptr, 10);
   hooks.stop_requested = [&] {
     MutexLock lock(mu_);
@@ -302,7 +304,8 @@ void OnlineRestripe::run() {
   // "fail-cursor-back:W" fails setting it back too, with every copy
   // left saying the window moved.
   uint64_t fail_cursor_of = UINT64_MAX, cursors = 0;
-  if (const char* stop = test_hook(kStopEnv); stop != nullptr && std::string_view(stop).starts_with("fail-cursor")) {
+  if (const char* stop = test_hook(kRestripeStopEnv);
+      stop != nullptr && std::string_view(stop).starts_with("fail-cursor")) {
     const std::string_view hook(stop);
     const bool back_too = hook.starts_with("fail-cursor-back:");
     fail_cursor_of = std::strtoull(stop + (back_too ? 17 : 12), nullptr, 10);
@@ -316,7 +319,7 @@ void OnlineRestripe::run() {
   // Tests only: "K" stops after copy K of the run, "commit:K" after copy K
   // of the commit.
   int stop_at = 0, stop_at_commit = 0, last_step = 0, commit_base = -1;
-  if (const char* stop = test_hook(kStopEnv);
+  if (const char* stop = test_hook(kRestripeStopEnv);
       stop != nullptr && give_up_after == UINT64_MAX && fail_cursor_of == UINT64_MAX) {
     const std::string hook(stop);
     if (hook.starts_with("commit:"))
@@ -403,7 +406,7 @@ void serve_restripe_ioctl(fuse_req_t req, unsigned flags, const void* in_buf, si
   else if (request->op == kRestripeStatus)
     reply = fs.online_restripe->status();
   else
-    reply = refused(EINVAL, "unknown restripe request " + std::to_string(request->op));
+    reply = refused_restripe(EINVAL, "unknown restripe request " + std::to_string(request->op));
   fuse_reply_ioctl(req, 0, &reply, sizeof reply);
 }
 

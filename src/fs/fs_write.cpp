@@ -27,8 +27,6 @@
 namespace peregrine::fs {
 namespace {
 
-constexpr uint64_t kBlock = 4096;
-
 // Every WRITE refused with an error is answered here: a page-cache
 // writeback refused for want of space is also told to its writer at its
 // next write(2) (refused_writebacks.h); the kernel's attributes go stale

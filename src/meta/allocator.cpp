@@ -5,10 +5,11 @@
 #include <cerrno>
 #include <iterator>
 
+#include "peregrine/util/round.h"
+
 namespace peregrine::meta {
 
 namespace {
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // A stripe width as the allocator uses it: whole blocks, at least one.
 uint64_t whole_blocks(uint64_t width) { return std::max<uint64_t>(width / kBlockSize * kBlockSize, kBlockSize); }
 }  // namespace

@@ -8,12 +8,9 @@
 #include "codec.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/crc32c.h"
+#include "peregrine/util/round.h"
 
 namespace peregrine::meta {
-
-namespace {
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-}  // namespace
 
 std::string encode_batch(uint64_t logical_pos, uint64_t first_lsn, uint32_t count, const std::string& payload,
                          uint32_t salt) {

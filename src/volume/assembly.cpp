@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "member_identity.h"
+#include "member_refusal.h"
 #include "peregrine/volume/member_lock.h"
 #include "peregrine/volume/member_superblocks.h"
 #include "peregrine/volume/size_text.h"
@@ -24,10 +25,6 @@ struct Found {
   // that (and the generation) only: a grow interrupted between the two.
   std::optional<uint64_t> lagging_backup_data_size;
 };
-
-Status refuse(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "member " + path + ": " + why);
-}
 
 std::string hex(uint64_t v) {
   char buf[24];
@@ -108,9 +105,9 @@ Expected<Superblock> choose_copy(const std::string& path, MemberSuperblocks& sbs
                          "member " + path + ": primary superblock corrupt (" + sbs.primary.problem + "), using backup");
     return std::move(*sbs.backup.superblock);
   }
-  if (!sbs.any_magic()) return refuse(path, "not a peregrine member (no superblock found)");
-  return refuse(path, "superblock corrupt and no valid backup (primary: " + sbs.primary.problem +
-                          "; backup: " + sbs.backup.problem + ")");
+  if (!sbs.any_magic()) return refuse_member(path, "not a peregrine member (no superblock found)");
+  return refuse_member(path, "superblock corrupt and no valid backup (primary: " + sbs.primary.problem +
+                                 "; backup: " + sbs.backup.problem + ")");
 }
 
 // A copy that says `peregrine grow --add` is moving the data area: only
@@ -159,13 +156,14 @@ Expected<const Found*> agree_on_volume(const std::vector<Found>& found) {
   const Uuid volume = ref->sb.volume_uuid;
   for (const Found& f : found) {
     if (f.sb.volume_uuid != volume)
-      return refuse(f.path, "belongs to another volume (volume UUID " + f.sb.volume_uuid.to_string() +
-                                ", member UUID " + f.sb.member_uuid.to_string() +
-                                "), not to the volume of the other members (volume UUID " + volume.to_string() + ")");
+      return refuse_member(f.path, "belongs to another volume (volume UUID " + f.sb.volume_uuid.to_string() +
+                                       ", member UUID " + f.sb.member_uuid.to_string() +
+                                       "), not to the volume of the other members (volume UUID " + volume.to_string() +
+                                       ")");
   }
   for (const Found& f : found) {
     if (std::string diff = first_difference(ref->sb, f.sb, /*growing=*/true); !diff.empty())
-      return refuse(f.path, "geometry differs from member " + ref->path + " (" + diff + ")");
+      return refuse_member(f.path, "geometry differs from member " + ref->path + " (" + diff + ")");
   }
   return ref;
 }
@@ -211,8 +209,9 @@ Expected<std::vector<Found*>> place_members(std::vector<Found>& found, const Sup
                std::to_string(f.sb.generation) +
                "), one a copy of the other, as an interrupted 'peregrine replace' leaves them: give only one "
                "(run that replace again to finish it)";
-      return refuse(f.path, "duplicated member: claims index " + std::to_string(f.sb.member_index) + " (member UUID " +
-                                f.sb.member_uuid.to_string() + "), as does member " + s->path + copy);
+      return refuse_member(f.path, "duplicated member: claims index " + std::to_string(f.sb.member_index) +
+                                       " (member UUID " + f.sb.member_uuid.to_string() + "), as does member " +
+                                       s->path + copy);
     }
     s = &f;
   }
@@ -240,11 +239,12 @@ Status check_member_devices(const std::vector<Found>& found, const Superblock& s
       vol.warnings.push_back("member " + f.path + ": smaller than its recorded size (" + std::to_string(have) +
                              " bytes, the volume needs " + std::to_string(shared.member_bytes_needed()) + ")");
     } else if (have < shared.member_bytes_needed())
-      return refuse(f.path, "smaller than its recorded size (" + std::to_string(have) + " bytes, the volume needs " +
-                                std::to_string(shared.member_bytes_needed()) + ")");
+      return refuse_member(f.path, "smaller than its recorded size (" + std::to_string(have) +
+                                       " bytes, the volume needs " + std::to_string(shared.member_bytes_needed()) +
+                                       ")");
     if (f.file.info().logical_block_size > shared.block_size)
-      return refuse(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
-                                " is larger than the volume block size " + std::to_string(shared.block_size));
+      return refuse_member(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
+                                       " is larger than the volume block size " + std::to_string(shared.block_size));
   }
   return Status::ok();
 }

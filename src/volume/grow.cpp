@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "member_refusal.h"
 #include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/assembly.h"
@@ -17,12 +18,6 @@
 
 namespace peregrine {
 namespace {
-
-constexpr uint64_t kZeroChunk = 1024 * 1024;
-
-Status refuse(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "member " + path + ": " + why);
-}
 
 // The member's size now: MemberInfo holds it as it was at open, and a
 // device may have been resized since (or --size extended the file).
@@ -51,7 +46,7 @@ Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t>
   GrowPlan plan;
   for (const MemberFile& m : vol.members) {
     if (size && m.info().is_block_device)
-      return refuse(m.info().path, "--size applies to regular files, not block devices");
+      return refuse_member(m.info().path, "--size applies to regular files, not block devices");
     auto now = size_now(m);
     if (!now) return now.status();
     plan.member_sizes.push_back(size ? std::max(*now, *size) : *now);
@@ -62,9 +57,9 @@ Expected<GrowPlan> plan_grow(const AssembledVolume& vol, std::optional<uint64_t>
   plan.old_data_size = vol.superblock.member_data_size;
   for (uint32_t i = 0; i < n; ++i) {
     if (sizes[i] < start + plan.old_data_size)
-      return refuse(vol.members[i].info().path, "smaller than its recorded size (" + std::to_string(sizes[i]) +
-                                                    " bytes, the volume needs " +
-                                                    std::to_string(start + plan.old_data_size) + ")");
+      return refuse_member(vol.members[i].info().path, "smaller than its recorded size (" + std::to_string(sizes[i]) +
+                                                           " bytes, the volume needs " +
+                                                           std::to_string(start + plan.old_data_size) + ")");
   }
   // mkfs's rule: the largest multiple of the stripe unit that fits after
   // data_start on the smallest member.
@@ -95,12 +90,12 @@ Status apply_grow(AssembledVolume& vol, const GrowPlan& plan, std::optional<uint
     struct stat st {};
     if (::fstat(m.fd(), &st) != 0 || static_cast<uint64_t>(st.st_size) >= *size) continue;
     if (::ftruncate(m.fd(), static_cast<off_t>(*size)) != 0)
-      return refuse(m.info().path, "cannot set size to " + format_size(*size) + ": " + std::strerror(errno));
+      return refuse_member(m.info().path, "cannot set size to " + format_size(*size) + ": " + std::strerror(errno));
   }
   // The new end of each member, as mkfs leaves it: no stale signature in
   // its last MiB. Never below the data area in use: that holds files (and
   // a mounted volume's engine reads and writes there meanwhile).
-  AlignedBuffer zeros(kZeroChunk);
+  AlignedBuffer zeros(kZeroChunkBytes);
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t end = plan.member_sizes[i] / kBlockSize * kBlockSize;
     const uint64_t tail = std::max(start + plan.old_data_size, end > kTailWipe ? end - kTailWipe : 0);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "member_refusal.h"
 #include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/crc32c.h"
@@ -21,11 +22,6 @@ constexpr uint64_t kAlign = 4096;
 
 uint64_t round_down(uint64_t v) { return v / kAlign * kAlign; }
 uint64_t round_up(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-Status io_error(const MemberFile& m, const char* what, uint64_t offset, int err) {
-  return Status::error(err, "member " + m.info().path + ": cannot " + what + " at offset " + std::to_string(offset) +
-                                ": " + std::strerror(err));
-}
 
 bool all_zero(const std::byte* p, size_t n) {
   // First byte zero and the buffer equal to itself shifted by one: all zero.
@@ -104,7 +100,7 @@ class Pipeline {
       const MemberFile& m = s.writing ? *writer_ : reader_;
       if (res <= 0) {
         // 0: the member ended early (a read past its end).
-        if (result) result = io_error(m, s.writing ? "write" : "read", j.offset + s.done, res == 0 ? EIO : -res);
+        if (result) result = member_io_error(m, s.writing ? "write" : "read", j.offset + s.done, res == 0 ? EIO : -res);
         continue;
       }
       s.done += static_cast<uint32_t>(res);
@@ -135,11 +131,11 @@ class Pipeline {
     AlignedBuffer buf(chunk_);
     for (const Job& j : jobs) {
       if (int rc = reader_.pread_full(buf.data(), j.length, j.offset); rc < 0)
-        return io_error(reader_, "read", j.offset, -rc);
+        return member_io_error(reader_, "read", j.offset, -rc);
       if (Status s = on_read(j, {buf.data(), j.length}); !s) return s;
       if (writer_ != nullptr)
         if (int rc = writer_->pwrite_full(buf.data(), j.length, j.offset); rc < 0)
-          return io_error(*writer_, "write", j.offset, -rc);
+          return member_io_error(*writer_, "write", j.offset, -rc);
       on_done(j.length);
     }
     return Status::ok();

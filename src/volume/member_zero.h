@@ -19,6 +19,10 @@ namespace peregrine {
 // there; libblkid would still report them.
 inline constexpr uint64_t kTailWipe = 1024 * 1024;
 
+// The size of the zeros buffer mkfs and grow write with where the storage
+// cannot zero in place.
+inline constexpr uint64_t kZeroChunkBytes = 1024 * 1024;
+
 // Makes [begin, end) of `m` read as zeros; `zeros` (all zero, aligned) is
 // written in chunks of its size where the storage cannot zero in place.
 // Does not sync. Errors name the member and the offset. Members whose

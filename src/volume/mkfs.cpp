@@ -11,9 +11,11 @@
 #include <filesystem>
 
 #include "member_identity.h"
+#include "member_refusal.h"
 #include "member_zero.h"
 #include "peregrine/backend/member_file.h"
 #include "peregrine/util/aligned_buffer.h"
+#include "peregrine/util/round.h"
 #include "peregrine/volume/member_lock.h"
 #include "peregrine/volume/member_superblocks.h"
 #include "peregrine/volume/size_text.h"
@@ -21,15 +23,6 @@
 
 namespace peregrine {
 namespace {
-
-constexpr uint64_t kZeroChunk = 1024 * 1024;
-
-uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
-uint64_t round_down(uint64_t v, uint64_t m) { return v / m * m; }
-
-Status refuse(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "member " + path + ": " + why);
-}
 
 Status check_options(const MkfsOptions& o) {
   if (o.members.empty()) return Status::error(EINVAL, "no members given");
@@ -74,15 +67,15 @@ Status check_contents(const Candidate& c, bool force) {
     const auto& copy = sbs->primary.superblock ? sbs->primary : sbs->backup;
     if (copy.superblock) {
       const Superblock& sb = *copy.superblock;
-      return refuse(c.id.path, "already member " + std::to_string(sb.member_index) + " of " +
-                                   std::to_string(sb.member_count()) + " of peregrine volume " +
-                                   sb.volume_uuid.to_string() + " (use --force to overwrite)");
+      return refuse_member(c.id.path, "already member " + std::to_string(sb.member_index) + " of " +
+                                          std::to_string(sb.member_count()) + " of peregrine volume " +
+                                          sb.volume_uuid.to_string() + " (use --force to overwrite)");
     }
-    return refuse(c.id.path, "holds a damaged peregrine superblock (use --force to overwrite)");
+    return refuse_member(c.id.path, "holds a damaged peregrine superblock (use --force to overwrite)");
   }
   auto found = probe_foreign_signature(c.id.path);
   if (!found) return found.status();
-  if (*found) return refuse(c.id.path, "holds " + **found + " (use --force to overwrite)");
+  if (*found) return refuse_member(c.id.path, "holds " + **found + " (use --force to overwrite)");
   return Status::ok();
 }
 
@@ -90,8 +83,8 @@ Status open_and_lock(Candidate& c) {
   auto f = open_member_locked(c.id.path, MemberFile::Mode::read_write);
   if (!f) return f.status();
   if (f->info().logical_block_size > kBlockSize)
-    return refuse(c.id.path, "logical block size " + std::to_string(f->info().logical_block_size) +
-                                 " is larger than the volume block size " + std::to_string(kBlockSize));
+    return refuse_member(c.id.path, "logical block size " + std::to_string(f->info().logical_block_size) +
+                                        " is larger than the volume block size " + std::to_string(kBlockSize));
   c.file = std::move(*f);
   return Status::ok();
 }
@@ -102,22 +95,22 @@ Status check_creatable(const MemberIdentity& id) {
   std::filesystem::path dir = std::filesystem::path(id.absolute).parent_path();
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    return refuse(id.path, "cannot be created: " + dir.string() + " is not a directory");
+    return refuse_member(id.path, "cannot be created: " + dir.string() + " is not a directory");
   if (::access(dir.c_str(), W_OK) != 0)
-    return refuse(id.path, "cannot be created in " + dir.string() + ": " + std::strerror(errno));
+    return refuse_member(id.path, "cannot be created in " + dir.string() + ": " + std::strerror(errno));
   return Status::ok();
 }
 
 // Creates or grows a regular-file member to `size` (never shrinks it).
 Status grow_file(const std::string& path, uint64_t size) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return refuse(path, std::string("cannot create: ") + std::strerror(errno));
+  if (fd < 0) return refuse_member(path, std::string("cannot create: ") + std::strerror(errno));
   struct stat st {};
   int rc = ::fstat(fd, &st);
   if (rc == 0 && static_cast<uint64_t>(st.st_size) < size) rc = ::ftruncate(fd, static_cast<off_t>(size));
   int e = errno;
   ::close(fd);
-  if (rc != 0) return refuse(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
+  if (rc != 0) return refuse_member(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
   return Status::ok();
 }
 
@@ -140,7 +133,8 @@ Expected<std::vector<Candidate>> examine_members(const MkfsOptions& o) {
   for (MemberIdentity& id : *ids) {
     Candidate c;
     c.id = std::move(id);
-    if (o.size && c.id.is_block_device) return refuse(c.id.path, "--size applies to regular files, not block devices");
+    if (o.size && c.id.is_block_device)
+      return refuse_member(c.id.path, "--size applies to regular files, not block devices");
     if (c.id.exists) {
       if (Status s = open_and_lock(c); !s) return s;
       if (Status s = check_contents(c, o.force); !s) return s;
@@ -179,9 +173,9 @@ Expected<Superblock> plan_superblock(const MkfsOptions& o, const std::vector<Can
     if (member_data > 0 && (o.inodes || o.bytes_per_inode))
       hint =
           " (" + std::to_string(files) + " files need a " + format_size(meta) + " metadata area: ask for fewer files)";
-    return refuse(smallest.id.path, "too small (" + format_size(smallest.final_size) + "); " + std::to_string(n) +
-                                        " member(s) with a " + format_size(meta) + " metadata area need at least " +
-                                        format_size(need) + " each" + hint);
+    return refuse_member(smallest.id.path, "too small (" + format_size(smallest.final_size) + "); " +
+                                               std::to_string(n) + " member(s) with a " + format_size(meta) +
+                                               " metadata area need at least " + format_size(need) + " each" + hint);
   }
 
   Superblock sb;
@@ -226,7 +220,7 @@ Status prepare_members(const MkfsOptions& o, std::vector<Candidate>& cs) {
 // next.
 Status write_members(const std::vector<Candidate>& cs, const Superblock& sb) {
   const uint32_t n = static_cast<uint32_t>(cs.size());
-  AlignedBuffer zeros(kZeroChunk);
+  AlignedBuffer zeros(kZeroChunkBytes);
   const uint64_t meta_per_member = sb.meta_size / n;
   // The journal's share of each member: whole stripe rows, as the
   // metadata area's volume offsets 0.. map onto the members.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "member_identity.h"
+#include "member_refusal.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/assembly.h"
 #include "peregrine/volume/member_examination.h"
@@ -31,10 +32,6 @@ bool same_file(const MemberIdentity& a, const MemberIdentity& b) {
 bool is_file(const MemberFile& m, const MemberIdentity& id) {
   if (m.info().is_block_device != id.is_block_device) return false;
   return id.is_block_device ? m.info().dev == id.dev : (m.info().dev == id.dev && m.info().ino == id.ino);
-}
-
-Status refuse_new(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "new member " + path + ": " + why);
 }
 
 Expected<MemberIdentity> identify(const std::string& path, bool allow_missing) {
@@ -104,7 +101,7 @@ std::string last_mount_text(const MemberFile& m) {
 // used (mounted, fsck) with one of them since, and only the user knows which.
 Status refuse_diverged(const ReplaceOptions& o, uint32_t index, const MemberFile& old_file, const MemberFile& new_file,
                        const Status& difference) {
-  return refuse_new(
+  return refuse_new_member(
       o.new_member,
       "already carries member index " + std::to_string(index) +
           " of this volume from an interrupted replace, but no longer holds the same bytes as the old member (" +
@@ -153,9 +150,9 @@ Expected<ReplaceIdentities> identify_replace(const ReplaceOptions& o) {
   if (!new_id) return Status::error(new_id.status().errnum(), "new " + new_id.status().message());
   for (const MemberIdentity& id : *ids)
     if (same_file(id, *new_id))
-      return refuse_new(o.new_member, "same " + std::string(id.is_block_device ? "device" : "file") + " as member " +
-                                          id.path + (same_file(id, *old_id) ? " (the old member)" : "") +
-                                          ", already in the volume");
+      return refuse_new_member(o.new_member,
+                               "same " + std::string(id.is_block_device ? "device" : "file") + " as member " + id.path +
+                                   (same_file(id, *old_id) ? " (the old member)" : "") + ", already in the volume");
   return ReplaceIdentities{std::move(*ids), std::move(*old_id), std::move(*new_id)};
 }
 

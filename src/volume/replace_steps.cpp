@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "member_identity.h"
+#include "member_refusal.h"
 #include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/member_lock.h"
@@ -21,11 +22,7 @@
 namespace peregrine {
 namespace {
 
-Status refuse_new(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "new member " + path + ": " + why);
-}
-
-bool is_file(const MemberFile& m, const MemberIdentity& id) {
+bool is_existing_file(const MemberFile& m, const MemberIdentity& id) {
   if (!id.exists || m.info().is_block_device != id.is_block_device) return false;
   return id.is_block_device ? m.info().dev == id.dev : (m.info().dev == id.dev && m.info().ino == id.ino);
 }
@@ -51,11 +48,11 @@ Status check_foreign_superblock(const NewMemberRequest& r, const MemberSuperbloc
   if (r.force) return Status::ok();
   if (copy.superblock) {
     const Superblock& sb = *copy.superblock;
-    return refuse_new(r.path, "already member " + std::to_string(sb.member_index) + " of " +
-                                  std::to_string(sb.member_count()) + " of peregrine volume " +
-                                  sb.volume_uuid.to_string() + " (use --force to overwrite)");
+    return refuse_new_member(r.path, "already member " + std::to_string(sb.member_index) + " of " +
+                                         std::to_string(sb.member_count()) + " of peregrine volume " +
+                                         sb.volume_uuid.to_string() + " (use --force to overwrite)");
   }
-  return refuse_new(r.path, "holds a damaged peregrine superblock (use --force to overwrite)");
+  return refuse_new_member(r.path, "holds a damaged peregrine superblock (use --force to overwrite)");
 }
 
 // Created when it is a missing regular file (as large as OLD), then
@@ -66,25 +63,25 @@ Expected<MemberFile> open_new_member(const NewMemberRequest& r, const MemberIden
     std::filesystem::path dir = std::filesystem::path(new_id.absolute).parent_path();
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-      return refuse_new(r.path, "does not exist, and " + dir.string() + " is not a directory to create it in");
+      return refuse_new_member(r.path, "does not exist, and " + dir.string() + " is not a directory to create it in");
     int fd = ::open(r.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return refuse_new(r.path, std::string("cannot create: ") + std::strerror(errno));
+    if (fd < 0) return refuse_new_member(r.path, std::string("cannot create: ") + std::strerror(errno));
     created.set(r.path);
     const uint64_t size = std::max(needed, r.old_file->info().size_bytes);
     int rc = ::ftruncate(fd, static_cast<off_t>(size));
     int e = errno;
     ::close(fd);
-    if (rc != 0) return refuse_new(r.path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
+    if (rc != 0) return refuse_new_member(r.path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
   }
   auto opened = open_member_locked(r.path, MemberFile::Mode::read_write);
   if (!opened) return Status::error(opened.status().errnum(), "new " + opened.status().message());
   if (opened->info().logical_block_size > kBlockSize)
-    return refuse_new(r.path, "logical block size " + std::to_string(opened->info().logical_block_size) +
-                                  " is larger than the volume block size " + std::to_string(kBlockSize));
+    return refuse_new_member(r.path, "logical block size " + std::to_string(opened->info().logical_block_size) +
+                                         " is larger than the volume block size " + std::to_string(kBlockSize));
   if (opened->info().size_bytes < needed)
-    return refuse_new(r.path, "too small (" + std::to_string(opened->info().size_bytes) + " bytes); member " +
-                                  r.old_file->info().path + " holds " + std::to_string(needed) +
-                                  " bytes of the volume (" + format_size(needed) + ")");
+    return refuse_new_member(r.path, "too small (" + std::to_string(opened->info().size_bytes) + " bytes); member " +
+                                         r.old_file->info().path + " holds " + std::to_string(needed) +
+                                         " bytes of the volume (" + format_size(needed) + ")");
   return opened;
 }
 
@@ -100,10 +97,10 @@ Expected<NewMember> prepare_new_member(const NewMemberRequest& r) {
   const MemberIdentity& new_id = ids->front();
   if (r.members != nullptr)
     for (const MemberFile& m : *r.members)
-      if (is_file(m, new_id))
-        return refuse_new(r.path, "same " + std::string(new_id.is_block_device ? "device" : "file") + " as member " +
-                                      m.info().path + (&m == r.old_file ? " (the old member)" : "") +
-                                      ", already in the volume");
+      if (is_existing_file(m, new_id))
+        return refuse_new_member(r.path, "same " + std::string(new_id.is_block_device ? "device" : "file") +
+                                             " as member " + m.info().path +
+                                             (&m == r.old_file ? " (the old member)" : "") + ", already in the volume");
   CreatedMemberFile created;
   auto opened = open_new_member(r, new_id, r.old_superblock->member_bytes_needed(), created);
   if (!opened) return opened.status();
@@ -117,7 +114,7 @@ Expected<NewMember> prepare_new_member(const NewMemberRequest& r) {
   } else if (!n.has_superblock && !r.force && !n.created.created()) {
     auto found = probe_foreign_signature(r.path);
     if (!found) return found.status();
-    if (*found) return refuse_new(r.path, "holds " + **found + " (use --force to overwrite)");
+    if (*found) return refuse_new_member(r.path, "holds " + **found + " (use --force to overwrite)");
   }
   return n;
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "member_identity.h"
+#include "member_refusal.h"
 #include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/volume/assembly.h"
@@ -26,10 +27,6 @@
 
 namespace peregrine {
 namespace {
-
-Status refuse_new(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "new member " + path + ": " + why);
-}
 
 // Removes the new members this run created unless they were kept (from
 // the first superblock copy that names them on).
@@ -212,9 +209,9 @@ Expected<MemberFile> open_new_member(bool force, const MemberIdentity& id, const
     std::filesystem::path dir = std::filesystem::path(id.absolute).parent_path();
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-      return refuse_new(path, "does not exist, and " + dir.string() + " is not a directory to create it in");
+      return refuse_new_member(path, "does not exist, and " + dir.string() + " is not a directory to create it in");
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return refuse_new(path, std::string("cannot create: ") + std::strerror(errno));
+    if (fd < 0) return refuse_new_member(path, std::string("cannot create: ") + std::strerror(errno));
     created.add(path);
     // As large as the largest member: a later `peregrine grow` then finds
     // the space the others have.
@@ -223,16 +220,17 @@ Expected<MemberFile> open_new_member(bool force, const MemberIdentity& id, const
     int rc = ::ftruncate(fd, static_cast<off_t>(size));
     int e = errno;
     ::close(fd);
-    if (rc != 0) return refuse_new(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
+    if (rc != 0) return refuse_new_member(path, "cannot set size to " + format_size(size) + ": " + std::strerror(e));
   }
   auto file = open_member_locked(path, MemberFile::Mode::read_write);
   if (!file) return Status::error(file.status().errnum(), "new " + file.status().message());
   if (file->info().logical_block_size > kBlockSize)
-    return refuse_new(path, "logical block size " + std::to_string(file->info().logical_block_size) +
-                                " is larger than the volume block size " + std::to_string(kBlockSize));
+    return refuse_new_member(path, "logical block size " + std::to_string(file->info().logical_block_size) +
+                                       " is larger than the volume block size " + std::to_string(kBlockSize));
   if (file->info().size_bytes < needed)
-    return refuse_new(path, "too small (" + std::to_string(file->info().size_bytes) + " bytes); every member needs " +
-                                std::to_string(needed) + " bytes (" + format_size(needed) + ")");
+    return refuse_new_member(path, "too small (" + std::to_string(file->info().size_bytes) +
+                                       " bytes); every member needs " + std::to_string(needed) + " bytes (" +
+                                       format_size(needed) + ")");
   auto sbs = read_member_superblocks(*file);
   if (!sbs) return sbs.status();
   const SuperblockCopy& copy = sbs->primary.superblock ? sbs->primary : sbs->backup;
@@ -242,15 +240,15 @@ Expected<MemberFile> open_new_member(bool force, const MemberIdentity& id, const
                                copy.superblock->member_index >= vol.superblock.member_count();
   if (sbs->any_magic() && !earlier_attempt && !force) {
     if (copy.superblock)
-      return refuse_new(path, "already member " + std::to_string(copy.superblock->member_index) + " of " +
-                                  std::to_string(copy.superblock->member_count()) + " of peregrine volume " +
-                                  copy.superblock->volume_uuid.to_string() + " (use --force to overwrite)");
-    return refuse_new(path, "holds a damaged peregrine superblock (use --force to overwrite)");
+      return refuse_new_member(path, "already member " + std::to_string(copy.superblock->member_index) + " of " +
+                                         std::to_string(copy.superblock->member_count()) + " of peregrine volume " +
+                                         copy.superblock->volume_uuid.to_string() + " (use --force to overwrite)");
+    return refuse_new_member(path, "holds a damaged peregrine superblock (use --force to overwrite)");
   }
   if (!sbs->any_magic() && !force && !created.created(path)) {
     auto found = probe_foreign_signature(path);
     if (!found) return found.status();
-    if (*found) return refuse_new(path, "holds " + **found + " (use --force to overwrite)");
+    if (*found) return refuse_new_member(path, "holds " + **found + " (use --force to overwrite)");
   }
   return std::move(*file);
 }
@@ -289,8 +287,8 @@ Expected<AddedMembers> open_added_members(bool force, const std::vector<std::str
   for (const MemberIdentity& id : *ids)
     for (const MemberFile& m : vol.members)
       if (id.exists && same_file(id, m))
-        return refuse_new(id.path, "same " + std::string(id.is_block_device ? "device" : "file") + " as member " +
-                                       m.info().path + ", already in the volume");
+        return refuse_new_member(id.path, "same " + std::string(id.is_block_device ? "device" : "file") +
+                                              " as member " + m.info().path + ", already in the volume");
   AddedMembers r;
   r.sb = vol.superblock;
   for (const MemberIdentity& id : *ids) {

@@ -5,15 +5,12 @@
 #include <optional>
 
 #include "member_identity.h"
+#include "member_refusal.h"
 #include "peregrine/volume/member_lock.h"
 #include "peregrine/volume/member_superblocks.h"
 
 namespace peregrine {
 namespace {
-
-Status refuse(const std::string& path, const std::string& why) {
-  return Status::error(EINVAL, "member " + path + ": " + why);
-}
 
 // Fields every copy of the volume shares in every phase.
 bool same_volume_fields(const Superblock& a, const Superblock& b) {
@@ -53,8 +50,9 @@ Expected<std::vector<Found>> read_copies(const std::vector<std::string>& paths) 
         f.problems.push_back(c->problem);
     }
     if (f.copies.empty())
-      return refuse(path, sbs->any_magic() ? "superblock corrupt and no valid backup (" + f.problems.front() + ")"
-                                           : "not a peregrine member (no superblock found)");
+      return refuse_member(path, sbs->any_magic()
+                                     ? "superblock corrupt and no valid backup (" + f.problems.front() + ")"
+                                     : "not a peregrine member (no superblock found)");
     found.push_back(std::move(f));
   }
   return found;
@@ -87,27 +85,28 @@ Expected<uint32_t> check_member_copies(const Found& f, const Superblock& t, Copi
   for (const Superblock& c : f.copies) {
     generation = std::max(generation, c.generation);
     if (!same_volume_fields(c, t))
-      return refuse(f.path, c.volume_uuid == t.volume_uuid
-                                ? "superblock copy (generation " + std::to_string(c.generation) +
-                                      ") does not match the restripe the other copies record"
-                                : "belongs to another volume (" + c.volume_uuid.to_string() +
-                                      ") than the restripe of volume " + t.volume_uuid.to_string());
+      return refuse_member(f.path, c.volume_uuid == t.volume_uuid
+                                       ? "superblock copy (generation " + std::to_string(c.generation) +
+                                             ") does not match the restripe the other copies record"
+                                       : "belongs to another volume (" + c.volume_uuid.to_string() +
+                                             ") than the restripe of volume " + t.volume_uuid.to_string());
     if (c.restriping()) {
       if (c.member_uuids != t.member_uuids || c.restripe_old_count != n_old ||
           (c.features_incompat & ~kIncompatRestripe) != (t.features_incompat & ~kIncompatRestripe))
-        return refuse(f.path, "its restripe record differs from the other members'");
+        return refuse_member(f.path, "its restripe record differs from the other members'");
       seen.cursor = std::min(seen.cursor.value_or(UINT64_MAX), c.restripe_cursor);
     } else if (c.member_count() == n_old && is_prefix(c.member_uuids, t.member_uuids)) {
       seen.old_plain = true;
     } else if (c.member_uuids == t.member_uuids) {
       seen.new_plain = true;
     } else {
-      return refuse(f.path, "its member list fits neither the old nor the new member list of the restripe");
+      return refuse_member(f.path, "its member list fits neither the old nor the new member list of the restripe");
     }
-    if (index && *index != c.member_index) return refuse(f.path, "its two superblock copies name different members");
+    if (index && *index != c.member_index)
+      return refuse_member(f.path, "its two superblock copies name different members");
     index = c.member_index;
     if (c.member_uuid != t.member_uuids[c.member_index])
-      return refuse(f.path, "not the member the restripe lists at index " + std::to_string(c.member_index));
+      return refuse_member(f.path, "not the member the restripe lists at index " + std::to_string(c.member_index));
   }
   return *index;
 }
@@ -136,8 +135,8 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
       vol.warnings.push_back("member " + f.path + ": a superblock copy is corrupt (" + p + "); it is rewritten");
     Found*& s = slot[*index];
     if (s != nullptr)
-      return refuse(f.path,
-                    "duplicated member: claims index " + std::to_string(*index) + ", as does member " + s->path);
+      return refuse_member(f.path,
+                           "duplicated member: claims index " + std::to_string(*index) + ", as does member " + s->path);
     s = &f;
   }
   std::string missing;
@@ -165,11 +164,11 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
   for (uint32_t i = 0; i < n_new; ++i) {
     Found& f = *slot[i];
     if (f.file.info().size_bytes < t.member_bytes_needed())
-      return refuse(f.path, "smaller than its recorded size (" + std::to_string(f.file.info().size_bytes) +
-                                " bytes, the volume needs " + std::to_string(t.member_bytes_needed()) + ")");
+      return refuse_member(f.path, "smaller than its recorded size (" + std::to_string(f.file.info().size_bytes) +
+                                       " bytes, the volume needs " + std::to_string(t.member_bytes_needed()) + ")");
     if (f.file.info().logical_block_size > t.block_size)
-      return refuse(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
-                                " is larger than the volume block size " + std::to_string(t.block_size));
+      return refuse_member(f.path, "logical block size " + std::to_string(f.file.info().logical_block_size) +
+                                       " is larger than the volume block size " + std::to_string(t.block_size));
     vol.members.push_back(std::move(f.file));
   }
   return vol;

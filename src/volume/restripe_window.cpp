@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "member_refusal.h"
 #include "member_zero.h"
 
 namespace peregrine {
@@ -29,17 +30,13 @@ bool holes_trusted_while_written(const MemberFile& m) {
   return t == EXT4_SUPER_MAGIC || t == XFS_SUPER_MAGIC || t == BTRFS_SUPER_MAGIC || t == TMPFS_MAGIC;
 }
 
-Status io_error(const MemberFile& m, const char* what, uint64_t offset, int err) {
-  return Status::error(err, "member " + m.info().path + ": cannot " + what + " at offset " + std::to_string(offset) +
-                                ": " + std::strerror(err));
-}
-
 // One vectored transfer of consecutive member bytes, resumed after a short one.
 Status transfer(const MemberFile& m, bool write, uint64_t offset, std::vector<iovec>& iov) {
   if (write && m.writes_routed()) {
     // A test's power-cut layer logs each write: one buffer at a time.
     for (const iovec& v : iov) {
-      if (int rc = m.pwrite_full(v.iov_base, v.iov_len, offset); rc < 0) return io_error(m, "write", offset, -rc);
+      if (int rc = m.pwrite_full(v.iov_base, v.iov_len, offset); rc < 0)
+        return member_io_error(m, "write", offset, -rc);
       offset += v.iov_len;
     }
     return Status::ok();
@@ -50,7 +47,7 @@ Status transfer(const MemberFile& m, bool write, uint64_t offset, std::vector<io
     ssize_t r = write ? ::pwritev(m.fd(), &iov[i], count, static_cast<off_t>(offset))
                       : ::preadv(m.fd(), &iov[i], count, static_cast<off_t>(offset));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return io_error(m, write ? "write" : "read", offset, r == 0 ? EIO : errno);
+    if (r <= 0) return member_io_error(m, write ? "write" : "read", offset, r == 0 ? EIO : errno);
     offset += static_cast<uint64_t>(r);
     while (r > 0) {
       if (static_cast<size_t>(r) >= iov[i].iov_len) {
