@@ -45,7 +45,7 @@ bool may_wait_long(const void* buf, ssize_t n) {
 
 // The thread that made the request (0 for one the kernel sends without
 // credentials).
-uint32_t caller_of(const void* buf, ssize_t n) {
+uint32_t caller_in_request(const void* buf, ssize_t n) {
   if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) return 0;
   fuse_in_header h;
   std::memcpy(&h, buf, sizeof h);
@@ -156,7 +156,7 @@ ssize_t RequestReader::read_one(int fd, void* buf, size_t len, StagedIo& staging
       const bool keeps_turn = n > 0 && !may_wait_long(buf, n);
       if (keeps_turn && alone) {
         const bool was_holding = follow_.holding();
-        follow_.follow(caller_of(buf, n), read_at, *lone);
+        follow_.follow(caller_in_request(buf, n), read_at, *lone);
         // A waiting worker, asleep with no timeout, starts looking out.
         if (!was_holding && follow_.holding()) turn->nudge();
       } else {

@@ -10,14 +10,14 @@ namespace peregrine::meta {
 namespace {
 
 constexpr uint32_t kVersion = 2;
-constexpr size_t kHeaderBytes = 4;
+constexpr size_t kAclHeaderBytes = 4;
 constexpr size_t kEntryBytes = 8;
 constexpr uint32_t kNoId = 0xffffffff;  // the id of entries that name no one
 
 }  // namespace
 
 std::optional<PosixAcl> PosixAcl::decode(std::string_view value) {
-  if (value.size() < kHeaderBytes || (value.size() - kHeaderBytes) % kEntryBytes != 0) return std::nullopt;
+  if (value.size() < kAclHeaderBytes || (value.size() - kAclHeaderBytes) % kEntryBytes != 0) return std::nullopt;
   codec::Reader r(std::as_bytes(std::span(value.data(), value.size())));
   if (r.u32() != kVersion) return std::nullopt;
   PosixAcl acl;

@@ -26,12 +26,6 @@ struct Found {
   std::optional<uint64_t> lagging_backup_data_size;
 };
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 template <typename T>
 std::string text(const T& v) {
   if constexpr (std::is_same_v<T, Uuid>)
@@ -270,7 +264,7 @@ Expected<AssembledVolume> assemble(const std::vector<std::string>& paths, Member
   if (mode == MemberFile::Mode::read_write) {
     if (uint64_t unknown = shared.features_ro_compat & ~kKnownRoCompatFeatures; unknown != 0)
       return Status::error(EROFS, "volume " + shared.volume_uuid.to_string() + ": read-only-compatible features " +
-                                      hex(unknown) + " unknown to this build; assemble read-only");
+                                      hex_number(unknown) + " unknown to this build; assemble read-only");
   }
 
   vol.superblock = (*slot)[0]->sb;

@@ -14,14 +14,12 @@
 #include "member_zero.h"
 #include "peregrine/util/aligned_buffer.h"
 #include "peregrine/util/crc32c.h"
+#include "peregrine/util/round.h"
 
 namespace peregrine {
 namespace {
 
 constexpr uint64_t kAlign = 4096;
-
-uint64_t round_down(uint64_t v) { return v / kAlign * kAlign; }
-uint64_t round_up(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
 bool all_zero(const std::byte* p, size_t n) {
   // First byte zero and the buffer equal to itself shifted by one: all zero.
@@ -175,10 +173,10 @@ Expected<std::vector<CopyRange>> data_segments(const MemberFile& member, uint64_
       return Status::error(errno, "member " + member.info().path + ": cannot look for data at offset " +
                                       std::to_string(pos) + ": " + std::strerror(errno));
     }
-    uint64_t data = std::max(pos, round_down(static_cast<uint64_t>(d)));
+    uint64_t data = std::max(pos, round_down(static_cast<uint64_t>(d), kAlign));
     if (data >= end) break;
     off_t h = ::lseek(member.fd(), static_cast<off_t>(data), SEEK_HOLE);
-    uint64_t hole = h < 0 ? end : std::min(end, round_up(static_cast<uint64_t>(h)));
+    uint64_t hole = h < 0 ? end : std::min(end, round_up(static_cast<uint64_t>(h), kAlign));
     if (!out.empty() && out.back().end >= data)
       out.back().end = hole;
     else
@@ -190,7 +188,7 @@ Expected<std::vector<CopyRange>> data_segments(const MemberFile& member, uint64_
 
 MemberCopy::MemberCopy(const MemberFile& from, const MemberFile& to, CopyTuning tuning)
     : from_(from), to_(to), tuning_(tuning) {
-  tuning_.chunk_bytes = std::max<uint32_t>(static_cast<uint32_t>(round_down(tuning_.chunk_bytes)), kAlign);
+  tuning_.chunk_bytes = std::max<uint32_t>(static_cast<uint32_t>(round_down(tuning_.chunk_bytes, kAlign)), kAlign);
 }
 
 void MemberCopy::add_data(uint64_t begin, uint64_t end) {

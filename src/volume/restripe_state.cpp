@@ -27,7 +27,7 @@ bool is_prefix(const std::vector<Uuid>& p, const std::vector<Uuid>& full) {
 
 // assemble_restripe()'s phases, in order.
 
-struct Found {
+struct FoundCopy {
   std::string path;
   MemberFile file;
   std::vector<Superblock> copies;  // those that decode
@@ -35,14 +35,14 @@ struct Found {
 };
 
 // Each member opened (and locked) with the superblock copies that decode.
-Expected<std::vector<Found>> read_copies(const std::vector<std::string>& paths) {
-  std::vector<Found> found;
+Expected<std::vector<FoundCopy>> read_copies(const std::vector<std::string>& paths) {
+  std::vector<FoundCopy> found;
   for (const std::string& path : paths) {
     auto file = open_member_locked(path, MemberFile::Mode::read_write);
     if (!file) return file.status();
     auto sbs = read_member_superblocks(*file);
     if (!sbs) return sbs.status();
-    Found f{path, std::move(*file), {}, {}};
+    FoundCopy f{path, std::move(*file), {}, {}};
     for (SuperblockCopy* c : {&sbs->primary, &sbs->backup}) {
       if (c->superblock)
         f.copies.push_back(std::move(*c->superblock));
@@ -60,9 +60,9 @@ Expected<std::vector<Found>> read_copies(const std::vector<std::string>& paths) 
 
 // The restripe record of the newest generation: what every copy is
 // checked against.
-const Superblock* newest_restripe_record(const std::vector<Found>& found) {
+const Superblock* newest_restripe_record(const std::vector<FoundCopy>& found) {
   const Superblock* tmpl = nullptr;
-  for (const Found& f : found)
+  for (const FoundCopy& f : found)
     for (const Superblock& c : f.copies)
       if (c.restriping() && (tmpl == nullptr || c.generation > tmpl->generation)) tmpl = &c;
   return tmpl;
@@ -79,7 +79,8 @@ struct CopiesSeen {
 // Every copy of f checked against the record t: the same volume, a member
 // list of the old, the new or the restripe's, one member index. Returns
 // the index.
-Expected<uint32_t> check_member_copies(const Found& f, const Superblock& t, CopiesSeen& seen, uint64_t& generation) {
+Expected<uint32_t> check_member_copies(const FoundCopy& f, const Superblock& t, CopiesSeen& seen,
+                                       uint64_t& generation) {
   const uint32_t n_old = t.restripe_old_count;
   std::optional<uint32_t> index;
   for (const Superblock& c : f.copies) {
@@ -127,13 +128,13 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
   const uint32_t n_new = t.member_count(), n_old = t.restripe_old_count;
   const uint64_t end = t.member_data_size / t.stripe_unit * n_old;
   CopiesSeen seen;
-  std::vector<Found*> slot(n_new, nullptr);
-  for (Found& f : *found) {
+  std::vector<FoundCopy*> slot(n_new, nullptr);
+  for (FoundCopy& f : *found) {
     auto index = check_member_copies(f, t, seen, vol.generation);
     if (!index) return index.status();
     for (const std::string& p : f.problems)
       vol.warnings.push_back("member " + f.path + ": a superblock copy is corrupt (" + p + "); it is rewritten");
-    Found*& s = slot[*index];
+    FoundCopy*& s = slot[*index];
     if (s != nullptr)
       return refuse_member(f.path,
                            "duplicated member: claims index " + std::to_string(*index) + ", as does member " + s->path);
@@ -162,7 +163,7 @@ Expected<RestripeVolume> assemble_restripe(const std::vector<std::string>& paths
                                : RestripeVolume::Phase::moving;
   vol.sb.restripe_cursor = c;
   for (uint32_t i = 0; i < n_new; ++i) {
-    Found& f = *slot[i];
+    FoundCopy& f = *slot[i];
     if (f.file.info().size_bytes < t.member_bytes_needed())
       return refuse_member(f.path, "smaller than its recorded size (" + std::to_string(f.file.info().size_bytes) +
                                        " bytes, the volume needs " + std::to_string(t.member_bytes_needed()) + ")");

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "member_refusal.h"
 #include "peregrine/util/crc32c.h"
 #include "peregrine/util/little_endian.h"
 
@@ -65,12 +66,6 @@ bool all_zero(std::span<const std::byte> b) {
 
 Status bad(std::string what) { return Status::error(EINVAL, std::move(what)); }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 }  // namespace
 
 Status validate_superblock(const Superblock& sb) {
@@ -81,7 +76,7 @@ Status validate_superblock(const Superblock& sb) {
     return bad("unsupported layout version " + std::to_string(sb.layout_version) + " (this build reads " +
                std::to_string(kLayoutVersion) + ")");
   if (uint64_t unknown = sb.features_incompat & ~kKnownIncompatFeatures; unknown != 0)
-    return bad("unsupported incompatible features " + hex(unknown));
+    return bad("unsupported incompatible features " + hex_number(unknown));
   uint32_t n = sb.member_count();
   if (n == 0 || n > kMaxMembers)
     return bad("member count " + std::to_string(n) + " out of range 1.." + std::to_string(kMaxMembers));
@@ -175,7 +170,8 @@ Expected<Superblock> decode_superblock(std::span<const std::byte> b) {
   uint32_t stored = get_u32(b, kOffCrc);
   uint32_t computed = crc32c(b.first(kOffCrc));
   if (stored != computed)
-    return bad("superblock checksum mismatch (stored " + hex(stored) + ", computed " + hex(computed) + ")");
+    return bad("superblock checksum mismatch (stored " + hex_number(stored) + ", computed " + hex_number(computed) +
+               ")");
 
   // Versions first: a newer format may give every other field a new meaning.
   Superblock sb;
@@ -189,7 +185,7 @@ Expected<Superblock> decode_superblock(std::span<const std::byte> b) {
   // Unknown incompat features before any other rule: a newer feature may
   // give reserved bytes a meaning, and "unsupported" is the true answer.
   if (uint64_t unknown = sb.features_incompat & ~kKnownIncompatFeatures; unknown != 0)
-    return bad("unsupported incompatible features " + hex(unknown));
+    return bad("unsupported incompatible features " + hex_number(unknown));
   sb.volume_uuid = get_uuid(b, kOffVolumeUuid);
   sb.member_uuid = get_uuid(b, kOffMemberUuid);
   sb.member_index = get_u32(b, kOffMemberIndex);
