@@ -124,13 +124,16 @@ class EngineFixture : public ::testing::Test {
   void TearDown() override {
     engine_.reset();
     members_.clear();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    for (const std::string& d : dirs_) std::filesystem::remove_all(d);
   }
 
   // Creates `n` member files of `member_bytes` data each (plus data_start).
   void make_members(uint32_t n, uint64_t member_bytes, uint64_t data_start = 0) {
     char tmpl[] = "/tmp/peregrine-engine-XXXXXX";
     dir_ = mkdtemp(tmpl);
+    // A test that makes members again (a second engine) keeps the first
+    // set until TearDown, which removes every set it made.
+    dirs_.push_back(dir_);
     for (uint32_t i = 0; i < n; ++i) {
       std::string path = dir_ + "/m" + std::to_string(i);
       int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0600);
@@ -228,7 +231,8 @@ class EngineFixture : public ::testing::Test {
     }
   }
 
-  std::string dir_;
+  std::string dir_;                // the latest set's directory
+  std::vector<std::string> dirs_;  // every set's, for TearDown
   std::vector<MemberFile> members_;
   uint64_t member_bytes_ = 0;
   uint64_t data_start_ = 0;
